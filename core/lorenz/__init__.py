@@ -1,0 +1,95 @@
+"""Lorenz: tool packs and issue trackers as plugins, served to AI agents over MCP.
+
+The public API for plugin authors. Names are imported lazily so ``import lorenz`` (and the CLI)
+stays fast; heavy dependencies (``mcp``, ``starlette``) load only when serving.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    # contracts
+    "ToolSpec": "lorenz.contracts",
+    "ToolContext": "lorenz.contracts",
+    "ToolProvider": "lorenz.contracts",
+    "TrackerProvider": "lorenz.contracts",
+    "TrackerContext": "lorenz.contracts",
+    "RuntimeTrackerClient": "lorenz.contracts",
+    # results
+    "ToolResult": "lorenz.results",
+    "tool_success": "lorenz.results",
+    "tool_failure": "lorenz.results",
+    "unsupported_tool_failure": "lorenz.results",
+    "error_message": "lorenz.results",
+    # issues
+    "Issue": "lorenz.issue",
+    "IssueRef": "lorenz.issue",
+    "TrackerComment": "lorenz.issue",
+    "ISSUE_STATE_TYPES": "lorenz.issue",
+    "normalize_issue": "lorenz.issue",
+    "normalize_state_type": "lorenz.issue",
+    "default_state_type": "lorenz.issue",
+    # registries, plugins, mounting
+    "ToolRegistry": "lorenz.registry",
+    "TrackerRegistry": "lorenz.registry",
+    "RegistryError": "lorenz.registry",
+    "hookimpl": "lorenz.hookspecs",
+    "discover": "lorenz.plugins",
+    "make_manager": "lorenz.plugins",
+    "Discovery": "lorenz.plugins",
+    "mounted_pack_names": "lorenz.mount",
+    "mounted_tool_specs": "lorenz.mount",
+    "execute_mounted_tool": "lorenz.mount",
+    "MountError": "lorenz.mount",
+    # settings
+    "Settings": "lorenz.settings.model",
+    "TrackerSettings": "lorenz.settings.model",
+    "ServerSettings": "lorenz.settings.model",
+    "DispatchSettings": "lorenz.settings.model",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        msg = f"module 'lorenz' has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+if TYPE_CHECKING:
+    from .contracts import (
+        RuntimeTrackerClient,
+        ToolContext,
+        ToolProvider,
+        ToolSpec,
+        TrackerContext,
+        TrackerProvider,
+    )
+    from .hookspecs import hookimpl
+    from .issue import (
+        ISSUE_STATE_TYPES,
+        Issue,
+        IssueRef,
+        TrackerComment,
+        default_state_type,
+        normalize_issue,
+        normalize_state_type,
+    )
+    from .mount import MountError, execute_mounted_tool, mounted_pack_names, mounted_tool_specs
+    from .plugins import Discovery, discover, make_manager
+    from .registry import RegistryError, ToolRegistry, TrackerRegistry
+    from .results import ToolResult, error_message, tool_failure, tool_success, unsupported_tool_failure
+    from .settings.model import DispatchSettings, ServerSettings, Settings, TrackerSettings

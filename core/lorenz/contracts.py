@@ -1,0 +1,144 @@
+"""The contracts a plugin implements: tool packs (:class:`ToolProvider`) and trackers
+(:class:`TrackerProvider`), plus the data they exchange with the host."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from attrs import field, frozen
+
+from .issue import Issue
+from .results import ToolResult
+from .settings.model import Settings
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = [
+    "ResolveSecret",
+    "RuntimeTrackerClient",
+    "ToolContext",
+    "ToolProvider",
+    "ToolSpec",
+    "TrackerContext",
+    "TrackerProvider",
+]
+
+
+@frozen(kw_only=True)
+class ToolSpec:
+    """One tool as an agent sees it in ``tools/list``.
+
+    ``input_schema`` is a JSON Schema object, serialised as MCP's ``inputSchema``.
+    """
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any] = field(factory=lambda: {"type": "object", "properties": {}})
+    title: str | None = None
+    #: MCP tool annotations with their wire names (``readOnlyHint``, ``destructiveHint``, …).
+    annotations: Mapping[str, Any] | None = None
+    output_schema: Mapping[str, Any] | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        """The camelCase MCP form of the tool."""
+        out: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            "inputSchema": dict(self.input_schema),
+        }
+        if self.title is not None:
+            out["title"] = self.title
+        if self.annotations is not None:
+            out["annotations"] = dict(self.annotations)
+        if self.output_schema is not None:
+            out["outputSchema"] = dict(self.output_schema)
+        return out
+
+
+@frozen(kw_only=True)
+class ToolContext:
+    """What a tool call gets besides its arguments.
+
+    ``http`` is the host-owned :class:`httpx.AsyncClient`; make every outbound call through it
+    (tests replace it with one on an ``httpx.MockTransport``).
+    """
+
+    settings: Settings
+    http: httpx.AsyncClient
+
+
+class ResolveSecret(Protocol):
+    def __call__(self, value: str | None, fallback_env: str | None = None, /) -> str | None: ...
+
+
+@frozen(kw_only=True)
+class TrackerContext:
+    """What a tracker's ``parse_options``/``create_client`` hooks get.
+
+    ``resolve_secret(value, fallback_env)`` resolves ``$VAR`` (and the fallback variable) and
+    registers the result for redaction; it is only set while parsing.
+    """
+
+    env: Mapping[str, str]
+    cwd: Path = field(factory=Path.cwd)
+    resolve_secret: ResolveSecret | None = None
+    http: httpx.AsyncClient | None = None
+
+
+@runtime_checkable
+class ToolProvider(Protocol):
+    """A tool pack: a named bundle of tools an agent can call.
+
+    Optional members, looked up with ``getattr``: ``skills`` (absolute skill directories) and
+    ``validate_options(options)``, which raises ``ValueError`` with a message naming the
+    ``tools.<pack>.<key>`` at fault.
+    """
+
+    name: str
+
+    def tool_specs(self, settings: Settings) -> Sequence[ToolSpec]:
+        """The pack's tools for these settings, in a stable order (may be empty)."""
+        ...
+
+    async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
+        """Run one tool. Return ``tool_failure(...)`` rather than raising."""
+        ...
+
+
+@runtime_checkable
+class RuntimeTrackerClient(Protocol):
+    """A live connection to a tracker. ``fetch_issues_by_states(states)`` is optional."""
+
+    async def fetch_candidate_issues(self) -> list[Issue]:
+        """Issues in the active states (filtered by assignee where supported)."""
+        ...
+
+    async def fetch_issues_by_ids(self, ids: Sequence[str]) -> list[Issue]:
+        """The issues with these ids or identifiers, in the requested order; missing ones omitted."""
+        ...
+
+
+@runtime_checkable
+class TrackerProvider(Protocol):
+    """An issue-tracker backend.
+
+    Optional members, looked up with ``getattr``:
+
+    * ``config_aliases``: ``{snake_key: camelKey}`` applied to provider options (alias wins).
+    * ``env_fallbacks``: ``{"api_key": ENV, "assignee": ENV}`` consulted when unset.
+    * ``default_endpoint``: used when ``endpoint`` is unset.
+    * ``parse_options(options, context) -> Mapping``: validate and normalise options; raise
+      ``ValueError("tracker.<key> …")``.
+    * ``validate_dispatch(settings)``: raise ``ValueError`` when the tracker cannot dispatch.
+    * ``default_tool_packs(settings) -> Sequence[str] | None``: packs mounted with this tracker.
+    * ``project_url(settings) -> str | None``.
+    """
+
+    kind: str
+
+    def create_client(self, settings: Settings, context: TrackerContext) -> RuntimeTrackerClient:
+        """A client for these settings."""
+        ...
