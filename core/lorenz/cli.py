@@ -1,0 +1,276 @@
+"""The ``lorenz`` command line: thin commands over the library; no logic of its own."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from . import __version__
+
+__all__ = ["main"]
+
+
+class UsageError(Exception):
+    """A mistake on the command line or in the workflow: one line on stderr, exit 1."""
+
+
+def _fail(message: str, code: int = 1) -> NoReturn:
+    raise SystemExit(_report(message, code))
+
+
+def _report(message: str, code: int) -> int:
+    print(f"lorenz: {message}", file=sys.stderr)
+    return code
+
+
+def _load_plugin_modules(names: Sequence[str]) -> list[object]:
+    plugins: list[object] = []
+    for name in names:
+        try:
+            plugins.append(importlib.import_module(name))
+        except Exception as exc:
+            msg = f"cannot import plugin module {name!r}: {type(exc).__name__}: {exc}"
+            raise UsageError(msg) from exc
+    return plugins
+
+
+def _workspace(args: argparse.Namespace, workflow: str | None) -> Any:
+    from .mount import MountError
+    from .registry import RegistryError
+    from .settings import ConfigError
+    from .workspace import open_workspace
+
+    try:
+        workspace = open_workspace(workflow, plugins=_load_plugin_modules(args.plugin))
+    except (ConfigError, RegistryError, MountError) as exc:
+        raise UsageError(str(exc)) from exc
+    if workspace.embedded_default:
+        print(
+            f"lorenz: no WORKFLOW.md in {Path.cwd()}; using the embedded default (local board at .lorenz/local)",
+            file=sys.stderr,
+        )
+    return workspace
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+# -- commands ---------------------------------------------------------------
+
+
+def cmd_plugins(args: argparse.Namespace) -> int:
+    from .plugins import discover
+
+    discovery = discover(plugins=_load_plugin_modules(args.plugin))
+    if args.json:
+        _print_json(
+            {
+                "plugins": [info.to_dict() for info in discovery.plugins],
+                "failures": [failure.to_dict() for failure in discovery.failures],
+            }
+        )
+        return 0
+    if not discovery.plugins and not discovery.failures:
+        print("no plugins installed (pip install a lorenz-* distribution, e.g. plugins/local)")
+    for info in discovery.plugins:
+        origin = f"{info.distribution} {info.version}" if info.distribution else "in-process"
+        print(
+            f"{info.name} ({origin}): trackers: {', '.join(info.trackers) or '-'}; "
+            f"packs: {', '.join(info.packs) or '-'}"
+        )
+    for failure in discovery.failures:
+        origin = f"{failure.distribution} {failure.version}" if failure.distribution else failure.group
+        print(f"FAILED {failure.name} ({origin}): {failure.error}")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    workspace = _workspace(args, args.workflow)
+    settings = workspace.settings
+    where = settings.workflow_path or "embedded default"
+    specs = workspace.tool_specs()
+    print(
+        f"ok: {where}: tracker {settings.tracker.kind}, packs {', '.join(workspace.pack_names()) or '-'} "
+        f"({len(specs)} tools)"
+    )
+    return 0
+
+
+def cmd_tools(args: argparse.Namespace) -> int:
+    workspace = _workspace(args, args.workflow)
+    owners = workspace.tool_owners()
+    specs = workspace.tool_specs()
+    if args.json:
+        _print_json([{"pack": owners[spec.name], **spec.to_wire()} for spec in specs])
+        return 0
+    width = max((len(spec.name) for spec in specs), default=0)
+    for spec in specs:
+        summary = spec.description.strip().splitlines()[0] if spec.description.strip() else ""
+        print(f"{spec.name.ljust(width)}  [{owners[spec.name]}]  {summary}")
+    return 0
+
+
+def _split_call_args(values: Sequence[str]) -> tuple[str | None, str, str | None]:
+    """``[WORKFLOW] TOOL [JSON-ARGS]``: a first value that names a file is the workflow."""
+    if len(values) == 3:
+        return values[0], values[1], values[2]
+    if len(values) == 2:
+        first = values[0]
+        if first.endswith(".md") or os.path.isfile(first):
+            return first, values[1], None
+        return None, first, values[1]
+    if len(values) == 1:
+        return None, values[0], None
+    msg = "usage: lorenz call [WORKFLOW] TOOL [JSON-ARGS]"
+    raise UsageError(msg)
+
+
+def _parse_arguments(text: str | None) -> Any:
+    if text is None:
+        return {}
+    if text == "-":
+        text = sys.stdin.read()
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        msg = f"JSON-ARGS is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        raise UsageError(msg) from exc
+    if not isinstance(value, dict):
+        msg = f"JSON-ARGS must be a JSON object, got {type(value).__name__}"
+        raise UsageError(msg)
+    return value
+
+
+async def _call(workspace: Any, tool: str, arguments: Any) -> Any:
+    import httpx
+
+    from .http import DEFAULT_TIMEOUT
+
+    async with httpx.AsyncClient(timeout=DEFAULT_TIMEOUT) as http:
+        return await workspace.call(tool, arguments, http)
+
+
+def cmd_call(args: argparse.Namespace) -> int:
+    workflow, tool, raw = _split_call_args(args.values)
+    arguments = _parse_arguments(raw)
+    workspace = _workspace(args, workflow)
+    result = asyncio.run(_call(workspace, tool, arguments))
+    _print_json(result.to_dict())
+    return 0 if result.success else 1
+
+
+async def _candidates(workspace: Any) -> list[Any]:
+    import httpx
+
+    from .http import DEFAULT_TIMEOUT
+
+    async with httpx.AsyncClient(timeout=DEFAULT_TIMEOUT) as http:
+        client = workspace.tracker_client(http=http)
+        return list(await client.fetch_candidate_issues())
+
+
+def cmd_issues(args: argparse.Namespace) -> int:
+    from .redact import redact_text
+
+    workspace = _workspace(args, args.workflow)
+    try:
+        issues = asyncio.run(_candidates(workspace))
+    except Exception as exc:
+        raise UsageError(
+            redact_text(f"fetching candidate issues failed: {exc}", workspace.settings.secrets)
+        ) from exc
+    if args.json:
+        _print_json([issue.to_record() for issue in issues])
+        return 0
+    if not issues:
+        print("no candidate issues")
+    for issue in issues:
+        print(f"{issue.identifier}\t{issue.state} ({issue.state_type})\t{issue.title}")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from .host import serve
+
+    return serve(
+        workflow=args.workflow,
+        host=args.host,
+        port=args.port,
+        stdio=args.stdio,
+        plugins=_load_plugin_modules(args.plugin),
+        reload=not args.no_reload,
+    )
+
+
+# -- parser -----------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lorenz",
+        description="Serve tool packs and issue trackers to AI agents over MCP.",
+    )
+    parser.add_argument("--version", action="version", version=f"lorenz {__version__}")
+    parser.add_argument(
+        "-p",
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="also register this plugin module by import path (repeatable); handy while writing a pack",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("plugins", help="list discovered plugins, what they register, and failures")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_plugins)
+
+    p = sub.add_parser("check", help="parse and validate a workflow")
+    p.add_argument("workflow", nargs="?", help="WORKFLOW.md path (default: $LORENZ_WORKFLOW or ./WORKFLOW.md)")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("tools", help="list the tools a workflow mounts")
+    p.add_argument("workflow", nargs="?", help="WORKFLOW.md path")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_tools)
+
+    p = sub.add_parser("call", help="run one tool in-process and print its result")
+    p.add_argument("values", nargs="+", metavar="[WORKFLOW] TOOL [JSON-ARGS]", help="JSON-ARGS may be - for stdin")
+    p.set_defaults(func=cmd_call)
+
+    p = sub.add_parser("issues", help="list the candidate issues the dispatch tracker hands out now")
+    p.add_argument("workflow", nargs="?", help="WORKFLOW.md path")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_issues)
+
+    p = sub.add_parser("serve", help="serve the mounted tools over MCP (Streamable HTTP at /mcp, or stdio)")
+    p.add_argument("workflow", nargs="?", help="WORKFLOW.md path")
+    p.add_argument("--host", help="bind address (default: server.host, 127.0.0.1)")
+    p.add_argument("--port", type=int, help="port (default: server.port, 4040; 0 picks a free port)")
+    p.add_argument("--stdio", action="store_true", help="speak MCP over stdin/stdout instead of HTTP")
+    p.add_argument("--no-reload", action="store_true", help="do not watch WORKFLOW.md for changes")
+    p.set_defaults(func=cmd_serve)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except UsageError as exc:
+        return _report(str(exc), 1)
+    except KeyboardInterrupt:
+        return 130
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
