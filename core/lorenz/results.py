@@ -52,7 +52,7 @@ def tool_success(result: Any = None) -> ToolResult:
     return ToolResult(success=True, result=result)
 
 
-def tool_failure(message: str, **details: Any) -> ToolResult:
+def tool_failure(message: str, /, **details: Any) -> ToolResult:
     """``{success: false, error: message, result: {error: {message, **details}}}``.
 
     ``details`` are merged after ``message``, so a ``message`` detail overrides the nested
