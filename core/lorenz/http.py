@@ -1,0 +1,286 @@
+"""Outbound-HTTP policy shared by every backend: timeouts, retry/backoff, body summaries, pagination limits.
+
+Plugins send through the host's ``httpx.AsyncClient`` (``context.http``) with :func:`send_with_retry`, which
+retries rate-limited responses (429/503 by default) honouring ``Retry-After`` and returns the last response
+for the caller to classify. :func:`summarize_body` renders a response body safely for an error or a log line,
+and :class:`PaginationGuard` stops a paging loop that a misbehaving server would keep going forever.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import math
+import re
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from datetime import UTC
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import anyio
+import attrs
+import httpx
+
+from lorenz.redact import redact_text
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "SUMMARY_LIMIT",
+    "PaginationError",
+    "PaginationGuard",
+    "RetryEvent",
+    "RetryPolicy",
+    "backoff_delay",
+    "retry_after_seconds",
+    "send_with_retry",
+    "summarize_body",
+]
+
+DEFAULT_TIMEOUT = 30.0
+"""Seconds allowed for any one outbound request (connect, read, write and pool)."""
+
+SUMMARY_LIMIT = 1000
+"""Characters of a body kept by :func:`summarize_body` before ``...<truncated>``."""
+
+_TRUNCATED = "...<truncated>"
+
+
+def _non_negative(_instance: object, attribute: attrs.Attribute[Any], value: float) -> None:
+    if not value >= 0:  # also rejects NaN
+        raise ValueError(f"{attribute.name} must be >= 0, got {value!r}")
+
+
+@attrs.frozen
+class RetryPolicy:
+    """When and how long :func:`send_with_retry` waits before sending a request again.
+
+    ``max_attempts`` counts every request, the first included (5 → at most 4 retries). Without a usable
+    ``Retry-After`` the delay before retry ``k`` (0-based) is ``min(base_delay * 2**k, max_delay)``; a
+    ``Retry-After`` delay is honoured up to ``max_retry_after`` so a hostile server cannot park a call.
+    """
+
+    max_attempts: int = attrs.field(default=5, validator=attrs.validators.ge(1))
+    base_delay: float = attrs.field(default=1.0, validator=_non_negative)
+    max_delay: float = attrs.field(default=30.0, validator=_non_negative)
+    retry_statuses: frozenset[int] = attrs.field(default=frozenset({429, 503}), converter=frozenset)
+    max_retry_after: float = attrs.field(default=120.0, validator=_non_negative)
+
+
+@attrs.frozen
+class RetryEvent:
+    """Reported to ``on_retry`` just before :func:`send_with_retry` sleeps.
+
+    ``attempt`` is the 1-based number of the request that got the retryable ``status`` (so ``attempt`` of
+    ``policy.max_attempts - 1`` announces the last retry); ``delay`` is the sleep in seconds; ``url`` is
+    the request URL with credentials redacted; ``response`` is the (already read) retryable response, e.g.
+    for ``summarize_body(event.response.text, secrets)`` in a warning line.
+    """
+
+    attempt: int
+    status: int
+    delay: float
+    url: str
+    response: httpx.Response | None = attrs.field(default=None, eq=False, repr=False)
+
+
+Sleep = Callable[[float], Awaitable[object]]
+Clock = Callable[[], float]
+RetryHook = Callable[[RetryEvent], object]
+
+_DELTA_SECONDS = re.compile(r"[0-9]+")
+
+
+def retry_after_seconds(value: str | None, now: float) -> float | None:
+    """Seconds to wait according to a ``Retry-After`` header, or ``None`` when absent or unusable.
+
+    Accepts non-negative integer seconds or an HTTP date (``max(0, date - now)``, ``now`` in epoch
+    seconds). Blank or unparseable values give ``None`` (the caller falls back to backoff). No cap here.
+    """
+    if value is None:
+        return None
+    text = value.strip()
+    if not text:
+        return None
+    if _DELTA_SECONDS.fullmatch(text):
+        return float(text)  # a huge value becomes inf; the caller caps it
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when.tzinfo is None:  # `-0000` means "UTC, source unknown"
+        when = when.replace(tzinfo=UTC)
+    try:
+        return max(0.0, when.timestamp() - now)
+    except (OverflowError, ValueError, OSError):
+        return None
+
+
+def backoff_delay(retry: int, policy: RetryPolicy) -> float:
+    """The exponential delay before 0-based retry ``retry``: ``min(base_delay * 2**retry, max_delay)``."""
+    # The exponent is clamped so a long retry loop cannot overflow a float.
+    return float(min(policy.base_delay * 2.0 ** min(max(retry, 0), 64), policy.max_delay))
+
+
+def _retry_delay(response: httpx.Response, retry: int, policy: RetryPolicy, now: float) -> float:
+    hinted = retry_after_seconds(response.headers.get("retry-after"), now)
+    if hinted is None or math.isnan(hinted):
+        return backoff_delay(retry, policy)
+    return min(hinted, policy.max_retry_after)
+
+
+async def send_with_retry(
+    client: httpx.AsyncClient,
+    method: str,
+    url: httpx.URL | str,
+    *,
+    policy: RetryPolicy = RetryPolicy(),
+    # The per-request httpx timeout (not an overall deadline): every call to a remote host carries one.
+    timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,  # noqa: ASYNC109
+    sleep: Sleep | None = None,
+    now: Clock | None = None,
+    on_retry: RetryHook | None = None,
+    **request_kwargs: Any,
+) -> httpx.Response:
+    """Send ``method url`` through ``client`` with an explicit timeout, retrying rate-limited responses.
+
+    While the status is in ``policy.retry_statuses`` and fewer than ``policy.max_attempts`` requests were
+    sent, waits (``Retry-After`` seconds or HTTP date, capped at ``policy.max_retry_after``; else capped
+    exponential backoff), calling ``on_retry(RetryEvent)`` (may be async) before each sleep, and sends again.
+    Returns the last response whatever its status: classifying it is the caller's job. Transport errors
+    (``httpx.HTTPError``, including timeouts) propagate. ``request_kwargs`` go to ``client.request`` and
+    must be replayable (``json=``, ``content=bytes``, ``params=``, ``headers=``…, not a stream).
+    ``sleep`` (default ``anyio.sleep``) and ``now`` (default ``time.time``) are injectable for tests.
+    """
+    sleep_fn: Sleep = sleep if sleep is not None else anyio.sleep
+    clock: Clock = now if now is not None else time.time
+    attempt = 0
+    while True:
+        attempt += 1
+        response = await client.request(method, url, timeout=timeout, **request_kwargs)
+        if response.status_code not in policy.retry_statuses or attempt >= policy.max_attempts:
+            return response
+        delay = _retry_delay(response, attempt - 1, policy, clock())
+        if on_retry is not None:
+            event = RetryEvent(attempt, response.status_code, delay, redact_text(str(url)), response)
+            outcome = on_retry(event)
+            if inspect.isawaitable(outcome):
+                await outcome
+        await response.aclose()
+        await sleep_fn(delay)
+
+
+def _body_text(body: object) -> str:
+    if isinstance(body, str):
+        return body
+    if isinstance(body, bytes | bytearray):
+        return bytes(body).decode("utf-8", errors="replace")
+    try:
+        return json.dumps(body, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(body)
+
+
+def summarize_body(text: object, secrets: Iterable[str] = ()) -> str:
+    """A one-line, redacted rendering of a response body for errors and logs (trackers.md §3.2).
+
+    Redacts (``lorenz.redact``), collapses whitespace runs to one space, trims, and keeps at most
+    1000 characters followed by ``...<truncated>``. Bytes are decoded as UTF-8; other values are
+    rendered as JSON.
+    """
+    summary = " ".join(redact_text(_body_text(text), secrets).split())
+    if len(summary) > SUMMARY_LIMIT:
+        return summary[:SUMMARY_LIMIT] + _TRUNCATED
+    return summary
+
+
+class PaginationError(RuntimeError):
+    """A paging loop broke a limit or the server returned a bad/repeated cursor (trackers.md §0.6).
+
+    ``code`` is the message prefix, e.g. ``jira_pagination_page_limit_exceeded``.
+    """
+
+    def __init__(self, code: str, detail: str) -> None:
+        super().__init__(f"{code}: {detail}")
+        self.code = code
+
+
+_DEFAULT_MAX_PAGES = 100
+_DEFAULT_MAX_ITEMS = 5000
+_CURSOR_JSON_LIMIT = 120
+_CURSOR_JSON_KEEP = 117
+
+
+def _limit(value: object, default: int) -> int:
+    if isinstance(value, bool):
+        return default
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and value > 0:
+        return value
+    return default
+
+
+def _is_count(value: object) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, float):
+        return value.is_integer() and value >= 0
+    return isinstance(value, int) and value >= 0
+
+
+def _render(value: object) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+class PaginationGuard:
+    """Counts pages, items and cursors of one paging loop and raises :class:`PaginationError` on abuse.
+
+    ``PaginationGuard("jira", "search", max_pages=100, max_items=5000)``; non-positive or non-integer
+    limits fall back to those defaults. Call :meth:`record_page` per page fetched, :meth:`record_items`
+    with each page's item count, and pass each next-page cursor through :meth:`next_cursor`.
+    """
+
+    __slots__ = ("_cursors", "items", "max_items", "max_pages", "pages", "resource", "tracker")
+
+    def __init__(
+        self, tracker: str, resource: str, max_pages: object = 100, max_items: object = 5000
+    ) -> None:
+        self.tracker = tracker
+        self.resource = resource
+        self.max_pages = _limit(max_pages, _DEFAULT_MAX_PAGES)
+        self.max_items = _limit(max_items, _DEFAULT_MAX_ITEMS)
+        self.pages = 0
+        self.items = 0
+        self._cursors: set[str] = set()
+
+    def _error(self, kind: str, detail: str) -> PaginationError:
+        return PaginationError(f"{self.tracker}_pagination_{kind}", f"{self.resource} {detail}")
+
+    def record_page(self) -> None:
+        """Count one more page; over ``max_pages`` raises ``<tracker>_pagination_page_limit_exceeded``."""
+        self.pages += 1
+        if self.pages > self.max_pages:
+            raise self._error("page_limit_exceeded", f"pages={self.pages} max_pages={self.max_pages}")
+
+    def record_items(self, n: object) -> None:
+        """Add ``n`` items; a bad count or a total above ``max_items`` raises :class:`PaginationError`."""
+        if not _is_count(n):
+            raise self._error("invalid_item_count", f"count={_render(n)}")
+        self.items += int(n)  # type: ignore[call-overload]
+        if self.items > self.max_items:
+            raise self._error("item_limit_exceeded", f"items={self.items} max_items={self.max_items}")
+
+    def next_cursor(self, value: object, name: str) -> str:
+        """Return ``value`` if it is a non-empty string not seen before in this loop, else raise."""
+        if not isinstance(value, str) or not value:
+            raise self._error("malformed_cursor", f"{name} must be a non-empty string")
+        if value in self._cursors:
+            rendered = json.dumps(value, ensure_ascii=False)
+            if len(rendered) > _CURSOR_JSON_LIMIT:
+                rendered = rendered[:_CURSOR_JSON_KEEP] + '..."'
+            raise self._error("repeated_cursor", f"{name}={rendered} was returned more than once")
+        self._cursors.add(value)
+        return value
