@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from . import __version__
 
@@ -19,10 +19,6 @@ __all__ = ["main"]
 
 class UsageError(Exception):
     """A mistake on the command line or in the workflow: one line on stderr, exit 1."""
-
-
-def _fail(message: str, code: int = 1) -> NoReturn:
-    raise SystemExit(_report(message, code))
 
 
 def _report(message: str, code: int) -> int:
@@ -42,14 +38,11 @@ def _load_plugin_modules(names: Sequence[str]) -> list[object]:
 
 
 def _workspace(args: argparse.Namespace, workflow: str | None) -> Any:
-    from .mount import MountError
-    from .registry import RegistryError
-    from .settings import ConfigError
     from .workspace import open_workspace
 
     try:
         workspace = open_workspace(workflow, plugins=_load_plugin_modules(args.plugin))
-    except (ConfigError, RegistryError, MountError) as exc:
+    except ValueError as exc:  # ConfigError, RegistryError, MountError and provider messages
         raise UsageError(str(exc)) from exc
     if workspace.embedded_default:
         print(

@@ -1,0 +1,113 @@
+"""Fixtures for the core tests: real plugin distributions built on disk."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ACME_PLUGIN = '''
+from lorenz import Issue, ToolSpec, hookimpl, tool_failure, tool_success
+
+
+class AcmeClient:
+    async def fetch_candidate_issues(self):
+        return [Issue(id="A-1", identifier="A-1", title="Fix the widget", state="Todo", state_type="unstarted")]
+
+    async def fetch_issues_by_ids(self, ids):
+        return []
+
+
+class AcmeTracker:
+    kind = "acme"
+
+    def create_client(self, settings, context):
+        return AcmeClient()
+
+    def default_tool_packs(self, settings):
+        return ["acme"]
+
+
+class AcmePack:
+    name = "acme"
+
+    def tool_specs(self, settings):
+        return [
+            ToolSpec(
+                name="acme_echo",
+                description="Echo a message back. Args: message.",
+                input_schema={"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]},
+            )
+        ]
+
+    async def execute_tool(self, name, input, context):
+        message = input.get("message") if isinstance(input, dict) else None
+        if not isinstance(message, str) or not message:
+            return tool_failure("'message' is required")
+        return tool_success({"echo": message})
+
+
+@hookimpl
+def lorenz_register_trackers(register):
+    register(AcmeTracker())
+
+
+@hookimpl
+def lorenz_register_tool_packs(register):
+    register(AcmePack())
+'''
+
+BROKEN_PLUGIN = '''
+import lorenz_sdk_that_does_not_exist  # noqa: F401
+'''
+
+TYPO_PLUGIN = '''
+from lorenz import hookimpl
+
+
+@hookimpl
+def lorenz_register_tool_packs(regster):
+    regster(None)
+'''
+
+RAISING_PLUGIN = '''
+from lorenz import hookimpl
+
+
+@hookimpl
+def lorenz_register_tool_packs(register):
+    raise RuntimeError("registration blew up")
+'''
+
+def write_dist(root: Path, dist: str, module: str, source: str, version: str = "0.1.0") -> Path:
+    """Write a module plus a real ``.dist-info`` declaring it in ``lorenz.tool_packs``."""
+    (root / f"{module}.py").write_text(textwrap.dedent(source), encoding="utf-8")
+    info = root / f"{dist.replace('-', '_')}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n", encoding="utf-8")
+    entry = module.removeprefix("lorenz_")
+    (info / "entry_points.txt").write_text(f"[lorenz.tool_packs]\n{entry} = {module}\n", encoding="utf-8")
+    (info / "RECORD").write_text("", encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def dist_dir(tmp_path: Path) -> Iterator[Path]:
+    """A directory on ``sys.path`` holding the acme (good) and broken distributions."""
+    root = tmp_path / "site"
+    root.mkdir()
+    write_dist(root, "lorenz-acme", "lorenz_acme", ACME_PLUGIN)
+    write_dist(root, "lorenz-broken", "lorenz_broken", BROKEN_PLUGIN)
+    write_dist(root, "lorenz-typo", "lorenz_typo", TYPO_PLUGIN)
+    write_dist(root, "lorenz-raising", "lorenz_raising", RAISING_PLUGIN)
+    sys.path.insert(0, str(root))
+    try:
+        yield root
+    finally:
+        sys.path.remove(str(root))
+        for name in ("lorenz_acme", "lorenz_broken", "lorenz_typo", "lorenz_raising"):
+            sys.modules.pop(name, None)
+
