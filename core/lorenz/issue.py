@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, get_args
 
 from attrs import field, frozen
@@ -47,6 +47,14 @@ def default_state_type(name: object) -> IssueStateType | None:
     return _DEFAULT_STATE_TYPES.get(name.strip().lower())
 
 
+def _str_tuple(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(values)
+
+
+def _ref_tuple(values: Iterable[IssueRef]) -> tuple[IssueRef, ...]:
+    return tuple(values)
+
+
 @frozen(kw_only=True)
 class IssueRef:
     """A reference to another issue (a blocker)."""
@@ -79,8 +87,8 @@ class Issue:
     title: str
     state: str
     state_type: IssueStateType
-    labels: tuple[str, ...] = field(default=(), converter=tuple)
-    blockers: tuple[IssueRef, ...] = field(default=(), converter=tuple)
+    labels: tuple[str, ...] = field(default=(), converter=_str_tuple)
+    blockers: tuple[IssueRef, ...] = field(default=(), converter=_ref_tuple)
     description: str | None = None
     branch_name: str | None = None
     url: str | None = None
