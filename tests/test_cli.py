@@ -1,0 +1,147 @@
+"""The ``lorenz`` CLI over real plugin distributions (issue 2's "done when")."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lorenz.cli import main
+
+ONLY_TEST_DISTS = "lorenz-acme,lorenz-broken,lorenz-typo,lorenz-raising"
+WORKFLOW = "---\ntracker:\n  kind: acme\n---\nDo the work.\n"
+
+
+@pytest.fixture
+def env(dist_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """Only the test distributions load; the working directory holds an acme workflow."""
+    monkeypatch.setenv("LORENZ_LOAD_PLUGINS", ONLY_TEST_DISTS)
+    monkeypatch.delenv("LORENZ_WORKFLOW", raising=False)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "WORKFLOW.md").write_text(WORKFLOW, encoding="utf-8")
+    monkeypatch.chdir(work)
+    return work
+
+
+def run_cli(dist_dir: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    environ = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(dist_dir), os.environ.get("PYTHONPATH", "")]),
+        "LORENZ_LOAD_PLUGINS": ONLY_TEST_DISTS,
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "lorenz", *args], cwd=cwd, env=environ, capture_output=True, text=True, check=False
+    )
+
+
+def test_plugins_json_lists_good_and_broken(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`lorenz plugins --json` lists the installed pack with its version and the broken one as a failure."""
+    assert main(["plugins", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    acme = next(p for p in report["plugins"] if p["distribution"] == "lorenz-acme")
+    assert acme == {
+        "name": "acme",
+        "distribution": "lorenz-acme",
+        "version": "0.1.0",
+        "packs": ["acme"],
+        "trackers": ["acme"],
+    }
+    broken = next(f for f in report["failures"] if f["distribution"] == "lorenz-broken")
+    assert "ModuleNotFoundError" in broken["error"]
+
+
+def test_plugins_text_shows_failures(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The text listing names each plugin's packs and every failure."""
+    assert main(["plugins"]) == 0
+    out = capsys.readouterr().out
+    assert "acme (lorenz-acme 0.1.0): trackers: acme; packs: acme" in out
+    assert "FAILED broken (lorenz-broken 0.1.0): ModuleNotFoundError" in out
+
+
+def test_tools_lists_the_mounted_tools(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`lorenz tools --json` shows the mounted tool with its pack and camelCase schema."""
+    assert main(["tools", "--json"]) == 0
+    (tool,) = json.loads(capsys.readouterr().out)
+    assert tool["name"] == "acme_echo"
+    assert tool["pack"] == "acme"
+    assert tool["inputSchema"]["required"] == ["message"]
+    assert main(["tools"]) == 0
+    assert "acme_echo  [acme]  Echo a message back." in capsys.readouterr().out
+
+
+def test_call_runs_the_tool(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`lorenz call TOOL JSON` prints the ToolResult and exits 0 on success."""
+    assert main(["call", "acme_echo", '{"message": "hi"}']) == 0
+    assert json.loads(capsys.readouterr().out) == {"success": True, "result": {"echo": "hi"}}
+
+
+def test_call_failure_exits_one(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A failure result is printed and exits 1; an unknown tool lists the mounted ones."""
+    assert main(["call", "WORKFLOW.md", "acme_echo", "{}"]) == 1
+    assert json.loads(capsys.readouterr().out)["error"] == "'message' is required"
+    assert main(["call", "nope"]) == 1
+    assert json.loads(capsys.readouterr().out)["result"]["error"]["supportedTools"] == ["acme_echo"]
+
+
+def test_call_bad_json_is_one_clear_line(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Malformed JSON arguments are a one-line error, not a traceback."""
+    assert main(["call", "acme_echo", "{oops"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("lorenz: JSON-ARGS is not valid JSON")
+    assert "Traceback" not in err
+
+
+def test_issues_lists_candidates(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`lorenz issues --json` shows what the tracker's client hands out now."""
+    assert main(["issues", "--json"]) == 0
+    (issue,) = json.loads(capsys.readouterr().out)
+    assert (issue["id"], issue["state"], issue["stateType"], issue["title"]) == (
+        "A-1",
+        "Todo",
+        "unstarted",
+        "Fix the widget",
+    )
+
+
+def test_check_summary_and_errors(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`lorenz check` prints a one-line summary, or the exact error and exit 1."""
+    assert main(["check"]) == 0
+    assert "tracker acme, packs acme (1 tools)" in capsys.readouterr().out
+    Path("bad.md").write_text("---\ntracker:\n  kind: github\n---\n", encoding="utf-8")
+    assert main(["check", "bad.md"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("lorenz: unsupported tracker.kind: github (known kinds: acme")
+    assert main(["check", "missing.md"]) == 1
+    assert "missing_workflow_file" in capsys.readouterr().err
+
+
+def test_unknown_pack_in_tools_map(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A tools: key naming no registered pack is refused with the known packs."""
+    Path("WORKFLOW.md").write_text("---\ntracker: {kind: acme}\ntools: {gitlab: {}}\n---\n", encoding="utf-8")
+    assert main(["tools"]) == 1
+    assert "unsupported tool pack: gitlab (known tool packs: acme)" in capsys.readouterr().err
+
+
+def test_plugins_command_does_not_import_mcp(dist_dir: Path, tmp_path: Path) -> None:
+    """`lorenz plugins` stays light: the MCP SDK is not imported."""
+    code = "import sys; from lorenz.cli import main; main(['plugins', '--json']); print('mcp' in sys.modules)"
+    environ = {**os.environ, "PYTHONPATH": str(dist_dir), "LORENZ_LOAD_PLUGINS": ONLY_TEST_DISTS}
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=environ, capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip().splitlines()[-1] == "False"
+
+
+def test_cli_as_subprocess(dist_dir: Path, tmp_path: Path) -> None:
+    """`python -m lorenz` works end to end: tools from an installed distribution, broken one reported."""
+    (tmp_path / "WORKFLOW.md").write_text(WORKFLOW, encoding="utf-8")
+    done = run_cli(dist_dir, "call", "acme_echo", '{"message": "via subprocess"}', cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["result"] == {"echo": "via subprocess"}
+    listing = run_cli(dist_dir, "plugins", cwd=tmp_path)
+    assert "FAILED broken" in listing.stdout
