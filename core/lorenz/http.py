@@ -51,6 +51,10 @@ def _non_negative(_instance: object, attribute: attrs.Attribute[Any], value: flo
         raise ValueError(f"{attribute.name} must be >= 0, got {value!r}")
 
 
+def _statuses(value: Iterable[int]) -> frozenset[int]:
+    return frozenset(value)
+
+
 @attrs.frozen
 class RetryPolicy:
     """When and how long :func:`send_with_retry` waits before sending a request again.
@@ -63,7 +67,7 @@ class RetryPolicy:
     max_attempts: int = attrs.field(default=5, validator=attrs.validators.ge(1))
     base_delay: float = attrs.field(default=1.0, validator=_non_negative)
     max_delay: float = attrs.field(default=30.0, validator=_non_negative)
-    retry_statuses: frozenset[int] = attrs.field(default=frozenset({429, 503}), converter=frozenset)
+    retry_statuses: frozenset[int] = attrs.field(default=frozenset({429, 503}), converter=_statuses)
     max_retry_after: float = attrs.field(default=120.0, validator=_non_negative)
 
 
@@ -245,9 +249,7 @@ class PaginationGuard:
 
     __slots__ = ("_cursors", "items", "max_items", "max_pages", "pages", "resource", "tracker")
 
-    def __init__(
-        self, tracker: str, resource: str, max_pages: object = 100, max_items: object = 5000
-    ) -> None:
+    def __init__(self, tracker: str, resource: str, max_pages: object = 100, max_items: object = 5000) -> None:
         self.tracker = tracker
         self.resource = resource
         self.max_pages = _limit(max_pages, _DEFAULT_MAX_PAGES)
