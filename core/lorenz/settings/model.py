@@ -59,6 +59,8 @@ class ServerSettings:
 
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
+    #: ``server.mcp_port`` (1-65535) when configured.
+    mcp_port: int | None = None
     #: Bearer token required on ``/mcp`` when set (``server.token`` or ``LORENZ_MCP_TOKEN``).
     token: str | None = field(default=None, repr=False)
     #: Extra ``Origin`` values allowed besides loopback (``http://host:port`` or ``http://host:*``).

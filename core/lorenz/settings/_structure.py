@@ -1,0 +1,218 @@
+"""Structuring untrusted config maps into attrs classes with cattrs, strictly.
+
+cattrs coerces primitives by calling the type (``"false"`` → ``True``, ``5.9`` → ``5``,
+``5`` → ``"5"``, ``"abc"`` → ``('a', 'b', 'c')``); every hook here refuses that instead. Errors
+become one sentence naming the key path, in the original's format
+(``tracker.active_states.0 must be a string``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NewType, TypeVar
+
+import attrs
+from cattrs import Converter
+from cattrs.errors import AttributeValidationNote, ClassValidationError, IterableValidationError
+from cattrs.gen import make_dict_structure_fn
+
+from .errors import ConfigError
+
+__all__ = [
+    "FlexBool",
+    "Invalid",
+    "McpPort",
+    "Port",
+    "PositiveInt",
+    "Routes",
+    "camel_to_snake",
+    "normalize_aliases",
+    "structure",
+]
+
+T = TypeVar("T")
+
+#: ``true``/``false`` or the strings ``"true"``/``"false"`` (``tracker.dispatch.accept_unrouted``).
+FlexBool = NewType("FlexBool", bool)
+#: 0–65535, as an integer or a string of digits.
+Port = NewType("Port", int)
+#: 1–65535, as an integer or a string of digits.
+McpPort = NewType("McpPort", int)
+PositiveInt = NewType("PositiveInt", int)
+#: A list of strings where an explicit ``null`` means "no restriction".
+Routes = NewType("Routes", tuple[str, ...])
+
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])([A-Z])")
+
+
+class Invalid(ValueError):
+    """One problem at a key: ``<label> <message>``, or the bare message when not ``labelled``."""
+
+    def __init__(self, message: str, *, path: Sequence[str | int] = (), labelled: bool = True) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = tuple(path)
+        self.labelled = labelled
+
+
+def camel_to_snake(key: str) -> str:
+    """``routeLabelPrefix`` → ``route_label_prefix``; snake keys are unchanged."""
+    return _CAMEL_BOUNDARY.sub(lambda match: "_" + match.group(1).lower(), key)
+
+
+def normalize_aliases(raw: Mapping[str, Any], names: frozenset[str] | set[str]) -> dict[str, Any]:
+    """Rename camelCase spellings of ``names`` to snake_case; when both are given, snake wins.
+
+    Other keys are kept verbatim and in order.
+    """
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        snake = camel_to_snake(key) if isinstance(key, str) else key
+        if snake != key and snake in names:
+            if snake not in raw:
+                out[snake] = value
+        else:
+            out[key] = value
+    return out
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _string(value: Any, _: object) -> str:
+    if not isinstance(value, str):
+        raise Invalid("must be a string")
+    return value
+
+
+def _boolean(value: Any, _: object) -> bool:
+    if not isinstance(value, bool):
+        raise Invalid("must be a boolean")
+    return value
+
+
+def _string_tuple(value: Any, _: object) -> tuple[str, ...]:
+    if not isinstance(value, list | tuple):
+        raise Invalid("must be a list of strings")
+    for index, item in enumerate(value):
+        if not isinstance(item, str):
+            raise Invalid("must be a string", path=(index,))
+    return tuple(value)
+
+
+def _routes(value: Any, _: object) -> tuple[str, ...] | None:
+    return None if value is None else _string_tuple(value, None)
+
+
+def _flex_bool(value: Any, _: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    if value in ("true", "false"):
+        return bool(value == "true")
+    raise Invalid("expected a boolean", labelled=False)
+
+
+def _port_hook(low: int) -> Any:
+    message = f"must be a valid port number ({low}-65535)"
+
+    def hook(value: Any, _: object) -> int:
+        if isinstance(value, str) and value.isascii() and value.isdigit():
+            value = int(value)
+        if not _is_int(value) or not low <= value <= 65535:
+            raise Invalid(message)
+        return int(value)
+
+    return hook
+
+
+def _positive_int(value: Any, _: object) -> int:
+    if not _is_int(value) or value <= 0:
+        raise Invalid("must be a positive integer")
+    return int(value)
+
+
+def _is(kind: object) -> Callable[[Any], bool]:
+    return lambda type_: bool(type_ == kind)
+
+
+def _make_converter() -> Converter:
+    converter = Converter()
+    for kind, hook in (
+        (str, _string),
+        (str | None, _string),
+        (bool, _boolean),
+        (tuple[str, ...], _string_tuple),
+        (tuple[str, ...] | None, _string_tuple),
+        (FlexBool, _flex_bool),
+        (Port, _port_hook(0)),
+        (McpPort, _port_hook(1)),
+        (McpPort | None, _port_hook(1)),
+        (PositiveInt, _positive_int),
+        (Routes | None, _routes),
+    ):
+        if isinstance(kind, type):
+            converter.register_structure_hook(kind, hook)
+        else:  # singledispatch cannot key on ``tuple[str, ...]``, unions or NewTypes
+            converter.register_structure_hook_func(_is(kind), hook)
+
+    def section_hook(cls: type[Any]) -> Any:
+        structure_fields = make_dict_structure_fn(cls, converter, _cattrs_forbid_extra_keys=False)
+        names = frozenset(field.name for field in attrs.fields(cls))
+
+        def hook(value: Any, _: object) -> Any:
+            if not isinstance(value, Mapping):
+                raise Invalid("must be a map")
+            normalized = normalize_aliases(value, names)
+            result = structure_fields(normalized, cls)
+            extra = [str(key) for key in normalized if key not in names]
+            if extra:
+                raise Invalid(f"contains unsupported keys: {', '.join(extra)}")
+            return result
+
+        return hook
+
+    converter.register_structure_hook_factory(attrs.has, section_hook)
+    return converter
+
+
+_CONVERTER = _make_converter()
+
+
+def structure(raw: Any, cls: type[T], label: str) -> T:
+    """Structure ``raw`` into the strict attrs section ``cls``; errors are :class:`ConfigError`.
+
+    Keys may be given in camelCase too (snake_case wins); unknown keys are an error.
+    """
+    try:
+        return _CONVERTER.structure(raw, cls)
+    except Exception as exc:  # every structuring failure is the config's fault
+        raise ConfigError(_render(exc, label)) from None
+
+
+def _render(exc: BaseException, label: str) -> str:
+    path: list[str | int] = []
+    while True:
+        if isinstance(exc, ClassValidationError):
+            with_notes, without = exc.group_exceptions()
+            if with_notes:
+                exc, note = with_notes[0]
+                path.append(note.name if isinstance(note, AttributeValidationNote) else str(note))
+                continue
+            exc = without[0]
+            continue
+        if isinstance(exc, IterableValidationError):
+            exc = exc.exceptions[0]
+            continue
+        break
+    if isinstance(exc, Invalid):
+        if not exc.labelled:
+            return exc.message
+        path.extend(exc.path)
+        return f"{_label(label, path)} {exc.message}"
+    return f"{_label(label, path)} is invalid"
+
+
+def _label(label: str, path: Sequence[str | int]) -> str:
+    return ".".join([label, *(camel_to_snake(str(part)) for part in path)])

@@ -1,0 +1,38 @@
+"""The ``tools:`` map → ``Settings.tool_options`` (core.md §7.6)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from .secrets import SecretRecorder, is_secret_key, resolve_secret_source
+
+__all__ = ["parse_tool_options"]
+
+
+def parse_tool_options(
+    raw: Mapping[str, Mapping[str, Any]], *, env: Mapping[str, str], record_secret: SecretRecorder
+) -> dict[str, dict[str, Any]] | None:
+    """Deep-copy each pack's options, resolving top-level strings (``$VAR``, ``op://``).
+
+    A string that resolves to nothing is dropped; values under secret-looking keys are recorded.
+    ``None`` when the map is empty. Pack names are checked later, by ``validate_dispatch_config``.
+    """
+    if not raw:
+        return None
+    parsed: dict[str, dict[str, Any]] = {}
+    for pack, options in raw.items():
+        slice_: dict[str, Any] = {}
+        for key, value in options.items():
+            if not isinstance(value, str):
+                slice_[key] = copy.deepcopy(value)
+                continue
+            resolved, from_op = resolve_secret_source(value, env)
+            if not resolved:
+                continue
+            if from_op or is_secret_key(str(key)):
+                record_secret(resolved)
+            slice_[key] = resolved
+        parsed[pack] = slice_
+    return parsed

@@ -1,0 +1,179 @@
+"""The ``tracker:`` selector and ``trackers:`` bundles → :class:`TrackerSettings`."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from attrs import Factory, frozen
+
+from ._structure import FlexBool, Routes, normalize_aliases, structure
+from .errors import ConfigError
+from .model import DEFAULT_ACTIVE_STATES, DEFAULT_TERMINAL_STATES, DispatchSettings, TrackerSettings
+from .secrets import SecretRecorder, resolve_configured_secret, resolve_secret_source
+
+if TYPE_CHECKING:
+    from ..contracts import TrackerProvider
+    from ..registry import TrackerRegistry
+
+__all__ = ["CORE_TRACKER_KEYS", "parse_tracker"]
+
+
+_ACCEPT_UNROUTED = FlexBool(True)
+
+
+@frozen(kw_only=True)
+class _Dispatch:
+    accept_unrouted: FlexBool = _ACCEPT_UNROUTED
+    only_routes: Routes | None = None
+    route_label_prefix: str = "Lorenz:"
+
+
+@frozen(kw_only=True)
+class _TrackerRecord:
+    """The core keys of a tracker record; every other key is a provider option."""
+
+    kind: str | None = None
+    provider: str | None = None
+    endpoint: str | None = None
+    api_key: str | None = None
+    assignee: str | None = None
+    active_states: tuple[str, ...] | None = None
+    terminal_states: tuple[str, ...] | None = None
+    dispatch: _Dispatch = Factory(_Dispatch)
+
+
+CORE_TRACKER_KEYS = frozenset(
+    ("kind", "provider", "endpoint", "api_key", "assignee", "active_states", "terminal_states", "dispatch")
+)
+
+
+@frozen
+class _Record:
+    core: _TrackerRecord
+    #: Every key, core ones in snake_case, others verbatim and in order.
+    raw: dict[str, Any]
+
+
+def _validate(raw: Mapping[str, Any], label: str) -> _Record:
+    normalized = normalize_aliases(raw, CORE_TRACKER_KEYS)
+    core = {key: value for key, value in normalized.items() if key in CORE_TRACKER_KEYS}
+    return _Record(structure(core, _TrackerRecord, label), normalized)
+
+
+def _trimmed(value: str | None) -> str | None:
+    return (value or "").strip() or None
+
+
+def _effective_record(selector: Mapping[str, Any], bundles: Mapping[str, Any]) -> tuple[str | None, _Record]:
+    """Pick the record that configures the dispatch tracker and the provider kind it names."""
+    if any(not str(name).strip() for name in bundles):
+        msg = "trackers names must not be blank"
+        raise ConfigError(msg)
+    chosen = _validate(selector, "tracker")
+    selected = _trimmed(chosen.core.kind)
+    if selected is None:
+        return None, chosen
+    if selected in bundles:
+        bundle = _validate(bundles[selected], f"trackers.{selected}")
+        kind = _trimmed(bundle.core.provider)
+        if kind is None:
+            msg = f"trackers.{selected}.provider is required"
+            raise ConfigError(msg)
+        merged = {k: v for k, v in chosen.raw.items() if k not in ("kind", "provider")}
+        merged.update({k: v for k, v in bundle.raw.items() if k not in ("kind", "provider")})
+        return kind, _validate(merged, f"trackers.{selected}")
+    if bundles:
+        msg = f"trackers.{selected} is required by tracker.kind"
+        raise ConfigError(msg)
+    return selected, chosen
+
+
+def parse_tracker(
+    selector: Mapping[str, Any],
+    bundles: Mapping[str, Any],
+    *,
+    env: Mapping[str, str],
+    trackers: TrackerRegistry,
+    base_dir: Path,
+    record_secret: SecretRecorder,
+) -> TrackerSettings:
+    """Select, merge, alias and resolve the dispatch tracker's settings (core.md §7.3)."""
+    kind, record = _effective_record(selector, bundles)
+    core = record.core
+    provider = trackers.get(kind)
+    fallbacks: Mapping[str, str] = getattr(provider, "env_fallbacks", None) or {}
+
+    api_key = resolve_configured_secret(
+        core.api_key, env, fallback_env_name=fallbacks.get("api_key"), register=record_secret
+    )
+    assignee, from_op = resolve_secret_source(core.assignee, env, fallback_env_name=fallbacks.get("assignee"))
+    if from_op:
+        record_secret(assignee)
+    endpoint = core.endpoint if core.endpoint is not None else getattr(provider, "default_endpoint", None)
+
+    options = {key: copy.deepcopy(value) for key, value in record.raw.items() if key not in CORE_TRACKER_KEYS}
+    if provider is not None:
+        options = _provider_options(provider, options, env=env, base_dir=base_dir, record_secret=record_secret)
+
+    return TrackerSettings(
+        kind=kind,
+        endpoint=endpoint,
+        api_key=api_key,
+        assignee=assignee,
+        active_states=core.active_states if core.active_states is not None else DEFAULT_ACTIVE_STATES,
+        terminal_states=core.terminal_states if core.terminal_states is not None else DEFAULT_TERMINAL_STATES,
+        dispatch=_dispatch(core.dispatch),
+        options=options,
+    )
+
+
+def _provider_options(
+    provider: TrackerProvider,
+    options: dict[str, Any],
+    *,
+    env: Mapping[str, str],
+    base_dir: Path,
+    record_secret: SecretRecorder,
+) -> dict[str, Any]:
+    aliases: Mapping[str, str] = getattr(provider, "config_aliases", None) or {}
+    for alias, canonical in aliases.items():
+        if alias in options:
+            options[canonical] = options.pop(alias)
+    parse_options = getattr(provider, "parse_options", None)
+    if not callable(parse_options):
+        return options
+
+    from ..contracts import TrackerContext  # contracts imports this package's model
+
+    def resolve_secret(value: str | None, fallback_env: str | None = None, /) -> str | None:
+        return resolve_configured_secret(value, env, fallback_env_name=fallback_env, register=record_secret)
+
+    context = TrackerContext(env=env, cwd=base_dir, resolve_secret=resolve_secret)
+    try:
+        parsed = parse_options(options, context)
+    except ConfigError:
+        raise
+    except Exception as exc:
+        raise ConfigError(str(exc)) from exc
+    return dict(parsed) if parsed is not None else {}
+
+
+def _dispatch(raw: _Dispatch) -> DispatchSettings:
+    only_routes: tuple[str, ...] | None = None
+    if raw.only_routes is not None:
+        routes: dict[str, None] = {}
+        for route in raw.only_routes:
+            normalized = route.strip().lower()
+            if not normalized:
+                msg = "tracker.dispatch.only_routes must not contain blank routes"
+                raise ConfigError(msg)
+            routes.setdefault(normalized)
+        only_routes = tuple(routes)
+    return DispatchSettings(
+        accept_unrouted=raw.accept_unrouted,
+        only_routes=only_routes,
+        route_label_prefix=raw.route_label_prefix.strip(),
+    )

@@ -1,0 +1,153 @@
+"""WORKFLOW.md location and front matter (core.md §7.1, §11.9)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lorenz.registry import TrackerRegistry
+from lorenz.settings import (
+    ConfigError,
+    Workflow,
+    load_settings,
+    load_workflow,
+    parse_workflow_content,
+    workflow_path,
+)
+
+
+def test_workflow_path_defaults_to_cwd(tmp_path: Path) -> None:
+    """Without LORENZ_WORKFLOW the workflow is <cwd>/WORKFLOW.md."""
+    assert workflow_path(tmp_path, {}) == tmp_path / "WORKFLOW.md"
+
+
+def test_workflow_path_relative_env_joins_cwd(tmp_path: Path) -> None:
+    """A relative LORENZ_WORKFLOW is joined to the cwd."""
+    assert workflow_path(tmp_path, {"LORENZ_WORKFLOW": "conf/flow.md"}) == tmp_path / "conf" / "flow.md"
+
+
+def test_workflow_path_absolute_env_is_kept(tmp_path: Path) -> None:
+    """An absolute LORENZ_WORKFLOW is used as is."""
+    target = tmp_path / "elsewhere" / "W.md"
+    assert workflow_path(Path("/nowhere"), {"LORENZ_WORKFLOW": str(target)}) == target
+
+
+def test_empty_lorenz_workflow_is_unset(tmp_path: Path) -> None:
+    """An empty LORENZ_WORKFLOW counts as unset."""
+    assert workflow_path(tmp_path, {"LORENZ_WORKFLOW": ""}) == tmp_path / "WORKFLOW.md"
+
+
+def test_front_matter_and_body_split() -> None:
+    """The fenced YAML becomes the config and the rest, verbatim, the body."""
+    parsed = parse_workflow_content("---\nensemble_size: 2\n---\nHello {{ issue.identifier }}")
+    assert parsed == Workflow({"ensemble_size": 2}, "Hello {{ issue.identifier }}")
+
+
+def test_key_value_front_matter() -> None:
+    """Strings and integers come through as plain Python values."""
+    parsed = parse_workflow_content("---\nkey: value\nnum: 42\n---\nBody text here")
+    assert parsed.config == {"key": "value", "num": 42}
+    assert parsed.body == "Body text here"
+
+
+def test_no_front_matter_is_all_body() -> None:
+    """Without an opening fence the whole trimmed text is the body."""
+    assert parse_workflow_content("  just text\n") == Workflow({}, "just text")
+
+
+def test_empty_content() -> None:
+    """Empty content gives an empty config and body."""
+    assert parse_workflow_content("") == Workflow({}, "")
+
+
+def test_fence_with_trailing_space_is_not_a_fence() -> None:
+    """`--- ` (trailing space) does not open front matter."""
+    assert parse_workflow_content("--- \na: 1\n---\nx").config == {}
+
+
+def test_unclosed_front_matter_is_body() -> None:
+    """An opening fence without a closing one leaves everything as body."""
+    assert parse_workflow_content("---\na: 1\n") == Workflow({}, "---\na: 1")
+
+
+def test_crlf_and_later_fences_stay_in_body() -> None:
+    """CRLF becomes LF and a later `---` stays in the body."""
+    parsed = parse_workflow_content("---\r\na: 1\r\n---\r\nfirst\r\n---\r\nsecond\r\n")
+    assert parsed == Workflow({"a": 1}, "first\n---\nsecond")
+
+
+def test_blank_front_matter_is_empty_config() -> None:
+    """Whitespace-only front matter is an empty map."""
+    assert parse_workflow_content("---\n  \n---\nbody") == Workflow({}, "body")
+
+
+def test_yaml_12_core_schema_scalars() -> None:
+    """yes/on/dates/1_000 stay strings, 0o17 is 15, 0x1F is 31, ~ is None."""
+    text = "---\na: yes\nb: on\nc: 2024-01-01\nd: 0o17\ne: 1_000\nf: 0x1F\ng: ~\nh: 1.5\ni: off\n---\n"
+    config = parse_workflow_content(text).config
+    assert config == {
+        "a": "yes",
+        "b": "on",
+        "c": "2024-01-01",
+        "d": 15,
+        "e": "1_000",
+        "f": 31,
+        "g": None,
+        "h": 1.5,
+        "i": "off",
+    }
+
+
+def test_front_matter_is_plain_data() -> None:
+    """Nested maps and lists are plain dicts and lists, timestamps become ISO strings."""
+    text = "---\nm: {x: [1, {y: true}]}\nt: !!timestamp 2024-01-01\n---\n"
+    config = parse_workflow_content(text).config
+    assert type(config) is dict
+    assert type(config["m"]) is dict
+    assert type(config["m"]["x"]) is list
+    assert config == {"m": {"x": [1, {"y": True}]}, "t": "2024-01-01"}
+
+
+def test_duplicate_keys_are_a_parse_error() -> None:
+    """A key given twice is a workflow_parse_error."""
+    with pytest.raises(ConfigError, match=r"^workflow_parse_error: .*duplicate key"):
+        parse_workflow_content("---\na: 1\na: 2\n---\n")
+
+
+def test_malformed_yaml_is_a_parse_error() -> None:
+    """Broken YAML reports workflow_parse_error with the parser's message on one line."""
+    with pytest.raises(ConfigError, match=r"^workflow_parse_error: [^\n]+$"):
+        parse_workflow_content("---\nfoo: [unclosed\n---\nbody")
+
+
+@pytest.mark.parametrize("front_matter", ["- a\n- b", "just a scalar", "~", "# only a comment"])
+def test_non_map_front_matter(front_matter: str) -> None:
+    """Lists, scalars, null and comment-only front matter are not a map."""
+    with pytest.raises(ConfigError, match="^workflow_front_matter_not_a_map: front matter must be a map$"):
+        parse_workflow_content(f"---\n{front_matter}\n---\nbody")
+
+
+def test_missing_workflow_file(tmp_path: Path) -> None:
+    """A missing file names its absolute path and ENOENT."""
+    missing = tmp_path / "nope.md"
+    with pytest.raises(ConfigError, match=f"^missing_workflow_file: {missing} ENOENT$"):
+        load_workflow(missing)
+
+
+def test_load_workflow_records_path(tmp_path: Path) -> None:
+    """load_workflow keeps the absolute path of the file."""
+    path = tmp_path / "WORKFLOW.md"
+    path.write_text("---\ntracker: {kind: x}\n---\nDo it.\n", encoding="utf-8")
+    assert load_workflow(path) == Workflow({"tracker": {"kind": "x"}}, "Do it.", path)
+
+
+def test_load_settings_sets_path_body_and_base_dir(tmp_path: Path) -> None:
+    """load_settings stamps the workflow path and body and resolves against its directory."""
+    path = tmp_path / "WORKFLOW.md"
+    path.write_text("---\ntracker: {kind: anything}\n---\nPrompt body\n", encoding="utf-8")
+    settings = load_settings(path, env={}, trackers=TrackerRegistry())
+    assert settings.workflow_path == path
+    assert settings.body == "Prompt body"
+    assert settings.base_dir == tmp_path
+    assert settings.tracker.kind == "anything"
