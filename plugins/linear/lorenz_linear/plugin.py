@@ -1,0 +1,24 @@
+"""Lorenz plugin entry point (``lorenz.tool_packs``): the ``linear`` tracker and the ``linear`` pack."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from lorenz.contracts import ToolProvider, TrackerProvider
+from lorenz.hookspecs import hookimpl
+
+from .tools import LinearToolPack
+from .tracker import LinearTracker
+
+TRACKER = LinearTracker()
+PACK = LinearToolPack()
+
+
+@hookimpl
+def lorenz_register_trackers(register: Callable[[TrackerProvider], None]) -> None:
+    register(TRACKER)
+
+
+@hookimpl
+def lorenz_register_tool_packs(register: Callable[[ToolProvider], None]) -> None:
+    register(PACK)
