@@ -1,0 +1,47 @@
+"""``lorenz serve``: the mounted tools of a workflow, served over MCP (Streamable HTTP or stdio).
+
+Everything here imports ``mcp``, ``starlette`` and ``uvicorn``; nothing else in Lorenz does, so
+``import lorenz`` and the other commands stay fast. The names below load on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__all__ = [
+    "LiveWorkspace",
+    "RunningServer",
+    "Snapshot",
+    "build_app",
+    "build_server",
+    "serve",
+    "serve_in_thread",
+]
+
+_EXPORTS = {
+    "LiveWorkspace": "lorenz.host.reload",
+    "Snapshot": "lorenz.host.reload",
+    "RunningServer": "lorenz.host.app",
+    "build_app": "lorenz.host.app",
+    "serve_in_thread": "lorenz.host.app",
+    "build_server": "lorenz.host.mcp_server",
+    "serve": "lorenz.host.command",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        msg = f"module 'lorenz.host' has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:
+    from .app import RunningServer, build_app, serve_in_thread
+    from .command import serve
+    from .mcp_server import build_server
+    from .reload import LiveWorkspace, Snapshot

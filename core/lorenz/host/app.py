@@ -1,0 +1,286 @@
+"""The host's Starlette app: the SDK's Streamable HTTP transport at ``/mcp`` behind the security
+middleware, next to the landing page, the server card and ``/healthz``; and how to run it
+under uvicorn (in the foreground for ``lorenz serve``, or in a thread for tests)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import uvicorn
+from attrs import frozen
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.routing import Route
+
+from ..settings.model import ServerSettings
+from .mcp_server import HostState, build_server
+from .pages import healthz, landing_page, server_card
+from .reload import LiveWorkspace
+from .security import MCP_PATH, SecurityMiddleware
+
+__all__ = ["RunningServer", "build_app", "display_url", "serve_in_thread"]
+
+logger = logging.getLogger("lorenz.host")
+
+#: How often the lifespan task looks at WORKFLOW.md, to push ``tools/list_changed`` to sessions
+#: (requests also look, so a change is served at once either way).
+RELOAD_POLL_SECONDS = 1.0
+#: The SDK's own body cap is only a backstop: ours is read from the live settings per request.
+_SDK_BODY_CAP = 64 * 1024 * 1024
+
+
+def build_app(
+    source: Any,
+    *,
+    bind_host: str | None = None,
+    reload_poll_seconds: float | None = RELOAD_POLL_SECONDS,
+) -> Starlette:
+    """The whole HTTP app for a :class:`LiveWorkspace` (or a plain ``Workspace``, served as is).
+
+    Stateless with JSON responses unless ``server.stateful`` / ``server.json_response`` say
+    otherwise (both fixed at build time). A new app per server: the SDK's session manager runs
+    once.
+    """
+    live = source if isinstance(source, LiveWorkspace) else LiveWorkspace(source, reload=False)
+    server_settings: ServerSettings = live.snapshot().settings.server
+    stateful = server_settings.stateful
+    state = HostState(live, list_changed=stateful)
+    mcp_server = build_server(state)
+    # The OpenTelemetry middleware is a no-op without an exporter but still costs every message.
+    mcp_server.middleware = []
+    manager = StreamableHTTPSessionManager(
+        app=mcp_server,
+        stateless=not stateful,
+        json_response=server_settings.json_response,
+        # Host/Origin are checked by SecurityMiddleware against the live allow-lists.
+        security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        max_request_body_size=max(_SDK_BODY_CAP, server_settings.max_body_bytes),
+    )
+
+    async def watch() -> None:
+        while True:
+            await anyio.sleep(reload_poll_seconds or RELOAD_POLL_SECONDS)
+            await anyio.to_thread.run_sync(live.check)
+            await state.notify_if_changed()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with manager.run(), anyio.create_task_group() as tg:
+            state.client()
+            if reload_poll_seconds is not None and live.reloads:
+                tg.start_soon(watch)
+            try:
+                yield
+            finally:
+                tg.cancel_scope.cancel()
+                await state.aclose()
+
+    def current_server_settings() -> ServerSettings:
+        settings: ServerSettings = live.current().settings.server
+        return settings
+
+    app = Starlette(
+        routes=[
+            Route(MCP_PATH, endpoint=StreamableHTTPASGIApp(manager)),
+            Route("/", landing_page, methods=["GET"]),
+            Route("/healthz", healthz, methods=["GET"]),
+            Route("/.well-known/mcp.json", server_card, methods=["GET"]),
+        ],
+        middleware=[Middleware(SecurityMiddleware, server_settings=current_server_settings, bind_host=bind_host)],
+        lifespan=lifespan,
+    )
+    app.state.live = live
+    app.state.host = state
+    return app
+
+
+def display_url(host: str, port: int, path: str = MCP_PATH) -> str:
+    """The URL a local client uses: a wildcard bind is reached through 127.0.0.1."""
+    if host in ("", "0.0.0.0"):
+        host = "127.0.0.1"
+    elif host == "::":
+        host = "[::1]"
+    elif ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"http://{host}:{port}{path}"
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening-ready socket on ``host:port`` (``port`` 0 picks a free one)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+class _Server(uvicorn.Server):
+    """uvicorn with our own signal handling: SIGINT/SIGTERM start a graceful shutdown and the
+    process then exits normally (uvicorn would re-raise the signal), and nothing is installed
+    off the main thread."""
+
+    def __init__(self, config: uvicorn.Config, *, on_started: Any = None) -> None:
+        super().__init__(config)
+        self._on_started = on_started
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def stop(signum: int, frame: Any) -> None:
+            if self.should_exit and signum == signal.SIGINT:
+                self.force_exit = True
+            self.should_exit = True
+
+        previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started and self._on_started is not None:
+            self._on_started()
+
+
+def uvicorn_config(app: Starlette) -> uvicorn.Config:
+    return uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="on",
+        access_log=False,
+        timeout_keep_alive=5,
+        timeout_graceful_shutdown=5,
+        # Headers are capped by h11 (16 KiB); the body cap is SecurityMiddleware's.
+        limit_concurrency=1000,
+    )
+
+
+@frozen
+class RunningServer:
+    """A server started by :func:`serve_in_thread`."""
+
+    base_url: str
+    app: Starlette
+
+    @property
+    def url(self) -> str:
+        """The MCP endpoint, ``<base_url>/mcp``."""
+        return self.base_url + MCP_PATH
+
+    @property
+    def live(self) -> LiveWorkspace:
+        live: LiveWorkspace = self.app.state.live
+        return live
+
+
+@contextlib.contextmanager
+def serve_in_thread(
+    workflow: str | os.PathLike[str] | None = None,
+    *,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    plugins: Sequence[object] = (),
+    token: str | None = None,
+    reload: bool = True,
+) -> Iterator[RunningServer]:
+    """Run the real app under uvicorn on ``127.0.0.1:<free port>`` in a background thread.
+
+    ``token`` (if given) sets ``LORENZ_MCP_TOKEN`` in the workspace's environment, so clients
+    must send it. Raises the workspace's ``ConfigError``/``RegistryError``/``MountError``.
+
+    Example::
+
+        with serve_in_thread("WORKFLOW.md", plugins=[my_pack_plugin]) as server:
+            async with mcp.Client(server.url) as client:
+                result = await client.call_tool("my_tool", {"x": 1})
+
+        # with a token: send it through the SDK's HTTP client
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        with serve_in_thread(token="s3cret") as server:
+            http = httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret"})
+            async with http, mcp.Client(streamable_http_client(server.url, http_client=http)) as client:
+                ...
+    """
+    env = dict(os.environ if env is None else env)
+    if token is not None:
+        env["LORENZ_MCP_TOKEN"] = token
+    live = LiveWorkspace.open(workflow, cwd=cwd, env=env, plugins=list(plugins), reload=reload)
+    app = build_app(live, bind_host="127.0.0.1")
+    sock = bind_socket("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+    started = threading.Event()
+    server = _Server(uvicorn_config(app), on_started=started.set)
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            server.run(sockets=[sock])
+        except BaseException as exc:  # surfaced to the caller below
+            failure.append(exc)
+        finally:
+            started.set()
+
+    thread = threading.Thread(target=run, name=f"lorenz-serve-{port}", daemon=True)
+    thread.start()
+    try:
+        started.wait(timeout=30)
+        if failure or not server.started:
+            msg = f"lorenz server failed to start: {failure[0] if failure else 'timeout'}"
+            raise RuntimeError(msg)
+        yield RunningServer(base_url=f"http://127.0.0.1:{port}", app=app)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+        sock.close()
+
+
+def run_http(live: LiveWorkspace, *, host: str, port: int) -> int:
+    """Serve over HTTP in the foreground until SIGINT/SIGTERM; print the URL once listening."""
+    try:
+        sock = bind_socket(host, port)
+    except OSError as exc:
+        print(f"lorenz: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    bound_port = sock.getsockname()[1]
+    url = display_url(host, bound_port)
+    snapshot = live.snapshot()
+
+    def announce() -> None:
+        print(
+            f"lorenz: serving {len(snapshot.specs)} tools from {len(snapshot.packs)} packs at {url}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    app = build_app(live, bind_host=host)
+    server = _Server(uvicorn_config(app), on_started=announce)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+    print("lorenz: stopped", file=sys.stderr)
+    return 0 if server.started else 1

@@ -1,0 +1,215 @@
+"""The MCP protocol side: the SDK's low-level ``Server`` over a :class:`LiveWorkspace`.
+
+The SDK owns JSON-RPC, both protocol eras and the transports; this module only answers
+``tools/list`` and ``tools/call`` and maps a :class:`~lorenz.results.ToolResult` onto the wire.
+Every failure (bad arguments, an unknown tool, a pack that raised) is an ``isError`` result,
+never a JSON-RPC error, so every client hands it to the model.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import mcp_types as types
+from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
+from mcp.server import Server, ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions
+from mcp.server.models import InitializationOptions
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+from .. import __version__
+from ..contracts import ToolContext, ToolSpec
+from ..mount import execute_mounted_tool
+from ..results import ToolResult, error_message, tool_failure
+
+if TYPE_CHECKING:
+    from mcp.server.session import ServerSession
+
+    from .reload import LiveWorkspace, Snapshot, Validator
+
+__all__ = ["HostState", "LorenzServer", "build_server", "call_result", "validate_arguments"]
+
+logger = logging.getLogger("lorenz.host")
+
+SERVER_NAME = "lorenz"
+INSTRUCTIONS = "Tools from the Lorenz tool packs mounted by this workflow."
+
+
+class HostState:
+    """What the handlers share: the live workspace, the outbound HTTP client (opened by the
+    app's lifespan, or lazily) and, when change notifications are on, the sessions to notify."""
+
+    def __init__(self, live: LiveWorkspace, *, list_changed: bool = False) -> None:
+        self.live = live
+        self.list_changed = list_changed
+        self.http: httpx.AsyncClient | None = None
+        self._sessions: dict[str, ServerSession] = {}
+        self._notified_generation = live.snapshot().generation
+
+    def client(self) -> httpx.AsyncClient:
+        if self.http is None:
+            self.http = httpx.AsyncClient(timeout=30.0)
+        return self.http
+
+    async def aclose(self) -> None:
+        if self.http is not None:
+            await self.http.aclose()
+            self.http = None
+
+    def remember(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        """Keep the session of a handshake-era stateful connection, to tell it about reloads."""
+        if not self.list_changed or ctx.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            return
+        request = ctx.request
+        key = "stdio"
+        if request is not None:
+            session_id = getattr(request, "headers", {}).get("mcp-session-id")
+            if session_id is None:
+                return  # stateless HTTP: nowhere to deliver a notification
+            key = session_id
+        self._sessions[key] = ctx.session
+
+    async def notify_if_changed(self) -> None:
+        """Send ``notifications/tools/list_changed`` to every remembered session once per reload."""
+        generation = self.live.snapshot().generation
+        if generation == self._notified_generation:
+            return
+        self._notified_generation = generation
+        for key, session in list(self._sessions.items()):
+            try:
+                await session.send_tool_list_changed()
+            except Exception as exc:  # the session ended; stop tracking it
+                logger.debug("dropping session %s: %s", key[:16], error_message(exc))
+                self._sessions.pop(key, None)
+
+
+class LorenzServer(Server[Any]):
+    """The SDK server, advertising ``tools.listChanged`` when reloads are pushed to sessions."""
+
+    def __init__(self, state: HostState, **kwargs: Any) -> None:
+        super().__init__(SERVER_NAME, **kwargs)
+        self._list_changed = state.list_changed
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        if notification_options is None:
+            notification_options = NotificationOptions(tools_changed=self._list_changed)
+        return super().create_initialization_options(notification_options, experimental_capabilities, extensions)
+
+
+def wire_tools(snapshot: Snapshot) -> list[types.Tool]:
+    """The snapshot's tools as SDK models, built once per snapshot."""
+    tools: list[types.Tool] | None = snapshot.wire.get("tools")
+    if tools is None:
+        tools = [types.Tool.model_validate(spec.to_wire()) for spec in snapshot.specs]
+        snapshot.wire["tools"] = tools
+    return tools
+
+
+def validate_arguments(tool: str, arguments: Any, validator: Validator | None) -> ToolResult | None:
+    """``None`` when ``arguments`` fit the tool's ``inputSchema``; else a failure naming the field."""
+    if validator is None:
+        return None
+    error = best_match(validator.iter_errors(arguments))
+    if error is None:
+        return None
+    path = error.json_path
+    where = f"argument {path[2:]}" if path.startswith("$.") else "arguments"
+    message = f"invalid arguments for {tool}: {where}: {error.message}"
+    return tool_failure(message, path=path)
+
+
+def _jsonable(payload: Any) -> tuple[Any, str]:
+    try:
+        return payload, json.dumps(payload, indent=2, ensure_ascii=False)
+    except (TypeError, ValueError):
+        # A pack returned something JSON cannot hold (a datetime, a set): show its string form.
+        text = json.dumps(payload, indent=2, ensure_ascii=False, default=str)
+        return json.loads(text), text
+
+
+def call_result(
+    result: ToolResult, spec: ToolSpec | None = None, output: Validator | None = None
+) -> types.CallToolResult:
+    """The wire form of a tool result: one text item with the pretty JSON payload, ``isError``
+    when it failed, and the payload as ``structuredContent`` when it is an object.
+
+    A successful result for a tool advertising an ``outputSchema`` must match it (clients reject
+    it otherwise), so a mismatch becomes an ``isError`` result naming the problem.
+    """
+    payload, text = _jsonable(result.payload())
+    if result.success and spec is not None and spec.output_schema is not None:
+        problem = None
+        if output is not None:
+            error = best_match(output.iter_errors(payload))
+            if error is not None:
+                problem = f"{error.json_path}: {error.message}"
+        if problem is not None:
+            return call_result(
+                tool_failure(f"tool {spec.name} returned a result that does not match its outputSchema: {problem}")
+            )
+    structured = payload if isinstance(payload, dict) else None
+    return types.CallToolResult(
+        content=[types.TextContent(text=text)],
+        structured_content=structured,
+        is_error=not result.success,
+    )
+
+
+async def call_tool(state: HostState, snapshot: Snapshot, name: str, arguments: Any) -> types.CallToolResult:
+    """Validate, route and run one tool call; never raises."""
+    try:
+        context = ToolContext(settings=snapshot.settings, http=state.client())
+        pack = snapshot.owners.get(name)
+        if pack is None:  # lists every mounted tool in the failure
+            return call_result(await execute_mounted_tool(snapshot.packs, name, arguments, context))
+        failure = validate_arguments(name, arguments, snapshot.input_validators.get(name))
+        if failure is not None:
+            return call_result(failure)
+        result = await execute_mounted_tool((pack,), name, arguments, context)
+        return call_result(result, snapshot.by_name[name], snapshot.output_validators.get(name))
+    except Exception as exc:  # a defect here must still reach the model as a tool error
+        logger.exception("lorenz: tools/call %s failed", name)
+        return call_result(tool_failure(error_message(exc)))
+
+
+def build_server(state: HostState) -> LorenzServer:
+    """The SDK server answering from ``state.live``'s current snapshot."""
+
+    async def on_list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        state.remember(ctx)
+        return types.ListToolsResult(tools=wire_tools(state.live.current()))
+
+    async def on_call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        state.remember(ctx)
+        arguments = params.arguments if params.arguments is not None else {}
+        return await call_tool(state, state.live.current(), params.name, arguments)
+
+    def input_schema(name: str) -> Mapping[str, Any] | None:
+        spec = state.live.current().by_name.get(name)
+        return spec.input_schema if spec is not None else None
+
+    state.live.prepare = wire_tools
+    wire_tools(state.live.snapshot())  # a spec the SDK cannot represent fails here, at startup
+    server = LorenzServer(
+        state,
+        version=__version__,
+        title="Lorenz",
+        instructions=INSTRUCTIONS,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+        get_tool_input_schema=input_schema,
+    )
+    return server

@@ -1,0 +1,196 @@
+"""The human-facing routes around ``/mcp``: the landing page, the server card, ``/healthz``.
+
+Plain server-rendered HTML, every interpolated value escaped. With a bearer token configured,
+the tool inventory is shown only to callers presenting it (the page still says how to connect).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse
+
+from .. import __version__
+from .security import MCP_PATH, token_matches
+
+if TYPE_CHECKING:
+    from .reload import LiveWorkspace, Snapshot
+
+__all__ = ["healthz", "landing_page", "render_landing", "server_card"]
+
+MCP_VERSION = "2026-07-28"
+
+
+def endpoint_url(request: Request) -> str:
+    """The ``/mcp`` URL as this client reached us (the Host header was validated upstream)."""
+    return f"{request.url.scheme}://{request.url.netloc}{MCP_PATH}"
+
+
+def _authorized(request: Request, snapshot: Snapshot) -> bool:
+    token = snapshot.settings.server.token
+    return not token or token_matches(request.headers.get("authorization"), token)
+
+
+def _tools(snapshot: Snapshot) -> list[dict[str, Any]]:
+    out = []
+    for spec in snapshot.specs:
+        entry = spec.to_wire()
+        entry["pack"] = snapshot.pack_of(spec.name)
+        out.append(entry)
+    return out
+
+
+def server_card_data(snapshot: Snapshot, url: str, *, authorized: bool) -> dict[str, Any]:
+    token = bool(snapshot.settings.server.token)
+    card: dict[str, Any] = {
+        "mcp_version": MCP_VERSION,
+        "server_name": "lorenz",
+        "server_version": __version__,
+        "server_description": "Lorenz tool packs served over MCP",
+        "endpoints": {"streamable_http": url},
+        "transports": ["streamable-http", "stdio"],
+        "capabilities": {"tools": True, "resources": False, "prompts": False, "logging": False},
+        "authentication": {"required": True, "type": "bearer"} if token else {"required": False, "type": "none"},
+        "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    if authorized:
+        card["packs"] = [pack.name for pack in snapshot.packs]
+        card["tools"] = [
+            {key: tool[key] for key in ("name", "title", "description", "pack", "annotations") if key in tool}
+            for tool in _tools(snapshot)
+        ]
+    return card
+
+
+async def server_card(request: Request) -> JSONResponse:
+    live: LiveWorkspace = request.app.state.live
+    snapshot = live.current()
+    card = server_card_data(snapshot, endpoint_url(request), authorized=_authorized(request, snapshot))
+    return JSONResponse(
+        card,
+        headers={
+            "Cache-Control": "no-cache",
+            "X-Content-Type-Options": "nosniff",
+            "Access-Control-Allow-Origin": "*",
+        },
+    )
+
+
+async def healthz(request: Request) -> JSONResponse:
+    live: LiveWorkspace = request.app.state.live
+    snapshot = live.current()
+    return JSONResponse(
+        {
+            "status": "ok",
+            "packs": len(snapshot.packs),
+            "tools": len(snapshot.specs),
+            "reloadFailed": live.last_error is not None,
+        },
+        headers={"Cache-Control": "no-store"},
+    )
+
+
+_CSS = """
+body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f}
+h1{margin-bottom:0}code,pre{font:13px ui-monospace,monospace;background:#f4f4f6;border-radius:4px}
+pre{padding:.6rem;overflow-x:auto}code{padding:.1rem .25rem}.muted{color:#6e6e73}
+section.tool{border:1px solid #ddd;border-radius:6px;padding:.2rem 1rem;margin:.8rem 0}
+.pill{display:inline-block;font-size:12px;border:1px solid #bbb;border-radius:9px;padding:0 .5rem;margin-right:.3rem}
+"""
+
+
+def _hints(annotations: Any) -> str:
+    if not annotations:
+        return '<span class="pill">no annotations</span>'
+    pills = []
+    for key, value in annotations.items():
+        pills.append(f'<span class="pill">{escape(str(key))}: {escape(json.dumps(value))}</span>')
+    return "".join(pills)
+
+
+def render_landing(snapshot: Snapshot, url: str, *, authorized: bool) -> str:
+    """The landing page: what is served, and how to connect to it."""
+    token = bool(snapshot.settings.server.token)
+    header = ' --header "Authorization: Bearer $LORENZ_MCP_TOKEN"' if token else ""
+    curl_auth = ' -H "Authorization: Bearer $LORENZ_MCP_TOKEN"' if token else ""
+    inspector_auth = ' --header "Authorization: Bearer $LORENZ_MCP_TOKEN"' if token else ""
+    curl = (
+        f"curl -s {url} -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream'"
+        f' -H \'MCP-Protocol-Version: 2025-11-25\'{curl_auth} -d \'{{"jsonrpc":"2.0","id":1,"method":"tools/list"}}\''
+    )
+    parts = [
+        "<!doctype html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>Lorenz MCP server</title><style>{_CSS}</style></head><body>",
+        f'<h1>Lorenz</h1><p class="muted">MCP server, version {escape(__version__)}</p>',
+    ]
+    if authorized:
+        parts.append(
+            f"<p>{len(snapshot.specs)} tools from {len(snapshot.packs)} packs"
+            f"{' (the embedded default: the local board)' if snapshot.workspace.embedded_default else ''}.</p>"
+        )
+    parts += [
+        "<h2>Connect</h2>",
+        f"<p>Endpoint (Streamable HTTP): <code>{escape(url)}</code>{' — requires a bearer token' if token else ''}</p>",
+        "<p>Claude Code:</p>",
+        f"<pre>claude mcp add --transport http lorenz {escape(url)}{escape(header)}</pre>",
+        "<p>MCP Inspector:</p>",
+        f"<pre>npx @modelcontextprotocol/inspector --cli {escape(url)} --transport http"
+        f"{escape(inspector_auth)} --method tools/list</pre>",
+        "<p>curl:</p>",
+        f"<pre>{escape(curl)}</pre>",
+        "<p>Over stdio (an MCP client starts the process): <code>lorenz serve --stdio</code></p>",
+    ]
+    if not authorized:
+        parts.append("<p>The tool inventory is available to callers presenting the bearer token.</p>")
+    else:
+        tools_by_pack: dict[str, list[dict[str, Any]]] = {}
+        for tool in _tools(snapshot):
+            tools_by_pack.setdefault(str(tool["pack"]), []).append(tool)
+        parts.append("<h2>Packs and tools</h2>")
+        if not snapshot.packs:
+            parts.append("<p>No tool packs are mounted.</p>")
+        for pack in snapshot.packs:
+            tools = tools_by_pack.get(pack.name, [])
+            parts.append(f'<h3 id="pack-{escape(pack.name)}">{escape(pack.name)}</h3>')
+            if not tools:
+                parts.append('<p class="muted">No tools.</p>')
+            for tool in tools:
+                title = f' <span class="muted">({escape(tool["title"])})</span>' if tool.get("title") else ""
+                schema = json.dumps(tool["inputSchema"], indent=2, ensure_ascii=False)
+                parts += [
+                    f'<section class="tool" id="tool-{escape(tool["name"])}">',
+                    f"<h4><code>{escape(tool['name'])}</code>{title}</h4>",
+                    f"<p>{escape(tool.get('description') or '')}</p>",
+                    f"<p>{_hints(tool.get('annotations'))}</p>",
+                    "<details><summary>Input schema</summary>",
+                    f"<pre>{escape(schema)}</pre></details>",
+                ]
+                if "outputSchema" in tool:
+                    output = json.dumps(tool["outputSchema"], indent=2, ensure_ascii=False)
+                    parts.append(f"<details><summary>Output schema</summary><pre>{escape(output)}</pre></details>")
+                parts.append("</section>")
+    parts.append(
+        '<p class="muted">Server card: <a href="/.well-known/mcp.json">/.well-known/mcp.json</a>'
+        ' · health: <a href="/healthz">/healthz</a></p></body></html>'
+    )
+    return "\n".join(parts)
+
+
+async def landing_page(request: Request) -> HTMLResponse:
+    live: LiveWorkspace = request.app.state.live
+    snapshot = live.current()
+    html = render_landing(snapshot, endpoint_url(request), authorized=_authorized(request, snapshot))
+    return HTMLResponse(
+        html,
+        headers={
+            "Cache-Control": "no-cache",
+            "X-Content-Type-Options": "nosniff",
+            "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
+        },
+    )

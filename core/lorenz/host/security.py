@@ -1,0 +1,183 @@
+"""The HTTP guard in front of every route: Host/Origin checks, the bearer token, the body cap.
+
+One pure ASGI middleware, so a rejected request costs no framework work and nothing behind it
+runs. The limits are read from the live settings on every request, so a hot reload that
+changes ``server.token`` or the allow-lists takes effect at once.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ..settings.model import ServerSettings
+
+__all__ = [
+    "LOOPBACK_HOSTS",
+    "MCP_PATH",
+    "SecurityMiddleware",
+    "host_allowed",
+    "origin_allowed",
+    "token_matches",
+]
+
+MCP_PATH = "/mcp"
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+_WILDCARDS = ("0.0.0.0", "[::]", "")
+_UNAUTHORIZED = {"error": {"code": "unauthorized", "message": "Missing or invalid MCP bearer token"}}
+
+
+def _split_host(value: str) -> tuple[str, str | None]:
+    """``host[:port]`` → ``(host, port)``; brackets kept on IPv6 literals."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        end = value.find("]")
+        if end == -1:
+            return value, None
+        host, rest = value[: end + 1], value[end + 1 :]
+        return host, rest[1:] if rest.startswith(":") else None
+    host, sep, port = value.partition(":")
+    return host, port if sep else None
+
+
+def _matches(host: str, port: str | None, patterns: Iterable[str]) -> bool:
+    for pattern in patterns:
+        want_host, want_port = _split_host(pattern)
+        if want_host != host:
+            continue
+        if want_port in (None, "*") or want_port == port:
+            return True
+    return False
+
+
+def host_allowed(value: str | None, extra: Iterable[str] = ()) -> bool:
+    """Whether a ``Host`` header names this server: loopback on any port, or an ``extra`` entry
+    (``host``, ``host:port`` or ``host:*``; a bare host allows any port)."""
+    if not value:
+        return False
+    host, port = _split_host(value)
+    return host in LOOPBACK_HOSTS or _matches(host, port, extra)
+
+
+def origin_allowed(value: str | None, extra: Iterable[str] = ()) -> bool:
+    """Whether an ``Origin`` may call ``/mcp``: absent (non-browser clients), a loopback origin,
+    or an ``extra`` entry (``scheme://host[:port]``, port ``*`` for any)."""
+    if value is None:
+        return True
+    origin = value.strip().lower()
+    for pattern in extra:
+        pattern = pattern.strip().lower().rstrip("/")
+        if pattern == "*" or pattern == origin:
+            return True
+        if pattern.endswith(":*") and origin.startswith(pattern[:-1]) and origin[len(pattern) - 1 :].isdigit():
+            return True
+    scheme, sep, rest = origin.partition("://")
+    if not sep or scheme not in ("http", "https"):
+        return False
+    host, _port = _split_host(rest)
+    return host in LOOPBACK_HOSTS
+
+
+def token_matches(header: str | None, token: str) -> bool:
+    """Whether ``Authorization`` carries ``Bearer <token>``, compared in constant time."""
+    if not header or not header.startswith("Bearer "):
+        return False
+    presented = header[len("Bearer ") :].strip()
+    return hmac.compare_digest(presented.encode("utf-8"), token.encode("utf-8"))
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+async def _send_json(send: Send, status: int, body: Any, headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
+    payload = json.dumps(body, separators=(",", ":")).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})
+
+
+class SecurityMiddleware:
+    """Guard the app: a foreign ``Host`` gets 421 everywhere; on ``/mcp`` a foreign ``Origin``
+    gets 403, a missing or wrong bearer token 401 and a body over the cap 413, before the MCP
+    transport sees the request."""
+
+    def __init__(
+        self, app: ASGIApp, *, server_settings: Callable[[], ServerSettings], bind_host: str | None = None
+    ) -> None:
+        self.app = app
+        self.server_settings = server_settings
+        # A specific non-loopback bind address is how clients reach us, so its name is ours too.
+        if bind_host and ":" in bind_host and not bind_host.startswith("["):
+            bind_host = f"[{bind_host}]"
+        self.bind_hosts: tuple[str, ...] = (bind_host,) if bind_host and bind_host not in _WILDCARDS else ()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        server = self.server_settings()
+        if not host_allowed(_header(scope, b"host"), (*server.allowed_hosts, *self.bind_hosts)):
+            await _send_json(send, 421, {"error": {"code": "misdirected", "message": "Invalid Host header"}})
+            return
+        if scope["path"] != MCP_PATH:
+            await self.app(scope, receive, send)
+            return
+        if not origin_allowed(_header(scope, b"origin"), server.allowed_origins):
+            await _send_json(send, 403, {"error": {"code": "forbidden", "message": "Invalid Origin header"}})
+            return
+        if server.token and not token_matches(_header(scope, b"authorization"), server.token):
+            await _send_json(send, 401, _UNAUTHORIZED, [(b"www-authenticate", b'Bearer realm="lorenz"')])
+            return
+        if scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        await self._capped(scope, receive, send, server.max_body_bytes)
+
+    async def _capped(self, scope: Scope, receive: Receive, send: Send, limit: int) -> None:
+        too_large = {"error": {"code": "payload_too_large", "message": f"Request body exceeds {limit} bytes"}}
+        declared = _header(scope, b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            await _send_json(send, 413, too_large)
+            return
+        # Read the stream itself: a lying or absent Content-Length must not get past the cap.
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                await _send_json(send, 413, too_large)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)

@@ -1,0 +1,218 @@
+"""End to end over Streamable HTTP: the real app under uvicorn on 127.0.0.1:0, the official SDK
+client, and raw httpx probes for what the client cannot send."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import httpx
+import httpx2
+import mcp
+import pytest
+from mcp.client.streamable_http import streamable_http_client
+
+from lorenz.host import RunningServer, serve_in_thread
+
+pytestmark = pytest.mark.anyio
+
+HERE = Path(__file__).parent
+WORKFLOW = "---\ntracker:\n  kind: demo\n{extra}---\nprompt\n"
+TOOLS = ["demo_add", "demo_fail", "demo_boom", "demo_list"]
+JSON_HEADERS = {
+    "Content-Type": "application/json",
+    "Accept": "application/json, text/event-stream",
+    "MCP-Protocol-Version": "2025-11-25",
+}
+
+
+def load_pack() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("host_pack", HERE / "host_pack.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+PACK = load_pack()
+
+
+def write_workflow(directory: Path, extra: str = "") -> Path:
+    path = directory / "WORKFLOW.md"
+    path.write_text(WORKFLOW.format(extra=extra))
+    return path
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[RunningServer]:
+    write_workflow(tmp_path)
+    with serve_in_thread(cwd=tmp_path, env={"LORENZ_LOAD_PLUGINS": ""}, plugins=[PACK]) as running:
+        yield running
+
+
+@pytest.fixture
+def token_server(tmp_path: Path) -> Iterator[RunningServer]:
+    write_workflow(tmp_path)
+    env = {"LORENZ_LOAD_PLUGINS": ""}
+    with serve_in_thread(cwd=tmp_path, env=env, plugins=[PACK], token="s3cret-token") as running:
+        yield running
+
+
+def rpc(method: str, params: dict[str, Any] | None = None, id: int = 1) -> dict[str, Any]:
+    body: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
+    if params is not None:
+        body["params"] = params
+    return body
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_initialize_list_and_call(server: RunningServer, mode: str) -> None:
+    """Both protocol eras list the mounted tools and return a structured success."""
+    async with mcp.Client(server.url, mode=mode) as client:
+        assert client.protocol_version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
+        listed = await client.list_tools()
+        assert [tool.name for tool in listed.tools] == TOOLS
+        add = listed.tools[0]
+        assert add.input_schema == PACK.ADD_SCHEMA
+        assert add.annotations is not None and add.annotations.read_only_hint is True
+        result = await client.call_tool("demo_add", {"a": 40, "b": 2})
+        assert result.is_error is False
+        assert result.structured_content == {"sum": 42}
+        assert result.content[0].type == "text"
+        assert result.content[0].text == json.dumps({"sum": 42}, indent=2)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_tool_failures_are_error_results(server: RunningServer, mode: str) -> None:
+    """A failing pack, a raising pack and an unknown tool are isError results, not protocol errors."""
+    async with mcp.Client(server.url, mode=mode) as client:
+        failed = await client.call_tool("demo_fail", {})
+        assert failed.is_error is True
+        assert json.loads(failed.content[0].text) == {"error": {"message": "nope", "code": "demo"}}
+        assert failed.structured_content == {"error": {"message": "nope", "code": "demo"}}
+        boom = await client.call_tool("demo_boom", {})
+        assert boom.is_error is True
+        assert json.loads(boom.content[0].text) == {"error": {"message": "kaboom"}}
+        unknown = await client.call_tool("nope", {})
+        assert unknown.is_error is True
+        assert json.loads(unknown.content[0].text) == {
+            "error": {"message": 'Unsupported tool: "nope".', "supportedTools": TOOLS}
+        }
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_bad_arguments_name_the_field(server: RunningServer, mode: str) -> None:
+    """Arguments are checked against inputSchema before the pack runs; the error names the field."""
+    async with mcp.Client(server.url, mode=mode) as client:
+        wrong_type = await client.call_tool("demo_add", {"a": "forty", "b": 2})
+        assert wrong_type.is_error is True
+        error = json.loads(wrong_type.content[0].text)["error"]
+        assert error["path"] == "$.a"
+        assert error["message"] == "invalid arguments for demo_add: argument a: 'forty' is not of type 'integer'"
+        missing = await client.call_tool("demo_add", {"a": 1})
+        assert missing.is_error is True
+        assert "'b' is a required property" in json.loads(missing.content[0].text)["error"]["message"]
+
+
+async def test_non_object_payload_has_no_structured_content(server: RunningServer) -> None:
+    """A list payload is text only: structuredContent is reserved for objects."""
+    async with mcp.Client(server.url, mode="legacy") as client:
+        result = await client.call_tool("demo_list", {"n": 2})
+        assert result.is_error is False
+        assert result.structured_content is None
+        assert json.loads(result.content[0].text) == [0, 1]
+
+
+async def test_bearer_token_rejected_and_accepted(token_server: RunningServer) -> None:
+    """Without the token /mcp answers 401 and nothing runs; with it the SDK client works."""
+    async with httpx.AsyncClient() as http:
+        missing = await http.post(token_server.url, json=rpc("tools/call", {"name": "demo_add"}), headers=JSON_HEADERS)
+        wrong = await http.post(
+            token_server.url,
+            json=rpc("tools/list"),
+            headers={**JSON_HEADERS, "Authorization": "Bearer wrong"},
+        )
+    assert missing.status_code == 401
+    assert missing.json() == {"error": {"code": "unauthorized", "message": "Missing or invalid MCP bearer token"}}
+    assert wrong.status_code == 401
+    for mode in ("legacy", "auto"):
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret-token"}) as authed,
+            mcp.Client(streamable_http_client(token_server.url, http_client=authed), mode=mode) as client,
+        ):
+            result = await client.call_tool("demo_add", {"a": 1, "b": 1})
+            assert result.structured_content == {"sum": 2}
+
+
+async def test_foreign_origin_and_host_rejected(server: RunningServer) -> None:
+    """DNS-rebinding guard: a foreign Origin gets 403 and a foreign Host 421; loopback passes."""
+    async with httpx.AsyncClient() as http:
+        origin = await http.post(
+            server.url, json=rpc("tools/list"), headers={**JSON_HEADERS, "Origin": "http://evil.example"}
+        )
+        host = await http.post(server.url, json=rpc("tools/list"), headers={**JSON_HEADERS, "Host": "evil.example"})
+        landing = await http.get(server.base_url + "/", headers={"Host": "evil.example:80"})
+        local = await http.post(
+            server.url, json=rpc("tools/list"), headers={**JSON_HEADERS, "Origin": "http://localhost:3000"}
+        )
+    assert origin.status_code == 403
+    assert host.status_code == 421
+    assert landing.status_code == 421
+    assert local.status_code == 200
+    assert [tool["name"] for tool in local.json()["result"]["tools"]] == TOOLS
+
+
+async def test_oversize_body_is_413(server: RunningServer) -> None:
+    """A body over server.max_body_bytes is refused with 413, even when sent chunked."""
+    big = json.dumps(rpc("tools/call", {"name": "demo_add", "arguments": {"pad": "x" * (1024 * 1024 + 10)}}))
+
+    async def chunks() -> Any:  # no Content-Length: the cap must read the stream
+        for start in range(0, len(big), 65536):
+            yield big[start : start + 65536].encode()
+
+    async with httpx.AsyncClient() as http:
+        declared = await http.post(server.url, content=big, headers=JSON_HEADERS)
+        streamed = await http.post(server.url, content=chunks(), headers=JSON_HEADERS)
+    assert declared.status_code == 413
+    assert streamed.status_code == 413
+
+
+async def test_malformed_json_is_parse_error(server: RunningServer) -> None:
+    """Malformed JSON gets a JSON-RPC parse error (-32700), never a 500."""
+    async with httpx.AsyncClient() as http:
+        response = await http.post(server.url, content=b"{", headers=JSON_HEADERS)
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == -32700
+
+
+async def test_healthz(server: RunningServer) -> None:
+    """/healthz answers 200 with the pack and tool counts."""
+    async with httpx.AsyncClient() as http:
+        response = await http.get(server.base_url + "/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "packs": 1, "tools": 4, "reloadFailed": False}
+
+
+async def test_landing_page_and_card_list_exactly_the_mounted_tools(server: RunningServer) -> None:
+    """The landing page and the server card list the mounted tools, each with its pack."""
+    async with httpx.AsyncClient() as http:
+        page = await http.get(server.base_url + "/")
+        card = await http.get(server.base_url + "/.well-known/mcp.json")
+    assert page.status_code == 200
+    assert page.headers["content-type"].startswith("text/html")
+    html = page.text
+    for name in TOOLS:
+        assert f'id="tool-{name}"' in html
+    assert html.count('<section class="tool"') == len(TOOLS)
+    assert "extra_ping" not in html
+    assert "Raises &lt;b&gt;kaboom&lt;/b&gt;." in html  # escaped, not markup
+    assert f"claude mcp add --transport http lorenz {server.url}" in html
+    assert card.status_code == 200
+    data = card.json()
+    assert data["endpoints"] == {"streamable_http": server.url}
+    assert [(tool["name"], tool["pack"]) for tool in data["tools"]] == [(name, "demo") for name in TOOLS]
+    assert data["capabilities"]["logging"] is False
