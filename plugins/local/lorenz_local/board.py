@@ -1,0 +1,211 @@
+"""The board file format: one issue per Markdown file with YAML front matter.
+
+::
+
+    ---
+    status: In Progress
+    labels:
+      - backend
+    ---
+
+    # Title
+
+    Description.
+
+    <!-- lorenz:comments -->
+    ## Comments
+    - 2026-05-29T10:00:00.000Z agent: opened PR #42
+
+:func:`render_document` is the only writer, and ``render_document(parse_document(text)) == text``
+for every text it produced, so a read-modify-write changes only what it means to change.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+from attrs import evolve, frozen
+from ruamel.yaml import YAML
+from ruamel.yaml.resolver import BaseResolver
+
+__all__ = [
+    "COMMENTS_MARKER",
+    "BoardDocument",
+    "BoardFormatError",
+    "comment_line",
+    "iso_timestamp",
+    "parse_document",
+    "render_document",
+]
+
+COMMENTS_MARKER = "<!-- lorenz:comments -->"
+_COMMENTS_HEADING = "## Comments"
+
+
+class BoardFormatError(ValueError):
+    """A board file that cannot be read as an issue (bad YAML, missing status)."""
+
+
+@frozen(kw_only=True)
+class BoardDocument:
+    """The parsed content of one issue file. ``comments`` is the raw comment block (lines)."""
+
+    status: str
+    labels: tuple[str, ...] = ()
+    title: str = ""
+    description: str = ""
+    comments: str = ""
+
+    def with_status(self, status: str) -> BoardDocument:
+        return evolve(self, status=status)
+
+    def with_comment(self, line: str) -> BoardDocument:
+        existing = self.comments.strip()
+        return evolve(self, comments=f"{existing}\n{line}" if existing else line)
+
+    def comment_lines(self) -> list[str]:
+        block = self.comments.strip()
+        return block.split("\n") if block else []
+
+
+# -- YAML: the 1.2 core schema ---------------------------------------------------------------------
+# ruamel's own 1.2 resolver still turns `2026-01-01` into a date and reads `1_000` as a number; the
+# core schema (and the original's `yaml` package) keeps both as strings.
+
+
+class _CoreResolver(BaseResolver):
+    yaml_implicit_resolvers: dict[Any, Any] = {}  # noqa: RUF012 - ruamel's class-level table
+
+    def __init__(self, version: Any = None, loader: Any = None, loadumper: Any = None) -> None:
+        super().__init__(loader if loader is not None else loadumper)
+
+    @property
+    def processing_version(self) -> Any:
+        return (1, 2)
+
+
+for _tag, _pattern, _first in (
+    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
+    ("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", list("-+0123456789")),
+    (
+        "tag:yaml.org,2002:float",
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        list("-+0123456789."),
+    ),
+):
+    for _char in _first:
+        _CoreResolver.yaml_implicit_resolvers.setdefault(_char, []).append((_tag, re.compile(_pattern)))
+
+
+def _loader() -> YAML:
+    yaml = YAML(typ="safe", pure=True)
+    yaml.Resolver = _CoreResolver
+    return yaml
+
+
+def _dumper() -> YAML:
+    yaml = YAML(typ="safe", pure=True)
+    yaml.default_flow_style = False
+    yaml.indent(mapping=2, sequence=4, offset=2)  # `labels:\n  - a`
+    yaml.width = 1 << 30  # never fold a long status onto a second line
+    yaml.allow_unicode = True
+    return yaml
+
+
+# A value the 1.2 core schema reads as this very string when written plain: starts with a letter,
+# then only letters, digits, spaces, "_" and "-", and is no null/bool word. Front matter made only of
+# such values in the board's own layout is read without the YAML parser (the common case, and ~20x
+# faster); anything else goes through ruamel.
+_SIMPLE = r"(?!(?:null|Null|NULL|true|True|TRUE|false|False|FALSE)(?![A-Za-z0-9 _-]))[A-Za-z][A-Za-z0-9 _-]*(?<! )"
+_FAST_FRONT_MATTER = re.compile(rf"status: ({_SIMPLE})\n?(?:labels:\n((?:  - {_SIMPLE}\n?)+))?", re.ASCII)
+_FAST_LABEL = re.compile(rf"  - ({_SIMPLE})", re.ASCII)
+
+
+def _load_front_matter(text: str) -> Any:
+    fast = _FAST_FRONT_MATTER.fullmatch(text)
+    if fast is not None:
+        labels = fast.group(2)
+        data: dict[str, Any] = {"status": fast.group(1)}
+        if labels is not None:
+            data["labels"] = _FAST_LABEL.findall(labels)
+        return data
+    if not text.strip():
+        return {}
+    return _loader().load(text)
+
+
+def _dump_mapping(key: str, value: Any) -> str:
+    out = io.StringIO()
+    _dumper().dump({key: value}, out)
+    return out.getvalue()
+
+
+# -- parse / render --------------------------------------------------------------------------------
+
+
+def parse_document(text: str, issue_id: str) -> BoardDocument:
+    """Parse an issue file. Raises :class:`BoardFormatError` (or the YAML error) when malformed."""
+    text = text.replace("\r\n", "\n")
+    front: Any = {}
+    body = text
+    if text.startswith("---"):
+        end = text.find("\n---", 3)
+        if end != -1:
+            first_newline = text.find("\n")
+            close_newline = text.find("\n", end + 1)
+            body = text[close_newline + 1 :] if close_newline != -1 else ""
+            front = _load_front_matter(text[first_newline + 1 : end])
+    status = front.get("status") if isinstance(front, dict) else None
+    if not isinstance(status, str) or not status.strip():
+        msg = f"board issue {issue_id} is missing required 'status'"
+        raise BoardFormatError(msg)
+    raw_labels = front.get("labels")
+    labels = tuple(item for item in raw_labels if isinstance(item, str)) if isinstance(raw_labels, list) else ()
+    main, marker, rest = body.partition(COMMENTS_MARKER)
+    comments = ""
+    if marker:
+        rest = rest.removeprefix("\n").removeprefix(_COMMENTS_HEADING).removeprefix("\n")
+        comments = rest.strip()
+    title, description = _title_and_description(main)
+    return BoardDocument(status=status.strip(), labels=labels, title=title, description=description, comments=comments)
+
+
+def _title_and_description(main: str) -> tuple[str, str]:
+    lines = main.split("\n")
+    for index, line in enumerate(lines):
+        if line.startswith("# "):
+            return line[2:].strip(), "\n".join(lines[index + 1 :]).strip()
+    return "", main.strip()
+
+
+def render_document(document: BoardDocument) -> str:
+    """The exact on-disk text of ``document``."""
+    front = _dump_mapping("status", document.status)
+    if document.labels:
+        front += _dump_mapping("labels", list(document.labels))
+    sections = [f"---\n{front.rstrip()}\n---", f"# {document.title}"]
+    description = document.description.strip()
+    if description:
+        sections.append(description)
+    comments = document.comments.strip()
+    if comments:
+        sections.append(f"{COMMENTS_MARKER}\n{_COMMENTS_HEADING}\n{comments}")
+    return "\n\n".join(sections) + "\n"
+
+
+def iso_timestamp(moment: datetime) -> str:
+    """UTC ISO-8601 with milliseconds and ``Z`` (``2026-05-29T10:00:00.000Z``)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    utc = moment.astimezone(UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+def comment_line(body: str, now: datetime) -> str:
+    """``- <timestamp> agent: <body>``."""
+    return f"- {iso_timestamp(now)} agent: {body}"

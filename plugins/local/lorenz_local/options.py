@@ -1,0 +1,94 @@
+"""The board's configuration: the id prefix rule, ``tracker:`` options and ``tools.local`` options."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from attrs import frozen
+
+from lorenz.settings.model import Settings
+
+from .paths import DEFAULT_BOARD_DIR
+
+__all__ = [
+    "DEFAULT_ID_PREFIX",
+    "PREFIX_PATTERN",
+    "BoardConfig",
+    "is_valid_prefix",
+    "pack_board_config",
+    "validate_pack_options",
+]
+
+DEFAULT_ID_PREFIX = "BOARD-"
+PREFIX_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*", re.ASCII)
+PREFIX_RULE = 'must start alphanumeric, then only letters, digits, "_" or "-"'
+PACK_KEYS = ("path", "idPrefix", "id_prefix")
+
+
+def is_valid_prefix(prefix: object) -> bool:
+    return isinstance(prefix, str) and PREFIX_PATTERN.fullmatch(prefix) is not None
+
+
+def json_text(value: object) -> str:
+    """``value`` as a JSON literal, the way error messages quote ids and prefixes."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+@frozen(kw_only=True)
+class BoardConfig:
+    """Where a board lives (as configured, before resolution) and its id prefix."""
+
+    path: str | None = None
+    id_prefix: str = DEFAULT_ID_PREFIX
+
+
+def validate_pack_options(options: Mapping[str, Any]) -> None:
+    """Check ``tools.local``; raise ``ValueError`` naming the first bad ``tools.local.<key>``."""
+    for key, value in options.items():
+        if key not in PACK_KEYS:
+            msg = f"tools.local.{key} is not supported (known keys: {', '.join(PACK_KEYS)})"
+            raise ValueError(msg)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            msg = f"tools.local.{key} must be a string"
+            raise ValueError(msg)
+        if key == "path" and not value.strip():
+            msg = f"tools.local.{key} must not be empty"
+            raise ValueError(msg)
+        if key != "path" and not is_valid_prefix(value):
+            msg = f"tools.local.{key} {json_text(value)} is invalid: {PREFIX_RULE}"
+            raise ValueError(msg)
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def pack_board_config(settings: Settings) -> BoardConfig:
+    """The pack's board: ``tools.local`` first, then the tracker's options when ``local`` dispatches."""
+    pack = (settings.tool_options or {}).get("local") or {}
+    tracker = settings.tracker.options if settings.tracker.kind == "local" else {}
+    path = _str(pack.get("path"))
+    if path is None:
+        path = _str(tracker.get("path"))
+    prefix = _str(pack.get("idPrefix")) or _str(pack.get("id_prefix")) or _str(tracker.get("idPrefix"))
+    return BoardConfig(path=path, id_prefix=prefix or DEFAULT_ID_PREFIX)
+
+
+def parse_tracker_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """``tracker:`` options of kind ``local`` → ``{"path", "idPrefix"}`` with defaults filled in."""
+    from lorenz.settings.options import reject_unknown_options, string_option
+
+    reject_unknown_options(options, ("path", "idPrefix"), "local")
+    path = string_option(options, "path")
+    prefix = string_option(options, "idPrefix")
+    if prefix is None:
+        prefix = DEFAULT_ID_PREFIX
+    if not is_valid_prefix(prefix):
+        msg = f"tracker.id_prefix {json_text(prefix)} is invalid: {PREFIX_RULE}"
+        raise ValueError(msg)
+    return {"path": DEFAULT_BOARD_DIR if path is None else path, "idPrefix": prefix}

@@ -1,0 +1,28 @@
+"""Entry point ``lorenz.tool_packs: local``: registers the ``local`` tracker and pack."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from lorenz.contracts import ToolProvider, TrackerProvider
+from lorenz.hookspecs import hookimpl
+
+from .tools import LocalToolPack
+from .tracker import LocalTrackerProvider
+
+__all__ = ["PACK", "TRACKER", "lorenz_register_tool_packs", "lorenz_register_trackers"]
+
+TRACKER = LocalTrackerProvider()
+PACK = LocalToolPack()
+
+
+@hookimpl
+def lorenz_register_trackers(register: Callable[[TrackerProvider], None]) -> None:
+    """Tracker kind ``local``: the Markdown board."""
+    register(TRACKER)
+
+
+@hookimpl
+def lorenz_register_tool_packs(register: Callable[[ToolProvider], None]) -> None:
+    """Pack ``local``: the five board tools."""
+    register(PACK)

@@ -1,0 +1,401 @@
+"""``BoardStore``: ids, reads, and crash-safe, multi-process-safe writes of one board directory.
+
+Durability: a write goes to a temp file in the board directory, is fsynced, then published by
+an atomic ``os.replace`` (updates) or a no-overwrite ``os.link`` (creates, so two creators can
+never mint the same id), and the directory is fsynced. The temp file is removed on every path.
+A reader therefore sees either the old or the new file, never a torn one, even if the writer is
+killed mid-write.
+
+Concurrency: every read-modify-write and id allocation runs under :func:`~.locks.board_lock`
+(threads and processes). Reads take no lock.
+
+Every method is blocking file I/O: call it from a worker thread in async code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import random
+import re
+import string
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from attrs import frozen
+
+from lorenz.issue import Issue, default_state_type, normalize_issue
+
+from .board import BoardDocument, comment_line, iso_timestamp, parse_document, render_document
+from .cache import CACHE, CachedFile, FileSignature
+from .locks import LOCK_FILE_NAME, file_lock, process_lock
+from .options import DEFAULT_ID_PREFIX, PREFIX_RULE, is_valid_prefix, json_text
+
+__all__ = [
+    "MAX_CREATE_ATTEMPTS",
+    "BoardStore",
+    "SkippedFile",
+    "link_file",
+    "sync_dir",
+    "sync_file",
+]
+
+MAX_CREATE_ATTEMPTS = 64
+_IGNORED_DIR_SYNC_ERRORS = frozenset(
+    code
+    for code in (
+        errno.EINVAL,
+        errno.EISDIR,
+        errno.EPERM,
+        errno.EBADF,
+        getattr(errno, "ENOTSUP", None),
+        getattr(errno, "EOPNOTSUPP", None),
+        errno.EACCES,
+    )
+    if code is not None
+)
+_BASE36 = string.digits + string.ascii_lowercase
+
+
+@frozen
+class SkippedFile:
+    """A board file left out of a listing, and why."""
+
+    id: str
+    error: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"id": self.id, "error": self.error}
+
+
+# -- filesystem seams (tests replace these to observe ordering or inject failures) ------------------
+
+
+def sync_file(fd: int, path: str) -> None:
+    """fsync an open file; ``path`` names it (for observers)."""
+    os.fsync(fd)
+
+
+def sync_dir(path: str) -> None:
+    """fsync a directory, ignoring platforms that cannot (Windows, some network filesystems)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError as exc:
+        if exc.errno in _IGNORED_DIR_SYNC_ERRORS:
+            return
+        raise
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in _IGNORED_DIR_SYNC_ERRORS:
+            raise
+    finally:
+        os.close(fd)
+
+
+def link_file(source: str, target: str) -> None:
+    """Publish ``source`` as ``target``; raises ``FileExistsError`` rather than overwrite."""
+    os.link(source, target)
+
+
+def _random_token() -> str:
+    return "".join(random.choices(_BASE36, k=8))
+
+
+def _remove_quietly(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+def _write_synced(path: str, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        sync_file(fd, path)
+    finally:
+        os.close(fd)
+
+
+def _signature(st: os.stat_result) -> FileSignature:
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def _stat_iso(seconds: float) -> str:
+    return iso_timestamp(datetime.fromtimestamp(seconds, UTC))
+
+
+# -- the store --------------------------------------------------------------------------------------
+
+
+class BoardStore:
+    """One board directory of ``<prefix><n>.md`` issue files.
+
+    Every id is checked against ``^<prefix>[0-9]+$`` before any filesystem access, and the file
+    path it names is checked to stay inside the board. Files that are not issue files of this
+    prefix (``README.md``, other prefixes, temp and lock files) are invisible.
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        id_prefix: str = DEFAULT_ID_PREFIX,
+        on_skip: Callable[[SkippedFile], None] | None = None,
+    ) -> None:
+        if not is_valid_prefix(id_prefix):
+            msg = f"invalid board id_prefix: {json_text(id_prefix)} ({PREFIX_RULE})"
+            raise ValueError(msg)
+        self.directory = Path(os.path.abspath(directory))
+        self.id_prefix = id_prefix
+        self._dir = os.fspath(self.directory)
+        self._id_pattern = re.compile(re.escape(id_prefix) + "[0-9]+", re.ASCII)
+        self._on_skip = on_skip
+
+    # -- ids ---------------------------------------------------------------------------------------
+
+    def path_for(self, issue_id: object) -> str:
+        """The file of ``issue_id``; raises ``ValueError`` for anything but ``<prefix><n>``."""
+        if not isinstance(issue_id, str) or self._id_pattern.fullmatch(issue_id) is None:
+            msg = f"invalid board issue id: {json_text(issue_id)} (expected {self.id_prefix}<n>)"
+            raise ValueError(msg)
+        path = os.path.join(self._dir, issue_id + ".md")
+        # Defence in depth: the regex already excludes separators and dots.
+        if os.path.normpath(path) != path or not path.startswith(self._dir + os.sep):
+            msg = f"invalid board issue id: {json_text(issue_id)}"
+            raise ValueError(msg)
+        return path
+
+    def _number(self, issue_id: str) -> int:
+        return int(issue_id[len(self.id_prefix) :])
+
+    def issue_ids(self) -> list[str]:
+        """The ids of this board's issue files, in numeric order (``[]`` if the board is missing)."""
+        try:
+            with os.scandir(self._dir) as entries:
+                names = [entry.name for entry in entries]
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            msg = f"failed to read board directory {json_text(self._dir)}: {exc.strerror or exc}"
+            raise OSError(msg) from exc
+        match = self._id_pattern.fullmatch
+        ids = [name[:-3] for name in names if name.endswith(".md") and match(name[:-3])]
+        ids.sort(key=self._number)
+        return ids
+
+    def next_id(self) -> str:
+        """``<prefix><max + 1>``: gaps are never reused."""
+        ids = self.issue_ids()
+        return f"{self.id_prefix}{self._number(ids[-1]) + 1 if ids else 1}"
+
+    # -- reads -------------------------------------------------------------------------------------
+
+    def _load(self, issue_id: str, path: str) -> CachedFile:
+        """The parsed file, from the cache when its signature is unchanged. Raises ``OSError``."""
+        hit = CACHE.get(path, _signature(os.stat(path)))
+        if hit is not None:
+            return hit
+        with open(path, "rb") as handle:
+            st = os.fstat(handle.fileno())
+            data = handle.read()
+        signature = _signature(st)
+        try:
+            document = parse_document(data.decode("utf-8"), issue_id)
+        except Exception as exc:  # any malformed content: bad UTF-8, bad YAML, no status
+            entry = CachedFile(error=" ".join(str(exc).split()) or type(exc).__name__)
+        else:
+            entry = _build_entry(issue_id, document, st)
+        CACHE.put(path, signature, entry)
+        return entry
+
+    def _document(self, issue_id: str) -> BoardDocument:
+        entry = self._load(issue_id, self.path_for(issue_id))
+        if entry.document is None:
+            raise ValueError(entry.error)
+        return entry.document
+
+    def read(self, issue_id: str) -> Issue:
+        """The issue ``issue_id``; raises if the file is missing or malformed."""
+        entry = self._load(issue_id, self.path_for(issue_id))
+        if entry.issue is None:
+            raise ValueError(entry.error)
+        return entry.issue
+
+    def _entries(self) -> Iterable[tuple[str, CachedFile]]:
+        for issue_id in self.issue_ids():
+            try:
+                entry = self._load(issue_id, os.path.join(self._dir, issue_id + ".md"))
+            except OSError as exc:  # vanished or unreadable since the listing
+                entry = CachedFile(error=exc.strerror or str(exc))
+            yield issue_id, entry
+
+    def _skip(self, issue_id: str, error: str, sink: Callable[[SkippedFile], None] | None) -> None:
+        callback = sink if sink is not None else self._on_skip
+        if callback is not None:
+            callback(SkippedFile(issue_id, error))
+
+    def list_issues(self) -> list[Issue]:
+        """Every readable issue in id order; a malformed file is skipped (and reported)."""
+        issues: list[Issue] = []
+        for issue_id, entry in self._entries():
+            if entry.issue is None:
+                self._skip(issue_id, entry.error or "unreadable", None)
+            else:
+                issues.append(entry.issue)
+        return issues
+
+    def records(self) -> tuple[list[dict[str, Any]], list[SkippedFile]]:
+        """Query records of every readable issue (shared: do not mutate) and the skipped files."""
+        records: list[dict[str, Any]] = []
+        skipped: list[SkippedFile] = []
+        for issue_id, entry in self._entries():
+            if entry.record is None:
+                skipped.append(SkippedFile(issue_id, entry.error or "unreadable"))
+            else:
+                records.append(entry.record)
+        return records, skipped
+
+    def get_by_ids(self, ids: Sequence[str]) -> list[Issue]:
+        """The requested issues that exist, in request order. Every id is validated first; a
+        malformed requested file raises."""
+        for issue_id in ids:
+            self.path_for(issue_id)
+        present = set(self.issue_ids())
+        return [self.read(issue_id) for issue_id in ids if issue_id in present]
+
+    def by_status(self, states: Iterable[str]) -> list[Issue]:
+        """Issues whose status is one of ``states`` (trimmed, case-insensitive)."""
+        wanted = {state.strip().lower() for state in states}
+        return [issue for issue in self.list_issues() if issue.state.strip().lower() in wanted]
+
+    def read_content(self, issue_id: str) -> dict[str, Any]:
+        """``{id, status, title, description, comments: [line, ...]}`` with the raw status."""
+        document = self._document(issue_id)
+        return {
+            "id": issue_id,
+            "status": document.status,
+            "title": document.title,
+            "description": document.description,
+            "comments": document.comment_lines(),
+        }
+
+    # -- writes ------------------------------------------------------------------------------------
+
+    def update_status(self, issue_id: str, status: str) -> Issue:
+        """Set the status (trimmed); an empty status is refused and the file left untouched."""
+        path = self.path_for(issue_id)
+        new_status = status.strip()
+        if not new_status:
+            msg = f"board issue {issue_id} status must not be empty"
+            raise ValueError(msg)
+        self._modify(issue_id, path, lambda document: document.with_status(new_status))
+        return self.read(issue_id)
+
+    def append_comment(self, issue_id: str, body: str, now: datetime | None = None) -> None:
+        """Append ``- <now> agent: <body>`` to the issue's comments."""
+        path = self.path_for(issue_id)
+        line = comment_line(body, now if now is not None else datetime.now(UTC))
+        self._modify(issue_id, path, lambda document: document.with_comment(line))
+
+    def _modify(self, issue_id: str, path: str, change: Callable[[BoardDocument], BoardDocument]) -> None:
+        os.stat(path)  # a missing issue (or board) fails here, before a lock file is created
+        with process_lock(self._dir), file_lock(self.directory / LOCK_FILE_NAME):
+            with open(path, "rb") as handle:  # fresh from disk: the cache may predate our lock
+                text = handle.read().decode("utf-8")
+            document = change(parse_document(text, issue_id))
+            self._replace(path, render_document(document).encode("utf-8"))
+
+    def _replace(self, target: str, data: bytes) -> None:
+        temp = f"{target}.{os.getpid()}.{_random_token()}.tmp"
+        try:
+            _write_synced(temp, data)
+            os.replace(temp, target)
+            sync_dir(self._dir)
+        except BaseException:
+            _remove_quietly(temp)
+            raise
+
+    def create(self, title: str, body: str | None = None, status: str | None = None) -> Issue:
+        """Create ``<prefix><max + 1>`` (status ``Todo`` unless given) and return it."""
+        new_status = "Todo" if status is None else status.strip()
+        if not new_status:
+            msg = "board issue status must not be empty"
+            raise ValueError(msg)
+        # A title is one line; CRLF bodies are stored as LF, so the file round-trips.
+        clean_title = " ".join(title.replace("\r\n", "\n").replace("\r", "\n").split("\n")).strip()
+        document = BoardDocument(status=new_status, title=clean_title, description=(body or "").replace("\r\n", "\n"))
+        data = render_document(document).encode("utf-8")
+        with process_lock(self._dir):
+            # Inside the in-process lock, so one creator builds (and fsyncs) a new directory chain.
+            self._ensure_directory()
+            with file_lock(self.directory / LOCK_FILE_NAME):
+                issue_id = self._publish(data)
+        return self.read(issue_id)
+
+    def _publish(self, data: bytes) -> str:
+        temp = os.path.join(self._dir, f".lorenz-create.{os.getpid()}.{_random_token()}.tmp")
+        try:
+            _write_synced(temp, data)
+            for _ in range(MAX_CREATE_ATTEMPTS):
+                issue_id = self.next_id()
+                try:
+                    link_file(temp, self.path_for(issue_id))
+                except FileExistsError:
+                    continue  # someone outside the lock took it: recount
+                sync_dir(self._dir)
+                return issue_id
+            msg = f"failed to allocate a board id after {MAX_CREATE_ATTEMPTS} attempts"
+            raise RuntimeError(msg)
+        finally:
+            _remove_quietly(temp)
+
+    def _ensure_directory(self) -> None:
+        """``mkdir -p`` the board, then fsync every parent that gained an entry."""
+        missing: list[Path] = []
+        probe = self.directory
+        while not probe.exists() and probe.parent != probe:
+            missing.append(probe)
+            probe = probe.parent
+        if not missing:
+            return
+        os.makedirs(self._dir, exist_ok=True)
+        stop = missing[-1].parent
+        parent = self.directory.parent
+        while True:
+            sync_dir(os.fspath(parent))
+            if parent == stop:
+                break
+            parent = parent.parent
+
+
+def _build_entry(issue_id: str, document: BoardDocument, st: os.stat_result) -> CachedFile:
+    birth = getattr(st, "st_birthtime", None)
+    record = {
+        "id": issue_id,
+        "identifier": issue_id,
+        "title": document.title or issue_id,
+        "description": document.description or None,
+        "state": document.status,
+        "stateType": default_state_type(document.status) or "backlog",
+        "labels": list(document.labels),
+        "created_at": _stat_iso(birth if birth is not None else min(st.st_ctime, st.st_mtime)),
+        "updated_at": _stat_iso(st.st_mtime),
+    }
+    issue = normalize_issue(record)
+    query_record = {
+        "id": issue.id,
+        "identifier": issue.identifier,
+        "title": issue.title,
+        "description": issue.description,
+        "state": issue.state,
+        "stateType": issue.state_type,
+        "labels": list(issue.labels),
+        "createdAt": issue.created_at,
+        "updatedAt": issue.updated_at,
+    }
+    return CachedFile(document=document, issue=issue, record=query_record)

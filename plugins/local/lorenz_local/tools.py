@@ -1,0 +1,187 @@
+"""The ``local`` tool pack: five tools an agent uses to work a board."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+
+from lorenz.contracts import ToolContext, ToolSpec
+from lorenz.query import apply_query, parse_query_spec, parse_select, pick_fields
+from lorenz.results import ToolResult, error_message, tool_failure, tool_success, unsupported_tool_failure
+from lorenz.settings.model import Settings
+
+from .options import pack_board_config, validate_pack_options
+from .paths import resolve_board_dir
+from .store import BoardStore
+
+__all__ = ["DEFAULT_SELECT", "TOOL_NAMES", "LocalToolPack", "local_tool_specs"]
+
+DEFAULT_SELECT = ("id", "title", "state", "stateType", "labels")
+_ROW_FIELDS = "id, identifier, title, description, state, stateType, labels, createdAt, updatedAt"
+
+_STRING = {"type": "string"}
+_SPECS = (
+    ToolSpec(
+        name="local_update_status",
+        description="Move a local board issue to a new status. Args: issueId, status.",
+        input_schema={
+            "type": "object",
+            "properties": {"issueId": _STRING, "status": _STRING},
+            "required": ["issueId", "status"],
+        },
+    ),
+    ToolSpec(
+        name="local_comment",
+        description="Append a comment to a local board issue. Args: issueId, body.",
+        input_schema={
+            "type": "object",
+            "properties": {"issueId": _STRING, "body": _STRING},
+            "required": ["issueId", "body"],
+        },
+    ),
+    ToolSpec(
+        name="local_create_issue",
+        description="Create a new local board issue. Args: title, body?, status?.",
+        input_schema={
+            "type": "object",
+            "properties": {"title": _STRING, "body": _STRING, "status": _STRING},
+            "required": ["title"],
+        },
+    ),
+    ToolSpec(
+        name="local_read_issue",
+        description="Read a local board issue: its current status, title, description, and comments.",
+        input_schema={"type": "object", "properties": {"issueId": _STRING}, "required": ["issueId"]},
+        annotations={"readOnlyHint": True},
+    ),
+    ToolSpec(
+        name="local_query",
+        description=(
+            "Query the local board (read-only). Args (all optional): where (filter: "
+            "{field, op, value} with op eq/ne/lt/lte/gt/gte/in/nin/contains/exists, or "
+            "{and: [...]}/{or: [...]}/{not: ...}), select (fields, default "
+            f"{list(DEFAULT_SELECT)}), order_by ([{{field, dir: asc|desc}}]), limit (default 100, "
+            f'max 1000), offset. Row fields: {_ROW_FIELDS}; add "comments" to select for each '
+            "issue's comment lines. Returns {rows, total, skipped}."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {
+                "where": {"type": "object"},
+                "select": {"type": "array", "items": {"type": "string"}},
+                "order_by": {"type": "array", "items": {"type": "object"}},
+                "limit": {"type": "number"},
+                "offset": {"type": "number"},
+            },
+        },
+        annotations={"readOnlyHint": True},
+    ),
+)
+TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in _SPECS)
+
+
+def local_tool_specs() -> list[ToolSpec]:
+    """The pack's tools, in their fixed order."""
+    return list(_SPECS)
+
+
+def _required(args: Mapping[str, Any], key: str) -> str:
+    value = args.get(key)
+    if not isinstance(value, str) or not value.strip():
+        msg = f"'{key}' is required"
+        raise ValueError(msg)
+    return value
+
+
+def _optional(args: Mapping[str, Any], key: str) -> str | None:
+    value = args.get(key)
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def board_store(settings: Settings) -> BoardStore:
+    """The store the pack works on: ``tools.local``, else the ``local`` tracker's board, else
+    ``.lorenz/local`` under the working directory (live cwd and environment)."""
+    config = pack_board_config(settings)
+    directory = resolve_board_dir(config.path, cwd=Path.cwd(), env=os.environ)
+    return BoardStore(directory, id_prefix=config.id_prefix)
+
+
+def _update_status(store: BoardStore, args: Mapping[str, Any]) -> Any:
+    issue_id = _required(args, "issueId")
+    status = _required(args, "status")
+    return {"issue": store.update_status(issue_id, status).to_record()}
+
+
+def _comment(store: BoardStore, args: Mapping[str, Any]) -> Any:
+    issue_id = _required(args, "issueId")
+    body = _required(args, "body")
+    store.append_comment(issue_id, body)
+    return {"ok": True}
+
+
+def _create_issue(store: BoardStore, args: Mapping[str, Any]) -> Any:
+    title = _required(args, "title")
+    issue = store.create(title, body=_optional(args, "body"), status=_optional(args, "status"))
+    return {"issue": issue.to_record()}
+
+
+def _read_issue(store: BoardStore, args: Mapping[str, Any]) -> Any:
+    content = store.read_content(_required(args, "issueId"))
+    comments = content.pop("comments")
+    return {"issue": content, "comments": comments}
+
+
+def _query(store: BoardStore, args: Mapping[str, Any]) -> Any:
+    spec = parse_query_spec(args)
+    select = parse_select(args.get("select"))
+    fields: Sequence[str] = DEFAULT_SELECT if select is None else select
+    records, skipped = store.records()
+    result = apply_query(records, spec)
+    rows = [pick_fields(record, fields) for record in result.rows]
+    if "comments" in fields:
+        for row, record in zip(rows, result.rows, strict=True):
+            row["comments"] = store.read_content(record["id"])["comments"]
+    return {"rows": rows, "total": result.total, "skipped": [item.to_dict() for item in skipped]}
+
+
+_HANDLERS: dict[str, Callable[[BoardStore, Mapping[str, Any]], Any]] = {
+    "local_update_status": _update_status,
+    "local_comment": _comment,
+    "local_create_issue": _create_issue,
+    "local_read_issue": _read_issue,
+    "local_query": _query,
+}
+
+
+def run_local_tool(name: str, args: Any, settings: Settings) -> ToolResult:
+    """Run one tool synchronously (blocking file I/O). Never raises."""
+    handler = _HANDLERS.get(name)
+    if handler is None:
+        return unsupported_tool_failure(name, TOOL_NAMES)
+    try:
+        store = board_store(settings)
+        return tool_success(handler(store, args if isinstance(args, Mapping) else {}))
+    except Exception as exc:
+        return tool_failure(error_message(exc))
+
+
+class LocalToolPack:
+    """Pack ``local``: ``local_update_status``, ``local_comment``, ``local_create_issue``,
+    ``local_read_issue``, ``local_query``."""
+
+    name = "local"
+
+    def tool_specs(self, settings: Settings) -> list[ToolSpec]:
+        return local_tool_specs()
+
+    def validate_options(self, options: Mapping[str, Any]) -> None:
+        """Check ``tools.local`` (keys ``path``, ``idPrefix``/``id_prefix``)."""
+        validate_pack_options(options)
+
+    async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
+        # File I/O (and fsync) blocks: keep it off the event loop serving other agents.
+        return await anyio.to_thread.run_sync(run_local_tool, name, input, context.settings)
