@@ -1,0 +1,26 @@
+"""Entry point of ``lorenz-slack``: registers the ``slack`` tracker and the ``slack`` pack."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from lorenz.contracts import ToolProvider, TrackerProvider
+from lorenz.hookspecs import hookimpl
+
+from .tools import SlackToolPack
+from .tracker import SlackTrackerProvider
+
+TRACKER = SlackTrackerProvider()
+PACK = SlackToolPack()
+
+
+@hookimpl
+def lorenz_register_trackers(register: Callable[[TrackerProvider], None]) -> None:
+    """Register tracker ``slack``."""
+    register(TRACKER)
+
+
+@hookimpl
+def lorenz_register_tool_packs(register: Callable[[ToolProvider], None]) -> None:
+    """Register pack ``slack``."""
+    register(PACK)

@@ -1,0 +1,383 @@
+"""The ``slack`` tool pack: seven tools an agent uses on the Slack thread it was dispatched for.
+
+There is deliberately no create tool: only humans create Slack issues. Every per-issue tool
+passes the trust boundary (:func:`~lorenz_slack.trust.require_tracked_message`) first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from lorenz.contracts import ToolContext, ToolSpec
+from lorenz.query import QueryError, apply_query, parse_query_spec, parse_select, pick_fields
+from lorenz.results import ToolResult, error_message, tool_failure, tool_success, unsupported_tool_failure
+from lorenz.settings.model import Settings
+
+from .fold import observe_thread, resolve_state_name, state_from_thread
+from .ids import issue_id, permalink, split_issue_id
+from .mapping import slack_message_to_row
+from .options import slack_options
+from .provenance import is_allowed_author, is_request_message
+from .transport import SlackTransport, SlackWebTransport
+from .trust import (
+    SlackTrustError,
+    ensure_tracking_record,
+    mirror_status_reaction,
+    post_status,
+    read_thread_state,
+    require_bot_user_id,
+    require_tracked_message,
+)
+from .workpad import WorkpadContent, upsert_workpad
+
+__all__ = ["TOOL_NAMES", "SlackToolPack", "execute_slack_tool", "slack_tool_specs"]
+
+TOOL_NAMES = (
+    "slack_update_status",
+    "slack_comment",
+    "slack_workpad",
+    "slack_read_thread",
+    "slack_query",
+    "slack_user_info",
+    "slack_channel_context",
+)
+DEFAULT_SELECT = ("issueId", "title", "state", "labels")
+_EXPAND = ("thread", "reactions")
+_CONTEXT_DEFAULT = 10
+_CONTEXT_MAX = 50
+
+
+def _string(description: str) -> dict[str, Any]:
+    return {"type": "string", "description": description}
+
+
+_ISSUE_ID = _string("The Slack issue id, '<channel>:<ts>' (e.g. C0123456789:1717000000.000100).")
+
+
+def slack_tool_specs() -> list[ToolSpec]:
+    """The seven tools, in their published order."""
+    return [
+        ToolSpec(
+            name="slack_update_status",
+            description=(
+                "Move a Slack issue to another state by posting the bot's authoritative 'status: <State>' "
+                "reply in its thread; the bot's reactions on the request are only a visibility mirror. "
+                "'status' must be one of the workflow's active or terminal states."
+            ),
+            input_schema={
+                "type": "object",
+                "properties": {"issueId": _ISSUE_ID, "status": _string("The new state, e.g. 'In Progress'.")},
+                "required": ["issueId", "status"],
+            },
+        ),
+        ToolSpec(
+            name="slack_comment",
+            description="Reply in the issue's Slack thread (the requester is notified). Broadcasts are defused.",
+            input_schema={
+                "type": "object",
+                "properties": {"issueId": _ISSUE_ID, "body": _string("The reply text (Slack mrkdwn).")},
+                "required": ["issueId", "body"],
+            },
+        ),
+        ToolSpec(
+            name="slack_workpad",
+            description=(
+                "Create or update the issue's workpad: one bot message in the thread, edited in place, "
+                "holding a plan checklist and a short progress note (with Cancel/Details buttons when "
+                "Socket Mode is configured). A section you omit keeps its current text."
+            ),
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "issueId": _ISSUE_ID,
+                    "plan": _string("The plan, e.g. a '- [ ] step' checklist."),
+                    "note": _string("A short progress note."),
+                },
+                "required": ["issueId"],
+            },
+        ),
+        ToolSpec(
+            name="slack_read_thread",
+            description=(
+                "Read a Slack issue: the source message, its thread-derived status and status history, "
+                "the request, the workpad, reactions, a permalink and every reply."
+            ),
+            input_schema={"type": "object", "properties": {"issueId": _ISSUE_ID}, "required": ["issueId"]},
+        ),
+        ToolSpec(
+            name="slack_query",
+            description=(
+                "Query tracked Slack issues in the configured channels with their thread-derived state. "
+                "Row fields: issueId, channel, ts, title, state, stateType, labels, text, url. Filter with "
+                "'where', sort with 'order_by', page with 'limit'/'offset', project with 'select'; "
+                "'expand' adds 'thread' and/or 'reactions'. 'channels' is intersected with the "
+                "configured channels."
+            ),
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "channels": {"type": "array", "items": {"type": "string"}},
+                    "where": {"type": "object", "description": "A filter: {field, op, value} or and/or/not."},
+                    "select": {"type": "array", "items": {"type": "string"}},
+                    "expand": {"type": "array", "items": {"type": "string", "enum": list(_EXPAND)}},
+                    "order_by": {"type": "array", "items": {"type": "object"}},
+                    "limit": {"type": "number"},
+                    "offset": {"type": "number"},
+                },
+            },
+        ),
+        ToolSpec(
+            name="slack_user_info",
+            description="Profile of a Slack user ('U…' id): name, real name, display name, whether a bot.",
+            input_schema={
+                "type": "object",
+                "properties": {"userId": _string("The Slack user id, e.g. U0123ABC.")},
+                "required": ["userId"],
+            },
+        ),
+        ToolSpec(
+            name="slack_channel_context",
+            description=(
+                "Channel messages around a tracked issue's source message: 'before' (default 10, "
+                "counting the anchor) and 'after' (default 10), each at most 50."
+            ),
+            input_schema={
+                "type": "object",
+                "properties": {"issueId": _ISSUE_ID, "before": {"type": "number"}, "after": {"type": "number"}},
+                "required": ["issueId"],
+            },
+        ),
+    ]
+
+
+def _required(args: Mapping[str, Any], key: str) -> str:
+    value = args.get(key)
+    if not isinstance(value, str) or not value.strip():
+        msg = f"'{key}' is required"
+        raise ValueError(msg)
+    return value
+
+
+def _optional_string(args: Mapping[str, Any], key: str) -> str | None:
+    value = args.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        msg = f"'{key}' must be a string"
+        raise ValueError(msg)
+    return value
+
+
+def _count(args: Mapping[str, Any], key: str) -> int:
+    value = args.get(key)
+    if value is None:
+        return _CONTEXT_DEFAULT
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or (isinstance(value, float) and not value.is_integer())
+        or value < 0
+    ):
+        msg = f"'{key}' must be a non-negative integer"
+        raise ValueError(msg)
+    return min(int(value), _CONTEXT_MAX)
+
+
+_workpad_locks: weakref.WeakKeyDictionary[object, dict[str, asyncio.Lock]] = weakref.WeakKeyDictionary()
+
+
+def _workpad_lock(transport: SlackTransport, key: str) -> asyncio.Lock:
+    locks = _workpad_locks.setdefault(transport, {})
+    return locks.setdefault(key, asyncio.Lock())
+
+
+async def _query(args: Mapping[str, Any], settings: Settings, transport: SlackTransport) -> ToolResult:
+    bot = require_bot_user_id(settings)
+    options = slack_options(settings)
+    spec = parse_query_spec(args)
+    select = parse_select(args.get("select"))
+    fields = list(select) if select is not None else list(DEFAULT_SELECT)
+    raw_expand = args.get("expand")
+    expand: list[str] = []
+    if raw_expand is not None:
+        if not isinstance(raw_expand, list):
+            return tool_failure("expand must be an array of 'thread' | 'reactions'")
+        for item in raw_expand:
+            if item not in _EXPAND:
+                return tool_failure("expand items must be 'thread' or 'reactions'")
+            if item not in expand:
+                expand.append(item)
+    raw_channels = args.get("channels")
+    channels = list(options.channels)
+    if raw_channels is not None:
+        if not isinstance(raw_channels, list) or not all(isinstance(c, str) for c in raw_channels):
+            return tool_failure("channels must be an array of strings")
+        channels = [c for c in channels if c in raw_channels]
+    scan = await transport.scan_channels(channels) if channels else None
+    team_url = await transport.team_url()
+    rows: list[dict[str, Any]] = []
+    if scan is not None:
+        marker = options.marker_emoji
+        roots = [*scan.mentions, *(r for r in scan.threaded_roots if marker in r.bot_reactions)]
+        for root in roots:
+            thread = await read_thread_state(settings, transport, root)
+            is_root_request = is_request_message(root, bot, "root")
+            vouched = is_allowed_author(root.user, options.users) or marker in root.bot_reactions
+            if (is_root_request and vouched) or thread.request is not None:
+                rows.append(
+                    slack_message_to_row(
+                        root, settings, bot=bot, team_url=team_url, state=thread.state, request=thread.request
+                    )
+                )
+    result = apply_query(rows, spec)
+    out: list[dict[str, Any]] = []
+    for row in result.rows:
+        projected = pick_fields(row, fields)
+        if "reactions" in expand:
+            projected["reactions"] = row["reactions"]
+        if "thread" in expand:
+            thread_replies = await transport.get_thread(row["channel"], row["ts"])
+            projected["thread"] = [reply.to_record() for reply in thread_replies]
+        out.append(projected)
+    return tool_success({"rows": out, "total": result.total})
+
+
+async def _user_info(args: Mapping[str, Any], settings: Settings, transport: SlackTransport) -> ToolResult:
+    require_bot_user_id(settings)
+    user_id = _required(args, "userId")
+    user = await transport.get_user(user_id)
+    if user is None:
+        return tool_failure(f"unknown slack user: {user_id}")
+    return tool_success({"user": user.to_record()})
+
+
+async def _update_status(
+    args: Mapping[str, Any], settings: Settings, transport: SlackTransport, channel: str, ts: str
+) -> ToolResult:
+    status = _required(args, "status")
+    canonical = resolve_state_name(status, settings)
+    if canonical is None:
+        states = ", ".join((*settings.tracker.active_states, *settings.tracker.terminal_states))
+        return tool_failure(f"unknown status '{status}': use one of the workflow's active/terminal states ({states})")
+    root = await require_tracked_message(settings, transport, channel, ts)
+    thread = await read_thread_state(settings, transport, root)
+    await ensure_tracking_record(settings, transport, root, thread)
+    await post_status(transport, channel, ts, canonical)
+    # The reaction mirror is best-effort: it never fails the transition.
+    await mirror_status_reaction(settings, transport, channel, ts, canonical, tuple(root.bot_reactions))
+    return tool_success({"ok": True, "status": canonical})
+
+
+async def _read_thread(settings: Settings, transport: SlackTransport, channel: str, ts: str) -> ToolResult:
+    root = await require_tracked_message(settings, transport, channel, ts)
+    replies = await transport.get_thread(channel, ts)
+    thread = state_from_thread(root, observe_thread(transport, channel, ts, replies), settings)
+    result: dict[str, Any] = {
+        "issueId": issue_id(channel, ts),
+        "status": thread.state,
+        "statusEvents": [event.to_record() for event in thread.events],
+        "text": root.text,
+    }
+    if thread.request is not None:
+        result["request"] = thread.request.to_record()
+    if thread.workpad is not None:
+        result["workpad"] = thread.workpad.to_record()
+    result["reactions"] = list(root.reactions)
+    team_url = await transport.team_url()
+    if team_url:
+        result["permalink"] = permalink(team_url, channel, ts)
+    result["replies"] = [reply.to_record() for reply in replies]
+    return tool_success(result)
+
+
+async def _workpad(
+    args: Mapping[str, Any], settings: Settings, transport: SlackTransport, channel: str, ts: str
+) -> ToolResult:
+    plan, note = _optional_string(args, "plan"), _optional_string(args, "note")
+    async with _workpad_lock(transport, issue_id(channel, ts)):
+        root = await require_tracked_message(settings, transport, channel, ts)
+        existing = (await read_thread_state(settings, transport, root)).workpad
+        content = WorkpadContent(
+            plan=plan if plan is not None else (existing.plan if existing else None),
+            note=note if note is not None else (existing.note if existing else None),
+        )
+        workpad_ts = await upsert_workpad(settings, transport, channel, ts, content, existing)
+    return tool_success({"ok": True, "workpadTs": workpad_ts})
+
+
+async def _channel_context(
+    args: Mapping[str, Any], settings: Settings, transport: SlackTransport, channel: str, ts: str
+) -> ToolResult:
+    before, after = _count(args, "before"), _count(args, "after")
+    await require_tracked_message(settings, transport, channel, ts)
+    messages = await transport.list_around(channel, ts, before=before, after=after)
+    rendered = []
+    for message in messages:
+        item: dict[str, Any] = {"ts": message.ts}
+        if message.user is not None:
+            item["user"] = message.user
+        item["text"] = message.text
+        rendered.append(item)
+    return tool_success({"anchor": issue_id(channel, ts), "messages": rendered})
+
+
+async def execute_slack_tool(name: str, input: Any, settings: Settings, transport: SlackTransport) -> ToolResult:
+    """Run one slack tool against ``transport``; every error becomes a failure result."""
+    args: Mapping[str, Any] = input if isinstance(input, Mapping) else {}
+    try:
+        if name == "slack_query":
+            return await _query(args, settings, transport)
+        if name == "slack_user_info":
+            return await _user_info(args, settings, transport)
+        if name not in TOOL_NAMES:
+            return unsupported_tool_failure(name, TOOL_NAMES)
+        parts = split_issue_id(_required(args, "issueId"))
+        if parts is None:
+            return tool_failure("issueId must be in '<channel>:<ts>' form")
+        channel, ts = parts
+        if name == "slack_update_status":
+            return await _update_status(args, settings, transport, channel, ts)
+        if name == "slack_comment":
+            body = _required(args, "body")
+            await require_tracked_message(settings, transport, channel, ts)
+            await transport.post_reply(channel, ts, body)
+            return tool_success({"ok": True})
+        if name == "slack_workpad":
+            return await _workpad(args, settings, transport, channel, ts)
+        if name == "slack_read_thread":
+            return await _read_thread(settings, transport, channel, ts)
+        return await _channel_context(args, settings, transport, channel, ts)
+    except (SlackTrustError, QueryError, ValueError) as exc:
+        return tool_failure(error_message(exc))
+    except Exception as exc:
+        return tool_failure(error_message(exc))
+
+
+TransportFactory = Callable[[Settings, ToolContext], SlackTransport]
+
+
+def _web_transport(settings: Settings, context: ToolContext) -> SlackTransport:
+    return SlackWebTransport(settings, http=context.http)
+
+
+class SlackToolPack:
+    """The ``slack`` pack. It takes no ``tools.slack`` options (hence no ``validate_options``)."""
+
+    name = "slack"
+
+    def __init__(self, transport_factory: TransportFactory | None = None) -> None:
+        self._transport_factory = transport_factory or _web_transport
+
+    def tool_specs(self, settings: Settings) -> Sequence[ToolSpec]:
+        """The seven slack tools."""
+        return slack_tool_specs()
+
+    async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
+        """Run a slack tool over the Web API through the host's HTTP client."""
+        if name not in TOOL_NAMES:
+            return unsupported_tool_failure(name, TOOL_NAMES)
+        transport = self._transport_factory(context.settings, context)
+        return await execute_slack_tool(name, input, context.settings, transport)

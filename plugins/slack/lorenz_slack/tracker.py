@@ -1,0 +1,51 @@
+"""The ``slack`` tracker provider: options, dispatch checks and the runtime client."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from lorenz.contracts import TrackerContext
+from lorenz.settings.model import Settings
+
+from .client import SlackTrackerClient
+from .options import (
+    CONFIG_ALIASES,
+    DEFAULT_ENDPOINT,
+    ENV_FALLBACKS,
+    parse_slack_options,
+    project_url,
+    validate_slack_dispatch,
+)
+from .transport import SlackWebTransport
+
+__all__ = ["SlackTrackerProvider"]
+
+
+class SlackTrackerProvider:
+    """Tracker ``slack``: human mentions of the bot in watched channels are issues."""
+
+    kind = "slack"
+    config_aliases: Mapping[str, str] = CONFIG_ALIASES
+    env_fallbacks: Mapping[str, str] = ENV_FALLBACKS
+    default_endpoint = DEFAULT_ENDPOINT
+
+    def parse_options(self, options: Mapping[str, Any], context: TrackerContext) -> Mapping[str, Any]:
+        """Validate ``channels``, ``users``, ``bot_user_id``, ``emoji_states``… (see :mod:`.options`)."""
+        return parse_slack_options(options, context)
+
+    def validate_dispatch(self, settings: Settings) -> None:
+        """Token, no assignee, channels, bot user id, and a marker emoji that is not a status."""
+        validate_slack_dispatch(settings)
+
+    def default_tool_packs(self, settings: Settings) -> Sequence[str]:
+        """The ``slack`` pack."""
+        return ["slack"]
+
+    def project_url(self, settings: Settings) -> str | None:
+        """Slack's redirect to the first watched channel."""
+        return project_url(settings)
+
+    def create_client(self, settings: Settings, context: TrackerContext) -> SlackTrackerClient:
+        """A client over the Web API through the host's HTTP client (``context.http``)."""
+        return SlackTrackerClient(settings, SlackWebTransport(settings, http=context.http))
