@@ -76,8 +76,21 @@ class DemoTracker:
 def lorenz_register_tool_packs(register: Any) -> None:
     register(DemoPack())
     register(ExtraPack())
+    register(CollidePack())
 
 
 @lorenz.hookimpl
 def lorenz_register_trackers(register: Any) -> None:
     register(DemoTracker())
+
+
+class CollidePack:
+    """Declares ``demo_add`` again: mounting it next to ``demo`` is a collision."""
+
+    name = "collide"
+
+    def tool_specs(self, settings: Any) -> list[ToolSpec]:
+        return [ToolSpec(name="demo_add", description="A second demo_add.")]
+
+    async def execute_tool(self, name: str, input: Any, context: Any) -> Any:
+        return tool_success({})

@@ -22,7 +22,9 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.responses import JSONResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..settings.model import ServerSettings
 from .mcp_server import HostState, build_server
@@ -36,7 +38,7 @@ logger = logging.getLogger("lorenz.host")
 
 #: How often the lifespan task looks at WORKFLOW.md, to push ``tools/list_changed`` to sessions
 #: (requests also look, so a change is served at once either way).
-RELOAD_POLL_SECONDS = 1.0
+RELOAD_POLL_SECONDS = 0.5
 #: The SDK's own body cap is only a backstop: ours is read from the live settings per request.
 _SDK_BODY_CAP = 64 * 1024 * 1024
 
@@ -91,9 +93,10 @@ def build_app(
         settings: ServerSettings = live.current().settings.server
         return settings
 
+    transport = StreamableHTTPASGIApp(manager)
     app = Starlette(
         routes=[
-            Route(MCP_PATH, endpoint=StreamableHTTPASGIApp(manager)),
+            Route(MCP_PATH, endpoint=transport if stateful else StatelessEndpoint(transport)),
             Route("/", landing_page, methods=["GET"]),
             Route("/healthz", healthz, methods=["GET"]),
             Route("/.well-known/mcp.json", server_card, methods=["GET"]),
@@ -104,6 +107,25 @@ def build_app(
     app.state.live = live
     app.state.host = state
     return app
+
+
+class StatelessEndpoint:
+    """``/mcp`` in stateless mode: only POST means anything (there is no session to stream to
+    or delete), so GET and DELETE get 405 instead of an SSE stream that never ends."""
+
+    def __init__(self, transport: ASGIApp) -> None:
+        self.transport = transport
+        self.not_allowed = JSONResponse(
+            {"error": {"code": "method_not_allowed", "message": "Method not allowed"}},
+            status_code=405,
+            headers={"Allow": "POST"},
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] == "POST":
+            await self.transport(scope, receive, send)
+        else:
+            await self.not_allowed(scope, receive, send)
 
 
 def display_url(host: str, port: int, path: str = MCP_PATH) -> str:

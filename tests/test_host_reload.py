@@ -1,0 +1,129 @@
+"""Hot reload of WORKFLOW.md under a running server, and the stateful (session) mode."""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import anyio
+import httpx
+import mcp
+import mcp_types
+import pytest
+
+from lorenz.host import serve_in_thread
+from lorenz.workspace import open_workspace
+
+pytestmark = pytest.mark.anyio
+
+HERE = Path(__file__).parent
+ENV = {"LORENZ_LOAD_PLUGINS": ""}
+DEMO = ["demo_add", "demo_fail", "demo_boom", "demo_list"]
+
+
+def load_pack() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("host_pack", HERE / "host_pack.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+PACK = load_pack()
+
+
+def write(path: Path, front_matter: str) -> None:
+    """Write a workflow and move its mtime, so the change is seen even within one clock tick."""
+    before = path.stat().st_mtime_ns if path.exists() else 0
+    path.write_text(f"---\n{front_matter}---\nprompt\n")
+    os.utime(path, ns=(before + 1_000_000_000, before + 1_000_000_000))
+
+
+async def names(url: str) -> list[str]:
+    async with mcp.Client(url, mode="legacy") as client:
+        return [tool.name for tool in (await client.list_tools()).tools]
+
+
+async def test_valid_change_changes_the_tools_at_once(tmp_path: Path) -> None:
+    """Editing WORKFLOW.md to mount another pack changes tools/list on the next request."""
+    workflow = tmp_path / "WORKFLOW.md"
+    write(workflow, "tracker:\n  kind: demo\n")
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[PACK]) as server:
+        assert await names(server.url) == DEMO
+        write(workflow, "tracker:\n  kind: demo\ntools:\n  extra: {}\n")
+        assert await names(server.url) == [*DEMO, "extra_ping"]
+        async with mcp.Client(server.url) as client:
+            result = await client.call_tool("extra_ping", {})
+            assert result.structured_content == {"pong": True}
+
+
+async def test_invalid_change_keeps_the_last_good_config(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A broken WORKFLOW.md is logged with its exact error; the last good config keeps serving."""
+    workflow = tmp_path / "WORKFLOW.md"
+    write(workflow, "tracker:\n  kind: demo\n")
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[PACK]) as server:
+        broken = "tracker:\n  kind: demo\ntools:\n  no_such_pack: {}\n"
+        write(workflow, broken)
+        with pytest.raises(ValueError, match=r".") as expected:
+            open_workspace(workflow, cwd=tmp_path, env=ENV, plugins=[PACK])
+        with caplog.at_level(logging.ERROR, logger="lorenz.host"):
+            assert await names(server.url) == DEMO
+            async with httpx.AsyncClient() as http:
+                health = (await http.get(server.base_url + "/healthz")).json()
+        assert health["reloadFailed"] is True
+        errors = [record.getMessage() for record in caplog.records if record.levelno == logging.ERROR]
+        assert len(errors) == 1
+        assert errors[0].endswith(str(expected.value))
+        write(workflow, "tracker:\n  kind: demo\ntools:\n  extra: {}\n")  # fixed again: picked up
+        assert await names(server.url) == [*DEMO, "extra_ping"]
+
+
+async def test_deleted_workflow_keeps_serving(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Deleting the served WORKFLOW.md is an error to log, not a switch to the embedded default."""
+    workflow = tmp_path / "WORKFLOW.md"
+    write(workflow, "tracker:\n  kind: demo\n")
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[PACK]) as server:
+        workflow.unlink()
+        with caplog.at_level(logging.ERROR, logger="lorenz.host"):
+            assert await names(server.url) == DEMO
+        assert any("still serving the last good config" in record.getMessage() for record in caplog.records)
+
+
+async def test_stateful_sessions_get_list_changed(tmp_path: Path) -> None:
+    """With server.stateful, a reload sends notifications/tools/list_changed to open sessions."""
+    workflow = tmp_path / "WORKFLOW.md"
+    write(workflow, "tracker:\n  kind: demo\nserver:\n  stateful: true\n")
+    changed = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            changed.set()
+
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[PACK]) as server:
+        async with mcp.Client(server.url, mode="legacy", message_handler=on_message) as client:
+            assert client.session.protocol_version == "2025-11-25"
+            before = await client.list_tools()
+            assert [tool.name for tool in before.tools] == DEMO
+            write(workflow, "tracker:\n  kind: demo\nserver:\n  stateful: true\ntools:\n  extra: {}\n")
+            with anyio.fail_after(10):
+                await changed.wait()
+            after = await client.list_tools()
+            assert [tool.name for tool in after.tools] == [*DEMO, "extra_ping"]
+
+
+@pytest.mark.parametrize("json_response", ["true", "false"])
+async def test_stateful_mode_serves_both_eras(tmp_path: Path, json_response: str) -> None:
+    """Stateful sessions (JSON or SSE responses) serve legacy and 2026-07-28 clients alike."""
+    server_section = f"server:\n  stateful: true\n  json_response: {json_response}\n"
+    write(tmp_path / "WORKFLOW.md", "tracker:\n  kind: demo\n" + server_section)
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[PACK]) as server:
+        for mode in ("legacy", "auto"):
+            async with mcp.Client(server.url, mode=mode) as client:
+                result = await client.call_tool("demo_add", {"a": 2, "b": 3})
+                assert result.structured_content == {"sum": 5}
+                failed = await client.call_tool("demo_boom", {})
+                assert failed.is_error is True

@@ -1,0 +1,138 @@
+"""``lorenz serve`` as a user runs it: refusing bad workflows, HTTP in a subprocess (URL, SIGTERM),
+and ``--stdio`` driven by the official SDK client."""
+
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import mcp
+import pytest
+from mcp import StdioServerParameters
+
+from lorenz.host import serve
+
+HERE = Path(__file__).parent
+ENV = {"LORENZ_LOAD_PLUGINS": ""}
+DEMO = ["demo_add", "demo_fail", "demo_boom", "demo_list"]
+
+
+def workspace(tmp_path: Path, front_matter: str = "tracker:\n  kind: demo\n") -> Path:
+    """A directory holding WORKFLOW.md and the test plugin module ``host_pack``."""
+    (tmp_path / "WORKFLOW.md").write_text(f"---\n{front_matter}---\nprompt\n")
+    shutil.copy(HERE / "host_pack.py", tmp_path / "host_pack.py")
+    return tmp_path
+
+
+def subprocess_env(directory: Path) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
+    env.update(ENV)
+    env["PYTHONPATH"] = os.pathsep.join([str(directory), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
+def load_pack(directory: Path) -> object:
+    sys.path.insert(0, str(directory))
+    try:
+        import host_pack
+
+        return host_pack
+    finally:
+        sys.path.remove(str(directory))
+
+
+def test_unknown_pack_refuses_to_start(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A workflow mounting an unregistered pack exits 1 with one `lorenz:` line, no traceback."""
+    directory = workspace(tmp_path, "tracker:\n  kind: demo\ntools:\n  nowhere: {}\n")
+    code = serve(workflow=None, host=None, port=0, stdio=False, plugins=[load_pack(directory)], cwd=directory, env=ENV)
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.startswith("lorenz: ")
+    assert "nowhere" in err
+    assert "Traceback" not in err
+
+
+def test_collision_refuses_to_start_with_exact_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two packs declaring one tool name stop `lorenz serve` with the mount error's exact text."""
+    directory = workspace(tmp_path, "tracker:\n  kind: demo\ntools:\n  collide: {}\n")
+    code = serve(workflow=None, host=None, port=0, stdio=False, plugins=[load_pack(directory)], cwd=directory, env=ENV)
+    assert code == 1
+    assert capsys.readouterr().err == (
+        'lorenz: tool name collision: demo_add is declared by both the "demo" and "collide" packs\n'
+    )
+
+
+def test_missing_local_plugin_says_how_to_install(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With no WORKFLOW.md and no local tracker installed, the message says to install it."""
+    code = serve(workflow=None, host=None, port=0, stdio=False, cwd=tmp_path, env=ENV)
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "pip install -e plugins/local" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.slow
+def test_http_subprocess_prints_url_and_stops_on_sigterm(tmp_path: Path) -> None:
+    """`lorenz serve --port 0` prints the bound URL, serves it, and exits 0 on SIGTERM."""
+    directory = workspace(tmp_path)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "lorenz", "-p", "host_pack", "serve", "--port", "0"],
+        cwd=directory,
+        env=subprocess_env(directory),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        url = None
+        deadline = time.monotonic() + 30
+        while url is None and time.monotonic() < deadline:
+            ready, _, _ = select.select([process.stderr], [], [], 1)
+            line = process.stderr.readline() if ready else ""
+            if " at http://127.0.0.1:" in line:
+                url = line.rsplit(" at ", 1)[1].strip()
+        assert url is not None and url.endswith("/mcp")
+
+        async def call() -> None:
+            async with mcp.Client(url) as client:
+                result = await client.call_tool("demo_add", {"a": 1, "b": 2})
+                assert result.structured_content == {"sum": 3}
+
+        import anyio
+
+        anyio.run(call)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=15) == 0
+        assert "lorenz: stopped" in process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_stdio_subprocess(tmp_path: Path, mode: str) -> None:
+    """`lorenz serve --stdio` speaks MCP on stdin/stdout to the official client, in both eras."""
+    directory = workspace(tmp_path)
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "lorenz", "-p", "host_pack", "serve", "--stdio"],
+        env=subprocess_env(directory),
+        cwd=directory,
+    )
+    async with mcp.Client(params, mode=mode) as client:
+        listed = await client.list_tools()
+        assert [tool.name for tool in listed.tools] == DEMO
+        result = await client.call_tool("demo_add", {"a": 20, "b": 22})
+        assert result.structured_content == {"sum": 42}
+        failed = await client.call_tool("nope", {})
+        assert failed.is_error is True
