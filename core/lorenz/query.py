@@ -375,11 +375,7 @@ def _as_integer(value: object) -> int | None:
 def apply_query(records: Sequence[Mapping[str, Any]], spec: QuerySpec) -> QueryResult:
     """Filter, sort (stable and total, see the module docstring) and page ``records``."""
     where = spec.where
-    rows = (
-        [record for record in records if matches_filter(record, where)]
-        if where is not None
-        else list(records)
-    )
+    rows = [record for record in records if matches_filter(record, where)] if where is not None else list(records)
     # A stable sort per key, least significant first, gives the multi-key order.
     for key in reversed(spec.order_by):
         descending = key.dir == "desc"
