@@ -45,6 +45,14 @@ _EXPORTS: dict[str, str] = {
     "mounted_tool_specs": "lorenz.mount",
     "execute_mounted_tool": "lorenz.mount",
     "MountError": "lorenz.mount",
+    # the read-only query DSL
+    "QueryError": "lorenz.query",
+    "parse_query_spec": "lorenz.query",
+    "apply_query": "lorenz.query",
+    "parse_select": "lorenz.query",
+    "pick_fields": "lorenz.query",
+    "parse_filter": "lorenz.query",
+    "matches_filter": "lorenz.query",
     # settings
     "Settings": "lorenz.settings.model",
     "TrackerSettings": "lorenz.settings.model",
@@ -90,6 +98,15 @@ if TYPE_CHECKING:
     )
     from .mount import MountError, execute_mounted_tool, mounted_pack_names, mounted_tool_specs
     from .plugins import Discovery, discover, make_manager
+    from .query import (
+        QueryError,
+        apply_query,
+        matches_filter,
+        parse_filter,
+        parse_query_spec,
+        parse_select,
+        pick_fields,
+    )
     from .registry import RegistryError, ToolRegistry, TrackerRegistry
     from .results import ToolResult, error_message, tool_failure, tool_success, unsupported_tool_failure
     from .settings.model import DispatchSettings, ServerSettings, Settings, TrackerSettings
