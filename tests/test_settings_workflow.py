@@ -151,3 +151,36 @@ def test_load_settings_sets_path_body_and_base_dir(tmp_path: Path) -> None:
     assert settings.body == "Prompt body"
     assert settings.base_dir == tmp_path
     assert settings.tracker.kind == "anything"
+
+
+def test_non_string_keys_become_strings() -> None:
+    """Map keys are strings, the way JavaScript object keys are."""
+    assert parse_workflow_content("---\n2: two\ntrue: yes\n---\n").config == {"2": "two", "true": "yes"}
+
+
+def test_aliases_are_expanded_once() -> None:
+    """An alias "bomb" stays small: anchored nodes are converted once and shared."""
+    levels = ["a: &a [x, x, x, x, x, x, x, x, x]"]
+    for index in range(1, 9):
+        previous, name = chr(96 + index), chr(97 + index)
+        levels.append(f"{name}: &{name} [{', '.join([f'*{previous}'] * 9)}]")
+    config = parse_workflow_content("---\n" + "\n".join(levels) + "\n---\n").config
+    assert config["i"][0][0][0][0][0][0][0][0] == ["x"] * 9
+
+
+def test_recursive_alias_is_a_parse_error() -> None:
+    """A node that contains itself is refused."""
+    with pytest.raises(ConfigError, match=r"^workflow_parse_error: recursive aliases are not supported$"):
+        parse_workflow_content("---\na: &a [*a]\n---\n")
+
+
+def test_absurd_nesting_is_a_parse_error() -> None:
+    """Nesting deeper than the interpreter can follow is a parse error, not a crash."""
+    with pytest.raises(ConfigError, match=r"^workflow_parse_error: front matter nests too deeply$"):
+        parse_workflow_content("---\nx: " + "[" * 1100 + "]" * 1100 + "\n---\n")
+
+
+def test_unknown_tag_is_a_parse_error() -> None:
+    """Custom tags cannot be constructed into plain data."""
+    with pytest.raises(ConfigError, match=r"^workflow_parse_error: "):
+        parse_workflow_content("---\na: !python/object:os.system echo\n---\n")

@@ -67,12 +67,14 @@ def load_yaml(text: str) -> Any:
     Raises :class:`YamlError` with a one-line message (duplicate keys included).
     """
     try:
-        data = _yaml().load(text)
+        return _Plain()(_yaml().load(text))
     except MarkedYAMLError as exc:
         raise YamlError(_describe(exc)) from None
     except YAMLError as exc:
         raise YamlError(" ".join(str(exc).split())) from None
-    return _plain(data)
+    except RecursionError:
+        msg = "front matter nests too deeply"
+        raise YamlError(msg) from None
 
 
 def _describe(exc: MarkedYAMLError) -> str:
@@ -83,17 +85,39 @@ def _describe(exc: MarkedYAMLError) -> str:
     return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
 
 
-def _plain(value: Any) -> Any:
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, dict):
-        return {_plain_key(key): _plain(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_plain(item) for item in value]
-    if isinstance(value, dt.date):  # only from an explicit !!timestamp tag
-        return value.isoformat()
-    msg = f"unsupported YAML value of type {type(value).__name__}"
-    raise YamlError(msg)
+class _Plain:
+    """Converts ruamel's result to plain data.
+
+    Anchored nodes are converted once and shared, so an alias "bomb" stays linear; a node that
+    contains itself is refused.
+    """
+
+    def __init__(self) -> None:
+        self._done: dict[int, Any] = {}
+        self._open: set[int] = set()
+
+    def __call__(self, value: Any) -> Any:
+        if value is None or isinstance(value, bool | int | float | str):
+            return value
+        if isinstance(value, dt.date):  # only from an explicit !!timestamp tag
+            return value.isoformat()
+        if not isinstance(value, dict | list):
+            msg = f"unsupported YAML value of type {type(value).__name__}"
+            raise YamlError(msg)
+        key = id(value)
+        if key in self._done:
+            return self._done[key]
+        if key in self._open:
+            msg = "recursive aliases are not supported"
+            raise YamlError(msg)
+        self._open.add(key)
+        if isinstance(value, dict):
+            plain: Any = {_plain_key(k): self(v) for k, v in value.items()}
+        else:
+            plain = [self(item) for item in value]
+        self._open.discard(key)
+        self._done[key] = plain
+        return plain
 
 
 def _plain_key(key: Any) -> str:
