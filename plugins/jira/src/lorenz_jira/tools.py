@@ -1,0 +1,218 @@
+"""The ``jira`` tool pack: seven ``jira_*`` tools over whichever Jira transport is configured."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from lorenz.contracts import ToolContext, ToolSpec
+from lorenz.issue import Issue
+from lorenz.query import apply_query, parse_query_spec, parse_select, pick_fields
+from lorenz.redact import redact_text
+from lorenz.results import ToolResult, error_message, tool_failure, tool_success, unsupported_tool_failure
+from lorenz.settings.model import Settings
+
+from .backend import JiraBackend, NewIssue
+from .options import jira_options
+from .tracker import JIRA_PACK, open_backend
+
+__all__ = ["DEFAULT_SELECT", "JIRA_TOOL_NAMES", "JiraToolPack"]
+
+#: The fields ``jira_query`` returns when no ``select`` is given.
+DEFAULT_SELECT: tuple[str, ...] = ("id", "identifier", "title", "state", "stateType", "labels", "url")
+
+_STRING = {"type": "string"}
+_STRINGS = {"type": "array", "items": {"type": "string"}}
+
+
+def _schema(properties: Mapping[str, Any], required: Sequence[str], *, open_: bool = False) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "additionalProperties": open_, "properties": dict(properties)}
+    if required:
+        schema["required"] = list(required)
+    return schema
+
+
+_READ_ONLY = {"readOnlyHint": True}
+
+_SPECS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        name="jira_read_issue",
+        description="Read one issue from the configured tracker. Args: issueId (tracker id or key when supported).",
+        input_schema=_schema({"issueId": _STRING}, ["issueId"]),
+        annotations=_READ_ONLY,
+    ),
+    ToolSpec(
+        name="jira_query",
+        description=(
+            "Query issues from the configured tracker. Args: states?, issueIds?, query? (native query string, "
+            "for trackers with a query language), where?, select?, order_by?, limit?, offset?."
+        ),
+        input_schema=_schema(
+            {
+                "states": _STRINGS,
+                "issueIds": _STRINGS,
+                "query": _STRING,
+                "where": {"type": "object"},
+                "select": _STRINGS,
+                "order_by": {"type": "array", "items": {"type": "object"}},
+                "limit": {"type": "number"},
+                "offset": {"type": "number"},
+            },
+            [],
+            open_=True,
+        ),
+        annotations=_READ_ONLY,
+    ),
+    ToolSpec(
+        name="jira_update_status",
+        description="Move an issue in the configured tracker to a new status. Args: issueId, status.",
+        input_schema=_schema({"issueId": _STRING, "status": _STRING}, ["issueId", "status"]),
+    ),
+    ToolSpec(
+        name="jira_list_comments",
+        description="List comments on an issue in the configured tracker. Args: issueId.",
+        input_schema=_schema({"issueId": _STRING}, ["issueId"]),
+        annotations=_READ_ONLY,
+    ),
+    ToolSpec(
+        name="jira_comment",
+        description=(
+            "Add a comment to an issue in the configured tracker. Args: issueId, body. "
+            "Returns the created comment when the provider exposes it."
+        ),
+        input_schema=_schema({"issueId": _STRING, "body": _STRING}, ["issueId", "body"]),
+    ),
+    ToolSpec(
+        name="jira_update_comment",
+        description="Update a comment on an issue in the configured tracker. Args: issueId, commentId, body.",
+        input_schema=_schema(
+            {"issueId": _STRING, "commentId": _STRING, "body": _STRING}, ["issueId", "commentId", "body"]
+        ),
+    ),
+    ToolSpec(
+        name="jira_create_issue",
+        description="Create an issue in the configured tracker. Args: title, body?, status?, assignee?.",
+        input_schema=_schema({"title": _STRING, "body": _STRING, "status": _STRING, "assignee": _STRING}, ["title"]),
+    ),
+)
+
+JIRA_TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in _SPECS)
+
+
+class _ArgumentError(ValueError):
+    """A tool argument is missing or malformed (raised before any network call)."""
+
+
+def _required(args: Mapping[str, Any], key: str) -> str:
+    value = args.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise _ArgumentError(f"'{key}' is required")
+    return value
+
+
+def _optional(args: Mapping[str, Any], key: str) -> str | None:
+    value = args.get(key)
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _string_list(value: object) -> list[str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise _ArgumentError("expected an array of strings")
+    return list(value)
+
+
+def _query_record(issue: Issue) -> dict[str, Any]:
+    return {
+        "id": issue.id,
+        "identifier": issue.identifier,
+        "title": issue.title,
+        "description": issue.description,
+        "state": issue.state,
+        "stateType": issue.state_type,
+        "labels": list(issue.labels),
+        "createdAt": issue.created_at,
+        "updatedAt": issue.updated_at,
+        "url": issue.url,
+    }
+
+
+class JiraToolPack:
+    """Pack ``jira``: read, query, move, comment on and create issues. Takes no ``tools.jira`` keys."""
+
+    name = JIRA_PACK
+
+    def tool_specs(self, settings: Settings) -> list[ToolSpec]:
+        """The seven tools, always, in a fixed order."""
+        return list(_SPECS)
+
+    async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
+        """Run one ``jira_*`` tool; every failure is a redacted ``tool_failure``."""
+        if name not in JIRA_TOOL_NAMES:
+            return unsupported_tool_failure(name, JIRA_TOOL_NAMES)
+        args: Mapping[str, Any] = input if isinstance(input, Mapping) else {}
+        settings = context.settings
+        try:
+            return await self._run(name, args, settings, lambda: open_backend(settings, context.http))
+        except Exception as exc:
+            secrets = settings.secrets | set(jira_options(settings).credentials())
+            return tool_failure(redact_text(error_message(exc), secrets))
+
+    async def _run(
+        self, name: str, args: Mapping[str, Any], settings: Settings, backend: Callable[[], JiraBackend]
+    ) -> ToolResult:
+        # Every argument is checked before `backend()` builds a client or touches the network.
+        if name == "jira_read_issue":
+            key = _required(args, "issueId")
+            return tool_success({"issue": (await backend().read_issue(key)).to_record()})
+        if name == "jira_query":
+            return await self._query(args, settings, backend)
+        if name == "jira_update_status":
+            key, status = _required(args, "issueId"), _required(args, "status")
+            return tool_success({"issue": (await backend().update_issue_status(key, status)).to_record()})
+        if name == "jira_list_comments":
+            key = _required(args, "issueId")
+            comments = await backend().list_comments(key)
+            return tool_success({"comments": [comment.to_record() for comment in comments]})
+        if name == "jira_comment":
+            key, body = _required(args, "issueId"), _required(args, "body")
+            comment = await backend().add_comment(key, body)
+            return tool_success({"ok": True} if comment is None else {"ok": True, "comment": comment.to_record()})
+        if name == "jira_update_comment":
+            key, comment_id, body = _required(args, "issueId"), _required(args, "commentId"), _required(args, "body")
+            updated = await backend().update_comment(key, comment_id, body)
+            return tool_success({"comment": updated.to_record()})
+        new = NewIssue(
+            title=_required(args, "title"),
+            body=_optional(args, "body"),
+            status=_optional(args, "status"),
+            assignee=_optional(args, "assignee"),
+        )
+        return tool_success({"issue": (await backend().create_issue(new)).to_record()})
+
+    async def _query(
+        self, args: Mapping[str, Any], settings: Settings, backend: Callable[[], JiraBackend]
+    ) -> ToolResult:
+        """``issueIds`` → by ids; ``query``/``jql`` → search; ``states`` → by states; else candidates."""
+        selected = parse_select(args.get("select"))
+        select = list(DEFAULT_SELECT) if selected is None else selected
+        ids = _string_list(args.get("issueIds"))
+        query, jql = args.get("query"), args.get("jql")
+        native = query if isinstance(query, str) else jql if isinstance(jql, str) else ""
+        searching = ids is None and bool(native.strip())
+        states = _string_list(args.get("states")) if ids is None and not searching else None
+        spec = parse_query_spec(args)
+        issues: list[Issue]
+        if ids is not None:
+            issues = await backend().fetch_issues_by_ids(ids)
+        elif searching:
+            issues = await backend().search_issues(native)
+        elif states is not None:
+            issues = await backend().fetch_issues_by_states(states)
+        elif settings.tracker.active_states:
+            issues = await backend().fetch_candidate_issues()
+        else:
+            issues = []
+        result = apply_query([_query_record(issue) for issue in issues], spec)
+        return tool_success({"rows": [pick_fields(row, select) for row in result.rows], "total": result.total})

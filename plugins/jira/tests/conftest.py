@@ -1,0 +1,59 @@
+"""Fixtures for the lorenz-jira tests: loopback fakes (REST and MCP) and settings builders."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "fakes"))
+
+from jira_fake_loopback import LoopbackServer
+from jira_fake_mcp import FakeJiraMcp
+from jira_fake_rest import FakeJira
+
+
+@pytest.fixture(scope="session")
+def jira_server() -> Iterator[FakeJira]:
+    fake = FakeJira()
+    server = LoopbackServer(fake.app).start()
+    fake.base_url = server.base_url
+    try:
+        yield fake
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def jira(jira_server: FakeJira) -> FakeJira:
+    """The fake Jira site, emptied: no issues, no comments, nothing scripted."""
+    jira_server.reset()
+    return jira_server
+
+
+@pytest.fixture(scope="session")
+def jira_mcp_server() -> Iterator[FakeJiraMcp]:
+    fake = FakeJiraMcp()
+    server = LoopbackServer(fake.app).start()
+    fake.url = f"{server.base_url}/mcp"
+    try:
+        yield fake
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def jira_mcp(jira_mcp_server: FakeJiraMcp) -> FakeJiraMcp:
+    """The fake remote Jira MCP server, emptied."""
+    jira_mcp_server.reset()
+    return jira_mcp_server
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    """The host-owned client a tracker or tool is given."""
+    async with httpx.AsyncClient() as client:
+        yield client
