@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from .deprecations import ConfigDeprecation, collect_config_deprecations, format_config_deprecation
 from .errors import ConfigError
 from .model import DispatchSettings, ServerSettings, Settings, TrackerSettings
 from .parse import EMBEDDED_DEFAULT_CONFIG, load_settings, parse_config
@@ -22,6 +23,9 @@ __all__ = [
     "EMBEDDED_DEFAULT_CONFIG",
     "resolve_configured_secret",
     "resolve_env_reference",
+    "ConfigDeprecation",
+    "collect_config_deprecations",
+    "format_config_deprecation",
     "Settings",
     "TrackerSettings",
     "ServerSettings",
