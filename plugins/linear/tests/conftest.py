@@ -1,0 +1,39 @@
+"""Fixtures for the lorenz-linear tests: one loopback fake Linear for the session, reset per test."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from linear_fake import FakeLinear, LoopbackServer
+
+
+@pytest.fixture(scope="session")
+def linear_server() -> Iterator[FakeLinear]:
+    fake = FakeLinear()
+    server = LoopbackServer(fake.app).start()
+    fake.url = f"http://127.0.0.1:{server.port}/graphql"
+    try:
+        yield fake
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def fake(linear_server: FakeLinear) -> FakeLinear:
+    """The fake Linear endpoint, emptied: no issues, no projects, no scripted responses."""
+    linear_server.reset()
+    return linear_server
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    """The host-owned client a tracker or tool is given."""
+    async with httpx.AsyncClient() as client:
+        yield client
