@@ -40,6 +40,7 @@ __all__ = [
     "SlackTransport",
     "SlackTransportError",
     "SlackWebTransport",
+    "clear_team_url_cache",
 ]
 
 MAX_RETRIES = 4
@@ -59,6 +60,11 @@ _POST_POLICY = RetryPolicy(
 )
 _TEAM_URLS: dict[tuple[str, str], str] = {}
 _TEAM_URL_CAP = 64
+
+
+def clear_team_url_cache() -> None:
+    """Forget every cached ``auth.test`` team URL."""
+    _TEAM_URLS.clear()
 
 
 class SlackTransportError(RuntimeError):

@@ -9,6 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from lorenz_slack.transport import clear_team_url_cache
+
 sys.path.insert(0, str(Path(__file__).parent))
 
 from slack_fake import FakeSlack, LoopbackServer
@@ -29,6 +31,7 @@ def slack_server() -> Iterator[FakeSlack]:
 def fake(slack_server: FakeSlack) -> FakeSlack:
     """The fake Slack, emptied: no channels, users or scripted faults."""
     slack_server.reset()
+    clear_team_url_cache()
     return slack_server
 
 

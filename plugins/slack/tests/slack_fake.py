@@ -47,6 +47,8 @@ class FakeSlack:
         self.requests: list[dict[str, Any]] = []
         self.history_page_size = 200
         self.replies_page_size = 200
+        #: chat.postMessage calls that are applied but answered with a 502 (ambiguous delivery).
+        self.ambiguous_posts = 0
         self._clock = 1_700_000_500
 
     # ------------------------------------------------------------------ seeding
@@ -154,7 +156,11 @@ class FakeSlack:
             handler = getattr(self, "_" + method.replace(".", "_"), None)
             if handler is None:
                 return JSONResponse({"ok": False, "error": "unknown_method"})
-            return JSONResponse(handler(params if request.method == "GET" else body))
+            answer = handler(params if request.method == "GET" else body)
+            if method == "chat.postMessage" and self.ambiguous_posts > 0:
+                self.ambiguous_posts -= 1
+                return Response("<html>bad gateway</html>", status_code=502, media_type="text/html")
+            return JSONResponse(answer)
 
     def _conversations_history(self, p: Mapping[str, Any]) -> dict[str, Any]:
         channel = p.get("channel", "")
