@@ -1,0 +1,146 @@
+"""The board file format: parsing, rendering and byte-for-byte round trips."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lorenz_local import board
+from lorenz_local.board import BoardDocument, comment_line, iso_timestamp, parse_document, render_document
+
+
+def test_render_matches_the_documented_layout() -> None:
+    """Front matter (status, block-style labels), title, description and the comments block."""
+    document = BoardDocument(
+        status="In Progress",
+        labels=("Backend", "Lorenz:API"),
+        title="Fix it",
+        description="  Steps\n\n1. go  ",
+        comments="- 2026-05-29T10:00:00.000Z agent: hi",
+    )
+    assert render_document(document) == (
+        "---\nstatus: In Progress\nlabels:\n  - Backend\n  - Lorenz:API\n---\n\n# Fix it\n\nSteps\n\n1. go\n\n"
+        "<!-- lorenz:comments -->\n## Comments\n- 2026-05-29T10:00:00.000Z agent: hi\n"
+    )
+
+
+def test_render_omits_empty_sections() -> None:
+    """No labels key, no description block and no comments block when they are empty."""
+    assert render_document(BoardDocument(status="Todo", title="Bare")) == "---\nstatus: Todo\n---\n\n# Bare\n"
+
+
+@pytest.mark.parametrize("status", ["true", "null", "123", "a: b", "#x", "2026-01-01", "yes", "- x", "x\ny", "é"])
+def test_awkward_statuses_round_trip(status: str) -> None:
+    """Statuses YAML would misread when plain are quoted so they read back as the same string."""
+    text = render_document(BoardDocument(status=status, title="T"))
+    assert parse_document(text, "BOARD-1").status == status.strip()
+    assert render_document(parse_document(text, "BOARD-1")) == text
+
+
+def test_yaml_is_the_1_2_core_schema() -> None:
+    """`yes`/`on` and dates stay strings, as in YAML 1.2 core (not 1.1)."""
+    for raw in ("yes", "on", "2026-01-01", "1_000x"):
+        text = f"---\nstatus: Todo\nlabels: [{raw}]\n---\n# T\n"
+        assert parse_document(text, "BOARD-1").labels == (raw,)
+    with pytest.raises(ValueError, match="status"):
+        parse_document("---\nstatus: true\n---\n", "BOARD-1")
+    assert parse_document("---\nstatus: 2026-01-01\n---\n", "BOARD-1").status == "2026-01-01"
+
+
+def test_no_front_matter_means_missing_status() -> None:
+    """A file without front matter is malformed: status is required."""
+    with pytest.raises(ValueError, match="board issue BOARD-3 is missing required 'status'"):
+        parse_document("# Just markdown\n", "BOARD-3")
+
+
+def test_unterminated_front_matter_is_body() -> None:
+    """`---` with no closing line is not front matter."""
+    with pytest.raises(ValueError, match="status"):
+        parse_document("---\nstatus: Todo\n# T\n", "BOARD-1")
+
+
+def test_non_string_labels_are_dropped() -> None:
+    """Only string label items are kept; a non-list labels value means no labels."""
+    assert parse_document("---\nstatus: Todo\nlabels: [a, 1, {x: y}, b]\n---\n", "B-1").labels == ("a", "b")
+    assert parse_document("---\nstatus: Todo\nlabels: a\n---\n", "B-1").labels == ()
+
+
+def test_lines_before_the_heading_are_dropped() -> None:
+    """The title is the first `# ` line; the description is what follows it."""
+    document = parse_document("---\nstatus: Todo\n---\npreamble\n# Title  \n\nbody\n# Not a title\n", "B-1")
+    assert (document.title, document.description) == ("Title", "body\n# Not a title")
+
+
+def test_comments_are_split_on_the_hidden_marker_only() -> None:
+    """The comments heading alone does not start the comments block."""
+    text = "---\nstatus: Todo\n---\n# T\n\n## Comments\nnot comments\n<!-- lorenz:comments -->\n## Comments\n- c\n"
+    document = parse_document(text, "B-1")
+    assert (document.description, document.comments) == ("## Comments\nnot comments", "- c")
+
+
+def test_crlf_is_normalised_on_read() -> None:
+    """CRLF line endings read like LF."""
+    crlf = parse_document("---\r\nstatus: Todo\r\n---\r\n\r\n# T\r\n\r\nBody\r\n", "B-1")
+    assert crlf == parse_document("---\nstatus: Todo\n---\n\n# T\n\nBody\n", "B-1")
+
+
+def test_timestamps_are_utc_with_milliseconds() -> None:
+    """Comment timestamps are UTC `...mmmZ` whatever the input zone."""
+    moment = datetime(2026, 5, 29, 12, 0, 0, 123456, tzinfo=timezone(timedelta(hours=2)))
+    assert iso_timestamp(moment) == "2026-05-29T10:00:00.123Z"
+    assert comment_line("hi", datetime(2026, 1, 1, tzinfo=UTC)) == "- 2026-01-01T00:00:00.000Z agent: hi"
+
+
+# -- properties ------------------------------------------------------------------------------------
+
+_line_text = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\r\n\u2028\u2029\x85"),
+    max_size=30,
+)
+_status = _line_text.filter(lambda s: bool(s.strip()))
+_multiline = st.lists(_line_text, max_size=4).map("\n".join)
+
+
+@st.composite
+def documents(draw: st.DrawFn) -> BoardDocument:
+    comments = draw(st.lists(_line_text, max_size=3))
+    return BoardDocument(
+        status=draw(_status).strip(),
+        labels=tuple(draw(st.lists(_line_text, max_size=3))),
+        title=draw(_line_text).strip(),
+        description=draw(_multiline.filter(lambda s: board.COMMENTS_MARKER not in s)).strip(),
+        # The board keeps the comment block stripped (see BoardDocument.with_comment).
+        comments="\n".join(f"- 2026-01-01T00:00:00.000Z agent: {c}" for c in comments).strip(),
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(documents())
+def test_files_the_board_wrote_round_trip_byte_for_byte(document: BoardDocument) -> None:
+    """render(parse(render(doc))) is the same text, and parse gives back the same document."""
+    text = render_document(document)
+    parsed = parse_document(text, "BOARD-1")
+    assert parsed == document
+    assert render_document(parsed) == text
+
+
+_simple_word = st.text(alphabet="aAzZ09 _-:#'\"yesnoultrf.", min_size=0, max_size=12)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_simple_word, max_size=3), _simple_word, st.booleans())
+def test_fast_front_matter_reader_agrees_with_ruamel(labels: list[str], status: str, with_labels: bool) -> None:
+    """The regex fast path reads exactly what the YAML parser reads, or defers to it."""
+    text = f"status: {status}"
+    if with_labels:
+        text += "\nlabels:\n" + "".join(f"  - {label}\n" for label in labels)
+    try:
+        expected = board._loader().load(text)
+    except Exception:
+        expected = "error"
+    fast = board._FAST_FRONT_MATTER.fullmatch(text)
+    if fast is not None:
+        assert board._load_front_matter(text) == expected
