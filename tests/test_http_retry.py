@@ -10,6 +10,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lorenz.http import (
     DEFAULT_TIMEOUT,
@@ -20,6 +22,7 @@ from lorenz.http import (
     send_with_retry,
     summarize_body,
 )
+from lorenz.redact import redact_text
 
 pytestmark = pytest.mark.anyio
 
@@ -273,7 +276,7 @@ def flaky_server() -> Iterator[tuple[str, list[str]]]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}", hits
@@ -375,3 +378,106 @@ def test_summarize_body_accepts_bytes_and_json_values() -> None:
     """Bytes are decoded and other values rendered as JSON before summarizing."""
     assert summarize_body(b"caf\xc3\xa9  ok") == "café ok"
     assert summarize_body({"errors": [{"message": "api_key=abc"}]}) == '{"errors": [{"message": "api_key=[REDACTED]"}]}'
+    assert summarize_body(None) == ""
+
+
+def full_summary(text: str, secrets: list[str]) -> str:
+    """The reference: redact the whole body, then collapse and truncate."""
+    summary = " ".join(redact_text(text, secrets).split())
+    return summary[:1000] + "...<truncated>" if len(summary) > 1000 else summary
+
+
+def test_summarize_large_body_matches_the_whole_body_summary() -> None:
+    """A 1 MB error page is summarized from a prefix, with the same result as redacting it all."""
+    secret = "jira-token-0123456789"
+    record = f'{{"id": 1, "name": "hello world", "token": "abc", "url": "https://u:p@x.test/a", "k": "{secret}"}} '
+    body = record * 10_000
+    assert len(body) > 1_000_000
+    assert summarize_body(body, [secret]) == full_summary(body, [secret])
+    minified = '{"errors":[' + ",".join(f'{{"message":"bad key {secret}","token":"v{i}"}}' for i in range(20_000))
+    assert summarize_body(minified, [secret]) == full_summary(minified, [secret])
+
+
+def near_cut(visible: int, start: int, payload: str) -> str:
+    """A >4 KiB body whose ``payload`` starts at raw offset ``start``, after ``visible`` kept characters.
+
+    The filler collapses to ``visible`` characters and a space, so whatever the 4 KiB prefix cut does to
+    the payload lands around the 1000th character of the summary, where it would be seen.
+    """
+    return "x" * visible + " " * (start - visible) + payload + " tail" * 300
+
+
+def test_secret_split_by_the_summary_window_stays_hidden() -> None:
+    """A registered secret holding spaces that straddles the prefix cut leaves no fragment behind."""
+    secret = "Qq9 Zz8 Xx7 Ww6"
+    for visible in range(975, 1000, 2):
+        for start in range(4075, 4096):
+            summary = summarize_body(near_cut(visible, start, secret), [secret])
+            assert not any(part in summary for part in ("Qq9", "Zz8", "Xx7", "Ww6")), (visible, start)
+
+
+def test_credentials_split_by_the_summary_window_stay_hidden() -> None:
+    """Quoted values, URL userinfo, tokens and op:// references cut by the prefix are still redacted."""
+    payloads = (
+        '{"password": "Qq9 Zz8 Xx7 Ww6"}',
+        "{'token': 'Qq9 Zz8 Xx7 Ww6'}",
+        '{\\"token\\": \\"Qq9 Zz8\\"}',
+        "GET https://Quser:Qpassword@example.test/x",
+        "Authorization: Bearer Qq9Zz8Xx7Ww6Vv5Uu4",
+        "ref=op://Qvault/Qitem/Qfield",
+        "api_key=Qq9Zz8Xx7Ww6Vv5",
+    )
+    for payload in payloads:
+        for visible in range(960, 1000, 4):
+            for start in range(4060, 4096, 2):
+                summary = summarize_body(near_cut(visible, start, payload))
+                assert "Q" not in summary, (payload, visible, start)
+
+
+_PIECES = st.sampled_from(
+    [
+        " ",
+        "  ",
+        "\n",
+        '"',
+        "'",
+        ",",
+        "{",
+        "}",
+        ":",
+        "=",
+        "a",
+        "b1",
+        "https://",
+        "@h/",
+        "/",
+        "\\",
+        'token: "Q1 Q2"',
+        "password=Q3",
+        " Bearer Q4",
+        " https://Q5:Q6@h",
+        " op://Q7/Q8",
+        "Qq9 Zz8",
+        '\\"token\\": \\"Q9 Q0\\"',
+    ]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    visible=st.integers(min_value=900, max_value=1000),
+    start=st.integers(min_value=3990, max_value=4095),
+    pieces=st.lists(_PIECES, max_size=60),
+)
+def test_summary_prefix_never_reveals_what_the_whole_body_hides(visible: int, start: int, pieces: list[str]) -> None:
+    """Whatever the cut, the prefix summary shows no marker that redacting the whole body would hide."""
+    body = near_cut(visible, start, "".join(pieces))
+    secrets = ["Qq9 Zz8"]
+    if "Q" not in redact_text(body, secrets):
+        assert "Q" not in summarize_body(body, secrets)
+
+
+def test_summarize_body_scans_at_most_one_mib() -> None:
+    """Past 1 MiB the body is cut (and marked truncated) instead of scanned whole."""
+    assert summarize_body("a" * 3_000_000) == "a" * 1000 + "...<truncated>"
+    assert summarize_body(" " * 2_000_000 + "late detail") == "...<truncated>"

@@ -72,6 +72,7 @@ def test_url_userinfo_is_redacted(text: str, expected: str) -> None:
         ("[secret=abc]", "[secret=[REDACTED]]"),
         ('{\\"token\\": \\"abc\\"}', '{\\"token\\": \\"[REDACTED]\\"}'),
         ('"token": "unterminated value', '"token": "[REDACTED]'),
+        ('{\\"token\\": \\"cut here\\', '{\\"token\\": \\"[REDACTED]'),
         ("Authorization: Token abc123", "Authorization: Token [REDACTED]"),
         ("path=/tmp/board", "path=/tmp/board"),
     ],

@@ -22,7 +22,7 @@ import anyio
 import attrs
 import httpx
 
-from lorenz.redact import redact_text
+from lorenz.redact import REDACTED, redact_text, registered_secrets
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -44,6 +44,10 @@ SUMMARY_LIMIT = 1000
 """Characters of a body kept by :func:`summarize_body` before ``...<truncated>``."""
 
 _TRUNCATED = "...<truncated>"
+_SUMMARY_WINDOW = 4 * 1024
+_SUMMARY_SCAN_LIMIT = 1024 * 1024
+_URL_AUTHORITY_TAIL = re.compile(r'://[^\s/?#@"<>]*\Z')
+_MIN_FRAGMENT = 3
 
 
 def _non_negative(_instance: object, attribute: attrs.Attribute[Any], value: float) -> None:
@@ -175,6 +179,8 @@ async def send_with_retry(
 
 
 def _body_text(body: object) -> str:
+    if body is None:
+        return ""
     if isinstance(body, str):
         return body
     if isinstance(body, bytes | bytearray):
@@ -189,13 +195,50 @@ def summarize_body(text: object, secrets: Iterable[str] = ()) -> str:
     """A one-line, redacted rendering of a response body for errors and logs (trackers.md §3.2).
 
     Redacts (``lorenz.redact``), collapses whitespace runs to one space, trims, and keeps at most
-    1000 characters followed by ``...<truncated>``. Bytes are decoded as UTF-8; other values are
-    rendered as JSON.
+    1000 characters followed by ``...<truncated>``. Bytes are decoded as UTF-8, ``None`` is empty, other
+    values are rendered as JSON. Only a prefix of a long body is scanned (never more than its first MiB),
+    so a huge error page costs about as little as a short one.
     """
-    summary = " ".join(redact_text(_body_text(text), secrets).split())
-    if len(summary) > SUMMARY_LIMIT:
+    raw = _body_text(text)
+    usable = registered_secrets(secrets)
+    # Redacting a multi-megabyte error page would block the event loop for seconds, yet only the first
+    # 1000 characters survive: summarize a growing prefix of the body until it yields enough text.
+    size = _SUMMARY_WINDOW
+    while len(raw) > size and size < _SUMMARY_SCAN_LIMIT:
+        summary = _one_line(_prefix(raw, size, usable), usable)
+        if len(summary) > SUMMARY_LIMIT:
+            return summary[:SUMMARY_LIMIT] + _TRUNCATED
+        size *= 8
+    cut_short = len(raw) > _SUMMARY_SCAN_LIMIT
+    if cut_short:
+        raw = _prefix(raw, _SUMMARY_SCAN_LIMIT, usable)
+    summary = _one_line(raw, usable)
+    if cut_short or len(summary) > SUMMARY_LIMIT:
         return summary[:SUMMARY_LIMIT] + _TRUNCATED
     return summary
+
+
+def _one_line(text: str, secrets: tuple[str, ...]) -> str:
+    return " ".join(redact_text(text, secrets).split())
+
+
+def _prefix(raw: str, size: int, secrets: tuple[str, ...]) -> str:
+    """The first ``size`` characters of ``raw``, made to redact at least as much as the whole text would.
+
+    Every redaction pattern still matches (and hides) a cut-off credential — a partial token, bare value or
+    op:// reference, an unterminated quoted value — except two, handled here: the start of a registered
+    secret and a URL authority whose ``@`` fell past the cut.
+    """
+    head = _without_secret_fragment(raw[:size], secrets)
+    return _URL_AUTHORITY_TAIL.sub("://" + REDACTED, head, count=1)
+
+
+def _without_secret_fragment(head: str, secrets: tuple[str, ...]) -> str:
+    for secret in secrets:
+        for length in range(len(secret) - 1, _MIN_FRAGMENT - 1, -1):
+            if head.endswith(secret[:length]):
+                return head[:-length] + REDACTED
+    return head
 
 
 class PaginationError(RuntimeError):

@@ -33,10 +33,10 @@ _TOKEN_CHARS = r"[A-Za-z0-9._~+/=%-]"
 
 _AUTH_SCHEME = re.compile(rf"\b(bearer|basic)\s+{_TOKEN_CHARS}+", re.IGNORECASE)
 
-# The scheme is bounded (≤64 chars) and the userinfo stops at whitespace, `/`, `?` and `#`, so a hostile
-# body cannot make this backtrack quadratically; the greedy run reaches the *last* `@` of the authority,
-# which also covers an unescaped `@` inside a password.
-_URL_USERINFO = re.compile(r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]{0,63})://[^\s/?#@]+(?:@[^\s/?#@]*)*@")
+# The scheme is bounded (≤64 chars) and the userinfo stops at whitespace, `/`, `?`, `#` and the characters
+# a URL never holds raw (`"<>`), so a hostile body cannot make this backtrack quadratically; the run reaches
+# the *last* `@` of the authority, which also covers an unescaped `@` inside a password.
+_URL_USERINFO = re.compile(r'(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]{0,63})://[^\s/?#@"<>]+(?:@[^\s/?#@"<>]*)*@')
 
 _OP_REFERENCE = re.compile(r"(?<![A-Za-z0-9+.-])op://[^\s\"'<>,}\]]+", re.IGNORECASE)
 
@@ -55,7 +55,7 @@ _ASSIGNMENT = re.compile(
     r"""(?:api[_-]?key|apikey|authorization|auth[_-]?token|access[_-]?token|refresh[_-]?token"""
     r"""|password|secret|token)[\w-]{0,64}(?P=q)\s*[:=]\s*)"""
     r"""(?P<value>"""
-    r"""\\"(?:[^"\\\n]|\\[^"\n])*(?:\\"|$)"""  # JSON-escaped quotes: \"…\"
+    r"""\\"(?:[^"\\\n]|\\[^"\n])*(?:\\"|\\?$)"""  # JSON-escaped quotes: \"…\"
     r"""|"(?:[^"\\\n]|\\.)*(?:"|$)"""  # "…" (an unterminated value is redacted to the line end)
     r"""|'[^'\n]*(?:'|$)"""  # '…'
     r"""|(?!\[REDACTED\])(?![A-Za-z][\w-]*[ \t]+\[REDACTED\])[^\s"',}\]]+"""  # bare value
@@ -81,9 +81,7 @@ def _redact_assignment(match: re.Match[str]) -> str:
         redacted = f'\\"{REDACTED}\\"' if value.endswith('\\"') and len(value) >= 4 else f'\\"{REDACTED}'
     elif value[0] in "\"'":
         quote = value[0]
-        redacted = (
-            f"{quote}{REDACTED}{quote}" if len(value) >= 2 and value.endswith(quote) else quote + REDACTED
-        )
+        redacted = f"{quote}{REDACTED}{quote}" if len(value) >= 2 and value.endswith(quote) else quote + REDACTED
     else:
         redacted = REDACTED
     return match.group("lead") + redacted
