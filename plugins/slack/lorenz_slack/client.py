@@ -195,9 +195,13 @@ class SlackTrackerClient:
             except Exception as exc:  # retried next poll
                 _LOG.warning("slack tracking record for %s:%s failed: %s", root.channel, root.ts, exc)
                 return root
+            # The thread and the scan changed under us: read both afresh next time.
+            self._threads.pop(issue_id(root.channel, root.ts), None)
+            self._scan = None
         if tracking is None or marked:
             return root
         marker = self._options.marker_emoji
+        self._scan = None
         try:
             await self.transport.add_reaction(root.channel, root.ts, marker)
         except Exception as exc:
