@@ -1,15 +1,44 @@
 """WORKFLOW.md settings: locating and parsing the file, validating its front matter into
-:class:`~lorenz.settings.model.Settings`, resolving secrets, and the dispatch check."""
+:class:`~lorenz.settings.model.Settings`, resolving secrets, and the dispatch check.
+
+Names are imported lazily, so ``lorenz.settings.model`` (which every plugin reaches through
+``lorenz.contracts``) does not pull in the YAML parser and cattrs.
+"""
 
 from __future__ import annotations
 
-from .deprecations import ConfigDeprecation, collect_config_deprecations, format_config_deprecation
-from .errors import ConfigError
-from .model import DispatchSettings, ServerSettings, Settings, TrackerSettings
-from .parse import EMBEDDED_DEFAULT_CONFIG, load_settings, parse_config
-from .secrets import resolve_configured_secret, resolve_env_reference
-from .validate import validate_dispatch_config
-from .workflow import Workflow, load_workflow, parse_workflow_content, workflow_path
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .deprecations import ConfigDeprecation, collect_config_deprecations, format_config_deprecation
+    from .errors import ConfigError
+    from .model import DispatchSettings, ServerSettings, Settings, TrackerSettings
+    from .parse import EMBEDDED_DEFAULT_CONFIG, load_settings, parse_config
+    from .secrets import resolve_configured_secret, resolve_env_reference
+    from .validate import validate_dispatch_config
+    from .workflow import Workflow, load_workflow, parse_workflow_content, workflow_path
+
+_EXPORTS = {
+    "ConfigError": ".errors",
+    "Workflow": ".workflow",
+    "workflow_path": ".workflow",
+    "parse_workflow_content": ".workflow",
+    "load_workflow": ".workflow",
+    "parse_config": ".parse",
+    "load_settings": ".parse",
+    "validate_dispatch_config": ".validate",
+    "EMBEDDED_DEFAULT_CONFIG": ".parse",
+    "resolve_configured_secret": ".secrets",
+    "resolve_env_reference": ".secrets",
+    "ConfigDeprecation": ".deprecations",
+    "collect_config_deprecations": ".deprecations",
+    "format_config_deprecation": ".deprecations",
+    "Settings": ".model",
+    "TrackerSettings": ".model",
+    "ServerSettings": ".model",
+    "DispatchSettings": ".model",
+}
 
 __all__ = [
     "ConfigError",
@@ -31,3 +60,17 @@ __all__ = [
     "ServerSettings",
     "DispatchSettings",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

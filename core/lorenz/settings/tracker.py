@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import Factory, frozen
 
+from ..contracts import TrackerContext
 from ._structure import FlexBool, Routes, normalize_aliases, structure
 from .errors import ConfigError
 from .model import DEFAULT_ACTIVE_STATES, DEFAULT_TERMINAL_STATES, DispatchSettings, TrackerSettings
@@ -145,8 +146,6 @@ def _provider_options(
     parse_options = getattr(provider, "parse_options", None)
     if not callable(parse_options):
         return options
-
-    from ..contracts import TrackerContext  # contracts imports this package's model
 
     def resolve_secret(value: str | None, fallback_env: str | None = None, /) -> str | None:
         return resolve_configured_secret(value, env, fallback_env_name=fallback_env, register=record_secret)
