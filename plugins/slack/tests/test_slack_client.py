@@ -6,11 +6,12 @@ from typing import Any
 
 import httpx
 import pytest
+from slack_fake import BOT, FakeSlack, slack_settings
+
 from lorenz_slack.client import SlackTrackerClient
 from lorenz_slack.memory import InMemorySlackTransport, SeedMessage
 from lorenz_slack.models import SlackMetadata, SlackThreadReply
 from lorenz_slack.transport import SlackWebTransport
-from slack_fake import BOT, FakeSlack, slack_settings
 
 pytestmark = pytest.mark.anyio
 
@@ -75,7 +76,7 @@ async def test_only_bot_mentions_from_allowed_authors_are_candidates() -> None:
     )
     assert [i.title for i in await client(transport).fetch_candidate_issues()] == ["handle this", "and this"]
     restricted = memory(
-        transport_seed := {
+        {
             "C1": [
                 SeedMessage(ts="1.1", text="<@U_BOT> a", user="U_ALICE"),
                 SeedMessage(ts="1.2", text="<@U_BOT> b", user="U_BOB"),
@@ -83,7 +84,6 @@ async def test_only_bot_mentions_from_allowed_authors_are_candidates() -> None:
         },
         ("U_ALICE",),
     )
-    assert transport_seed
     tracker = client(restricted, users=("U_ALICE",))
     assert [i.id for i in await tracker.fetch_candidate_issues()] == ["C1:1.1"]
 
@@ -221,7 +221,7 @@ async def test_human_reactions_never_count_or_trigger_writes() -> None:
 
 
 async def test_scans_are_shared_within_a_poll_and_ids_are_validated() -> None:
-    """States then candidates reuse one scan; identifiers (not ids) make no scan; out-of-scan ids fall back to a point read."""
+    """One scan serves a poll; identifiers make no scan; ids outside the scan fall back to a point read."""
     transport = memory(
         {
             "C1": [SeedMessage(ts=T1, text="<@U_BOT> a", user="U_A"), SeedMessage(ts=T1, text="x", user="U_A")],
