@@ -184,3 +184,24 @@ def test_unknown_tag_is_a_parse_error() -> None:
     """Custom tags cannot be constructed into plain data."""
     with pytest.raises(ConfigError, match=r"^workflow_parse_error: "):
         parse_workflow_content("---\na: !python/object:os.system echo\n---\n")
+
+
+def test_byte_order_mark_is_ignored(tmp_path: Path) -> None:
+    """A UTF-8 byte-order mark does not hide the front matter."""
+    path = tmp_path / "WORKFLOW.md"
+    path.write_bytes(b"\xef\xbb\xbf---\nkey: value\n---\nBody\n")
+    assert load_workflow(path) == Workflow({"key": "value"}, "Body", path)
+
+
+def test_invalid_utf8_is_a_parse_error(tmp_path: Path) -> None:
+    """Bytes that are not UTF-8 give workflow_parse_error, not a crash."""
+    path = tmp_path / "WORKFLOW.md"
+    path.write_bytes(b"---\nkey: \xff\n---\n")
+    with pytest.raises(ConfigError, match=r"^workflow_parse_error: not valid UTF-8 at byte 9$"):
+        load_workflow(path)
+
+
+def test_directory_is_not_a_workflow(tmp_path: Path) -> None:
+    """A directory in place of the file reports its errno code."""
+    with pytest.raises(ConfigError, match=f"^missing_workflow_file: {tmp_path} EISDIR$"):
+        load_workflow(tmp_path)

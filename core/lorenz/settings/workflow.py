@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from collections.abc import Mapping
@@ -71,16 +72,13 @@ def load_workflow(path: str | os.PathLike[str]) -> Workflow:
     """Read and parse a workflow file; a missing one gives ``missing_workflow_file: <abs path> ENOENT``."""
     absolute = Path(path).absolute()
     try:
-        text = absolute.read_text(encoding="utf-8")
+        # utf-8-sig: a byte-order mark some editors write would otherwise hide the opening fence.
+        text = absolute.read_text(encoding="utf-8-sig")
     except OSError as exc:
-        code = _errno_code(exc)
-        msg = f"missing_workflow_file: {absolute} {code}"
+        msg = f"missing_workflow_file: {absolute} {errno.errorcode.get(exc.errno or 0, 'EIO')}"
+        raise ConfigError(msg) from None
+    except UnicodeDecodeError as exc:
+        msg = f"workflow_parse_error: not valid UTF-8 at byte {exc.start}"
         raise ConfigError(msg) from None
     parsed = parse_workflow_content(text)
     return Workflow(parsed.config, parsed.body, absolute)
-
-
-def _errno_code(exc: OSError) -> str:
-    import errno
-
-    return errno.errorcode.get(exc.errno or 0, "EIO")
