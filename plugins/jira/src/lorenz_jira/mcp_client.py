@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import httpx
 from attrs import define
 
-from lorenz.http import DEFAULT_TIMEOUT, PaginationGuard, RetryPolicy, send_with_retry, summarize_body
+from lorenz.http import DEFAULT_TIMEOUT, PaginationError, PaginationGuard, RetryPolicy, send_with_retry, summarize_body
 from lorenz.issue import Issue, TrackerComment, normalize_issue
 from lorenz.redact import redact_text
 
@@ -285,13 +285,13 @@ class JiraMcpClient:
         try:
             async with self._session() as session:
                 return await operation(session)
-        except JiraError:
+        except (JiraError, PaginationError):
             raise
         except Exception as exc:
             leaf: BaseException = exc
             while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
                 leaf = leaf.exceptions[0]
-            if isinstance(leaf, JiraError):
+            if isinstance(leaf, JiraError | PaginationError):
                 raise leaf from exc
             if isinstance(leaf, httpx.HTTPError):
                 detail = redact_text(str(leaf) or type(leaf).__name__, self.secrets)

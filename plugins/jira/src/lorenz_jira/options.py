@@ -12,6 +12,8 @@ from lorenz.settings import resolve_env_reference
 from lorenz.settings.model import Settings
 from lorenz.settings.options import reject_unknown_options, string_list_option, string_option
 
+from .backend import JiraError
+
 __all__ = [
     "CONFIG_ALIASES",
     "DEFAULT_ISSUE_TYPE",
@@ -149,7 +151,7 @@ class McpOptions:
         """The configured tool for ``operation`` (its default when unset); blank raises."""
         name = self.tools.get(operation, DEFAULT_MCP_TOOLS[operation])
         if not name.strip():
-            raise ValueError(f"tracker.mcp.tools.{operation} is required")
+            raise JiraError(f"tracker.mcp.tools.{operation} is required")
         return name
 
 

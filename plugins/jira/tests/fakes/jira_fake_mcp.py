@@ -137,28 +137,28 @@ class FakeJiraMcp:
                 if ref in args and ref not in accepted:
                     return f"Error: {ref} is not accepted"
         ref = next((args[k] for k in _REFS if k in args), None)
-        if name.endswith("search"):
-            return {"issues": list(self.issues.values())}
-        if name.endswith("get_issue"):
-            issue = self.issues.get(str(ref))
-            return {"issue": issue} if issue else ToolError(f"Issue {ref} does not exist")
-        if name.endswith("transition_issue"):
+        if "transition" in name:
             issue = self.issues[str(ref)]
             issue["fields"]["status"] = {"name": args["status"], "statusCategory": {"key": "indeterminate"}}
             return {"issue": issue}
-        if name.endswith("get_comments"):
-            return {"comments": self.comments}
-        if name.endswith("add_comment"):
+        if "comment" in name and "update" in name:
+            text = str(args.get("comment") or args.get("body"))
+            return {"comment": jira_comment(str(args.get("comment_id") or args.get("commentId")), text)}
+        if "comment" in name and "add" in name:
             comment_id = str(10000 + len(self.comments))
             self.comments.append(jira_comment(comment_id, str(args.get("comment") or args.get("body"))))
             return f"Comment added. ID: {comment_id}"
-        if name.endswith("update_comment"):
-            text = str(args.get("comment") or args.get("body"))
-            return {"comment": jira_comment(str(args.get("comment_id") or args.get("commentId")), text)}
-        if name.endswith("create_issue"):
+        if "comment" in name:
+            return {"comments": self.comments}
+        if "create" in name:
             issue = jira_issue(f"ENG-{len(self.issues) + 1}", summary=str(args["summary"]))
             self.issues[issue["key"]] = issue
             return {"issue": issue}
+        if "search" in name:
+            return {"issues": list(self.issues.values())}
+        if "issue" in name:
+            issue = self.issues.get(str(ref))
+            return {"issue": issue} if issue else ToolError(f"Issue {ref} does not exist")
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
 
     # -- HTTP -----------------------------------------------------------------------------------
