@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import math
 import re
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -132,7 +131,7 @@ def backoff_delay(retry: int, policy: RetryPolicy) -> float:
 
 def _retry_delay(response: httpx.Response, retry: int, policy: RetryPolicy, now: float) -> float:
     hinted = retry_after_seconds(response.headers.get("retry-after"), now)
-    if hinted is None or math.isnan(hinted):
+    if hinted is None:
         return backoff_delay(retry, policy)
     return min(hinted, policy.max_retry_after)
 
