@@ -7,6 +7,8 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from slack_fake import BOT, FakeSlack, slack_settings
+
 from lorenz.contracts import ToolContext
 from lorenz.results import ToolResult
 from lorenz_slack.fold import state_from_thread
@@ -16,7 +18,6 @@ from lorenz_slack.plugin import PACK
 from lorenz_slack.tools import TOOL_NAMES, execute_slack_tool
 from lorenz_slack.transport import SlackApiError
 from lorenz_slack.workpad import WorkpadContent, render_workpad_blocks, upsert_workpad, workpad_fallback_text
-from slack_fake import BOT, FakeSlack, slack_settings
 
 pytestmark = pytest.mark.anyio
 
@@ -101,7 +102,8 @@ async def test_unknown_status_posts_nothing_and_custom_states_work() -> None:
     result = await call(transport, "slack_update_status", {"issueId": "C1:1.1", "status": "Shipped"})
     assert not result.success
     assert result.error == (
-        "unknown status 'Shipped': use one of the workflow's active/terminal states (Todo, In Progress, Done, Cancelled)"
+        "unknown status 'Shipped': use one of the workflow's active/terminal states "
+        "(Todo, In Progress, Done, Cancelled)"
     )
     assert transport.replies == []
     custom = slack_settings(terminal_states=("Done", "Cancelled", "Shipped"))
