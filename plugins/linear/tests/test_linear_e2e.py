@@ -12,6 +12,7 @@ import httpx
 import mcp
 import pytest
 from linear_fake import FakeLinear
+
 from lorenz.host import RunningServer, serve_in_thread
 from lorenz.workspace import open_workspace
 
@@ -53,11 +54,13 @@ def server(tmp_path: Path, linear: FakeLinear) -> Iterator[RunningServer]:
 
 async def call(client: mcp.Client, args: Any) -> tuple[bool, Any]:
     result = await client.call_tool("linear_graphql", args)
-    return bool(result.is_error), json.loads(result.content[0].text)
+    content = result.content[0]
+    assert isinstance(content, mcp.types.TextContent)
+    return bool(result.is_error), json.loads(content.text)
 
 
 async def test_linear_graphql_over_mcp(server: RunningServer, linear: FakeLinear) -> None:
-    """tools/list shows ``linear_graphql``; queries, GraphQL errors, HTTP errors and bad input come back as tool results."""
+    """``linear_graphql`` is listed; queries, GraphQL errors, HTTP errors and bad input come back as tool results."""
     async with mcp.Client(server.url) as client:
         listed = await client.list_tools()
         assert [tool.name for tool in listed.tools] == ["linear_graphql"]
