@@ -18,12 +18,13 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "plugins" / "linear" / "tests"))
 
-from linear_fake import FakeLinear, LoopbackServer, linear_settings  # noqa: E402
-from lorenz.contracts import ToolContext  # noqa: E402
-from lorenz.issue import normalize_issue  # noqa: E402
-from lorenz.redact import redact_value  # noqa: E402
-from lorenz_linear import LinearClient, LinearToolPack  # noqa: E402
-from lorenz_linear.normalize import issue_record  # noqa: E402
+from linear_fake import FakeLinear, LoopbackServer, linear_settings
+
+from lorenz.contracts import ToolContext
+from lorenz.issue import normalize_issue
+from lorenz.redact import redact_value
+from lorenz_linear import LinearClient, LinearToolPack
+from lorenz_linear.normalize import issue_record
 
 ISSUES = 500
 
@@ -71,9 +72,7 @@ async def main() -> None:
     nodes = [fake.node(issue) for issue in fake.issues]
     start = time.perf_counter()
     for node in nodes:
-        normalize_issue(
-            issue_record(node, labels=node["labels"]["nodes"], relations=node["inverseRelations"]["nodes"])
-        )
+        normalize_issue(issue_record(node, labels=node["labels"]["nodes"], relations=node["inverseRelations"]["nodes"]))
     normalize_each = (time.perf_counter() - start) / len(nodes)
     envelope = {"data": {"issues": {"nodes": nodes}}}
     start = time.perf_counter()
