@@ -1,0 +1,171 @@
+"""A pack of typed tools as a normal :class:`~lorenz.contracts.ToolProvider`, and disabled tools."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+from attrs import field, frozen
+
+from ..results import ToolResult, unsupported_tool_failure
+from .structure import ArgumentError, structure_strict
+from .tool import CallContext, Tool, failure_result
+
+if TYPE_CHECKING:
+    from ..contracts import ToolContext, ToolSpec
+    from ..settings.model import Settings
+
+__all__ = ["DisabledTool", "Pack", "disabled"]
+
+
+@frozen(kw_only=True, eq=False)
+class DisabledTool:
+    """A tool kept out of ``tools/list`` (calls to it are refused) but shown, muted, on the host's
+    landing page with ``reason`` and ``hint`` (how to enable it, e.g. an option line).
+
+    ``unless(options)`` makes it conditional: the tool is enabled when it returns true for the
+    pack's structured options. Without ``unless`` it is always disabled.
+    """
+
+    tool: Tool[Any, Any]
+    reason: str
+    hint: str | None = None
+    since: str | None = None
+    unless: Callable[[Any], bool] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.tool.name
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The tool as it would be advertised if enabled."""
+        return self.tool.spec()
+
+    def is_disabled(self, options: Any) -> bool:
+        return self.unless is None or not self.unless(options)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{name, title, description, annotations?, reason, hint?, since?}``, for pages and JSON."""
+        spec = self.tool.spec()
+        out: dict[str, Any] = {"name": spec.name, "title": spec.title, "description": spec.description}
+        if spec.annotations is not None:
+            out["annotations"] = dict(spec.annotations)
+        out["reason"] = self.reason
+        if self.hint is not None:
+            out["hint"] = self.hint
+        if self.since is not None:
+            out["since"] = self.since
+        return out
+
+
+def disabled(
+    tool: Tool[Any, Any],
+    *,
+    reason: str,
+    hint: str | None = None,
+    since: str | None = None,
+    unless: Callable[[Any], bool] | None = None,
+) -> DisabledTool:
+    """Mark ``tool`` disabled: ``disabled(set_alert, reason="Writes are off.", hint="tools.weather.allow_writes: true",
+    unless=lambda options: options.allow_writes)``."""
+    return DisabledTool(tool=tool, reason=reason, hint=hint, since=since, unless=unless)
+
+
+@attrs.define(kw_only=True, eq=False)
+class Pack:
+    """A tool pack built from typed tools; register it like any other ``ToolProvider``.
+
+    ``options`` is an attrs class for the workflow's ``tools.<name>`` map: it is validated when the
+    workflow loads (unknown keys and wrong types name the option) and handed to every handler as
+    ``ctx.options``. Without it the pack accepts no options.
+    """
+
+    name: str
+    tools: Sequence[Tool[Any, Any] | DisabledTool] = field(converter=tuple)
+    options: type | None = None
+    description: str = ""
+    skills: tuple[str, ...] = field(default=(), converter=tuple)
+
+    def __attrs_post_init__(self) -> None:
+        names = [entry.name for entry in self.tools]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            msg = f"pack {self.name} declares the tool(s) {', '.join(duplicates)} more than once"
+            raise ValueError(msg)
+
+    # -- options ----------------------------------------------------------------------------
+
+    def parse_options(self, raw: Mapping[str, Any] | None) -> Any:
+        """The structured options (raises ``ValueError("tools.<pack>.<key>: ...")``)."""
+        raw = dict(raw or {})
+        if self.options is None:
+            if raw:
+                msg = f'tools.{self.name} is not supported by the "{self.name}" pack'
+                raise ValueError(msg)
+            return raw
+        try:
+            return structure_strict(raw, self.options)
+        except ArgumentError as exc:
+            problems = [_option_problem(self.name, problem) for problem in exc.problems]
+            raise ValueError("; ".join(problems)) from None
+
+    def validate_options(self, options: Mapping[str, Any]) -> None:
+        """The ``ToolProvider`` hook the core calls for ``tools.<pack>`` while loading a workflow."""
+        self.parse_options(options)
+
+    def _options_for(self, settings: Settings) -> Any:
+        return self.parse_options((settings.tool_options or {}).get(self.name))
+
+    # -- the ToolProvider contract ----------------------------------------------------------
+
+    def enabled_tools(self, settings: Settings) -> list[Tool[Any, Any]]:
+        options = self._options_for(settings)
+        out: list[Tool[Any, Any]] = []
+        for entry in self.tools:
+            if isinstance(entry, DisabledTool):
+                if not entry.is_disabled(options):
+                    out.append(entry.tool)
+            else:
+                out.append(entry)
+        return out
+
+    def disabled_tools(self, settings: Settings) -> list[DisabledTool]:
+        """The tools disabled under ``settings``: the host leaves them out of ``tools/list`` and
+        shows them muted (with ``reason`` and ``hint``) on its landing page."""
+        options = self._options_for(settings)
+        return [entry for entry in self.tools if isinstance(entry, DisabledTool) and entry.is_disabled(options)]
+
+    def tool_specs(self, settings: Settings) -> list[ToolSpec]:
+        return [entry.spec() for entry in self.enabled_tools(settings)]
+
+    async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
+        try:
+            options = self._options_for(context.settings)
+        except ValueError as exc:
+            return failure_result(str(exc), reason="invalid_options")
+        enabled = self.enabled_tools(context.settings)
+        target = next((entry for entry in enabled if entry.name == name), None)
+        if target is None:
+            off = next((entry for entry in self.disabled_tools(context.settings) if entry.name == name), None)
+            if off is not None:
+                hint = f" To enable it: {off.hint}" if off.hint else ""
+                return failure_result(
+                    f"Tool {json.dumps(name)} is disabled: {off.reason}{hint}",
+                    reason="tool_disabled",
+                    recovery="Use another available tool; this one is turned off in this deployment.",
+                )
+            return unsupported_tool_failure(name, [entry.name for entry in enabled])
+        call = CallContext(settings=context.settings, http=context.http, options=options, tool=target)
+        return await target.run(input, call)
+
+
+def _option_problem(pack: str, problem: str) -> str:
+    head, sep, tail = problem.partition(": ")
+    if head.startswith("Unrecognized key"):
+        return f"tools.{pack}: {problem}"
+    if head == "arguments":
+        return f"tools.{pack}: {tail}"
+    return f"tools.{pack}.{head}{sep}{tail}"

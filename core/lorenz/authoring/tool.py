@@ -1,0 +1,344 @@
+"""One typed tool: its definition (:class:`Tool`, made by :func:`tool`), its declared failure modes
+(:class:`ErrorContract`), and what its handler gets (:class:`CallContext`)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+import attrs
+from attrs import field, frozen
+
+from ..results import ToolResult, error_message
+from .schema import input_schema, widened_output_schema
+from .structure import ArgumentError, structure_strict, unstructure
+
+if TYPE_CHECKING:
+    import httpx
+
+    from ..contracts import ToolSpec
+    from ..settings.model import Settings
+
+__all__ = [
+    "CallContext",
+    "ErrorContract",
+    "FormattedResult",
+    "Tool",
+    "ToolFailure",
+    "failure_result",
+    "hints",
+    "tool",
+]
+
+logger = logging.getLogger("lorenz.authoring")
+
+In = TypeVar("In")
+Out = TypeVar("Out")
+
+NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+REASON_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+@frozen(kw_only=True)
+class ErrorContract:
+    """A failure mode a tool declares: clients switch on ``reason``; ``recovery`` is the agent's
+    next move (at least five words); ``retryable`` says whether the same call may succeed later."""
+
+    reason: str
+    when: str
+    recovery: str
+    retryable: bool = False
+
+
+@frozen(kw_only=True)
+class FormattedResult(ToolResult):
+    """A :class:`~lorenz.results.ToolResult` that also carries the text for MCP ``content[]``
+    (a host that knows about it shows ``text`` instead of the JSON dump of the payload)."""
+
+    text: str | None = None
+
+
+class ToolFailure(Exception):
+    """A declared failure, made by ``ctx.fail(...)``; ``raise`` it (or return it) from a handler."""
+
+    def __init__(
+        self, message: str, *, reason: str, retryable: bool, recovery: str | None, details: Mapping[str, Any]
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.reason = reason
+        self.retryable = retryable
+        self.recovery = recovery
+        self.details = dict(details)
+
+    def to_result(self) -> FormattedResult:
+        return failure_result(
+            self.message, reason=self.reason, retryable=self.retryable, recovery=self.recovery, **self.details
+        )
+
+
+def failure_result(
+    message: str, *, reason: str, retryable: bool = False, recovery: str | None = None, **details: Any
+) -> FormattedResult:
+    """``{"error": {"message", "reason", "retryable", "recovery"?, **details}}`` with the text
+    ``Error: <message>`` plus the reason and, when known, ``Recovery: <hint>``."""
+    error: dict[str, Any] = {"message": message, **details, "reason": reason, "retryable": retryable}
+    if recovery:
+        error["recovery"] = recovery
+    lines = [f"Error: {message}", "", f"Reason: {reason} ({'retryable' if retryable else 'not retryable'})"]
+    if recovery:
+        lines.append(f"Recovery: {recovery}")
+    return FormattedResult(success=False, error=message, result={"error": error}, text="\n".join(lines))
+
+
+@attrs.define(kw_only=True)
+class CallContext:
+    """What a typed handler gets besides its arguments.
+
+    ``options`` is the pack's structured ``tools.<pack>`` options (or the raw mapping when the pack
+    declares no options class); make outbound HTTP calls through ``http``.
+    """
+
+    settings: Settings
+    http: httpx.AsyncClient
+    options: Any
+    tool: Tool[Any, Any]
+    log: logging.Logger = field(factory=lambda: logger)
+
+    def fail(self, reason: str, message: str | None = None, /, **details: Any) -> ToolFailure:
+        """The failure for a declared ``reason`` (``message`` defaults to the contract's ``when``).
+
+        Write ``raise ctx.fail("city_not_found", f"No city named {args.city!r}.")``. An undeclared
+        reason is a programming error: it becomes an ``undeclared_reason`` failure (and the lint flags
+        the call site).
+        """
+        contract = self.tool.contract(reason)
+        if contract is None:
+            declared = [c.reason for c in self.tool.errors]
+            logger.error("tool %s failed with undeclared reason %r", self.tool.name, reason)
+            return ToolFailure(
+                f"{self.tool.name} failed with an undeclared reason {reason!r}"
+                + (f": {message}" if message else ""),
+                reason="undeclared_reason",
+                retryable=False,
+                recovery=None,
+                details={"declaredReasons": declared},
+            )
+        return ToolFailure(
+            message or contract.when,
+            reason=contract.reason,
+            retryable=contract.retryable,
+            recovery=contract.recovery,
+            details=details,
+        )
+
+    def recovery_for(self, reason: str) -> str | None:
+        """The declared recovery hint of ``reason`` (``None`` if undeclared)."""
+        contract = self.tool.contract(reason)
+        return contract.recovery if contract is not None else None
+
+
+Handler = Callable[[CallContext, Any], Awaitable[Any]]
+
+
+def _default_format(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+
+
+@frozen(kw_only=True, eq=False)
+class Tool(Generic[In, Out]):
+    """A typed tool definition. Made by :func:`tool`; checked when it is made, so a bad definition
+    fails when its module is imported."""
+
+    name: str
+    description: str
+    handler: Handler
+    input: type[In]
+    output: type[Out] | None = None
+    title: str | None = None
+    annotations: Mapping[str, Any] | None = None
+    errors: tuple[ErrorContract, ...] = ()
+    format: Callable[[Out], str] | None = None
+    input_schema: Mapping[str, Any] = field(init=False)
+    output_schema: Mapping[str, Any] | None = field(init=False)
+    #: A ``jsonschema`` validator for the keywords cattrs does not check, when the schema has any.
+    _keywords: Any = field(init=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        if not NAME_RE.match(self.name):
+            msg = f"tool name {self.name!r} must match {NAME_RE.pattern}"
+            raise ValueError(msg)
+        reasons = [contract.reason for contract in self.errors]
+        duplicates = sorted({reason for reason in reasons if reasons.count(reason) > 1})
+        if duplicates:
+            msg = f"tool {self.name} declares the reason(s) {', '.join(duplicates)} more than once"
+            raise ValueError(msg)
+        if self.format is not None and self.output is None:
+            msg = f"tool {self.name} has a format but no output class"
+            raise ValueError(msg)
+        schema = input_schema(self.input)
+        object.__setattr__(self, "input_schema", schema)
+        object.__setattr__(self, "_keywords", _keyword_validator(schema))
+        declared = [(contract.reason, contract.when) for contract in self.errors]
+        out = widened_output_schema(self.output, declared) if self.output is not None else None
+        object.__setattr__(self, "output_schema", out)
+
+    def contract(self, reason: str) -> ErrorContract | None:
+        """The declared contract for ``reason``."""
+        return next((contract for contract in self.errors if contract.reason == reason), None)
+
+    def spec(self) -> ToolSpec:
+        """The :class:`~lorenz.contracts.ToolSpec` advertised in ``tools/list``."""
+        from ..contracts import ToolSpec
+
+        title = self.title or (self.annotations or {}).get("title") or _title_from(self.name)
+        return ToolSpec(
+            name=self.name,
+            title=title,
+            description=self.description,
+            input_schema=self.input_schema,
+            annotations=dict(self.annotations) if self.annotations is not None else None,
+            output_schema=self.output_schema,
+        )
+
+    def parse(self, arguments: Any) -> In:
+        """``arguments`` as the input class; raises :class:`~lorenz.authoring.structure.ArgumentError`."""
+        arguments = {} if arguments is None else arguments
+        value = structure_strict(arguments, self.input)
+        if self._keywords is not None:
+            problems = [
+                f"{'.'.join(str(part) for part in error.absolute_path) or 'arguments'}: {error.message}"
+                for error in self._keywords.iter_errors(arguments)
+            ]
+            if problems:
+                raise ArgumentError(problems)
+        return value
+
+    def render(self, output: Out) -> tuple[Any, str]:
+        """The structured payload and the text of a successful output."""
+        data = unstructure(output)
+        text = self.format(output) if self.format is not None else _default_format(data)
+        return data, text
+
+    async def run(self, arguments: Any, context: CallContext) -> ToolResult:
+        """Structure ``arguments``, run the handler, shape the result; never raises."""
+        try:
+            args = self.parse(arguments)
+        except ArgumentError as exc:
+            message = f"Invalid arguments for tool {self.name}: {exc}"
+            return failure_result(
+                message,
+                reason="invalid_arguments",
+                recovery="Fix the arguments to match the tool's inputSchema and call it again.",
+                problems=exc.problems,
+            )
+        try:
+            output = await self.handler(context, args)
+        except ToolFailure as failure:
+            return failure.to_result()
+        except Exception as exc:
+            return _unexpected(self.name, exc, context)
+        if isinstance(output, ToolFailure):
+            return output.to_result()
+        if isinstance(output, ToolResult):
+            return output
+        if self.output is None:
+            data = unstructure(output) if attrs.has(type(output)) else output
+            return FormattedResult(success=True, result=data, text=_default_format(data))
+        if not isinstance(output, self.output):
+            message = f"tool {self.name} returned {type(output).__name__}, not {self.output.__name__}"
+            return failure_result(message, reason="internal_error")
+        try:
+            data, text = self.render(output)
+        except Exception as exc:
+            return failure_result(f"Output formatting failed: {error_message(exc)}", reason="internal_error")
+        return FormattedResult(success=True, result=data, text=text)
+
+
+_KEYWORDS = ("minimum", "maximum", "minLength", "maxLength", "pattern", "minItems", "maxItems")
+
+
+def _keyword_validator(schema: Mapping[str, Any]) -> Any:
+    """A validator for the constraints cattrs does not check (``minimum``, ``maxLength``, ...)."""
+    text = json.dumps(schema)
+    if not any(f'"{keyword}"' in text for keyword in _KEYWORDS):
+        return None
+    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+
+    return Draft202012Validator(schema)
+
+
+def _unexpected(name: str, exc: Exception, context: CallContext) -> FormattedResult:
+    from ..redact import redact_text
+
+    logger.exception("tool %s raised", name)
+    message = redact_text(f"{name} failed: {error_message(exc)}", context.settings.secrets)
+    try:
+        import httpx
+
+        timeout = isinstance(exc, httpx.TimeoutException | TimeoutError)
+    except ImportError:  # pragma: no cover - httpx is a core dependency
+        timeout = isinstance(exc, TimeoutError)
+    if timeout:
+        return failure_result(
+            message, reason="timeout", retryable=True, recovery="Wait a little and call the tool again."
+        )
+    return failure_result(message, reason="internal_error")
+
+
+def _title_from(name: str) -> str:
+    return " ".join(part.capitalize() for part in re.split(r"[_.\-]+", name) if part)
+
+
+def hints(
+    *,
+    read_only: bool | None = None,
+    destructive: bool | None = None,
+    idempotent: bool | None = None,
+    open_world: bool | None = None,
+) -> dict[str, bool]:
+    """MCP tool annotations by their wire names, leaving out the ones not given."""
+    pairs = {
+        "readOnlyHint": read_only,
+        "destructiveHint": destructive,
+        "idempotentHint": idempotent,
+        "openWorldHint": open_world,
+    }
+    return {key: value for key, value in pairs.items() if value is not None}
+
+
+def tool(
+    *,
+    name: str,
+    description: str,
+    input: type[In],
+    output: type[Out] | None = None,
+    title: str | None = None,
+    annotations: Mapping[str, Any] | None = None,
+    errors: Sequence[ErrorContract] = (),
+    format: Callable[[Out], str] | None = None,
+) -> Callable[[Callable[[CallContext, In], Awaitable[Out]]], Tool[In, Out]]:
+    """Define a tool from an async handler::
+
+        @tool(name="weather_get_forecast", description="...", input=ForecastArgs, output=Forecast,
+              annotations=hints(read_only=True), errors=[ErrorContract(...)])
+        async def get_forecast(ctx: CallContext, args: ForecastArgs) -> Forecast: ...
+    """
+
+    def decorate(handler: Callable[[CallContext, In], Awaitable[Out]]) -> Tool[In, Out]:
+        return Tool(
+            name=name,
+            description=description,
+            handler=handler,
+            input=input,
+            output=output,
+            title=title,
+            annotations=annotations,
+            errors=tuple(errors),
+            format=format,
+        )
+
+    return decorate
