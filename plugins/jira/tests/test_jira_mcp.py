@@ -249,6 +249,24 @@ async def test_bad_token_reports_the_status(jira_mcp: FakeJiraMcp, http: httpx.A
     assert "wrong-token" not in str(raised.value)
 
 
+async def test_429_on_the_mcp_endpoint_is_retried(jira_mcp: FakeJiraMcp, http: httpx.AsyncClient) -> None:
+    """A rate-limited MCP POST is retried after ``Retry-After`` through the shared policy."""
+    jira_mcp.http_replies.append((429, {"retry-after": "0", "content-type": "application/json"}, b'{"error":"slow"}'))
+    issue = await client(jira_mcp, http).read_issue("ENG-1")
+    assert issue.identifier == "ENG-1"
+    assert [r.rpc_method for r in jira_mcp.http][:2] == ["initialize", "initialize"]
+
+
+async def test_500_on_the_mcp_endpoint_names_the_status(jira_mcp: FakeJiraMcp, http: httpx.AsyncClient) -> None:
+    """A non-JSON server error on a call is reported with its status and a redacted body."""
+    jira_mcp.http_replies.append((200, {"content-type": "application/json"}, b"not json"))
+    with pytest.raises(JiraError, match="^jira-mcp error: "):
+        await client(jira_mcp, http).read_issue("ENG-1")
+    jira_mcp.http_replies.append((500, {"content-type": "text/html"}, b"<h1>oops</h1> token=mcp-token"))
+    with pytest.raises(JiraError, match=r"^jira-mcp status 500: <h1>oops</h1> token=\[REDACTED\]$"):
+        await client(jira_mcp, http).read_issue("ENG-1")
+
+
 async def test_missing_url(http: httpx.AsyncClient) -> None:
     """Without ``mcp.url`` nothing is sent."""
     with pytest.raises(JiraError, match="^tracker.mcp.url is required for jira-mcp tracker$"):

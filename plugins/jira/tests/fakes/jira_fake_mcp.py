@@ -4,7 +4,8 @@ Stateful Streamable HTTP (``initialize`` → ``Mcp-Session-Id``), SSE or JSON re
 default Atlassian-style tools (renamable), checks the bearer token and records every HTTP request
 (headers and JSON-RPC method) and every tool call. ``script(tool, reply)`` queues canned replies:
 a ``str`` (text content), any JSON value, ``RpcError(message)`` (a JSON-RPC error) or
-``ToolError(text)`` (a result with ``isError``). ``strict[tool] = {keys}`` answers
+``ToolError(text)`` (a result with ``isError``); ``http_replies`` queues raw HTTP answers to the
+next POSTs (e.g. ``429`` with ``Retry-After: 0``). ``strict[tool] = {keys}`` answers
 ``Error: <key> is not accepted`` unless the issue reference uses one of those keys.
 """
 
@@ -105,6 +106,7 @@ class FakeJiraMcp:
         self.http: list[HttpRequest] = []
         self.scripts: dict[str, list[Any]] = {}
         self.strict: dict[str, set[str]] = {}
+        self.http_replies: list[tuple[int, dict[str, str], bytes]] = []
 
     def script(self, tool: str, *replies: Any) -> None:
         self.scripts.setdefault(tool, []).extend(replies)
@@ -205,6 +207,12 @@ class _Guarded:
             start = {"type": "http.response.start", "status": 401, "headers": [(b"content-type", b"application/json")]}
             await send(start)
             await send({"type": "http.response.body", "body": payload})
+            return
+        if self.fake.http_replies and scope["method"] == "POST":
+            status, extra, reply = self.fake.http_replies.pop(0)
+            raw = [(k.encode(), v.encode()) for k, v in extra.items()]
+            await send({"type": "http.response.start", "status": status, "headers": raw})
+            await send({"type": "http.response.body", "body": reply})
             return
         replayed = False
 
