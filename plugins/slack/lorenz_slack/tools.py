@@ -12,7 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lorenz.contracts import ToolContext, ToolSpec
-from lorenz.query import QueryError, apply_query, parse_query_spec, parse_select, pick_fields
+from lorenz.query import apply_query, parse_query_spec, parse_select, pick_fields
+from lorenz.redact import redact_text
 from lorenz.results import ToolResult, error_message, tool_failure, tool_success, unsupported_tool_failure
 from lorenz.settings.model import Settings
 
@@ -23,7 +24,6 @@ from .options import slack_options
 from .provenance import is_allowed_author, is_request_message
 from .transport import SlackTransport, SlackWebTransport
 from .trust import (
-    SlackTrustError,
     ensure_tracking_record,
     mirror_status_reaction,
     post_status,
@@ -350,10 +350,8 @@ async def execute_slack_tool(name: str, input: Any, settings: Settings, transpor
         if name == "slack_read_thread":
             return await _read_thread(settings, transport, channel, ts)
         return await _channel_context(args, settings, transport, channel, ts)
-    except (SlackTrustError, QueryError, ValueError) as exc:
-        return tool_failure(error_message(exc))
-    except Exception as exc:
-        return tool_failure(error_message(exc))
+    except Exception as exc:  # failure is data; messages never echo a secret
+        return tool_failure(redact_text(error_message(exc), settings.secrets))
 
 
 TransportFactory = Callable[[Settings, ToolContext], SlackTransport]

@@ -297,3 +297,37 @@ async def test_web_client_polls_the_fake_slack(fake: FakeSlack, http: httpx.Asyn
     assert fake.bot_reactions("C1", T1) == ["robot_face", "white_check_mark"]
     assert fake.thread("C1", T1)[-1]["metadata"]["event_type"] == "lorenz_tracking"
     assert SlackMetadata.from_wire(fake.thread("C1", T1)[-1]["metadata"]) is not None
+
+
+async def test_a_blocked_heal_does_not_block_discovery() -> None:
+    """While a reaction write hangs, polls still return every issue; the mirror converges afterwards."""
+    import anyio
+
+    release = anyio.Event()
+
+    class Stuck(InMemorySlackTransport):
+        async def remove_reaction(self, channel: str, ts: str, name: str) -> None:
+            await release.wait()
+            await super().remove_reaction(channel, ts, name)
+
+    transport = Stuck(
+        {
+            "C1": [
+                SeedMessage(
+                    ts=T1,
+                    text="<@U_BOT> a",
+                    user="U_A",
+                    reactions=["eyes"],
+                    replies=[reply("1700000001.1", "<@U_BOT> !reopen")],
+                ),
+                SeedMessage(ts=T2, text="<@U_BOT> b", user="U_A"),
+            ]
+        },
+        bot_user_id=BOT,
+    )
+    tracker = client(transport)
+    assert [i.id for i in await tracker.fetch_candidate_issues()] == [f"C1:{T1}", f"C1:{T2}"]
+    assert (await transport.get_message("C1", T1)).bot_reactions == ("eyes", "robot_face")  # type: ignore[union-attr]
+    release.set()
+    await tracker.flush_status_mirror_heals()
+    assert (await transport.get_message("C1", T1)).bot_reactions == ("robot_face",)  # type: ignore[union-attr]

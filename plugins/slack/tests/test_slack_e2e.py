@@ -10,9 +10,10 @@ from typing import Any
 import httpx
 import mcp
 import pytest
+from slack_fake import BOT, TOKEN, FakeSlack
+
 from lorenz.host import serve_in_thread
 from lorenz.workspace import open_workspace
-from slack_fake import BOT, TOKEN, FakeSlack
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
