@@ -1,9 +1,13 @@
-"""A process-wide cache of parsed board files, keyed by path and ``(inode, mtime_ns, size)``.
+"""Process-wide caches that let an unchanged board be queried without re-reading it.
 
-Every write of the board replaces the file by rename, so it gets a new inode and always misses;
-a hand edit in place is seen as soon as its mtime or size changes. A malformed file is cached
-with its error, so a poll does not re-parse it either. Bounded (least recently used entries go
-first) and safe to use from several threads.
+* :data:`CACHE`: parsed files keyed by path and ``(inode, mtime_ns, size)``. Every write of the
+  board replaces the file by rename, so it gets a new inode and always misses; a hand edit in
+  place is seen as soon as its mtime or size changes. A malformed file is cached with its error,
+  so a poll does not re-parse it either.
+* :data:`SNAPSHOTS`: per board, the last full listing (every file's signature and the query
+  records), reused while the directory's own signature is unchanged.
+
+Both are bounded (least recently used entries go first) and safe to use from several threads.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from lorenz.issue import Issue
 
 from .board import BoardDocument
 
-__all__ = ["CACHE", "CachedFile", "FileSignature", "ParseCache"]
+__all__ = ["CACHE", "SNAPSHOTS", "BoardSnapshot", "CachedFile", "FileSignature", "ParseCache", "SnapshotCache"]
 
 FileSignature = tuple[int, int, int]
 
@@ -62,4 +66,45 @@ class ParseCache:
         return len(self._entries)
 
 
+@frozen(kw_only=True)
+class BoardSnapshot:
+    """One full listing of a board: per file ``(signature, parsed)``, in id order."""
+
+    directory: FileSignature
+    #: ``time.monotonic()`` when every file was last stat'ed.
+    validated_at: float
+    #: False when the directory changed too recently for its signature to be trusted.
+    trusted: bool
+    files: dict[str, tuple[FileSignature, CachedFile]]
+    records: tuple[dict[str, Any], ...]
+    #: ``(id, error)`` of the files left out.
+    skipped: tuple[tuple[str, str], ...]
+
+
+class SnapshotCache:
+    def __init__(self, max_boards: int = 64) -> None:
+        self.max_boards = max_boards
+        self._boards: OrderedDict[tuple[str, str], BoardSnapshot] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str]) -> BoardSnapshot | None:
+        with self._lock:
+            snapshot = self._boards.get(key)
+            if snapshot is not None:
+                self._boards.move_to_end(key)
+            return snapshot
+
+    def put(self, key: tuple[str, str], snapshot: BoardSnapshot) -> None:
+        with self._lock:
+            self._boards[key] = snapshot
+            self._boards.move_to_end(key)
+            while len(self._boards) > self.max_boards:
+                self._boards.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._boards.clear()
+
+
 CACHE = ParseCache()
+SNAPSHOTS = SnapshotCache()

@@ -20,6 +20,7 @@ import os
 import random
 import re
 import string
+import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,12 +31,14 @@ from attrs import frozen
 from lorenz.issue import Issue, default_state_type, normalize_issue
 
 from .board import BoardDocument, comment_line, iso_timestamp, parse_document, render_document
-from .cache import CACHE, CachedFile, FileSignature
+from .cache import CACHE, SNAPSHOTS, BoardSnapshot, CachedFile, FileSignature
 from .locks import LOCK_FILE_NAME, file_lock, process_lock
 from .options import DEFAULT_ID_PREFIX, PREFIX_RULE, is_valid_prefix, json_text
 
 __all__ = [
     "MAX_CREATE_ATTEMPTS",
+    "RACY_WINDOW_NS",
+    "SNAPSHOT_MAX_AGE",
     "BoardStore",
     "SkippedFile",
     "link_file",
@@ -44,6 +47,10 @@ __all__ = [
 ]
 
 MAX_CREATE_ATTEMPTS = 64
+#: Longest time ``records()`` trusts an unchanged directory before stat'ing every file again.
+SNAPSHOT_MAX_AGE = 2.0
+#: How long after its last change a directory's signature is not trusted (timestamp granularity).
+RACY_WINDOW_NS = 1_000_000_000
 _IGNORED_DIR_SYNC_ERRORS = frozenset(
     code
     for code in (
@@ -195,22 +202,21 @@ class BoardStore:
 
     # -- reads -------------------------------------------------------------------------------------
 
-    def _load(self, issue_id: str, path: str) -> CachedFile:
+    def _load(self, issue_id: str, path: str, signature: FileSignature | None = None) -> CachedFile:
         """The parsed file, from the cache when its signature is unchanged. Raises ``OSError``."""
-        hit = CACHE.get(path, _signature(os.stat(path)))
+        hit = CACHE.get(path, signature if signature is not None else _signature(os.stat(path)))
         if hit is not None:
             return hit
         with open(path, "rb") as handle:
             st = os.fstat(handle.fileno())
             data = handle.read()
-        signature = _signature(st)
         try:
             document = parse_document(data.decode("utf-8"), issue_id)
         except Exception as exc:  # any malformed content: bad UTF-8, bad YAML, no status
             entry = CachedFile(error=" ".join(str(exc).split()) or type(exc).__name__)
         else:
             entry = _build_entry(issue_id, document, st)
-        CACHE.put(path, signature, entry)
+        CACHE.put(path, _signature(st), entry)
         return entry
 
     def _document(self, issue_id: str) -> BoardDocument:
@@ -250,14 +256,69 @@ class BoardStore:
         return issues
 
     def records(self) -> tuple[list[dict[str, Any]], list[SkippedFile]]:
-        """Query records of every readable issue (shared: do not mutate) and the skipped files."""
+        """Query records of every readable issue (shared: do not mutate) and the skipped files.
+
+        An unchanged board is answered from its snapshot without touching its files: the
+        directory's signature changes with every create, rename (so every board write) and
+        delete. Edits made in place, which leave the directory alone, are picked up by the full
+        re-validation that runs at least every :data:`SNAPSHOT_MAX_AGE` seconds.
+        """
+        key = (self._dir, self.id_prefix)
+        try:
+            directory = _signature(os.stat(self._dir))
+        except FileNotFoundError:
+            return [], []
+        except OSError:
+            directory = (-1, -1, -1)  # issue_ids() below raises the board error
+        snapshot = SNAPSHOTS.get(key)
+        started = time.monotonic()
+        if (
+            snapshot is not None
+            and snapshot.trusted
+            and snapshot.directory == directory
+            and started - snapshot.validated_at < SNAPSHOT_MAX_AGE
+        ):
+            return list(snapshot.records), [SkippedFile(*item) for item in snapshot.skipped]
+        started_wall_ns = time.time_ns()
+        previous = snapshot.files if snapshot is not None else {}
+        files: dict[str, tuple[FileSignature, CachedFile]] = {}
         records: list[dict[str, Any]] = []
         skipped: list[SkippedFile] = []
-        for issue_id, entry in self._entries():
+        base = self._dir + os.sep
+        for issue_id in self.issue_ids():
+            path = base + issue_id + ".md"
+            try:
+                signature = _signature(os.stat(path))
+                known = previous.get(issue_id)
+                entry = (
+                    known[1] if known is not None and known[0] == signature else self._load(issue_id, path, signature)
+                )
+            except OSError as exc:  # vanished or unreadable since the listing
+                skipped.append(SkippedFile(issue_id, exc.strerror or str(exc)))
+                continue
+            files[issue_id] = (signature, entry)
             if entry.record is None:
                 skipped.append(SkippedFile(issue_id, entry.error or "unreadable"))
             else:
                 records.append(entry.record)
+        try:
+            after = _signature(os.stat(self._dir))
+        except OSError:
+            after = None
+        # A directory changed within the last RACY_WINDOW_NS may change again within the same
+        # timestamp tick without its signature moving: such a listing is re-validated next time.
+        trusted = after == directory and directory[1] < started_wall_ns - RACY_WINDOW_NS
+        SNAPSHOTS.put(
+            key,
+            BoardSnapshot(
+                directory=directory,
+                validated_at=started,
+                trusted=trusted,
+                files=files,
+                records=tuple(records),
+                skipped=tuple((item.id, item.error) for item in skipped),
+            ),
+        )
         return records, skipped
 
     def get_by_ids(self, ids: Sequence[str]) -> list[Issue]:
