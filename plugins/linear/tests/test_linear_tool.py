@@ -313,3 +313,16 @@ async def test_mounted_call_routes_to_the_pack(fake: FakeLinear, http: httpx.Asy
     assert unknown.result == {
         "error": {"message": 'Unsupported tool: "unknown".', "supportedTools": ["linear_graphql"]}
     }
+
+
+async def test_every_request_has_a_timeout(fake: FakeLinear) -> None:
+    """Each request the tool sends, retries included, carries the 30 s timeout."""
+    timeouts: list[Any] = []
+
+    async def record(request: httpx.Request) -> None:
+        timeouts.append(request.extensions.get("timeout"))
+
+    fake.script({"message": "rate limited"}, status=429, headers={"Retry-After": "0"})
+    async with httpx.AsyncClient(timeout=None, event_hooks={"request": [record]}) as http:
+        assert (await call(linear_settings(fake.url), http, VIEWER)).success
+    assert timeouts == [{"connect": 30.0, "read": 30.0, "write": 30.0, "pool": 30.0}] * 2
