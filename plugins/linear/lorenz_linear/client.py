@@ -102,7 +102,7 @@ class LinearClient:
         )
         try:
             response = await post_graphql(self._http, request, policy=self._policy, sleep=self._sleep, now=self._now)
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
             message = redact_text(error_message(exc), self._secrets)
             logger.error("Linear GraphQL request failed: %s operation=%s", message, request.operation)
             raise LinearApiError(message) from None

@@ -116,7 +116,7 @@ class LinearToolPack:
         )
         try:
             response = await post_graphql(context.http, request, policy=self._policy, sleep=self._sleep, now=self._now)
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
             reason = redact_text(error_message(exc), request.secrets)
             logger.error("Linear GraphQL request failed: %s operation=%s", reason, request.operation)
             return tool_failure(TRANSPORT_FAILED, reason=reason)

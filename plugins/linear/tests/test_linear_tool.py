@@ -326,3 +326,11 @@ async def test_every_request_has_a_timeout(fake: FakeLinear) -> None:
     async with httpx.AsyncClient(timeout=None, event_hooks={"request": [record]}) as http:
         assert (await call(linear_settings(fake.url), http, VIEWER)).success
     assert timeouts == [{"connect": 30.0, "read": 30.0, "write": 30.0, "pool": 30.0}] * 2
+
+
+@pytest.mark.parametrize("endpoint", ["not a url", "http://[::1"])
+async def test_malformed_endpoint_is_a_transport_failure(http: httpx.AsyncClient, endpoint: str) -> None:
+    """A malformed ``tools.linear.endpoint`` fails like a transport error, without raising."""
+    settings = Settings(tool_options={"linear": {"apiKey": "k-123", "endpoint": endpoint}})
+    result = await call(settings, http, VIEWER)
+    assert result.error == "Linear GraphQL request failed before receiving a successful response."
