@@ -312,6 +312,18 @@ async def test_assignee_me_resolves_the_viewer_first(fake: FakeLinear, http: htt
     assert fake.operations().count("LorenzTsViewer") == 1
 
 
+async def test_failed_viewer_lookup_is_retried_on_the_next_poll(fake: FakeLinear, http: httpx.AsyncClient) -> None:
+    """A failed ``me`` lookup fails that poll only; the next poll asks for the viewer again."""
+    fake.add_issue("id-1", "MT-1", assignee="viewer-1")
+    fake.script({"errors": [{"message": "viewer unavailable"}]}, operation="LorenzTsViewer")
+    linear = client(fake, http, assignee="me")
+    with pytest.raises(LinearApiError, match="viewer unavailable"):
+        await linear.fetch_candidate_issues()
+    [issue] = await linear.fetch_candidate_issues()
+    assert issue.assigned_to_worker
+    assert fake.operations().count("LorenzTsViewer") == 2
+
+
 async def test_literal_assignee_needs_no_viewer(fake: FakeLinear, http: httpx.AsyncClient) -> None:
     """A literal assignee id is compared as is, without a viewer query."""
     fake.add_issue("id-1", "MT-1", assignee="user-7")
