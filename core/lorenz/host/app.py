@@ -142,7 +142,9 @@ def display_url(host: str, port: int, path: str = MCP_PATH) -> str:
 def bind_socket(host: str, port: int) -> socket.socket:
     """A listening-ready socket on ``host:port`` (``port`` 0 picks a free one)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on accepted sockets whose proto is TCP, and
+    # without it every multi-write response waits ~40 ms on Nagle + delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
