@@ -28,6 +28,7 @@ _EXPORTS: dict[str, str] = {
     # issues
     "Issue": "lorenz.issue",
     "IssueRef": "lorenz.issue",
+    "IssueNormalizationError": "lorenz.issue",
     "TrackerComment": "lorenz.issue",
     "ISSUE_STATE_TYPES": "lorenz.issue",
     "normalize_issue": "lorenz.issue",
@@ -90,6 +91,7 @@ if TYPE_CHECKING:
     from .issue import (
         ISSUE_STATE_TYPES,
         Issue,
+        IssueNormalizationError,
         IssueRef,
         TrackerComment,
         default_state_type,

@@ -10,6 +10,7 @@ from attrs import field, frozen
 __all__ = [
     "ISSUE_STATE_TYPES",
     "Issue",
+    "IssueNormalizationError",
     "IssueRef",
     "IssueStateType",
     "TrackerComment",
