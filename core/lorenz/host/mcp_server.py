@@ -157,6 +157,9 @@ def call_result(
                 tool_failure(f"tool {spec.name} returned a result that does not match its outputSchema: {problem}")
             )
     structured = payload if isinstance(payload, dict) else None
+    custom = getattr(result, "text", None)  # a typed tool's own rendering (lorenz.authoring.FormattedResult)
+    if isinstance(custom, str):
+        text = custom
     return types.CallToolResult(
         content=[types.TextContent(text=text)],
         structured_content=structured,
@@ -171,9 +174,11 @@ async def call_tool(state: HostState, snapshot: Snapshot, name: str, arguments: 
         pack = snapshot.owners.get(name)
         if pack is None:  # lists every mounted tool in the failure
             return call_result(await execute_mounted_tool(snapshot.packs, name, arguments, context))
-        failure = validate_arguments(name, arguments, snapshot.input_validators.get(name))
-        if failure is not None:
-            return call_result(failure)
+        # Typed packs (lorenz.authoring) refuse bad arguments themselves, naming the key at fault.
+        if not getattr(pack, "validates_arguments", False):
+            failure = validate_arguments(name, arguments, snapshot.input_validators.get(name))
+            if failure is not None:
+                return call_result(failure)
         result = await execute_mounted_tool((pack,), name, arguments, context)
         return call_result(result, snapshot.by_name[name], snapshot.output_validators.get(name))
     except Exception as exc:  # a defect here must still reach the model as a tool error

@@ -99,8 +99,40 @@ body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding
 h1{margin-bottom:0}code,pre{font:13px ui-monospace,monospace;background:#f4f4f6;border-radius:4px}
 pre{padding:.6rem;overflow-x:auto}code{padding:.1rem .25rem}.muted{color:#6e6e73}
 section.tool{border:1px solid #ddd;border-radius:6px;padding:.2rem 1rem;margin:.8rem 0}
+.disabled{opacity:.55;border-style:dashed}
 .pill{display:inline-block;font-size:12px;border:1px solid #bbb;border-radius:9px;padding:0 .5rem;margin-right:.3rem}
 """
+
+
+def disabled_tools(pack: Any, settings: Any) -> list[Any]:
+    """The pack's disabled tools (optional ``disabled_tools(settings)`` hook, as in
+    ``lorenz.authoring.Pack``): kept out of ``tools/list``, shown muted here."""
+    hook = getattr(pack, "disabled_tools", None)
+    if not callable(hook):
+        return []
+    try:
+        return list(hook(settings))
+    except Exception:  # a pack bug must not take the page down
+        return []
+
+
+def _disabled_card(entry: Any) -> list[str]:
+    spec = getattr(entry, "spec", None)
+    name = str(getattr(entry, "name", ""))
+    description = getattr(spec, "description", "") if spec is not None else ""
+    since = getattr(entry, "since", None)
+    hint = getattr(entry, "hint", None)
+    parts = [
+        f'<section class="tool disabled" id="tool-{escape(name)}">',
+        f'<h4><code>{escape(name)}</code> <span class="pill">disabled</span></h4>',
+        f"<p>{escape(description or '')}</p>",
+        f"<p>Disabled. {escape(str(getattr(entry, 'reason', '') or ''))}"
+        f"{f' (since {escape(str(since))})' if since else ''}</p>",
+    ]
+    if hint:
+        parts.append(f"<pre>{escape(str(hint))}</pre>")
+    parts.append("</section>")
+    return parts
 
 
 def _hints(annotations: Any) -> str:
@@ -158,7 +190,8 @@ def render_landing(snapshot: Snapshot, url: str, *, authorized: bool) -> str:
         for pack in snapshot.packs:
             tools = tools_by_pack.get(pack.name, [])
             parts.append(f'<h3 id="pack-{escape(pack.name)}">{escape(pack.name)}</h3>')
-            if not tools:
+            muted = disabled_tools(pack, snapshot.settings)
+            if not tools and not muted:
                 parts.append('<p class="muted">No tools.</p>')
             for tool in tools:
                 title = f' <span class="muted">({escape(tool["title"])})</span>' if tool.get("title") else ""
@@ -175,6 +208,8 @@ def render_landing(snapshot: Snapshot, url: str, *, authorized: bool) -> str:
                     output = json.dumps(tool["outputSchema"], indent=2, ensure_ascii=False)
                     parts.append(f"<details><summary>Output schema</summary><pre>{escape(output)}</pre></details>")
                 parts.append("</section>")
+            for entry in muted:
+                parts += _disabled_card(entry)
     parts.append(
         '<p class="muted">Server card: <a href="/.well-known/mcp.json">/.well-known/mcp.json</a>'
         ' · health: <a href="/healthz">/healthz</a></p></body></html>'
