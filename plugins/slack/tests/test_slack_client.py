@@ -331,3 +331,23 @@ async def test_a_blocked_heal_does_not_block_discovery() -> None:
     release.set()
     await tracker.flush_status_mirror_heals()
     assert (await transport.get_message("C1", T1)).bot_reactions == ("robot_face",)  # type: ignore[union-attr]
+
+
+async def test_refresh_then_poll_share_one_scan_and_commands_heal_minimally() -> None:
+    """A refresh warms the poll's scan (no point reads); a '!wip' heal only adds the marker and eyes."""
+    transport = memory(
+        {
+            "C1": [
+                SeedMessage(ts="1.1", text="<@U_BOT> a", user="U_A"),
+                SeedMessage(ts="1.2", text="<@U_BOT> b", user="U_A", replies=[reply("1.3", "<@U_BOT> !wip")]),
+            ]
+        }
+    )
+    tracker = client(transport)
+    assert [i.id for i in await tracker.fetch_issues_by_ids(["C1:1.1"])] == ["C1:1.1"]
+    assert [i.id for i in await tracker.fetch_issues_by_states(["Todo"])] == ["C1:1.1"]
+    assert (transport.scan_calls, transport.get_message_calls) == (1, 0)
+    assert [i.state for i in await tracker.fetch_issues_by_ids(["C1:1.2"])] == ["In Progress"]
+    await tracker.fetch_candidate_issues()
+    await tracker.flush_status_mirror_heals()
+    assert transport.reaction_calls == [("add", "C1", "1.2", "robot_face"), ("add", "C1", "1.2", "eyes")]

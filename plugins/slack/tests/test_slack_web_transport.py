@@ -341,3 +341,23 @@ async def test_ambiguous_post_reconciles_by_metadata_marker(fake: FakeSlack, htt
     fake.ambiguous_posts = 1
     with pytest.raises(SlackTransportError, match=r"chat\.postMessage.*502"):
         await transport.post_reply("C1", "1.1", "no marker")
+
+
+async def test_reconciliation_read_failures_and_page_cap(fake: FakeSlack, http: httpx.AsyncClient) -> None:
+    """A failing marker read surfaces the read error; a thread past the page cap fails instead of reposting."""
+    fake.add_root("C1", "1.1", "<@U_BOT> hi")
+    marker = SlackMetadata(event_type="lorenz_status", payload={"state": "Done", "seq": "seq-1"})
+    transport = web(fake, http, sleep=Sleeps())
+    fake.fail("chat.postMessage", 503, "")
+    for _ in range(5):
+        fake.fail("conversations.replies", 503, "")
+    with pytest.raises(SlackTransportError, match=r"conversations\.replies"):
+        await transport.post_reply("C1", "1.1", "status: Done", metadata=marker)
+    assert len(fake.calls("chat.postMessage")) == 1
+    for n in range(3):
+        fake.add_reply("C1", "1.1", f"1.{n + 2}", f"reply {n}")
+    fake.replies_page_size = 1
+    fake.fail("chat.postMessage", 503, "")
+    with pytest.raises(SlackTransportError, match=r"reconciliation.*safety cap"):
+        await web(fake, http, max_history_pages=2).post_reply("C1", "1.1", "status: Done", metadata=marker)
+    assert len(fake.calls("chat.postMessage")) == 2
