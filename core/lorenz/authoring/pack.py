@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 from attrs import field, frozen
@@ -82,6 +82,10 @@ class Pack:
     workflow loads (unknown keys and wrong types name the option) and handed to every handler as
     ``ctx.options``. Without it the pack accepts no options.
     """
+
+    #: Read by the host: this pack refuses bad arguments itself (``Unrecognized key: "x"``),
+    #: so the host skips its own JSON Schema check.
+    validates_arguments: ClassVar[bool] = True
 
     name: str
     tools: Sequence[Tool[Any, Any] | DisabledTool] = field(converter=tuple)

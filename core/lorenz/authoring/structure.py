@@ -150,7 +150,6 @@ def make_strict_converter() -> cattrs.Converter:
 _CONVERTER = make_strict_converter()
 
 
-
 def _problems(exc: BaseException, path: str) -> list[str]:
     where = path or "arguments"
     if isinstance(exc, ForbiddenExtraKeysError):

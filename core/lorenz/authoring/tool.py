@@ -120,8 +120,7 @@ class CallContext:
             declared = [c.reason for c in self.tool.errors]
             logger.error("tool %s failed with undeclared reason %r", self.tool.name, reason)
             return ToolFailure(
-                f"{self.tool.name} failed with an undeclared reason {reason!r}"
-                + (f": {message}" if message else ""),
+                f"{self.tool.name} failed with an undeclared reason {reason!r}" + (f": {message}" if message else ""),
                 reason="undeclared_reason",
                 retryable=False,
                 recovery=None,
@@ -323,9 +322,9 @@ def tool(
 ) -> Callable[[Callable[[CallContext, In], Awaitable[Out]]], Tool[In, Out]]:
     """Define a tool from an async handler::
 
-        @tool(name="weather_get_forecast", description="...", input=ForecastArgs, output=Forecast,
-              annotations=hints(read_only=True), errors=[ErrorContract(...)])
-        async def get_forecast(ctx: CallContext, args: ForecastArgs) -> Forecast: ...
+    @tool(name="weather_get_forecast", description="...", input=ForecastArgs, output=Forecast,
+          annotations=hints(read_only=True), errors=[ErrorContract(...)])
+    async def get_forecast(ctx: CallContext, args: ForecastArgs) -> Forecast: ...
     """
 
     def decorate(handler: Callable[[CallContext, In], Awaitable[Out]]) -> Tool[In, Out]:

@@ -1,0 +1,303 @@
+"""Test helpers for pack authors; a pytest plugin (entry point ``pytest11: lorenz.testing``).
+
+Opt-in: the plugin only adds fixtures, nothing runs unless a test asks for one.
+
+* ``lorenz_host(*packs, options=..., tracker=..., transport=...)`` (fixture, a factory): a
+  :class:`PackHost` with the packs registered in-process (no install), served by the real host.
+* ``fake_tracker`` (fixture): a :class:`FakeTracker` that mounts the packs and serves fixed issues.
+* :func:`assert_pack_contract` (function): the lint rules and the contract calls, as an assertion.
+
+Example::
+
+    async def test_forecast(lorenz_host):
+        host = lorenz_host(PACK)
+        outcome = await host.call_tool("weather_get_forecast", {"city": "Oslo"})
+        assert outcome.result.success
+        assert outcome.mcp.structured_content["city"] == "Oslo"
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import pytest
+from attrs import frozen
+
+from .contracts import ToolProvider, ToolSpec
+from .hookspecs import hookimpl
+from .issue import Issue
+from .plugins import Discovery, discover
+from .results import ToolResult
+from .settings.model import Settings
+
+if TYPE_CHECKING:
+    import mcp
+    import mcp_types
+
+    from .workspace import Workspace
+
+__all__ = [
+    "CallOutcome",
+    "FakeTracker",
+    "FakeTrackerClient",
+    "PackHost",
+    "assert_pack_contract",
+    "fake_tracker",
+    "lorenz_host",
+    "make_pack_host",
+    "no_network",
+]
+
+FAKE_TRACKER_KIND = "lorenz-testing"
+
+
+def no_network(request: httpx.Request) -> httpx.Response:
+    """The default transport of a :class:`PackHost`: every outbound request fails loudly."""
+    msg = (
+        f"lorenz.testing: no network in tests ({request.method} {request.url}); "
+        "pass transport=httpx.MockTransport(handler) to lorenz_host(...)"
+    )
+    raise httpx.ConnectError(msg, request=request)
+
+
+# -- a fake tracker -----------------------------------------------------------------------------
+
+
+@frozen(kw_only=True)
+class FakeTrackerClient:
+    """Serves the tracker's issues: candidates are those in an active state."""
+
+    issues: Sequence[Issue]
+    active_states: Sequence[str]
+
+    async def fetch_candidate_issues(self) -> list[Issue]:
+        active = {state.casefold() for state in self.active_states}
+        return [issue for issue in self.issues if (issue.state or "").casefold() in active]
+
+    async def fetch_issues_by_ids(self, ids: Sequence[str]) -> list[Issue]:
+        by_key = {key: issue for issue in self.issues for key in (issue.id, issue.identifier)}
+        return [by_key[key] for key in ids if key in by_key]
+
+    async def fetch_issues_by_states(self, states: Sequence[str]) -> list[Issue]:
+        wanted = {state.casefold() for state in states}
+        return [issue for issue in self.issues if (issue.state or "").casefold() in wanted]
+
+
+class FakeTracker:
+    """A ``TrackerProvider`` for tests: no I/O; ``issues`` is a list you fill; ``packs`` are the
+    packs it mounts by default (``lorenz_host`` sets them)."""
+
+    def __init__(self, *, kind: str = FAKE_TRACKER_KIND, issues: Sequence[Issue] = (), packs: Sequence[str] = ()):
+        self.kind = kind
+        self.issues: list[Issue] = list(issues)
+        self.packs: list[str] = list(packs)
+
+    def create_client(self, settings: Settings, context: Any) -> FakeTrackerClient:
+        return FakeTrackerClient(issues=tuple(self.issues), active_states=settings.tracker.active_states)
+
+    def default_tool_packs(self, settings: Settings) -> list[str]:
+        return list(self.packs)
+
+    def add_issue(
+        self, identifier: str, title: str, *, state: str = "Todo", state_type: str = "unstarted", **fields: Any
+    ) -> Issue:
+        """Add an issue (``id`` defaults to ``identifier``) and return it."""
+        issue = Issue(
+            id=str(fields.pop("id", identifier)),
+            identifier=identifier,
+            title=title,
+            state=state,
+            state_type=state_type,
+            **fields,
+        )
+        self.issues.append(issue)
+        return issue
+
+
+# -- the host ---------------------------------------------------------------------------------------
+
+
+@frozen(kw_only=True)
+class CallOutcome:
+    """One call seen from both sides: the pack's exact ``ToolResult`` and the MCP ``CallToolResult``
+    a client receives for the same arguments."""
+
+    result: ToolResult
+    mcp: mcp_types.CallToolResult
+
+
+class _InProcessPlugin:
+    """Registers the given packs and trackers, like an installed plugin would."""
+
+    def __init__(self, packs: Sequence[ToolProvider], trackers: Sequence[Any]) -> None:
+        self.__name__ = "lorenz-testing"
+        self._packs = list(packs)
+        self._trackers = list(trackers)
+
+    @hookimpl
+    def lorenz_register_tool_packs(self, register: Callable[[ToolProvider], None]) -> None:
+        for pack in self._packs:
+            register(pack)
+
+    @hookimpl
+    def lorenz_register_trackers(self, register: Callable[[Any], None]) -> None:
+        for tracker in self._trackers:
+            register(tracker)
+
+
+class PackHost:
+    """A workspace mounting the packs under test, plus the real MCP host over it, in-process."""
+
+    def __init__(self, workspace: Workspace, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.workspace = workspace
+        self.transport = transport if transport is not None else httpx.MockTransport(no_network)
+
+    @property
+    def settings(self) -> Settings:
+        return self.workspace.settings
+
+    @property
+    def discovery(self) -> Discovery:
+        return self.workspace.discovery
+
+    def tool_specs(self) -> list[ToolSpec]:
+        return self.workspace.tool_specs()
+
+    def tool_names(self) -> list[str]:
+        return [spec.name for spec in self.workspace.tool_specs()]
+
+    def _http(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(transport=self.transport, timeout=10.0)
+
+    async def call(self, name: str, arguments: Any = None) -> ToolResult:
+        """The exact ``ToolResult`` of one call, routed like the host routes it (never raises)."""
+        async with self._http() as http:
+            return await self.workspace.call(name, {} if arguments is None else arguments, http)
+
+    def server(self) -> mcp.server.Server[Any]:
+        """The host's MCP server (the SDK's low-level ``Server``) over this workspace."""
+        from .host.mcp_server import HostState, build_server
+        from .host.reload import LiveWorkspace
+
+        state = HostState(LiveWorkspace(self.workspace, reload=False))
+        state.http = self._http()
+        server = build_server(state)
+        server._lorenz_state = state  # type: ignore[attr-defined]  # closed by mcp_client()
+        return server
+
+    @contextlib.asynccontextmanager
+    async def mcp_client(self) -> AsyncIterator[mcp.Client]:
+        """An MCP client session connected in-process to the real host (``mcp.Client(server)``)."""
+        import mcp
+
+        server = self.server()
+        try:
+            async with mcp.Client(server) as client:
+                yield client
+        finally:
+            await server._lorenz_state.aclose()  # type: ignore[attr-defined]
+
+    async def list_tools(self) -> list[mcp_types.Tool]:
+        """``tools/list`` as an MCP client sees it."""
+        async with self.mcp_client() as client:
+            return list((await client.list_tools()).tools)
+
+    async def call_mcp(self, name: str, arguments: Mapping[str, Any] | None = None) -> mcp_types.CallToolResult:
+        """``tools/call`` as an MCP client sees it."""
+        async with self.mcp_client() as client:
+            return await client.call_tool(name, dict(arguments or {}))
+
+    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> CallOutcome:
+        """The same call twice: in-process (the ``ToolResult``) and over MCP (the ``CallToolResult``)."""
+        result = await self.call(name, dict(arguments or {}))
+        return CallOutcome(result=result, mcp=await self.call_mcp(name, arguments))
+
+
+def make_pack_host(
+    *packs: ToolProvider,
+    plugins: Sequence[object] = (),
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+    tracker: Any = None,
+    config: Mapping[str, Any] | None = None,
+    base_dir: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> PackHost:
+    """A :class:`PackHost` for ``packs`` (and the packs of plugin modules in ``plugins``).
+
+    Installed plugins are not loaded. ``options`` are the workflow's ``tools:`` map
+    (``{"weather": {"allow_writes": True}}``); ``tracker`` (default: a :class:`FakeTracker`)
+    is the dispatch tracker. ``config`` replaces the generated workflow front matter entirely.
+    """
+    from .settings import parse_config, validate_dispatch_config
+    from .workspace import Workspace
+
+    if tracker is None:
+        tracker = FakeTracker()
+    trackers = [tracker] if isinstance(tracker, FakeTracker) or not _registered_by(plugins, tracker) else []
+    discovery = discover(plugins=[*plugins, _InProcessPlugin(packs, trackers)], entry_points_enabled=False)
+    if discovery.failures:
+        problems = "; ".join(f"{failure.name}: {failure.error}" for failure in discovery.failures)
+        msg = f"plugin registration failed: {problems}"
+        raise RuntimeError(msg)
+    pack_names = [name for info in discovery.plugins for name in info.packs]
+    if isinstance(tracker, FakeTracker) and not tracker.packs:
+        tracker.packs = list(pack_names)
+    if config is None:
+        tools = {name: dict((options or {}).get(name, {})) for name in pack_names}
+        for name, values in (options or {}).items():
+            tools.setdefault(name, dict(values))
+        config = {"tracker": {"kind": tracker.kind}, "tools": tools}
+    base = base_dir if base_dir is not None else Path.cwd()
+    settings = parse_config(config, env=dict(env or {}), trackers=discovery.trackers, base_dir=base)
+    validate_dispatch_config(settings, discovery.trackers, discovery.tools)
+    workspace = Workspace(settings=settings, discovery=discovery)
+    workspace.tool_specs()  # a collision or an unknown pack fails here
+    return PackHost(workspace, transport=transport)
+
+
+def _registered_by(plugins: Sequence[object], tracker: Any) -> bool:
+    probe = discover(plugins=plugins, entry_points_enabled=False)
+    return probe.trackers.get(getattr(tracker, "kind", "")) is tracker
+
+
+def assert_pack_contract(pack: ToolProvider, settings: Settings | None = None, *, strict: bool = False) -> None:
+    """Fail the test when ``pack`` breaks the pack contract.
+
+    Checks tool names (valid, unique, ``<pack>_`` prefix), descriptions, input/output schemas
+    (valid JSON Schema, object roots), error contracts, ``ctx.fail`` reasons and format parity
+    of typed tools, and that an unknown tool or arguments the schema refuses come back as
+    failure results rather than exceptions. ``strict`` also fails on warnings.
+    """
+    from .authoring.lint import lint_pack
+
+    diagnostics = lint_pack(pack, settings)
+    bad = [d for d in diagnostics if d.severity == "error" or strict]
+    if bad:
+        lines = "\n".join(f"  {d}" for d in bad)
+        pytest.fail(f"pack {getattr(pack, 'name', '?')!r} breaks the contract:\n{lines}", pytrace=False)
+
+
+# -- fixtures -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fake_tracker() -> FakeTracker:
+    """A fresh :class:`FakeTracker` (kind ``lorenz-testing``); pass it to ``lorenz_host(tracker=...)``."""
+    return FakeTracker()
+
+
+@pytest.fixture
+def lorenz_host(tmp_path: Path) -> Callable[..., PackHost]:
+    """A factory: ``lorenz_host(*packs, plugins=(), options=None, tracker=None, transport=None)``
+    returns a :class:`PackHost` whose workflow lives in a temporary directory."""
+
+    def make(*packs: ToolProvider, **kwargs: Any) -> PackHost:
+        kwargs.setdefault("base_dir", tmp_path)
+        return make_pack_host(*packs, **kwargs)
+
+    return make
