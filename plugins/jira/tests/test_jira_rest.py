@@ -290,6 +290,13 @@ async def test_non_json_bodies(jira: FakeJira, http: httpx.AsyncClient) -> None:
         await client(jira, http).read_issue("ENG-1")
 
 
+async def test_empty_error_body_names_the_reason(jira: FakeJira, http: httpx.AsyncClient) -> None:
+    """An error without a body still says what happened."""
+    jira.script("read", status=403)
+    with pytest.raises(JiraError, match="^jira api status 403: Forbidden$"):
+        await client(jira, http).read_issue("ENG-1")
+
+
 async def test_error_bodies_are_redacted(jira: FakeJira, http: httpx.AsyncClient) -> None:
     """Echoed credentials, Basic tokens and ``op://`` references never reach the message."""
     basic = base64.b64encode(f"{EMAIL}:{API_TOKEN}".encode()).decode()

@@ -123,7 +123,10 @@ class JiraRestClient:
                 invalid = exc
         if not response.is_success:
             # A proxy's HTML error page still reports the status, not a JSON parse failure.
-            shown = text if invalid is not None else json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+            if data is None:
+                shown = text if text.strip() else response.reason_phrase
+            else:
+                shown = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
             raise JiraError(f"jira api status {response.status_code}: {summarize_body(shown, self._secrets)}")
         if invalid is not None:
             raise JiraError(f"jira_invalid_json: {invalid}")

@@ -135,12 +135,12 @@ class FakeJiraMcp:
     def _default(self, name: str, args: dict[str, Any]) -> Any:
         accepted = self.strict.get(name)
         if accepted is not None:
-            for ref in _REFS:
-                if ref in args and ref not in accepted:
-                    return f"Error: {ref} is not accepted"
-        ref = next((args[k] for k in _REFS if k in args), None)
+            for key in _REFS:
+                if key in args and key not in accepted:
+                    return f"Error: {key} is not accepted"
+        ref = str(next((args[k] for k in _REFS if k in args), None))
         if "transition" in name:
-            issue = self.issues[str(ref)]
+            issue = self.issues[ref]
             issue["fields"]["status"] = {"name": args["status"], "statusCategory": {"key": "indeterminate"}}
             return {"issue": issue}
         if "comment" in name and "update" in name:
@@ -159,8 +159,8 @@ class FakeJiraMcp:
         if "search" in name:
             return {"issues": list(self.issues.values())}
         if "issue" in name:
-            issue = self.issues.get(str(ref))
-            return {"issue": issue} if issue else ToolError(f"Issue {ref} does not exist")
+            found = self.issues.get(ref)
+            return {"issue": found} if found else ToolError(f"Issue {ref} does not exist")
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
 
     # -- HTTP -----------------------------------------------------------------------------------
