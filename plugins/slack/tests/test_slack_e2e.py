@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import mcp
 import pytest
+from mcp.types import TextContent
 from slack_fake import BOT, TOKEN, FakeSlack
 
 from lorenz.host import serve_in_thread
@@ -40,7 +41,9 @@ def workflow(directory: Path, endpoint: str) -> Path:
 
 async def call(client: mcp.Client, name: str, args: Any) -> tuple[bool, Any]:
     result = await client.call_tool(name, args)
-    return bool(result.is_error), json.loads(result.content[0].text)
+    (content,) = result.content
+    assert isinstance(content, TextContent)
+    return bool(result.is_error), json.loads(content.text)
 
 
 async def test_mention_to_candidate_to_status_over_mcp(tmp_path: Path, fake: FakeSlack) -> None:
