@@ -8,7 +8,7 @@ from typing import Any
 
 from attrs import evolve, field, frozen
 
-from .ids import ts_sort_key
+from .ids import permalink, ts_sort_key
 from .models import (
     SlackChannelScan,
     SlackMessage,
@@ -177,6 +177,9 @@ class InMemorySlackTransport:
             return []
         start, end = max(0, index - before + 1), min(len(ordered), index + 1 + after)
         return [root.snapshot() for root in ordered[start:end]]
+
+    async def get_permalink(self, channel: str, ts: str) -> str | None:
+        return permalink(self._team_url, channel, ts) if self._team_url and self._root(channel, ts) else None
 
     async def add_reaction(self, channel: str, ts: str, name: str) -> None:
         self.reaction_calls.append(("add", channel, ts, name))

@@ -287,8 +287,9 @@ async def _read_thread(settings: Settings, transport: SlackTransport, channel: s
         result["workpad"] = thread.workpad.to_record()
     result["reactions"] = list(root.reactions)
     team_url = await transport.team_url()
-    if team_url:
-        result["permalink"] = permalink(team_url, channel, ts)
+    link = permalink(team_url, channel, ts) if team_url else await transport.get_permalink(channel, ts)
+    if link:
+        result["permalink"] = link
     result["replies"] = [reply.to_record() for reply in replies]
     return tool_success(result)
 

@@ -361,3 +361,17 @@ async def test_reconciliation_read_failures_and_page_cap(fake: FakeSlack, http: 
     with pytest.raises(SlackTransportError, match=r"reconciliation.*safety cap"):
         await web(fake, http, max_history_pages=2).post_reply("C1", "1.1", "status: Done", metadata=marker)
     assert len(fake.calls("chat.postMessage")) == 2
+
+
+async def test_read_thread_falls_back_to_slack_permalinks(fake: FakeSlack, http: httpx.AsyncClient) -> None:
+    """Without a team URL from auth.test, slack_read_thread asks chat.getPermalink."""
+    from lorenz_slack.tools import execute_slack_tool
+
+    fake.add_root("C1", "1.1", "<@U_BOT> hi")
+    fake.fail("auth.test", 200, {"ok": False, "error": "not_authed"})
+    settings = slack_settings(fake.url)
+    result = await execute_slack_tool(
+        "slack_read_thread", {"issueId": "C1:1.1"}, settings, SlackWebTransport(settings, http=http)
+    )
+    assert result.result["permalink"] == "https://example.slack.com/archives/C1/p11"
+    assert fake.calls("chat.getPermalink")[0]["params"] == {"channel": "C1", "message_ts": "1.1"}
