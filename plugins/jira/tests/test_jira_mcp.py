@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from jira_fake_loopback import LoopbackServer
 from jira_fake_mcp import FakeJiraMcp, RpcError, ToolError, jira_comment, jira_issue
 from jira_fake_settings import mcp_settings
 
@@ -42,6 +43,20 @@ async def test_candidates_after_a_real_handshake(jira_mcp: FakeJiraMcp, http: ht
     posts = [r for r in jira_mcp.http if r.method == "POST"]
     assert all(r.headers["authorization"] == "Bearer mcp-token" for r in posts)
     assert "mcp-session-id" in posts[-1].headers
+
+
+@pytest.mark.parametrize(("json_response", "stateless"), [(True, False), (True, True), (False, True)])
+async def test_json_and_stateless_servers(json_response: bool, stateless: bool, http: httpx.AsyncClient) -> None:
+    """The same client works with JSON replies and with servers that keep no session."""
+    fake = FakeJiraMcp(json_response=json_response, stateless=stateless)
+    server = LoopbackServer(fake.app).start()
+    try:
+        fake.url = f"{server.base_url}/mcp"
+        comments = await client(fake, http).list_comments("ENG-1")
+    finally:
+        server.stop()
+    assert [c.id for c in comments] == ["comment-1"]
+    assert next(r.rpc_method for r in fake.http if r.rpc_method) == "initialize"
 
 
 async def test_custom_headers_are_sent_and_override_authorization(

@@ -16,7 +16,7 @@ from jira_fake_settings import mcp_settings, rest_settings
 
 from lorenz.contracts import ToolContext
 from lorenz.results import ToolResult
-from lorenz.settings.model import Settings
+from lorenz.settings.model import Settings, TrackerSettings
 from lorenz_jira.tools import JIRA_TOOL_NAMES, JiraToolPack
 
 pytestmark = pytest.mark.anyio
@@ -248,3 +248,11 @@ async def test_mcp_errors_are_redacted(jira_mcp: FakeJiraMcp, http: httpx.AsyncC
     jira_mcp.script("jira_get_issue", RpcError("bad auth api_key=jira-token Basic Ym90OmppcmEtdG9rZW4= mcp-token"))
     result = await call(mcp_settings(jira_mcp.url), http, "jira_read_issue", {"issueId": "ENG-1"})
     assert result.error == "jira-mcp error: bad auth api_key=[REDACTED] Basic [REDACTED] [REDACTED]"
+
+
+async def test_pack_over_another_tracker_reports_missing_jira_config() -> None:
+    """Mounted over a non-Jira tracker, the pack ignores that tracker's options and asks for a Jira site."""
+    settings = Settings(tracker=TrackerSettings(kind="local", options={"path": "./board"}))
+    async with httpx.AsyncClient() as http:
+        result = await call(settings, http, "jira_read_issue", {"issueId": "ENG-1"})
+    assert result.error == "tracker.base_url is required for jira tracker"

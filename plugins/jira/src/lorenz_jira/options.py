@@ -25,6 +25,7 @@ __all__ = [
 ]
 
 CONFIG_ALIASES: Mapping[str, str] = {"base_url": "baseUrl", "project_keys": "projectKeys", "issue_type": "issueType"}
+JIRA_KINDS = ("jira", "jira-mcp")
 KNOWN_OPTIONS = ("baseUrl", "email", "projectKeys", "jql", "issueType", "mcp")
 DEFAULT_ISSUE_TYPE = "Task"
 
@@ -185,9 +186,10 @@ def jira_options(settings: Settings) -> JiraOptions:
     Options from the workflow parser are already normalised; options built in code are
     normalised here with an empty environment (values kept literally).
     """
-    normalized = parse_jira_options(
-        settings.tracker.options, kind=str(settings.tracker.kind or "jira"), env={}, resolve_secret=_literal
-    )
+    kind = settings.tracker.kind or "jira"
+    # Mounted over another tracker (`tools: {jira: {}}`), the pack has no Jira options of its own.
+    raw = settings.tracker.options if kind in JIRA_KINDS else {}
+    normalized = parse_jira_options(raw, kind=kind, env={}, resolve_secret=_literal)
     mcp = normalized.get("mcp", {})
     return JiraOptions(
         base_url=normalized.get("baseUrl"),

@@ -91,9 +91,10 @@ def jira_comment(comment_id: str = "comment-1", text: str = "## Codex Workpad") 
 class FakeJiraMcp:
     """The fake server; ``url`` is set once it listens."""
 
-    def __init__(self, *, json_response: bool = False) -> None:
+    def __init__(self, *, json_response: bool = False, stateless: bool = False) -> None:
         self.url = ""
         self.json_response = json_response
+        self.stateless = stateless
         self.reset()
         self._server: Server[Any] = Server("fake-jira-mcp", on_list_tools=self._list_tools, on_call_tool=self._call)
         self.app = self._build_app()
@@ -166,7 +167,9 @@ class FakeJiraMcp:
     # -- HTTP -----------------------------------------------------------------------------------
 
     def _build_app(self) -> Starlette:
-        manager = StreamableHTTPSessionManager(app=self._server, json_response=self.json_response)
+        manager = StreamableHTTPSessionManager(
+            app=self._server, json_response=self.json_response, stateless=self.stateless
+        )
 
         @contextlib.asynccontextmanager
         async def lifespan(_app: Starlette) -> AsyncIterator[None]:
