@@ -116,8 +116,10 @@ def _bridge_transport(
 ) -> httpx2.AsyncBaseTransport:
     """An ``httpx2`` transport that sends through ``http``.
 
-    POSTs (one JSON-RPC message each) go through the shared retry policy and are buffered; other
-    requests (the server-event GET stream, the session DELETE) stream. Non-2xx replies are
+    POSTs (one JSON-RPC message each) go through the shared retry policy and are buffered, which is
+    safe because this client advertises no sampling, elicitation or roots, so no server request
+    can arrive on a POST's stream before its reply; other requests (the server-event GET stream,
+    the session DELETE) stream. Non-2xx replies are
     summarised into ``failures`` so an error names the HTTP status.
     """
     import httpx2
@@ -259,6 +261,9 @@ class JiraMcpClient:
         import httpx2
         from mcp import Client
         from mcp.client.streamable_http import streamable_http_client
+        from mcp_types import Implementation
+
+        from . import __version__
 
         self.http_failures.clear()
         transport = _bridge_transport(
@@ -275,6 +280,7 @@ class JiraMcpClient:
                 streamable_http_client(url, http_client=h2),
                 mode="legacy",  # the initialize handshake every deployed MCP server expects
                 read_timeout_seconds=self._timeout,
+                client_info=Implementation(name="lorenz-jira", version=__version__),
                 cache=None,
             ) as client,
         ):
