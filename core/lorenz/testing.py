@@ -29,7 +29,7 @@ from attrs import frozen
 
 from .contracts import ToolProvider, ToolSpec
 from .hookspecs import hookimpl
-from .issue import Issue
+from .issue import Issue, IssueStateType
 from .plugins import Discovery, discover
 from .results import ToolResult
 from .settings.model import Settings
@@ -103,7 +103,13 @@ class FakeTracker:
         return list(self.packs)
 
     def add_issue(
-        self, identifier: str, title: str, *, state: str = "Todo", state_type: str = "unstarted", **fields: Any
+        self,
+        identifier: str,
+        title: str,
+        *,
+        state: str = "Todo",
+        state_type: IssueStateType = "unstarted",
+        **fields: Any,
     ) -> Issue:
         """Add an issue (``id`` defaults to ``identifier``) and return it."""
         issue = Issue(

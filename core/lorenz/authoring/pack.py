@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
@@ -74,6 +74,14 @@ def disabled(
     return DisabledTool(tool=tool, reason=reason, hint=hint, since=since, unless=unless)
 
 
+def _entries(values: Iterable[Tool[Any, Any] | DisabledTool]) -> tuple[Tool[Any, Any] | DisabledTool, ...]:
+    return tuple(values)
+
+
+def _strings(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(str(value) for value in values)
+
+
 @attrs.define(kw_only=True, eq=False)
 class Pack:
     """A tool pack built from typed tools; register it like any other ``ToolProvider``.
@@ -88,10 +96,10 @@ class Pack:
     validates_arguments: ClassVar[bool] = True
 
     name: str
-    tools: Sequence[Tool[Any, Any] | DisabledTool] = field(converter=tuple)
+    tools: tuple[Tool[Any, Any] | DisabledTool, ...] = field(converter=_entries)
     options: type | None = None
     description: str = ""
-    skills: tuple[str, ...] = field(default=(), converter=tuple)
+    skills: tuple[str, ...] = field(default=(), converter=_strings)
 
     def __attrs_post_init__(self) -> None:
         names = [entry.name for entry in self.tools]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from lorenz import ToolProvider, hookimpl
+from lorenz.contracts import ToolProvider
+from lorenz.hookspecs import hookimpl
 
 from .tools import PACK
 
