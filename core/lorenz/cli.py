@@ -203,6 +203,43 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
 
 
+def cmd_new_pack(args: argparse.Namespace) -> int:
+    from .authoring.scaffold import new_pack
+
+    try:
+        written = new_pack(args.name, Path(args.dir) if args.dir else None, tracker=args.tracker)
+    except (ValueError, OSError) as exc:
+        raise UsageError(str(exc)) from exc
+    root = written[0].parent
+    print(f"created {root} ({len(written)} files)")
+    print(f"next: cd {root} && pip install -e '.[test]' && pytest && lorenz lint . && lorenz plugins")
+    return 0
+
+
+def cmd_lint(args: argparse.Namespace) -> int:
+    from .authoring.lint import lint_discovery, lint_path
+    from .plugins import discover
+
+    try:
+        if args.path:
+            report = lint_path(args.path)
+        else:
+            report = lint_discovery(discover(plugins=_load_plugin_modules(args.plugin)))
+    except (ValueError, OSError, ImportError) as exc:
+        raise UsageError(f"cannot lint {args.path or 'the installed packs'}: {exc}") from exc
+    if args.json:
+        _print_json(report.to_dict())
+    else:
+        for diagnostic in report.diagnostics:
+            print(diagnostic)
+        tools = sum(len(pack["tools"]) + len(pack["disabled"]) for pack in report.packs)
+        print(
+            f"lorenz lint: {len(report.packs)} packs, {tools} tools: "
+            f"{len(report.errors)} errors, {len(report.warnings)} warnings"
+        )
+    return 1 if report.errors else 0
+
+
 # -- parser -----------------------------------------------------------------
 
 
@@ -251,6 +288,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stdio", action="store_true", help="speak MCP over stdin/stdout instead of HTTP")
     p.add_argument("--no-reload", action="store_true", help="do not watch WORKFLOW.md for changes")
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("new-pack", help="write a new tool pack project (its own distribution) from a template")
+    p.add_argument("name", help="pack name: a lowercase Python identifier; tools are prefixed NAME_")
+    p.add_argument("--dir", help="project directory (default: ./lorenz-NAME)")
+    p.add_argument("--tracker", action="store_true", help="also write a tracker that mounts the pack")
+    p.set_defaults(func=cmd_new_pack)
+
+    p = sub.add_parser("lint", help="check tool packs: contract, naming, schemas, error contracts, format parity")
+    p.add_argument("path", nargs="?", help="a pack project directory, .py file or module (default: installed packs)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_lint)
     return parser
 
 
