@@ -108,12 +108,12 @@ def _loader() -> YAML:
     return yaml
 
 
-def _dumper() -> YAML:
+def _dumper(allow_unicode: bool = True) -> YAML:
     yaml = YAML(typ="safe", pure=True)
     yaml.default_flow_style = False
     yaml.indent(mapping=2, sequence=4, offset=2)  # `labels:\n  - a`
     yaml.width = 1 << 30  # never fold a long status onto a second line
-    yaml.allow_unicode = True
+    yaml.allow_unicode = allow_unicode
     return yaml
 
 
@@ -140,9 +140,16 @@ def _load_front_matter(text: str) -> Any:
 
 
 def _dump_mapping(key: str, value: Any) -> str:
-    out = io.StringIO()
-    _dumper().dump({key: value}, out)
-    return out.getvalue()
+    """``key: value`` in block style; characters kept as they are when that reads back intact."""
+    for allow_unicode in (True, False):
+        out = io.StringIO()
+        _dumper(allow_unicode).dump({key: value}, out)
+        text = out.getvalue()
+        # ruamel writes some characters (NEL, LS, PS) raw inside quotes, where its own reader
+        # takes them for line breaks; escaping everything non-ASCII avoids that.
+        if _load_front_matter(text) == {key: value}:
+            break
+    return text
 
 
 # -- parse / render --------------------------------------------------------------------------------
@@ -188,7 +195,9 @@ def render_document(document: BoardDocument) -> str:
     front = _dump_mapping("status", document.status)
     if document.labels:
         front += _dump_mapping("labels", list(document.labels))
-    sections = [f"---\n{front.rstrip()}\n---", f"# {document.title}"]
+    # Only newlines: str.rstrip() would also eat a trailing NBSP that is part of a value.
+    front = front.rstrip("\n")
+    sections = [f"---\n{front}\n---", f"# {document.title}"]
     description = document.description.strip()
     if description:
         sections.append(description)

@@ -128,6 +128,11 @@ def _write_synced(path: str, data: bytes) -> None:
         os.close(fd)
 
 
+def _lf(text: str) -> str:
+    """CRLF (and CR runs before LF) as LF: what a reader, which normalises CRLF, reads back."""
+    return re.sub(r"\r+\n", "\n", text)
+
+
 def _signature(st: os.stat_result) -> FileSignature:
     return (st.st_ino, st.st_mtime_ns, st.st_size)
 
@@ -360,7 +365,7 @@ class BoardStore:
     def append_comment(self, issue_id: str, body: str, now: datetime | None = None) -> None:
         """Append ``- <now> agent: <body>`` to the issue's comments."""
         path = self.path_for(issue_id)
-        line = comment_line(body, now if now is not None else datetime.now(UTC))
+        line = comment_line(_lf(body), now if now is not None else datetime.now(UTC))
         self._modify(issue_id, path, lambda document: document.with_comment(line))
 
     def _modify(self, issue_id: str, path: str, change: Callable[[BoardDocument], BoardDocument]) -> None:
@@ -388,8 +393,8 @@ class BoardStore:
             msg = "board issue status must not be empty"
             raise ValueError(msg)
         # A title is one line; CRLF bodies are stored as LF, so the file round-trips.
-        clean_title = " ".join(title.replace("\r\n", "\n").replace("\r", "\n").split("\n")).strip()
-        document = BoardDocument(status=new_status, title=clean_title, description=(body or "").replace("\r\n", "\n"))
+        clean_title = " ".join(re.split(r"\r\n|\r|\n", title)).strip()
+        document = BoardDocument(status=new_status, title=clean_title, description=_lf(body or ""))
         data = render_document(document).encode("utf-8")
         with process_lock(self._dir):
             # Inside the in-process lock, so one creator builds (and fsyncs) a new directory chain.

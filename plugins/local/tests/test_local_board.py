@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import tempfile
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 
 from lorenz_local import board
 from lorenz_local.board import BoardDocument, comment_line, iso_timestamp, parse_document, render_document
+from lorenz_local.store import BoardStore
 
 
 def test_render_matches_the_documented_layout() -> None:
@@ -130,7 +133,7 @@ def test_files_the_board_wrote_round_trip_byte_for_byte(document: BoardDocument)
 _simple_word = st.text(alphabet="aAzZ09 _-:#'\"yesnoultrf.", min_size=0, max_size=12)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.lists(_simple_word, max_size=3), _simple_word, st.booleans())
 def test_fast_front_matter_reader_agrees_with_ruamel(labels: list[str], status: str, with_labels: bool) -> None:
     """The regex fast path reads exactly what the YAML parser reads, or defers to it."""
@@ -144,3 +147,28 @@ def test_fast_front_matter_reader_agrees_with_ruamel(labels: list[str], status: 
     fast = board._FAST_FRONT_MATTER.fullmatch(text)
     if fast is not None:
         assert board._load_front_matter(text) == expected
+
+
+_any_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=25)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    _any_text.filter(lambda s: bool(s.strip())),
+    _any_text.filter(lambda s: board.COMMENTS_MARKER not in s),
+    _any_text.filter(lambda s: bool(s.strip())),
+    st.lists(_any_text, max_size=2),
+)
+def test_store_writes_always_round_trip(title: str, body: str, status: str, comments: list[str]) -> None:
+    """Whatever a tool passes (CR, LF, NEL, quotes, YAML syntax), the file the store writes
+    re-renders to itself, keeps its status, and every comment stays one block."""
+    with tempfile.TemporaryDirectory() as tmp:
+        store = BoardStore(tmp)
+        store.create(title, body=body, status=status)
+        for comment in comments:
+            store.append_comment("BOARD-1", comment)
+        text = (Path(tmp) / "BOARD-1.md").read_bytes().decode("utf-8")
+        document = parse_document(text, "BOARD-1")
+        assert render_document(document) == text
+        assert document.status == status.strip()
+        assert len([line for line in document.comment_lines() if " agent:" in line]) >= len(comments)
