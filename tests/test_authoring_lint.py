@@ -1,0 +1,247 @@
+"""``lorenz lint``: the contract, naming, schema, error-contract, ctx.fail, parity and reference rules."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from attrs import field, frozen
+
+from lorenz import ToolSpec, tool_failure, tool_success
+from lorenz.authoring import CallContext, ErrorContract, Pack, describe, disabled, tool
+from lorenz.authoring.lint import Diagnostic, lint_discovery, lint_pack, lint_path
+from lorenz.cli import main
+from lorenz.plugins import discover
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def rules(diagnostics: list[Diagnostic], severity: str | None = None) -> set[str]:
+    return {d.rule for d in diagnostics if severity is None or d.severity == severity}
+
+
+class PlainPack:
+    """A hand-written ToolProvider with the mistakes the lint is for."""
+
+    name = "plain"
+
+    def __init__(self, specs: list[ToolSpec], behaviour: str = "fail") -> None:
+        self.specs = specs
+        self.behaviour = behaviour
+
+    def tool_specs(self, settings: Any) -> list[ToolSpec]:
+        return self.specs
+
+    async def execute_tool(self, name: str, input: Any, context: Any) -> Any:
+        if self.behaviour == "raise":
+            raise KeyError(name)
+        if self.behaviour == "succeed":
+            return tool_success({"ok": True})
+        return tool_failure("nope")
+
+
+STRICT = {"type": "object", "properties": {"id": {"type": "string", "description": "Id."}}, "required": ["id"]}
+STRICT = {**STRICT, "additionalProperties": False}
+
+
+def test_good_plain_pack_has_no_errors() -> None:
+    """A well-formed plain pack passes with no diagnostics at all."""
+    pack = PlainPack([ToolSpec(name="plain_read_item", description="Read one item.", input_schema=STRICT)])
+    assert lint_pack(pack) == []
+
+
+def test_naming_rules() -> None:
+    """Missing prefix and duplicates are errors; a two-segment name is a convention warning."""
+    pack = PlainPack(
+        [
+            ToolSpec(name="read_item", description="d", input_schema=STRICT),
+            ToolSpec(name="plain_read", description="d", input_schema=STRICT),
+            ToolSpec(name="plain_read", description="d", input_schema=STRICT),
+            ToolSpec(name="plain bad name", description="d", input_schema=STRICT),
+        ]
+    )
+    found = lint_pack(pack, contract=False)
+    assert {"name-prefix", "name-unique", "name-format"} <= rules(found, "error")
+    assert "name-convention" in rules(found, "warning")
+    assert any(d.tool == "read_item" and d.rule == "name-prefix" for d in found)
+
+
+def test_description_and_schema_rules() -> None:
+    """An empty description and an invalid or non-object schema are errors; loose schemas warn."""
+    pack = PlainPack(
+        [
+            ToolSpec(name="plain_read_item", description=" ", input_schema=STRICT),
+            ToolSpec(name="plain_list_items", description="d", input_schema={"type": "objekt"}),
+            ToolSpec(name="plain_list_things", description="d", input_schema={"type": "array"}),
+            ToolSpec(
+                name="plain_find_things", description="d", input_schema={"type": "object", "properties": {"q": {}}}
+            ),
+        ]
+    )
+    found = lint_pack(pack, contract=False)
+    assert {"description-required", "schema-invalid"} <= rules(found, "error")
+    assert {"schema-strict", "describe-on-fields"} <= rules(found, "warning")
+
+
+def test_annotation_rules() -> None:
+    """Non-boolean hints and readOnly-with-destructive are warnings."""
+    spec = ToolSpec(
+        name="plain_read_item",
+        description="d",
+        input_schema=STRICT,
+        annotations={"readOnlyHint": True, "destructiveHint": "no"},
+    )
+    assert {"annotation-type", "annotation-coherence"} <= rules(lint_pack(PlainPack([spec]), contract=False))
+
+
+def test_raising_pack_breaks_the_contract() -> None:
+    """A pack that raises on an unknown tool or bad arguments is an error, not a crash of the lint."""
+    pack = PlainPack([ToolSpec(name="plain_read_item", description="d", input_schema=STRICT)], behaviour="raise")
+    found = [d for d in lint_pack(pack) if d.rule == "contract-raised"]
+    assert {d.tool for d in found} == {None, "plain_read_item"}
+    assert "KeyError" in found[0].message
+
+
+def test_accepting_pack_is_flagged() -> None:
+    """Succeeding on an unknown tool is an error; succeeding on refused arguments a warning."""
+    pack = PlainPack([ToolSpec(name="plain_read_item", description="d", input_schema=STRICT)], behaviour="succeed")
+    found = [d for d in lint_pack(pack) if d.rule == "contract-bad-input-accepted"]
+    assert {(d.tool, d.severity) for d in found} == {(None, "error"), ("plain_read_item", "warning")}
+
+
+@frozen
+class Args:
+    q: str = field(metadata=describe("Query."))
+
+
+@frozen
+class Out:
+    title: str = field(metadata=describe("Title."))
+    count: int = field(metadata=describe("How many."))
+    done: bool = field(metadata=describe("Finished."))
+
+
+def _typed(**overrides: Any) -> Any:
+    options: dict[str, Any] = {
+        "name": "typed_find_things",
+        "description": "Find things.",
+        "input": Args,
+        "output": Out,
+        "errors": [ErrorContract(reason="gone", when="It is gone.", recovery="Search again with a broader query.")],
+    }
+    options.update(overrides)
+
+    async def handler(ctx: CallContext, args: Args) -> Out:
+        if args.q == "x":
+            raise ctx.fail("gone")
+        if args.q == "y":
+            raise ctx.fail("vanished")
+        return Out(title="t", count=1, done=False)
+
+    return tool(**options)(handler)
+
+
+def test_typed_pack_passes() -> None:
+    """A typed pack with a complete format and declared reasons is clean except the undeclared call."""
+    found = lint_pack(Pack(name="typed", tools=[_typed()]))
+    assert [d.rule for d in found] == ["fail-undeclared-reason"]
+    assert 'ctx.fail("vanished")' in found[0].message and "declared: gone" in found[0].message
+    assert "test_authoring_lint.py:" in found[0].message
+
+
+def test_short_recovery_is_an_error() -> None:
+    """A recovery hint under five words is an error."""
+    contract = ErrorContract(reason="gone", when="It is gone.", recovery="Try again.")
+    found = lint_pack(Pack(name="typed", tools=[_typed(errors=[contract])]), contract=False)
+    assert "error-contract-recovery-min-words" in rules(found, "error")
+
+
+def test_contract_reason_and_when_rules() -> None:
+    """A non-snake_case reason warns; an empty ``when`` or recovery is an error."""
+    contract = ErrorContract(reason="Gone-Away", when="", recovery="")
+    found = lint_pack(Pack(name="typed", tools=[_typed(errors=[contract])]), contract=False)
+    assert "error-contract-reason-format" in rules(found, "warning")
+    assert {"error-contract-when-required", "error-contract-recovery-required"} <= rules(found, "error")
+
+
+def test_format_parity() -> None:
+    """A format that drops an output field is an error naming it; one that raises is a warning."""
+    thin = _typed(format=lambda out: f"# {out.title}\n\nfinished: {out.done}")
+    (parity,) = [d for d in lint_pack(Pack(name="typed", tools=[thin]), contract=False) if d.rule == "format-parity"]
+    assert "count" in parity.message and "title" not in parity.message and "done" not in parity.message
+    full = _typed(format=lambda out: f"# {out.title}\n\n{out.count} things, done: {'yes' if out.done else 'no'}")
+    assert "format-parity" not in rules(lint_pack(Pack(name="typed", tools=[full]), contract=False))
+
+    def boom(out: Out) -> str:
+        raise RuntimeError("no")
+
+    assert "format-parity-threw" in rules(lint_pack(Pack(name="typed", tools=[_typed(format=boom)]), contract=False))
+
+
+def test_disabled_tool_reference() -> None:
+    """An enabled tool whose text sends the agent to a disabled tool is warned about."""
+    off = _typed(name="typed_delete_things", description="Delete things.")
+    on = _typed(description="Find things; then call typed_delete_things.")
+    pack = Pack(name="typed", tools=[on, disabled(off, reason="Writes are off.")])
+    found = [d for d in lint_pack(pack, contract=False) if d.rule == "disabled-tool-reference"]
+    assert [d.tool for d in found] == ["typed_find_things"]
+
+
+def test_weather_example_is_clean() -> None:
+    """The example pack has no diagnostics, linted from its source tree."""
+    report = lint_path(ROOT / "examples" / "weather")
+    assert report.diagnostics == ()
+    assert report.packs == (
+        {
+            "name": "weather",
+            "tools": ["weather_get_forecast", "weather_list_cities"],
+            "disabled": ["weather_set_alert"],
+        },
+    )
+
+
+def test_installed_packs_have_no_errors() -> None:
+    """Every installed pack (the bundled plugins in a dev environment) lints without errors."""
+    report = lint_discovery(discover())
+    assert report.errors == []
+
+
+BAD_PLUGIN = """
+from lorenz import ToolSpec, hookimpl, tool_failure
+
+
+class Pack:
+    name = "oops"
+
+    def tool_specs(self, settings):
+        return [ToolSpec(name="read_item", description="", input_schema={"type": "object"})]
+
+    async def execute_tool(self, name, input, context):
+        return tool_failure("no")
+
+
+@hookimpl
+def lorenz_register_tool_packs(register):
+    register(Pack())
+"""
+
+
+def test_cli_lint_exit_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`lorenz lint FILE` prints each finding and exits 1 on errors; --json is machine-readable."""
+    plugin = tmp_path / "oops_plugin.py"
+    plugin.write_text(textwrap.dedent(BAD_PLUGIN))
+    assert main(["lint", str(plugin)]) == 1
+    out = capsys.readouterr().out
+    assert "error: oops/read_item: tool name read_item must start with the pack prefix oops_ [name-prefix]" in out
+    assert out.rstrip().endswith("lorenz lint: 1 packs, 1 tools: 2 errors, 1 warnings")
+    assert main(["lint", str(ROOT / "examples" / "weather"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["errors"] == 0
+
+
+def test_cli_lint_bad_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A path that is not a project, file or module is one `lorenz:` line and exit 1."""
+    assert main(["lint", str(tmp_path)]) == 1
+    assert capsys.readouterr().err.startswith(f"lorenz: cannot lint {tmp_path}: ")

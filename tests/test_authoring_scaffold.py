@@ -1,0 +1,88 @@
+"""``lorenz new-pack``: name validation, the files written, and a project that passes its own lint
+and tests as generated."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lorenz.authoring.lint import lint_path
+from lorenz.authoring.scaffold import check_pack_name, new_pack
+from lorenz.cli import main
+
+
+@pytest.mark.parametrize("name", ["acme", "acme_crm", "a1"])
+def test_valid_names(name: str) -> None:
+    """Lowercase identifiers are pack names; the tool prefix and distribution follow from them."""
+    names = check_pack_name(name)
+    assert names.tool.startswith(f"{name}_")
+    assert names.module == f"lorenz_{name}"
+
+
+@pytest.mark.parametrize("name", ["Acme", "acme-crm", "1acme", "acme__crm", "class", "acme_", "", "a" * 41])
+def test_invalid_names(name: str) -> None:
+    """Anything but a lowercase identifier (or a Python keyword) is refused with the rule spelled out."""
+    with pytest.raises(ValueError, match="use a lowercase Python identifier"):
+        check_pack_name(name)
+
+
+def test_files_written(tmp_path: Path) -> None:
+    """The project has packaging, the pack, a tracker on request, a README and tests."""
+    written = new_pack("acme_crm", tmp_path / "proj", tracker=True)
+    relative = sorted(str(path.relative_to(tmp_path / "proj")) for path in written)
+    assert relative == [
+        ".gitignore",
+        "README.md",
+        "lorenz_acme_crm/__init__.py",
+        "lorenz_acme_crm/plugin.py",
+        "lorenz_acme_crm/py.typed",
+        "lorenz_acme_crm/tools.py",
+        "lorenz_acme_crm/tracker.py",
+        "pyproject.toml",
+        "tests/test_acme_crm_pack.py",
+    ]
+    pyproject = (tmp_path / "proj" / "pyproject.toml").read_text()
+    assert 'name = "lorenz-acme-crm"' in pyproject
+    assert '[project.entry-points."lorenz.tool_packs"]\nacme_crm = "lorenz_acme_crm.plugin"' in pyproject
+
+
+def test_refuses_a_non_empty_directory(tmp_path: Path) -> None:
+    """An existing non-empty directory is never overwritten."""
+    (tmp_path / "keep.txt").write_text("mine")
+    with pytest.raises(ValueError, match="already exists and is not empty"):
+        new_pack("acme", tmp_path)
+
+
+def test_cli_new_pack(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`lorenz new-pack NAME` writes ./lorenz-NAME; a bad name is one `lorenz:` line and exit 1."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["new-pack", "acme"]) == 0
+    assert (tmp_path / "lorenz-acme" / "lorenz_acme" / "tools.py").is_file()
+    assert f"created {tmp_path / 'lorenz-acme'}" in capsys.readouterr().out
+    assert main(["new-pack", "Acme"]) == 1
+    assert capsys.readouterr().err.startswith("lorenz: invalid pack name 'Acme'")
+
+
+@pytest.mark.parametrize("tracker", [False, True])
+def test_generated_project_lints_and_passes_its_tests(tmp_path: Path, tracker: bool) -> None:
+    """As generated, the project lints clean and its own tests pass (run from source)."""
+    project = tmp_path / "lorenz-acme"
+    new_pack("acme", project, tracker=tracker)
+    report = lint_path(project)
+    assert report.diagnostics == ()
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
+    env["PYTHONPATH"] = str(project)
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"{5 if tracker else 4} passed" in result.stdout
