@@ -4,7 +4,7 @@ Durability: a write goes to a temp file in the board directory, is fsynced, then
 an atomic ``os.replace`` (updates) or a no-overwrite ``os.link`` (creates, so two creators can
 never mint the same id), and the directory is fsynced. The temp file is removed on every path.
 A reader therefore sees either the old or the new file, never a torn one, even if the writer is
-killed mid-write.
+killed mid-write; the next create removes the temp file such a writer left.
 
 Concurrency: every read-modify-write and id allocation runs under :func:`~.locks.board_lock`
 (threads and processes). Reads take no lock.
@@ -65,6 +65,8 @@ _IGNORED_DIR_SYNC_ERRORS = frozenset(
     if code is not None
 )
 _BASE36 = string.digits + string.ascii_lowercase
+# The temp files this module writes: `<id>.md.<pid>.<token>.tmp` and `.lorenz-create.<pid>.<token>.tmp`.
+_TEMP_NAME = re.compile(r"(?:\.lorenz-create|[^/\\]+\.md)\.[0-9]+\.[0-9a-z]+\.tmp", re.ASCII)
 
 
 @frozen
@@ -403,7 +405,19 @@ class BoardStore:
                 issue_id = self._publish(data)
         return self.read(issue_id)
 
+    def _sweep_stale_temps(self) -> None:
+        """Remove temp files left by writers that died mid-write (e.g. SIGKILL).
+
+        Only called under the board lock, and every writer holds that lock for as long as its
+        temp file exists, so any temp file seen here belongs to a dead writer.
+        """
+        with os.scandir(self._dir) as entries:
+            stale = [entry.path for entry in entries if _TEMP_NAME.fullmatch(entry.name)]
+        for path in stale:
+            _remove_quietly(path)
+
     def _publish(self, data: bytes) -> str:
+        self._sweep_stale_temps()
         temp = os.path.join(self._dir, f".lorenz-create.{os.getpid()}.{_random_token()}.tmp")
         try:
             _write_synced(temp, data)

@@ -102,7 +102,8 @@ def test_processes_never_lose_comments_or_mint_duplicate_ids(tmp_path: Path) -> 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
 def test_sigkill_mid_write_never_leaves_a_torn_file(tmp_path: Path) -> None:
     """Writers killed with SIGKILL at arbitrary points leave only complete, parseable issue files,
-    and the board stays writable (the kernel drops the dead writer's lock)."""
+    the board stays writable (the kernel drops the dead writer's lock), and the next create
+    removes their orphaned temp files."""
     store = BoardStore(tmp_path)
     store.create("Target")
     line = re.compile(r"- \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z agent: w\d+-\d+ x{20000} end")
@@ -124,3 +125,5 @@ def test_sigkill_mid_write_never_leaves_a_torn_file(tmp_path: Path) -> None:
     store.append_comment("BOARD-1", "after the crashes")
     assert store.read_content("BOARD-1")["comments"][-1].endswith("agent: after the crashes")
     assert store.create("still works").id == store.issue_ids()[-1]
+    # The create also swept the temp files the killed writers left behind.
+    assert [name for name in os.listdir(tmp_path) if name.endswith(".tmp")] == []

@@ -417,6 +417,18 @@ def test_failed_update_removes_its_temp_file(tmp_path: Path, monkeypatch: pytest
     assert (tmp_path / "BOARD-1.md").read_bytes() == before
 
 
+def test_create_sweeps_temp_files_of_dead_writers(tmp_path: Path) -> None:
+    """A create removes temp files a killed writer left (its own naming only), never other files."""
+    store = BoardStore(tmp_path)
+    store.create("One")
+    orphans = ["BOARD-1.md.4242.k3j9x.tmp", ".lorenz-create.4242.abc123.tmp"]
+    keep = ["notes.tmp", "BOARD-1.md.x.tmp", "README.md"]
+    for name in orphans + keep:
+        write(tmp_path, name, "x")
+    store.create("Two")
+    assert md_files(tmp_path) == sorted(["BOARD-1.md", "BOARD-2.md", *keep])
+
+
 def test_id_allocation_retries_when_an_id_is_taken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """If another writer takes the computed id first, the create recounts and takes the next one."""
     store = BoardStore(tmp_path)
