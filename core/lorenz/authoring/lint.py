@@ -9,6 +9,7 @@ client that refuses every request, so linting never touches the network or a rea
 from __future__ import annotations
 
 import ast
+import contextlib
 import enum
 import importlib
 import importlib.util
@@ -23,7 +24,7 @@ import tomllib
 import types
 import typing
 from collections import abc
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -617,10 +618,25 @@ def load_plugins_at(path: Path) -> list[object]:
     raise ValueError(msg)
 
 
+@contextlib.contextmanager
+def _scratch_imports() -> Iterator[None]:
+    """Undo what importing a project from source did to ``sys.path`` and ``sys.modules``, so a
+    later import of the same names (an installed copy, another project) is not shadowed."""
+    path = list(sys.path)
+    modules = set(sys.modules)
+    try:
+        yield
+    finally:
+        sys.path[:] = path
+        for name in set(sys.modules) - modules:
+            del sys.modules[name]
+
+
 def lint_path(path: str | Path) -> LintReport:
     """Lint the packs a project directory, file or module registers (without installing it)."""
     from ..plugins import discover
 
-    plugins = load_plugins_at(Path(path))
-    discovery = discover(plugins=plugins, entry_points_enabled=False)
-    return lint_discovery(discovery)
+    with _scratch_imports():
+        plugins = load_plugins_at(Path(path))
+        discovery = discover(plugins=plugins, entry_points_enabled=False)
+        return lint_discovery(discovery)
