@@ -12,10 +12,12 @@ import httpx
 import pytest
 
 from lorenz.contracts import ToolContext
+from lorenz.hookspecs import hookimpl
 from lorenz.plugins import discover
 from lorenz.results import ToolResult
 from lorenz.settings import ConfigError, parse_config, validate_dispatch_config
 from lorenz.settings.model import Settings, TrackerSettings
+from lorenz.workspace import open_workspace
 from lorenz_local import tools as tools_module
 from lorenz_local.store import BoardStore
 from lorenz_local.tools import LocalToolPack
@@ -331,3 +333,35 @@ def test_tools_local_is_validated_at_startup(tmp_path: Path) -> None:
     settings = parse_config(config, env={}, trackers=discovery.trackers, base_dir=tmp_path)
     with pytest.raises((ConfigError, ValueError), match=r"tools.local.oops is not supported"):
         validate_dispatch_config(settings, discovery.trackers, discovery.tools)
+
+
+class _OtherTracker:
+    """A dispatch tracker that mounts no pack of its own."""
+
+    kind = "other"
+
+    def create_client(self, settings: Settings, context: object) -> object:
+        raise NotImplementedError
+
+    def default_tool_packs(self, settings: Settings) -> list[str]:
+        return []
+
+
+class _OtherPlugin:
+    @staticmethod
+    @hookimpl
+    def lorenz_register_trackers(register: Any) -> None:
+        register(_OtherTracker())
+
+
+async def test_pack_mounts_beside_another_tracker(tmp_path: Path, http: httpx.AsyncClient) -> None:
+    """`tools: {local: {path}}` under another dispatch tracker mounts the five tools on that board."""
+    board = tmp_path / "side-board"
+    (tmp_path / "WORKFLOW.md").write_text(
+        f"---\ntracker:\n  kind: other\ntools:\n  local:\n    path: {str(board)!r}\n    id_prefix: SIDE-\n---\n"
+    )
+    workspace = open_workspace(cwd=tmp_path, env={"LORENZ_LOAD_PLUGINS": "lorenz-local"}, plugins=[_OtherPlugin()])
+    assert [spec.name for spec in workspace.tool_specs()] == NAMES
+    result = await workspace.call("local_create_issue", {"title": "beside"}, http)
+    assert result.result["issue"]["id"] == "SIDE-1"
+    assert (board / "SIDE-1.md").exists()
