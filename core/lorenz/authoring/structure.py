@@ -158,10 +158,10 @@ def _problems(exc: BaseException, path: str) -> list[str]:
     if isinstance(exc, ClassValidationError):
         out: list[str] = []
         with_notes, without = exc.group_exceptions()
+        for inner in without:  # unknown keys first: a misspelled key usually explains a missing one
+            out.extend(_problems(inner, path))
         for inner, note in with_notes:
             out.extend(_problems(inner, f"{path}.{note.name}" if path else note.name))
-        for inner in without:
-            out.extend(_problems(inner, path))
         return out
     if isinstance(exc, IterableValidationError):
         out = []
