@@ -32,7 +32,7 @@ from lorenz.issue import Issue, default_state_type, normalize_issue
 
 from .board import BoardDocument, comment_line, iso_timestamp, parse_document, render_document
 from .cache import CACHE, SNAPSHOTS, BoardSnapshot, CachedFile, FileSignature
-from .locks import LOCK_FILE_NAME, file_lock, process_lock
+from .locks import LOCK_FILE_NAME, board_lock, file_lock, process_lock
 from .options import DEFAULT_ID_PREFIX, PREFIX_RULE, is_valid_prefix, json_text
 
 __all__ = [
@@ -247,17 +247,13 @@ class BoardStore:
                 entry = CachedFile(error=exc.strerror or str(exc))
             yield issue_id, entry
 
-    def _skip(self, issue_id: str, error: str, sink: Callable[[SkippedFile], None] | None) -> None:
-        callback = sink if sink is not None else self._on_skip
-        if callback is not None:
-            callback(SkippedFile(issue_id, error))
-
     def list_issues(self) -> list[Issue]:
         """Every readable issue in id order; a malformed file is skipped (and reported)."""
         issues: list[Issue] = []
         for issue_id, entry in self._entries():
             if entry.issue is None:
-                self._skip(issue_id, entry.error or "unreadable", None)
+                if self._on_skip is not None:
+                    self._on_skip(SkippedFile(issue_id, entry.error or "unreadable"))
             else:
                 issues.append(entry.issue)
         return issues
@@ -372,7 +368,7 @@ class BoardStore:
 
     def _modify(self, issue_id: str, path: str, change: Callable[[BoardDocument], BoardDocument]) -> None:
         os.stat(path)  # a missing issue (or board) fails here, before a lock file is created
-        with process_lock(self._dir), file_lock(self.directory / LOCK_FILE_NAME):
+        with board_lock(self.directory):
             with open(path, "rb") as handle:  # fresh from disk: the cache may predate our lock
                 text = handle.read().decode("utf-8")
             document = change(parse_document(text, issue_id))
