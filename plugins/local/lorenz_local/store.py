@@ -2,7 +2,8 @@
 
 Durability: a write goes to a temp file in the board directory, is fsynced, then published by
 an atomic ``os.replace`` (updates) or a no-overwrite ``os.link`` (creates, so two creators can
-never mint the same id), and the directory is fsynced. The temp file is removed on every path.
+never mint the same id; on filesystems without hard links, a rename checked under the board
+lock), and the directory is fsynced. The temp file is removed on every path.
 A reader therefore sees either the old or the new file, never a torn one, even if the writer is
 killed mid-write; the next create removes the temp file such a writer left.
 
@@ -61,6 +62,17 @@ _IGNORED_DIR_SYNC_ERRORS = frozenset(
         getattr(errno, "ENOTSUP", None),
         getattr(errno, "EOPNOTSUPP", None),
         errno.EACCES,
+    )
+    if code is not None
+)
+# What link(2) fails with on filesystems that have no hard links.
+_NO_HARD_LINKS = frozenset(
+    code
+    for code in (
+        errno.EPERM,
+        getattr(errno, "ENOTSUP", None),
+        getattr(errno, "EOPNOTSUPP", None),
+        getattr(errno, "ENOSYS", None),
     )
     if code is not None
 )
@@ -419,10 +431,19 @@ class BoardStore:
             _write_synced(temp, data)
             for _ in range(MAX_CREATE_ATTEMPTS):
                 issue_id = self.next_id()
+                target = self.path_for(issue_id)
                 try:
-                    link_file(temp, self.path_for(issue_id))
+                    link_file(temp, target)
                 except FileExistsError:
                     continue  # someone outside the lock took it: recount
+                except OSError as exc:
+                    if exc.errno not in _NO_HARD_LINKS:
+                        raise
+                    # A filesystem without hard links (FAT, some FUSE mounts): every writer of
+                    # this board holds the board lock, so check-then-rename cannot race here.
+                    if os.path.lexists(target):
+                        continue
+                    os.replace(temp, target)
                 sync_dir(self._dir)
                 return issue_id
             msg = f"failed to allocate a board id after {MAX_CREATE_ATTEMPTS} attempts"

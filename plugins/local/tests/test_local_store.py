@@ -401,6 +401,19 @@ def test_failed_publish_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytes
     assert md_files(tmp_path) == ["BOARD-1.md"]
 
 
+def test_create_works_without_hard_links(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a filesystem refusing hard links (EPERM) creates still publish distinct ids, no temp left."""
+
+    def no_links(source: str, target: str) -> None:
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(store_module, "link_file", no_links)
+    store = BoardStore(tmp_path)
+    assert [store.create(title).id for title in ("a", "b")] == ["BOARD-1", "BOARD-2"]
+    assert md_files(tmp_path) == ["BOARD-1.md", "BOARD-2.md"]
+    assert store.read("BOARD-2").title == "b"
+
+
 def test_failed_update_removes_its_temp_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A write failing after the temp file exists leaves the issue intact and no temp file."""
     store = BoardStore(tmp_path)
