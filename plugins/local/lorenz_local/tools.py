@@ -142,6 +142,10 @@ def _query(store: BoardStore, args: Mapping[str, Any]) -> Any:
     records, skipped = store.records()
     result = apply_query(records, spec)
     rows = [pick_fields(record, fields) for record in result.rows]
+    if "labels" in fields:  # records are shared with the cache: hand out copies of the lists
+        for row in rows:
+            if "labels" in row:
+                row["labels"] = list(row["labels"])
     if "comments" in fields:
         for row, record in zip(rows, result.rows, strict=True):
             row["comments"] = store.read_content(record["id"])["comments"]

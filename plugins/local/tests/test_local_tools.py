@@ -192,6 +192,17 @@ async def test_query_default_select(tmp_path: Path, http: httpx.AsyncClient) -> 
     ]
 
 
+async def test_query_rows_do_not_alias_the_cache(tmp_path: Path, http: httpx.AsyncClient) -> None:
+    """Mutating a returned row does not change what the next query returns."""
+    (tmp_path / "BOARD-1.md").write_text("---\nstatus: Todo\nlabels: [a]\n---\n# One\n")
+    first = await call(http, tmp_path, "local_query", {})
+    first.result["rows"][0]["labels"].append("mutated")
+    first.result["rows"][0]["title"] = "mutated"
+    again = await call(http, tmp_path, "local_query", {})
+    assert again.result["rows"][0]["labels"] == ["a"]
+    assert again.result["rows"][0]["title"] == "One"
+
+
 async def test_query_comments_only_when_selected(tmp_path: Path, http: httpx.AsyncClient) -> None:
     """`comments` appears only when selected, with the issue's comment lines."""
     await call(http, tmp_path, "local_create_issue", {"title": "Noted"})
