@@ -101,6 +101,9 @@ class Pack:
     description: str = ""
     skills: tuple[str, ...] = field(default=(), converter=_strings)
 
+    #: ``(raw options, structured options)`` of the last settings seen: parse once per workflow load.
+    _parsed: tuple[object, Any] | None = field(init=False, default=None, repr=False)
+
     def __attrs_post_init__(self) -> None:
         names = [entry.name for entry in self.tools]
         duplicates = sorted({name for name in names if names.count(name) > 1})
@@ -129,7 +132,13 @@ class Pack:
         self.parse_options(options)
 
     def _options_for(self, settings: Settings) -> Any:
-        return self.parse_options((settings.tool_options or {}).get(self.name))
+        raw = (settings.tool_options or {}).get(self.name)
+        cached = self._parsed
+        if cached is not None and cached[0] is raw:
+            return cached[1]
+        parsed = self.parse_options(raw)
+        self._parsed = (raw, parsed)
+        return parsed
 
     # -- the ToolProvider contract ----------------------------------------------------------
 

@@ -260,14 +260,32 @@ class Tool(Generic[In, Out]):
 _KEYWORDS = ("minimum", "maximum", "minLength", "maxLength", "pattern", "minItems", "maxItems")
 
 
+def _constraints(schema: Any) -> dict[str, Any]:
+    """The part of ``schema`` that carries keyword constraints (types, keys and enums are already
+    checked by structuring), so validating a call costs only what the constraints need."""
+    if not isinstance(schema, Mapping):
+        return {}
+    out: dict[str, Any] = {key: schema[key] for key in _KEYWORDS if key in schema}
+    properties = {name: _constraints(sub) for name, sub in (schema.get("properties") or {}).items()}
+    properties = {name: sub for name, sub in properties.items() if sub}
+    if properties:
+        out["properties"] = properties
+    items = _constraints(schema.get("items"))
+    if items:
+        out["items"] = items
+    if any(_constraints(branch) for branch in schema.get("anyOf") or ()):
+        out["anyOf"] = schema["anyOf"]
+    return out
+
+
 def _keyword_validator(schema: Mapping[str, Any]) -> Any:
     """A validator for the constraints cattrs does not check (``minimum``, ``maxLength``, ...)."""
-    text = json.dumps(schema)
-    if not any(f'"{keyword}"' in text for keyword in _KEYWORDS):
+    constraints = _constraints(schema)
+    if not constraints:
         return None
     from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
-    return Draft202012Validator(schema)
+    return Draft202012Validator(constraints)
 
 
 def _unexpected(name: str, exc: Exception, context: CallContext) -> FormattedResult:
