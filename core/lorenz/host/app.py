@@ -94,14 +94,22 @@ def build_app(
         return settings
 
     transport = StreamableHTTPASGIApp(manager)
+    endpoint: ASGIApp = transport if stateful else StatelessEndpoint(transport)
     app = Starlette(
         routes=[
-            Route(MCP_PATH, endpoint=transport if stateful else StatelessEndpoint(transport)),
+            Route(MCP_PATH, endpoint=endpoint),
             Route("/", landing_page, methods=["GET"]),
             Route("/healthz", healthz, methods=["GET"]),
             Route("/.well-known/mcp.json", server_card, methods=["GET"]),
         ],
-        middleware=[Middleware(SecurityMiddleware, server_settings=current_server_settings, bind_host=bind_host)],
+        middleware=[
+            Middleware(
+                SecurityMiddleware,
+                server_settings=current_server_settings,
+                bind_host=bind_host,
+                mcp_endpoint=endpoint,
+            )
+        ],
         lifespan=lifespan,
     )
     app.state.live = live

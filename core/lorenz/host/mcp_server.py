@@ -22,7 +22,7 @@ from mcp.server.models import InitializationOptions
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from .. import __version__
-from ..contracts import ToolContext, ToolSpec
+from ..contracts import ToolContext, ToolProvider, ToolSpec
 from ..mount import execute_mounted_tool
 from ..results import ToolResult, error_message, tool_failure
 
@@ -116,7 +116,7 @@ def wire_tools(snapshot: Snapshot) -> list[types.Tool]:
 
 def validate_arguments(tool: str, arguments: Any, validator: Validator | None) -> ToolResult | None:
     """``None`` when ``arguments`` fit the tool's ``inputSchema``; else a failure naming the field."""
-    if validator is None:
+    if validator is None or validator.is_valid(arguments):
         return None
     error = best_match(validator.iter_errors(arguments))
     if error is None:
@@ -148,7 +148,7 @@ def call_result(
     payload, text = _jsonable(result.payload())
     if result.success and spec is not None and spec.output_schema is not None:
         problem = None
-        if output is not None:
+        if output is not None and not output.is_valid(payload):
             error = best_match(output.iter_errors(payload))
             if error is not None:
                 problem = f"{error.json_path}: {error.message}"
@@ -167,6 +167,18 @@ def call_result(
     )
 
 
+async def run_owned_tool(pack: ToolProvider, name: str, arguments: Any, context: ToolContext) -> ToolResult:
+    """:func:`~lorenz.mount.execute_mounted_tool` for a tool whose pack is already known from the
+    snapshot: the same failure rules, without asking every pack for its specs on each call."""
+    try:
+        result = await pack.execute_tool(name, arguments, context)
+    except Exception as exc:
+        return tool_failure(error_message(exc))
+    if not isinstance(result, ToolResult):
+        return tool_failure(f"tool {name} returned {type(result).__name__}, not a ToolResult")
+    return result
+
+
 async def call_tool(state: HostState, snapshot: Snapshot, name: str, arguments: Any) -> types.CallToolResult:
     """Validate, route and run one tool call; never raises."""
     try:
@@ -179,7 +191,7 @@ async def call_tool(state: HostState, snapshot: Snapshot, name: str, arguments: 
             failure = validate_arguments(name, arguments, snapshot.input_validators.get(name))
             if failure is not None:
                 return call_result(failure)
-        result = await execute_mounted_tool((pack,), name, arguments, context)
+        result = await run_owned_tool(pack, name, arguments, context)
         return call_result(result, snapshot.by_name[name], snapshot.output_validators.get(name))
     except Exception as exc:  # a defect here must still reach the model as a tool error
         logger.exception("lorenz: tools/call %s failed", name)

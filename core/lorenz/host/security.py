@@ -119,10 +119,18 @@ class SecurityMiddleware:
     transport sees the request."""
 
     def __init__(
-        self, app: ASGIApp, *, server_settings: Callable[[], ServerSettings], bind_host: str | None = None
+        self,
+        app: ASGIApp,
+        *,
+        server_settings: Callable[[], ServerSettings],
+        bind_host: str | None = None,
+        mcp_endpoint: ASGIApp | None = None,
     ) -> None:
         self.app = app
         self.server_settings = server_settings
+        # A request that passed the checks goes straight to the MCP transport: the framework's
+        # router and exception layers add nothing there (the SDK answers its own errors).
+        self.mcp_endpoint = mcp_endpoint if mcp_endpoint is not None else app
         # A specific non-loopback bind address is how clients reach us, so its name is ours too.
         if bind_host and ":" in bind_host and not bind_host.startswith("["):
             bind_host = f"[{bind_host}]"
@@ -146,7 +154,7 @@ class SecurityMiddleware:
             await _send_json(send, 401, _UNAUTHORIZED, [(b"www-authenticate", b'Bearer realm="lorenz"')])
             return
         if scope["method"] != "POST":
-            await self.app(scope, receive, send)
+            await self.mcp_endpoint(scope, receive, send)
             return
         await self._capped(scope, receive, send, server.max_body_bytes)
 
@@ -180,4 +188,4 @@ class SecurityMiddleware:
                 return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
             return await receive()
 
-        await self.app(scope, replay, send)
+        await self.mcp_endpoint(scope, replay, send)
