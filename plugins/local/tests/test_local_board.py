@@ -160,8 +160,7 @@ _any_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_si
     st.lists(_any_text, max_size=2),
 )
 def test_store_writes_always_round_trip(title: str, body: str, status: str, comments: list[str]) -> None:
-    """Whatever a tool passes (CR, LF, NEL, quotes, YAML syntax), the file the store writes
-    re-renders to itself, keeps its status, and every comment stays one block."""
+    """Whatever text a tool passes (CR, NEL, quotes, YAML syntax), the stored file re-renders to itself."""
     with tempfile.TemporaryDirectory() as tmp:
         store = BoardStore(tmp)
         store.create(title, body=body, status=status)
