@@ -165,6 +165,7 @@ class Tool(Generic[In, Out]):
     output_schema: Mapping[str, Any] | None = field(init=False)
     #: A ``jsonschema`` validator for the keywords cattrs does not check, when the schema has any.
     _keywords: Any = field(init=False, repr=False)
+    _spec: Any = field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         if not NAME_RE.match(self.name):
@@ -184,13 +185,18 @@ class Tool(Generic[In, Out]):
         declared = [(contract.reason, contract.when) for contract in self.errors]
         out = widened_output_schema(self.output, declared) if self.output is not None else None
         object.__setattr__(self, "output_schema", out)
+        object.__setattr__(self, "_spec", self._build_spec())
 
     def contract(self, reason: str) -> ErrorContract | None:
         """The declared contract for ``reason``."""
         return next((contract for contract in self.errors if contract.reason == reason), None)
 
     def spec(self) -> ToolSpec:
-        """The :class:`~lorenz.contracts.ToolSpec` advertised in ``tools/list``."""
+        """The :class:`~lorenz.contracts.ToolSpec` advertised in ``tools/list`` (built once)."""
+        spec: ToolSpec = self._spec
+        return spec
+
+    def _build_spec(self) -> ToolSpec:
         from ..contracts import ToolSpec
 
         title = self.title or (self.annotations or {}).get("title") or _title_from(self.name)
