@@ -19,6 +19,10 @@ ADD_SCHEMA = {
 }
 
 
+#: Every tool call the demo pack ran, in order (tests assert what did not run).
+CALLS: list[str] = []
+
+
 class DemoPack:
     name = "demo"
 
@@ -41,6 +45,7 @@ class DemoPack:
         ]
 
     async def execute_tool(self, name: str, input: Any, context: Any) -> Any:
+        CALLS.append(name)
         if name == "demo_add":
             return tool_success({"sum": input["a"] + input["b"]})
         if name == "demo_fail":

@@ -216,3 +216,50 @@ async def test_landing_page_and_card_list_exactly_the_mounted_tools(server: Runn
     assert data["endpoints"] == {"streamable_http": server.url}
     assert [(tool["name"], tool["pack"]) for tool in data["tools"]] == [(name, "demo") for name in TOOLS]
     assert data["capabilities"]["logging"] is False
+
+
+async def test_stateless_get_and_delete_are_405(server: RunningServer) -> None:
+    """Stateless /mcp has no stream to open or session to end: GET and DELETE get 405."""
+    async with httpx.AsyncClient() as http:
+        get = await http.get(server.url, headers={"Accept": "text/event-stream"})
+        delete = await http.delete(server.url)
+    assert (get.status_code, delete.status_code) == (405, 405)
+    assert get.headers["allow"] == "POST"
+
+
+async def test_initialize_declares_tools_but_not_logging(server: RunningServer) -> None:
+    """initialize advertises the tools capability and no logging (the Inspectors would call it)."""
+    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    async with httpx.AsyncClient() as http:
+        response = await http.post(server.url, json=rpc("initialize", params), headers=JSON_HEADERS)
+    result = response.json()["result"]
+    assert result["serverInfo"]["name"] == "lorenz"
+    assert "tools" in result["capabilities"]
+    assert "logging" not in result["capabilities"]
+
+
+async def test_modern_era_header_mismatch_is_rejected(server: RunningServer) -> None:
+    """2026-07-28 requests whose Mcp-Method header disagrees with the body get -32020 / 400."""
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    body = rpc("tools/call", {"name": "demo_add", "arguments": {"a": 1, "b": 1}, "_meta": meta})
+    headers = {**JSON_HEADERS, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
+    async with httpx.AsyncClient() as http:
+        response = await http.post(server.url, json=body, headers=headers)
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == -32020
+
+
+async def test_stateful_session_delete_then_404(tmp_path: Path) -> None:
+    """Stateful mode: DELETE ends the session (2xx) and a later request with its id gets 404."""
+    write_workflow(tmp_path, "server:\n  stateful: true\n")
+    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    with serve_in_thread(cwd=tmp_path, env={"LORENZ_LOAD_PLUGINS": ""}, plugins=[PACK]) as running:
+        async with httpx.AsyncClient() as http:
+            init = await http.post(running.url, json=rpc("initialize", params), headers=JSON_HEADERS)
+            session = {**JSON_HEADERS, "Mcp-Session-Id": init.headers["mcp-session-id"]}
+            listed = await http.post(running.url, json=rpc("tools/list", id=2), headers=session)
+            deleted = await http.delete(running.url, headers=session)
+            after = await http.post(running.url, json=rpc("tools/list", id=3), headers=session)
+    assert [tool["name"] for tool in listed.json()["result"]["tools"]] == TOOLS
+    assert 200 <= deleted.status_code < 300
+    assert after.status_code == 404

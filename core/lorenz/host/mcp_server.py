@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -110,8 +111,28 @@ def wire_tools(snapshot: Snapshot) -> list[types.Tool]:
     tools: list[types.Tool] | None = snapshot.wire.get("tools")
     if tools is None:
         tools = [types.Tool.model_validate(spec.to_wire()) for spec in snapshot.specs]
+        for spec in snapshot.specs:
+            for problem in portability_problems(spec):
+                logger.warning("lorenz: tool %s (pack %s): %s", spec.name, snapshot.pack_of(spec.name), problem)
         snapshot.wire["tools"] = tools
     return tools
+
+
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+
+
+def portability_problems(spec: ToolSpec) -> list[str]:
+    """What some MCP clients reject in a tool definition (served anyway, but worth a warning)."""
+    problems = []
+    if not _TOOL_NAME.match(spec.name):
+        problems.append("the name should match ^[A-Za-z0-9_.-]{1,128}$")
+    if not spec.description.strip():
+        problems.append("no description (some clients and the conformance suite reject it)")
+    if spec.input_schema.get("type") != "object":
+        problems.append('inputSchema should have "type": "object" at the root')
+    if spec.output_schema is not None and spec.output_schema.get("type") != "object":
+        problems.append('outputSchema should have "type": "object" at the root before protocol 2026-07-28')
+    return problems
 
 
 def validate_arguments(tool: str, arguments: Any, validator: Validator | None) -> ToolResult | None:

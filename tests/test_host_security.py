@@ -1,0 +1,177 @@
+"""The HTTP guard: Host/Origin allow-lists, the bearer token comparison, and the configured
+allow-lists, token and body cap taking effect through WORKFLOW.md."""
+
+from __future__ import annotations
+
+import html
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+
+import httpx
+import pytest
+
+from lorenz.host import serve_in_thread
+from lorenz.host.security import host_allowed, origin_allowed, token_matches
+
+pytestmark = pytest.mark.anyio
+
+HERE = Path(__file__).parent
+ENV = {"LORENZ_LOAD_PLUGINS": ""}
+HEADERS = {
+    "Content-Type": "application/json",
+    "Accept": "application/json, text/event-stream",
+    "MCP-Protocol-Version": "2025-11-25",
+}
+LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+
+
+def load_pack() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("host_pack", HERE / "host_pack.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+PACK = load_pack()
+
+
+@pytest.mark.parametrize(
+    ("host", "allowed"),
+    [
+        ("127.0.0.1:4040", True),
+        ("localhost", True),
+        ("LOCALHOST:1", True),
+        ("[::1]:8080", True),
+        ("evil.example", False),
+        ("127.0.0.1.evil.example:4040", False),
+        ("localhost.evil.example", False),
+        ("", False),
+        (None, False),
+    ],
+)
+def test_host_allowed_defaults_to_loopback(host: str | None, allowed: bool) -> None:
+    """Only loopback names pass by default, on any port; look-alike names do not."""
+    assert host_allowed(host) is allowed
+
+
+def test_host_allow_list_entries() -> None:
+    """`server.allowed_hosts` entries: a bare host (any port), host:port, host:*."""
+    assert host_allowed("mcp.internal:9000", ["mcp.internal"])
+    assert host_allowed("mcp.internal:9000", ["mcp.internal:*"])
+    assert host_allowed("mcp.internal:9000", ["mcp.internal:9000"])
+    assert not host_allowed("mcp.internal:9001", ["mcp.internal:9000"])
+    assert not host_allowed("other.internal:9000", ["mcp.internal"])
+
+
+@pytest.mark.parametrize(
+    ("origin", "allowed"),
+    [
+        (None, True),  # CLI clients send none
+        ("http://localhost:6274", True),
+        ("http://127.0.0.1", True),
+        ("https://[::1]:3000", True),
+        ("http://evil.example", False),
+        ("http://localhost.evil.example", False),
+        ("null", False),
+        ("file://", False),
+    ],
+)
+def test_origin_allowed_defaults_to_loopback(origin: str | None, allowed: bool) -> None:
+    """An absent Origin or a loopback one passes; any other web origin is refused."""
+    assert origin_allowed(origin) is allowed
+
+
+def test_origin_allow_list_entries() -> None:
+    """`server.allowed_origins` entries: exact origins and a `:*` port wildcard."""
+    assert origin_allowed("https://app.example", ["https://app.example"])
+    assert origin_allowed("https://app.example:8443", ["https://app.example:*"])
+    assert not origin_allowed("https://app.example.evil:8443", ["https://app.example:*"])
+    assert not origin_allowed("https://evil.example", ["https://app.example"])
+
+
+def test_token_matches_only_the_exact_bearer() -> None:
+    """Only `Bearer <token>` with the exact token passes; other schemes and near-misses fail."""
+    assert token_matches("Bearer s3cret", "s3cret")
+    assert not token_matches("bearer s3cret", "s3cret")
+    assert not token_matches("Basic s3cret", "s3cret")
+    assert not token_matches("Bearer s3cre", "s3cret")
+    assert not token_matches("Bearer ", "s3cret")
+    assert not token_matches(None, "s3cret")
+
+
+async def test_configured_allow_lists_extend_loopback(tmp_path: Path) -> None:
+    """server.allowed_hosts / allowed_origins admit the named host and origin, and only those."""
+    (tmp_path / "WORKFLOW.md").write_text(
+        "---\ntracker:\n  kind: demo\nserver:\n  allowed_hosts: [mcp.internal]\n"
+        "  allowed_origins: ['https://app.example']\n---\n"
+    )
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[PACK]) as server:
+        async with httpx.AsyncClient() as http:
+            named = await http.post(
+                server.url,
+                json=LIST,
+                headers={**HEADERS, "Host": "mcp.internal:4040", "Origin": "https://app.example"},
+            )
+            other_host = await http.post(server.url, json=LIST, headers={**HEADERS, "Host": "mcp.elsewhere"})
+            other_origin = await http.post(server.url, json=LIST, headers={**HEADERS, "Origin": "https://b.example"})
+    assert named.status_code == 200
+    assert other_host.status_code == 421
+    assert other_origin.status_code == 403
+
+
+async def test_token_from_workflow_env_reference(tmp_path: Path) -> None:
+    """server.token: $VAR is resolved; the page and card hide the inventory from callers without it."""
+    (tmp_path / "WORKFLOW.md").write_text("---\ntracker:\n  kind: demo\nserver:\n  token: $MY_TOKEN\n---\n")
+    with serve_in_thread(cwd=tmp_path, env={**ENV, "MY_TOKEN": "from-env"}, plugins=[PACK]) as server:
+        async with httpx.AsyncClient() as http:
+            denied = await http.post(server.url, json=LIST, headers=HEADERS)
+            allowed = await http.post(server.url, json=LIST, headers={**HEADERS, "Authorization": "Bearer from-env"})
+            page = await http.get(server.base_url + "/")
+            card = await http.get(server.base_url + "/.well-known/mcp.json")
+            authed_card = await http.get(
+                server.base_url + "/.well-known/mcp.json", headers={"Authorization": "Bearer from-env"}
+            )
+            health = await http.get(server.base_url + "/healthz")
+    assert denied.status_code == 401
+    assert denied.headers["www-authenticate"].startswith("Bearer")
+    assert allowed.status_code == 200
+    assert "demo_add" not in page.text
+    assert "from-env" not in page.text
+    assert '--header "Authorization: Bearer $LORENZ_MCP_TOKEN"' in html.unescape(page.text)
+    assert card.json()["authentication"] == {"required": True, "type": "bearer"}
+    assert "tools" not in card.json()
+    assert next(tool["name"] for tool in authed_card.json()["tools"]) == "demo_add"
+    assert health.status_code == 200
+
+
+async def test_unauthenticated_call_runs_nothing(tmp_path: Path) -> None:
+    """A rejected tools/call never reaches the pack; the same call with the token does."""
+    (tmp_path / "WORKFLOW.md").write_text("---\ntracker:\n  kind: demo\n---\n")
+    PACK.CALLS.clear()
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[PACK], token="t0k") as server:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "demo_add"}}
+        body["params"]["arguments"] = {"a": 1, "b": 2}
+        async with httpx.AsyncClient() as http:
+            denied = await http.post(server.url, content=json.dumps(body), headers=HEADERS)
+            wrong = await http.post(server.url, json=body, headers={**HEADERS, "Authorization": "Bearer t0kX"})
+            assert PACK.CALLS == []
+            ok = await http.post(server.url, json=body, headers={**HEADERS, "Authorization": "Bearer t0k"})
+    assert (denied.status_code, wrong.status_code, ok.status_code) == (401, 401, 200)
+    assert PACK.CALLS == ["demo_add"]
+
+
+async def test_body_cap_follows_settings(tmp_path: Path) -> None:
+    """server.max_body_bytes sets the cap: a body just over it gets 413, one under it is served."""
+    (tmp_path / "WORKFLOW.md").write_text("---\ntracker:\n  kind: demo\nserver:\n  max_body_bytes: 2048\n---\n")
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[PACK]) as server:
+        small = {**LIST, "params": {"_pad": "x" * 1000}}
+        large = {**LIST, "params": {"_pad": "x" * 3000}}
+        async with httpx.AsyncClient() as http:
+            under = await http.post(server.url, json=small, headers=HEADERS)
+            over = await http.post(server.url, json=large, headers=HEADERS)
+    assert under.status_code == 200
+    assert over.status_code == 413
+    assert over.json()["error"]["code"] == "payload_too_large"

@@ -1,0 +1,193 @@
+"""The host's pieces without a server: result mapping, argument validation, URLs, the live
+workspace's reload bookkeeping."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from lorenz import ToolSpec, tool_failure, tool_success
+from lorenz.host import LiveWorkspace
+from lorenz.host.app import display_url
+from lorenz.host.mcp_server import call_result, validate_arguments
+from lorenz.host.reload import compile_schema
+from lorenz.results import ToolResult
+
+HERE = Path(__file__).parent
+ENV = {"LORENZ_LOAD_PLUGINS": ""}
+OUTPUT = {"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]}
+SPEC = ToolSpec(name="t", description="d", output_schema=OUTPUT)
+
+
+def load_pack() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("host_pack", HERE / "host_pack.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+PACK = load_pack()
+
+
+def test_success_maps_to_text_and_structured_content() -> None:
+    """A success is one pretty-JSON text item plus the same object as structuredContent."""
+    result = call_result(tool_success({"b": 1, "a": [1, 2]}))
+    assert result.is_error is False
+    assert [item.type for item in result.content] == ["text"]
+    assert result.content[0].text == json.dumps({"b": 1, "a": [1, 2]}, indent=2)
+    assert result.structured_content == {"b": 1, "a": [1, 2]}
+
+
+def test_empty_success_is_empty_object() -> None:
+    """A success without a result is `{}`."""
+    result = call_result(tool_success())
+    assert result.content[0].text == "{}"
+    assert result.structured_content == {}
+
+
+def test_failure_without_result_uses_error_message() -> None:
+    """A bare failure becomes `{"error": {"message": ...}}` with isError."""
+    result = call_result(ToolResult(success=False, error="broke"))
+    assert result.is_error is True
+    assert json.loads(result.content[0].text) == {"error": {"message": "broke"}}
+
+
+def test_non_ascii_is_kept_and_unserialisable_values_become_strings() -> None:
+    """Text keeps non-ASCII characters; a datetime in a payload is shown as its string."""
+    moment = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    result = call_result(tool_success({"title": "Grüße", "at": moment}))
+    assert '"Grüße"' in result.content[0].text
+    assert result.structured_content == {"title": "Grüße", "at": str(moment)}
+
+
+def test_output_schema_mismatch_becomes_an_error_result() -> None:
+    """A success that does not match the advertised outputSchema is reported as a tool error."""
+    validator = compile_schema(OUTPUT)
+    good = call_result(tool_success({"sum": 3}), SPEC, validator)
+    assert good.is_error is False
+    bad = call_result(tool_success({"sum": "three"}), SPEC, validator)
+    assert bad.is_error is True
+    message = json.loads(bad.content[0].text)["error"]["message"]
+    assert (
+        message
+        == "tool t returned a result that does not match its outputSchema: $.sum: 'three' is not of type 'integer'"
+    )
+    not_object = call_result(tool_success([1]), SPEC, validator)
+    assert not_object.is_error is True
+
+
+def test_error_results_skip_output_validation() -> None:
+    """Failures keep their own payload even when the tool advertises an outputSchema."""
+    result = call_result(tool_failure("nope"), SPEC, compile_schema(OUTPUT))
+    assert result.is_error is True
+    assert result.structured_content == {"error": {"message": "nope"}}
+
+
+def test_validate_arguments_names_the_field() -> None:
+    """The failure names the offending argument and carries its JSON path."""
+    validator = compile_schema(PACK.ADD_SCHEMA)
+    assert validate_arguments("add", {"a": 1, "b": 2}, validator) is None
+    extra = validate_arguments("add", {"a": 1, "b": 2, "c": 3}, validator)
+    assert extra is not None and extra.error is not None
+    assert "Additional properties are not allowed ('c' was unexpected)" in extra.error
+    wrong = validate_arguments("add", {"a": 1, "b": None}, validator)
+    assert wrong is not None
+    assert wrong.error == "invalid arguments for add: argument b: None is not of type 'integer'"
+    assert wrong.result["error"]["path"] == "$.b"
+
+
+def test_invalid_schema_is_not_enforced() -> None:
+    """A pack's schema that is not valid JSON Schema is ignored rather than failing every call."""
+    assert compile_schema({"type": "no-such-type"}) is None
+    assert compile_schema(None) is None
+
+
+@pytest.mark.parametrize(
+    ("host", "url"),
+    [
+        ("127.0.0.1", "http://127.0.0.1:8/mcp"),
+        ("0.0.0.0", "http://127.0.0.1:8/mcp"),
+        ("", "http://127.0.0.1:8/mcp"),
+        ("::", "http://[::1]:8/mcp"),
+        ("::1", "http://[::1]:8/mcp"),
+        ("example.internal", "http://example.internal:8/mcp"),
+    ],
+)
+def test_display_url(host: str, url: str) -> None:
+    """The printed URL reaches a wildcard bind through loopback and brackets IPv6."""
+    assert display_url(host, 8) == url
+
+
+def _touch(path: Path, text: str) -> None:
+    before = path.stat().st_mtime_ns if path.exists() else 0
+    path.write_text(text)
+    os.utime(path, ns=(before + 10**9, before + 10**9))
+
+
+def test_live_workspace_reloads_once_per_change(tmp_path: Path) -> None:
+    """check() swaps in a new snapshot once per file change and bumps the generation."""
+    workflow = tmp_path / "WORKFLOW.md"
+    _touch(workflow, "---\ntracker:\n  kind: demo\n---\n")
+    live = LiveWorkspace.open(None, cwd=tmp_path, env=ENV, plugins=[PACK])
+    assert live.watched_path == workflow
+    assert live.check() is False
+    _touch(workflow, "---\ntracker:\n  kind: demo\ntools:\n  extra: {}\n---\n")
+    assert live.check() is True
+    assert live.check() is False
+    snapshot = live.current()
+    assert snapshot.generation == 1
+    assert snapshot.pack_of("extra_ping") == "extra"
+
+
+def test_live_workspace_without_reload_pins_the_config(tmp_path: Path) -> None:
+    """reload=False serves the first config whatever happens on disk."""
+    workflow = tmp_path / "WORKFLOW.md"
+    _touch(workflow, "---\ntracker:\n  kind: demo\n---\n")
+    live = LiveWorkspace.open(None, cwd=tmp_path, env=ENV, plugins=[PACK], reload=False)
+    _touch(workflow, "---\ntracker:\n  kind: demo\ntools:\n  extra: {}\n---\n")
+    assert "extra_ping" not in live.current().by_name
+
+
+def test_embedded_default_picks_up_a_new_workflow(tmp_path: Path) -> None:
+    """A server started without WORKFLOW.md loads one created later in its directory."""
+    import lorenz
+
+    class Local:
+        kind = "local"
+
+        def create_client(self, settings: object, context: object) -> object:
+            raise NotImplementedError
+
+        def default_tool_packs(self, settings: object) -> list[str]:
+            return []
+
+    local = ModuleType("fake_local")
+
+    @lorenz.hookimpl
+    def lorenz_register_trackers(register: object) -> None:
+        register(Local())  # type: ignore[operator]
+
+    local.lorenz_register_trackers = lorenz_register_trackers  # type: ignore[attr-defined]
+    live = LiveWorkspace.open(None, cwd=tmp_path, env=ENV, plugins=[PACK, local])
+    assert live.snapshot().workspace.embedded_default is True
+    assert live.snapshot().specs == ()
+    _touch(tmp_path / "WORKFLOW.md", "---\ntracker:\n  kind: demo\n---\n")
+    assert next(spec.name for spec in live.current().specs) == "demo_add"
+
+
+def test_portability_problems_flag_what_clients_reject() -> None:
+    """Tool names outside MCP's pattern, empty descriptions and non-object schemas are flagged."""
+    from lorenz.host.mcp_server import portability_problems
+
+    assert portability_problems(ToolSpec(name="ok_name.v1", description="Fine.")) == []
+    problems = portability_problems(
+        ToolSpec(name="bad name", description=" ", input_schema={"type": "array"}, output_schema={"type": "string"})
+    )
+    assert len(problems) == 4
