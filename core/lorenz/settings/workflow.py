@@ -11,7 +11,7 @@ from typing import Any
 
 from attrs import field, frozen
 
-from ._yaml import YamlError, load_yaml
+from ..yaml12 import YamlError, load_yaml
 from .errors import ConfigError
 
 __all__ = ["WORKFLOW_FILE", "Workflow", "load_workflow", "parse_workflow_content", "workflow_path"]

@@ -29,7 +29,8 @@ from typing import Any
 
 from attrs import evolve, frozen
 from ruamel.yaml import YAML
-from ruamel.yaml.resolver import BaseResolver
+
+from lorenz.yaml12 import load_yaml
 
 __all__ = [
     "COMMENTS_MARKER",
@@ -71,41 +72,7 @@ class BoardDocument:
         return block.split("\n") if block else []
 
 
-# -- YAML: the 1.2 core schema ---------------------------------------------------------------------
-# ruamel's own 1.2 resolver still turns `2026-01-01` into a date and reads `1_000` as a number; the
-# core schema (and the original's `yaml` package) keeps both as strings.
-
-
-class _CoreResolver(BaseResolver):
-    yaml_implicit_resolvers: dict[Any, Any] = {}  # noqa: RUF012 - ruamel's class-level table
-
-    def __init__(self, version: Any = None, loader: Any = None, loadumper: Any = None) -> None:
-        super().__init__(loader if loader is not None else loadumper)
-
-    @property
-    def processing_version(self) -> Any:
-        return (1, 2)
-
-
-for _tag, _pattern, _first in (
-    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
-    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
-    ("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", list("-+0123456789")),
-    (
-        "tag:yaml.org,2002:float",
-        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
-        list("-+0123456789."),
-    ),
-):
-    for _char in _first:
-        _CoreResolver.yaml_implicit_resolvers.setdefault(_char, []).append((_tag, re.compile(_pattern)))
-
-
-def _loader() -> YAML:
-    yaml = YAML(typ="safe", pure=True)
-    yaml.Resolver = _CoreResolver
-    return yaml
+# -- YAML -----------------------------------------------------------------------------------------
 
 
 def _dumper(allow_unicode: bool = True) -> YAML:
@@ -136,7 +103,7 @@ def _load_front_matter(text: str) -> Any:
         return data
     if not text.strip():
         return {}
-    return _loader().load(text)
+    return load_yaml(text)
 
 
 def _dump_mapping(key: str, value: Any) -> str:

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lorenz.yaml12 import load_yaml
 from lorenz_local import board
 from lorenz_local.board import BoardDocument, comment_line, iso_timestamp, parse_document, render_document
 from lorenz_local.store import BoardStore
@@ -141,7 +142,7 @@ def test_fast_front_matter_reader_agrees_with_ruamel(labels: list[str], status: 
     if with_labels:
         text += "\nlabels:\n" + "".join(f"  - {label}\n" for label in labels)
     try:
-        expected = board._loader().load(text)
+        expected = load_yaml(text)
     except Exception:
         expected = "error"
     fast = board._FAST_FRONT_MATTER.fullmatch(text)

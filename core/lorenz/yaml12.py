@@ -1,4 +1,4 @@
-"""Front matter YAML with the YAML 1.2 *core* schema, loaded into plain Python data.
+"""YAML 1.2 *core schema* loading into plain Python data, shared by the workflow parser and plugins.
 
 ruamel.yaml's own 1.2 resolver still resolves timestamps and ``1_000``; the core schema does
 not, so ``2024-01-01`` and ``1_000`` stay strings here, like in the original (the ``yaml`` npm
