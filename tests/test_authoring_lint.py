@@ -245,3 +245,16 @@ def test_cli_lint_bad_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     """A path that is not a project, file or module is one `lorenz:` line and exit 1."""
     assert main(["lint", str(tmp_path)]) == 1
     assert capsys.readouterr().err.startswith(f"lorenz: cannot lint {tmp_path}: ")
+
+
+def test_lint_path_leaves_no_trace(tmp_path: Path) -> None:
+    """Linting a project from source unloads its modules and keeps every core module as it was."""
+    import sys
+
+    from lorenz.authoring.scaffold import new_pack
+
+    new_pack("tracey", tmp_path / "proj")
+    before = {name: module for name, module in sys.modules.items() if name.startswith("lorenz")}
+    assert lint_path(tmp_path / "proj").errors == []
+    assert "lorenz_tracey" not in sys.modules and str(tmp_path / "proj") not in sys.path
+    assert all(sys.modules.get(name) is module for name, module in before.items())

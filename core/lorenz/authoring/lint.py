@@ -619,24 +619,28 @@ def load_plugins_at(path: Path) -> list[object]:
 
 
 @contextlib.contextmanager
-def _scratch_imports() -> Iterator[None]:
-    """Undo what importing a project from source did to ``sys.path`` and ``sys.modules``, so a
-    later import of the same names (an installed copy, another project) is not shadowed."""
+def _scratch_imports(root: Path) -> Iterator[None]:
+    """Undo what importing a project from source did to ``sys.path`` and ``sys.modules`` (only
+    modules loaded from under ``root``), so a later import of the same names (an installed copy,
+    another project) is not shadowed."""
     path = list(sys.path)
     modules = set(sys.modules)
+    base = root.resolve() if root.is_dir() else root.resolve().parent
     try:
         yield
     finally:
         sys.path[:] = path
         for name in set(sys.modules) - modules:
-            del sys.modules[name]
+            origin = getattr(sys.modules[name], "__file__", None)
+            if origin is not None and Path(origin).resolve().is_relative_to(base):
+                del sys.modules[name]
 
 
 def lint_path(path: str | Path) -> LintReport:
     """Lint the packs a project directory, file or module registers (without installing it)."""
     from ..plugins import discover
 
-    with _scratch_imports():
+    with _scratch_imports(Path(path)):
         plugins = load_plugins_at(Path(path))
         discovery = discover(plugins=plugins, entry_points_enabled=False)
         return lint_discovery(discovery)
