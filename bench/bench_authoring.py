@@ -87,6 +87,9 @@ async def main() -> None:
     print(
         f"schema generation for one tool (input + widened output): {(time.perf_counter() - start) / 200 * 1e6:.0f} µs"
     )
+
+
+def lint_wall() -> None:
     lorenz = Path(sys.executable).with_name("lorenz")
     start = time.perf_counter()
     subprocess.run([str(lorenz), "lint"], capture_output=True, check=False)
@@ -96,3 +99,4 @@ async def main() -> None:
 
 
 anyio.run(main)
+lint_wall()
