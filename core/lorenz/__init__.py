@@ -25,6 +25,11 @@ _EXPORTS: dict[str, str] = {
     "tool_failure": "lorenz.results",
     "unsupported_tool_failure": "lorenz.results",
     "error_message": "lorenz.results",
+    # tool arguments
+    "ArgumentError": "lorenz.arguments",
+    "as_arguments": "lorenz.arguments",
+    "require_str": "lorenz.arguments",
+    "optional_str": "lorenz.arguments",
     # issues
     "Issue": "lorenz.issue",
     "IssueRef": "lorenz.issue",
@@ -79,6 +84,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from .arguments import ArgumentError, as_arguments, optional_str, require_str
     from .contracts import (
         RuntimeTrackerClient,
         ToolContext,
