@@ -84,37 +84,49 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from .arguments import ArgumentError, as_arguments, optional_str, require_str
-    from .contracts import (
-        RuntimeTrackerClient,
-        ToolContext,
-        ToolProvider,
-        ToolSpec,
-        TrackerContext,
-        TrackerProvider,
-    )
-    from .hookspecs import hookimpl
-    from .issue import (
-        ISSUE_STATE_TYPES,
-        Issue,
-        IssueNormalizationError,
-        IssueRef,
-        TrackerComment,
-        default_state_type,
-        normalize_issue,
-        normalize_state_type,
-    )
-    from .mount import MountError, execute_mounted_tool, mounted_pack_names, mounted_tool_specs
-    from .plugins import Discovery, discover, make_manager
-    from .query import (
-        QueryError,
-        apply_query,
-        matches_filter,
-        parse_filter,
-        parse_query_spec,
-        parse_select,
-        pick_fields,
-    )
-    from .registry import RegistryError, ToolRegistry, TrackerRegistry
-    from .results import ToolResult, error_message, tool_failure, tool_success, unsupported_tool_failure
-    from .settings.model import DispatchSettings, ServerSettings, Settings, TrackerSettings
+    # `X as X`: mypy --strict (no implicit re-export) then sees `from lorenz import X` as public.
+    from .arguments import ArgumentError as ArgumentError
+    from .arguments import as_arguments as as_arguments
+    from .arguments import optional_str as optional_str
+    from .arguments import require_str as require_str
+    from .contracts import RuntimeTrackerClient as RuntimeTrackerClient
+    from .contracts import ToolContext as ToolContext
+    from .contracts import ToolProvider as ToolProvider
+    from .contracts import ToolSpec as ToolSpec
+    from .contracts import TrackerContext as TrackerContext
+    from .contracts import TrackerProvider as TrackerProvider
+    from .hookspecs import hookimpl as hookimpl
+    from .issue import ISSUE_STATE_TYPES as ISSUE_STATE_TYPES
+    from .issue import Issue as Issue
+    from .issue import IssueNormalizationError as IssueNormalizationError
+    from .issue import IssueRef as IssueRef
+    from .issue import TrackerComment as TrackerComment
+    from .issue import default_state_type as default_state_type
+    from .issue import normalize_issue as normalize_issue
+    from .issue import normalize_state_type as normalize_state_type
+    from .mount import MountError as MountError
+    from .mount import execute_mounted_tool as execute_mounted_tool
+    from .mount import mounted_pack_names as mounted_pack_names
+    from .mount import mounted_tool_specs as mounted_tool_specs
+    from .plugins import Discovery as Discovery
+    from .plugins import discover as discover
+    from .plugins import make_manager as make_manager
+    from .query import QueryError as QueryError
+    from .query import apply_query as apply_query
+    from .query import matches_filter as matches_filter
+    from .query import parse_filter as parse_filter
+    from .query import parse_query_spec as parse_query_spec
+    from .query import parse_select as parse_select
+    from .query import pick_fields as pick_fields
+    from .registry import RegistryError as RegistryError
+    from .registry import ToolRegistry as ToolRegistry
+    from .registry import TrackerRegistry as TrackerRegistry
+    from .results import ToolResult as ToolResult
+    from .results import error_message as error_message
+    from .results import tool_failure as tool_failure
+    from .results import tool_success as tool_success
+    from .results import unsupported_tool_failure as unsupported_tool_failure
+    from .settings.model import DispatchSettings as DispatchSettings
+    from .settings.model import ServerSettings as ServerSettings
+    from .settings.model import Settings as Settings
+    from .settings.model import TrackerSettings as TrackerSettings
