@@ -10,31 +10,26 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import enum
 import importlib
 import importlib.util
 import inspect
-import json
 import re
 import sys
-import tempfile
 import textwrap
-import threading
 import tomllib
-import types
-import typing
-from collections import abc
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any
 
 import attrs
-from attrs import frozen
 
-from ..contracts import ToolContext, ToolProvider, ToolSpec
-from ..results import ToolResult, error_message
+from ..contracts import ToolProvider, ToolSpec
+from ..results import error_message
 from ..settings.model import Settings
+from .contract import check_contract, run_sync
+from .diagnostics import Diagnostic, LintReport, Severity
 from .pack import DisabledTool, Pack
+from .parity import format_parity
 from .tool import NAME_RE, REASON_RE, Tool
 
 __all__ = [
@@ -47,84 +42,10 @@ __all__ = [
     "run_sync",
 ]
 
-Severity = Literal["error", "warning"]
-T = TypeVar("T")
 
 CONVENTION_RE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+){2,}$")
 MIN_RECOVERY_WORDS = 5
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
-
-
-@frozen(kw_only=True)
-class Diagnostic:
-    """One finding: ``rule`` is a stable id (``name-prefix``, ``format-parity``, ...)."""
-
-    rule: str
-    severity: Severity
-    message: str
-    pack: str | None = None
-    tool: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "rule": self.rule,
-            "severity": self.severity,
-            "pack": self.pack,
-            "tool": self.tool,
-            "message": self.message,
-        }
-
-    def __str__(self) -> str:
-        where = "/".join(part for part in (self.pack, self.tool) if part) or "-"
-        return f"{self.severity}: {where}: {self.message} [{self.rule}]"
-
-
-@frozen(kw_only=True)
-class LintReport:
-    """The packs looked at and what was found."""
-
-    packs: tuple[dict[str, Any], ...] = ()
-    diagnostics: tuple[Diagnostic, ...] = ()
-
-    @property
-    def errors(self) -> list[Diagnostic]:
-        return [d for d in self.diagnostics if d.severity == "error"]
-
-    @property
-    def warnings(self) -> list[Diagnostic]:
-        return [d for d in self.diagnostics if d.severity == "warning"]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "packs": list(self.packs),
-            "diagnostics": [d.to_dict() for d in self.diagnostics],
-            "errors": len(self.errors),
-            "warnings": len(self.warnings),
-        }
-
-
-def run_sync(factory: Callable[[], Awaitable[T]]) -> T:
-    """Run a coroutine to completion from sync code, even inside a running event loop (in a thread)."""
-    import anyio
-
-    box: list[Any] = []
-
-    async def main() -> None:
-        box.append(await factory())
-
-    def target() -> None:
-        try:
-            anyio.run(main)
-        except BaseException as exc:  # re-raised in the caller's thread
-            box.append(exc)
-
-    thread = threading.Thread(target=target, name="lorenz-lint")
-    thread.start()
-    thread.join()
-    if box and isinstance(box[-1], BaseException):
-        raise box[-1]
-    result: T = box[0]
-    return result
 
 
 # -- static rules over any ToolProvider ----------------------------------------------------------
@@ -227,7 +148,7 @@ def _contract_rules(pack: str, tool: Tool[Any, Any]) -> Iterable[Diagnostic]:
                 "describe-on-fields", "warning", f"output fields without a description: {', '.join(undescribed)}"
             )
     if tool.format is not None and tool.output is not None:
-        yield from _format_parity(pack, tool)
+        yield from format_parity(pack, tool)
 
 
 def _fail_reasons(handler: Callable[..., Any]) -> list[tuple[str, int]] | None:
@@ -278,106 +199,6 @@ def _fail_rules(pack: str, tool: Tool[Any, Any]) -> Iterable[Diagnostic]:
             )
 
 
-class _Sentinels:
-    """Distinct values for the format-parity check: strings that survive markdown escaping,
-    integers that are easy to spot with or without digit grouping."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        #: ``(path, needles, key)``: the rendered text must contain one needle (or the key name).
-        self.leaves: list[tuple[str, list[str], str | None]] = []
-
-    def _next(self) -> int:
-        self.count += 1
-        return self.count
-
-    def value(self, tp: Any, path: str, key: str, depth: int = 0) -> Any:
-        if depth > 8:
-            raise ValueError(f"{path}: nested deeper than 8 levels")
-        origin = typing.get_origin(tp)
-        args = typing.get_args(tp)
-        if origin is typing.Annotated:
-            return self.value(args[0], path, key, depth)
-        if origin in (typing.Union, types.UnionType):
-            members = [arg for arg in args if arg is not type(None)]
-            return self.value(members[0], path, key, depth) if members else None
-        if tp is str:
-            text = f"lz{self._next():03d}snt"
-            self.leaves.append((path, [text], None))
-            return text
-        if tp is bool:
-            self.leaves.append((path, ["true", "false", "yes", "no"], key))
-            return True
-        if tp is int or tp is float:
-            number = 731000 + self._next()
-            self.leaves.append((path, [str(number), f"{number:,}"], None))
-            return number if tp is int else float(number)
-        if isinstance(tp, type) and issubclass(tp, enum.Enum):
-            member = next(iter(tp))
-            self.leaves.append((path, [str(member.value)], key))
-            return member
-        if origin is typing.Literal:
-            self.leaves.append((path, [str(args[0])], key))
-            return args[0]
-        if isinstance(tp, type) and attrs.has(tp):
-            return self.instance(tp, path, depth + 1)
-        if origin in (list, tuple, set, frozenset, abc.Sequence):
-            item = args[0] if args else str
-            value = [self.value(item, f"{path}[0]", key, depth + 1)]
-            return tuple(value) if origin is tuple else value
-        if origin in (dict, abc.Mapping):
-            item = args[1] if len(args) == 2 else str
-            name = f"lz{self._next():03d}key"
-            self.leaves.append((f"{path}.<key>", [name], None))
-            return {name: self.value(item, f"{path}.{name}", key, depth + 1)}
-        raise ValueError(f"{path}: cannot build a sample {tp!r}")
-
-    def instance(self, cls: type, path: str, depth: int = 0) -> Any:
-        attrs.resolve_types(cls)
-        values = {}
-        for field in attrs.fields(cls):
-            values[field.alias or field.name] = self.value(
-                field.type, f"{path}.{field.name}" if path else field.name, field.name, depth
-            )
-        return cls(**values)
-
-
-def _format_parity(pack: str, tool: Tool[Any, Any]) -> Iterable[Diagnostic]:
-    def diag(rule: str, severity: Severity, message: str) -> Diagnostic:
-        return Diagnostic(rule=rule, severity=severity, message=message, pack=pack, tool=tool.name)
-
-    assert tool.output is not None and tool.format is not None
-    sentinels = _Sentinels()
-    try:
-        sample = sentinels.instance(tool.output, "")
-    except Exception as exc:
-        yield diag("format-parity-walk-failed", "warning", f"cannot build a sample output: {error_message(exc)}")
-        return
-    try:
-        text = tool.format(sample)
-    except Exception as exc:
-        yield diag("format-parity-threw", "warning", f"format() raised on a sample output: {error_message(exc)}")
-        return
-    lowered = text.lower()
-    missing = []
-    for path, needles, key in sentinels.leaves:
-        if any(re.search(rf"(?<![\w]){re.escape(needle.lower())}(?![\w])", lowered) for needle in needles):
-            continue
-        if any(needle in text for needle in needles if needle.startswith("lz")):
-            continue
-        if key is not None and (key.lower() in lowered or key.replace("_", " ").lower() in lowered):
-            continue
-        missing.append(path)
-    if missing:
-        yield diag(
-            "format-parity",
-            "error",
-            "format() leaves out output field(s) "
-            + ", ".join(missing)
-            + "; clients that read only the text would never see them",
-        )
-
-
 def _reference_rules(pack: Pack, settings: Settings) -> Iterable[Diagnostic]:
     """Enabled tools must not send the agent to a tool that can be disabled."""
     gated = [entry for entry in pack.tools if isinstance(entry, DisabledTool)]
@@ -401,107 +222,6 @@ def _reference_rules(pack: Pack, settings: Settings) -> Iterable[Diagnostic]:
                         pack=pack.name,
                         tool=entry.name,
                     )
-
-
-# -- the runtime contract: calls return failures, never raise ---------------------------------------
-
-
-def _refuse(request: Any) -> Any:
-    import httpx
-
-    msg = f"lorenz lint: no network ({request.method} {request.url})"
-    raise httpx.ConnectError(msg, request=request)
-
-
-def _bad_arguments(schema: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Arguments that do not satisfy ``schema``, or ``None`` when it accepts anything."""
-    from jsonschema.validators import Draft202012Validator, validator_for
-
-    try:
-        validator = validator_for(schema, default=Draft202012Validator)(schema)
-    except Exception:
-        return None
-    candidates: list[dict[str, Any]] = []
-    if schema.get("required"):
-        candidates.append({})
-    wrong_values: list[Any] = [731001, "lorenz-lint", True, [], {"lorenz": "lint"}, None]
-    for name, prop in (schema.get("properties") or {}).items():
-        for value in wrong_values:
-            try:
-                prop_ok = validator_for(prop or {}, default=Draft202012Validator)(prop or {}).is_valid(value)
-            except Exception:
-                prop_ok = True
-            if not prop_ok:
-                candidates.append({name: value})
-                break
-    candidates.append({"lorenz_lint_unexpected": 1})
-    for candidate in candidates:
-        if not validator.is_valid(candidate):
-            return candidate
-    return None
-
-
-async def check_contract(pack: ToolProvider, settings: Settings | None = None) -> list[Diagnostic]:
-    """Call ``pack`` the way a careless client would: an unknown tool, then each tool with
-    arguments its schema refuses. Each must come back as a failure ``ToolResult``, not raise."""
-    import httpx
-
-    name = str(getattr(pack, "name", "?"))
-    out: list[Diagnostic] = []
-    with tempfile.TemporaryDirectory(prefix="lorenz-lint-") as scratch:
-        settings = settings if settings is not None else Settings(base_dir=Path(scratch))
-        try:
-            specs = list(pack.tool_specs(settings))
-        except Exception as exc:
-            return [Diagnostic(rule="tool-specs-raised", severity="error", pack=name, message=error_message(exc))]
-        async with httpx.AsyncClient(transport=httpx.MockTransport(_refuse), timeout=5.0) as http:
-            context = ToolContext(settings=settings, http=http)
-            calls: list[tuple[str | None, str, Any]] = [(None, f"{name}_lorenz_lint_no_such_tool", {})]
-            for spec in specs:
-                bad = _bad_arguments(spec.input_schema) if isinstance(spec.input_schema, Mapping) else None
-                if bad is not None:
-                    calls.append((spec.name, spec.name, bad))
-            for tool_name, called, arguments in calls:
-                what = (
-                    "an unknown tool name"
-                    if tool_name is None
-                    else f"arguments its schema refuses ({json.dumps(arguments)})"
-                )
-                try:
-                    result = await pack.execute_tool(called, arguments, context)
-                except Exception as exc:
-                    out.append(
-                        Diagnostic(
-                            rule="contract-raised",
-                            severity="error",
-                            pack=name,
-                            tool=tool_name,
-                            message=f"calling with {what} raised {type(exc).__name__}: {error_message(exc)}; "
-                            "return tool_failure(...) instead",
-                        )
-                    )
-                    continue
-                if not isinstance(result, ToolResult):
-                    out.append(
-                        Diagnostic(
-                            rule="contract-result-type",
-                            severity="error",
-                            pack=name,
-                            tool=tool_name,
-                            message=f"calling with {what} returned {type(result).__name__}, not a ToolResult",
-                        )
-                    )
-                elif result.success:
-                    out.append(
-                        Diagnostic(
-                            rule="contract-bad-input-accepted",
-                            severity="error" if tool_name is None else "warning",
-                            pack=name,
-                            tool=tool_name,
-                            message=f"calling with {what} succeeded; it should be a failure result",
-                        )
-                    )
-    return out
 
 
 # -- entry points ---------------------------------------------------------------------------------
