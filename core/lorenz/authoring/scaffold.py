@@ -314,8 +314,8 @@ A [Lorenz](https://pypi.org/project/lorenz-core/) tool pack: `${pack}`.
 ## Install
 
 ```sh
-pip install ${distribution}   # or: pip install .
-lorenz plugins                # ${pack} (${distribution} 0.1.0): packs: ${pack}
+pip install ${distribution}   # or, from this directory: pip install .
+lorenz plugins                # lists ${pack} (${distribution} 0.1.0) and its packs
 ```
 
 Mount it in `WORKFLOW.md`${mount_note}:
