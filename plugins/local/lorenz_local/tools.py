@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio.to_thread
 
+from lorenz.arguments import as_arguments, optional_str, require_str
 from lorenz.contracts import ToolContext, ToolSpec
 from lorenz.query import apply_query, parse_query_spec, parse_select, pick_fields
 from lorenz.results import ToolResult, error_message, tool_failure, tool_success, unsupported_tool_failure
@@ -89,19 +90,6 @@ def local_tool_specs() -> list[ToolSpec]:
     return list(_SPECS)
 
 
-def _required(args: Mapping[str, Any], key: str) -> str:
-    value = args.get(key)
-    if not isinstance(value, str) or not value.strip():
-        msg = f"'{key}' is required"
-        raise ValueError(msg)
-    return value
-
-
-def _optional(args: Mapping[str, Any], key: str) -> str | None:
-    value = args.get(key)
-    return value if isinstance(value, str) and value.strip() else None
-
-
 def board_store(settings: Settings) -> BoardStore:
     """The store the pack works on: ``tools.local``, else the ``local`` tracker's board, else
     ``.lorenz/local`` under the working directory (live cwd and environment)."""
@@ -111,26 +99,26 @@ def board_store(settings: Settings) -> BoardStore:
 
 
 def _update_status(store: BoardStore, args: Mapping[str, Any]) -> Any:
-    issue_id = _required(args, "issueId")
-    status = _required(args, "status")
+    issue_id = require_str(args, "issueId")
+    status = require_str(args, "status")
     return {"issue": store.update_status(issue_id, status).to_record()}
 
 
 def _comment(store: BoardStore, args: Mapping[str, Any]) -> Any:
-    issue_id = _required(args, "issueId")
-    body = _required(args, "body")
+    issue_id = require_str(args, "issueId")
+    body = require_str(args, "body")
     store.append_comment(issue_id, body)
     return {"ok": True}
 
 
 def _create_issue(store: BoardStore, args: Mapping[str, Any]) -> Any:
-    title = _required(args, "title")
-    issue = store.create(title, body=_optional(args, "body"), status=_optional(args, "status"))
+    title = require_str(args, "title")
+    issue = store.create(title, body=optional_str(args, "body"), status=optional_str(args, "status"))
     return {"issue": issue.to_record()}
 
 
 def _read_issue(store: BoardStore, args: Mapping[str, Any]) -> Any:
-    content = store.read_content(_required(args, "issueId"))
+    content = store.read_content(require_str(args, "issueId"))
     comments = content.pop("comments")
     return {"issue": content, "comments": comments}
 
@@ -168,7 +156,7 @@ def run_local_tool(name: str, args: Any, settings: Settings) -> ToolResult:
         return unsupported_tool_failure(name, TOOL_NAMES)
     try:
         store = board_store(settings)
-        return tool_success(handler(store, args if isinstance(args, Mapping) else {}))
+        return tool_success(handler(store, as_arguments(args)))
     except Exception as exc:
         return tool_failure(error_message(exc))
 
