@@ -11,6 +11,7 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from lorenz.arguments import ArgumentError, as_arguments, optional_str, require_str
 from lorenz.contracts import ToolContext, ToolSpec
 from lorenz.query import apply_query, parse_query_spec, parse_select, pick_fields
 from lorenz.redact import redact_text
@@ -153,24 +154,6 @@ def slack_tool_specs() -> list[ToolSpec]:
     ]
 
 
-def _required(args: Mapping[str, Any], key: str) -> str:
-    value = args.get(key)
-    if not isinstance(value, str) or not value.strip():
-        msg = f"'{key}' is required"
-        raise ValueError(msg)
-    return value
-
-
-def _optional_string(args: Mapping[str, Any], key: str) -> str | None:
-    value = args.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        msg = f"'{key}' must be a string"
-        raise ValueError(msg)
-    return value
-
-
 def _count(args: Mapping[str, Any], key: str) -> int:
     value = args.get(key)
     if value is None:
@@ -182,7 +165,7 @@ def _count(args: Mapping[str, Any], key: str) -> int:
         or value < 0
     ):
         msg = f"'{key}' must be a non-negative integer"
-        raise ValueError(msg)
+        raise ArgumentError(msg)
     return min(int(value), _CONTEXT_MAX)
 
 
@@ -247,7 +230,7 @@ async def _query(args: Mapping[str, Any], settings: Settings, transport: SlackTr
 
 async def _user_info(args: Mapping[str, Any], settings: Settings, transport: SlackTransport) -> ToolResult:
     require_bot_user_id(settings)
-    user_id = _required(args, "userId")
+    user_id = require_str(args, "userId")
     user = await transport.get_user(user_id)
     if user is None:
         return tool_failure(f"unknown slack user: {user_id}")
@@ -257,7 +240,7 @@ async def _user_info(args: Mapping[str, Any], settings: Settings, transport: Sla
 async def _update_status(
     args: Mapping[str, Any], settings: Settings, transport: SlackTransport, channel: str, ts: str
 ) -> ToolResult:
-    status = _required(args, "status")
+    status = require_str(args, "status")
     canonical = resolve_state_name(status, settings)
     if canonical is None:
         states = ", ".join((*settings.tracker.active_states, *settings.tracker.terminal_states))
@@ -297,7 +280,7 @@ async def _read_thread(settings: Settings, transport: SlackTransport, channel: s
 async def _workpad(
     args: Mapping[str, Any], settings: Settings, transport: SlackTransport, channel: str, ts: str
 ) -> ToolResult:
-    plan, note = _optional_string(args, "plan"), _optional_string(args, "note")
+    plan, note = optional_str(args, "plan", strict=True), optional_str(args, "note", strict=True)
     async with _workpad_lock(transport, issue_id(channel, ts)):
         root = await require_tracked_message(settings, transport, channel, ts)
         existing = (await read_thread_state(settings, transport, root)).workpad
@@ -327,7 +310,7 @@ async def _channel_context(
 
 async def execute_slack_tool(name: str, input: Any, settings: Settings, transport: SlackTransport) -> ToolResult:
     """Run one slack tool against ``transport``; every error becomes a failure result."""
-    args: Mapping[str, Any] = input if isinstance(input, Mapping) else {}
+    args = as_arguments(input)
     try:
         if name == "slack_query":
             return await _query(args, settings, transport)
@@ -335,14 +318,14 @@ async def execute_slack_tool(name: str, input: Any, settings: Settings, transpor
             return await _user_info(args, settings, transport)
         if name not in TOOL_NAMES:
             return unsupported_tool_failure(name, TOOL_NAMES)
-        parts = split_issue_id(_required(args, "issueId"))
+        parts = split_issue_id(require_str(args, "issueId"))
         if parts is None:
             return tool_failure("issueId must be in '<channel>:<ts>' form")
         channel, ts = parts
         if name == "slack_update_status":
             return await _update_status(args, settings, transport, channel, ts)
         if name == "slack_comment":
-            body = _required(args, "body")
+            body = require_str(args, "body")
             await require_tracked_message(settings, transport, channel, ts)
             await transport.post_reply(channel, ts, body)
             return tool_success({"ok": True})
