@@ -167,3 +167,27 @@ def test_pytest_plugin_is_opt_in_fixtures(tmp_path: Path) -> None:
     assert "2 passed" in result.stdout
     plain = result.stdout.split("test_without_fixtures", 1)[1]
     assert "lorenz_host" not in plain and "fake_tracker" not in plain
+
+
+def test_plugin_entry_point_name_matches_the_module(tmp_path: Path) -> None:
+    """Registered as the ``pytest11`` entry point ``lorenz.testing``, the plugin coexists with ``-p lorenz.testing``."""
+    site = tmp_path / "site"
+    info = site / "lorenz_entry-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: lorenz-entry\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[pytest11]\nlorenz.testing = lorenz.testing\n")
+    (info / "RECORD").write_text("")
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "test_uses_fixture.py").write_text("def test_x(lorenz_host):\n    assert callable(lorenz_host)\n")
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    for extra in ([], ["-p", "lorenz.testing"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra, "--rootdir", str(project)],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
