@@ -3,6 +3,7 @@ and ``--stdio`` driven by the official SDK client."""
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import shutil
@@ -136,3 +137,33 @@ async def test_stdio_subprocess(tmp_path: Path, mode: str) -> None:
         assert result.structured_content == {"sum": 42}
         failed = await client.call_tool("nope", {})
         assert failed.is_error is True
+
+
+@pytest.mark.slow
+def test_stdio_subprocess_stops_on_sigterm(tmp_path: Path) -> None:
+    """`lorenz serve --stdio` answers on stdout and exits 0 on SIGTERM."""
+    directory = workspace(tmp_path)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "lorenz", "-p", "host_pack", "serve", "--stdio"],
+        cwd=directory,
+        env=subprocess_env(directory),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+        process.stdin.write(json.dumps(request).encode() + b"\n")
+        process.stdin.flush()
+        answer = json.loads(process.stdout.readline())  # serving now: the handlers are installed
+        assert answer["result"]["serverInfo"]["name"] == "lorenz"
+        process.send_signal(signal.SIGTERM)
+        out, _err = process.communicate(timeout=15)
+        assert process.returncode == 0
+        assert out == b""
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

@@ -191,3 +191,23 @@ def test_portability_problems_flag_what_clients_reject() -> None:
         ToolSpec(name="bad name", description=" ", input_schema={"type": "array"}, output_schema={"type": "string"})
     )
     assert len(problems) == 4
+
+
+@pytest.mark.anyio
+async def test_hung_tool_times_out_as_error_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pack that never returns is abandoned after the call timeout with an isError result."""
+    import anyio
+
+    from lorenz.host import mcp_server
+
+    class Hangs:
+        name = "hangs"
+
+        async def execute_tool(self, name: str, input: object, context: object) -> ToolResult:
+            await anyio.sleep_forever()
+            raise AssertionError
+
+    monkeypatch.setattr(mcp_server, "TOOL_CALL_TIMEOUT_SECONDS", 0.05)
+    result = await mcp_server.run_owned_tool(Hangs(), "wait", {}, context=None)  # type: ignore[arg-type]
+    assert result.success is False
+    assert result.error == "tool wait did not finish within 0.05 s"

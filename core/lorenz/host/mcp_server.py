@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import httpx
 import mcp_types as types
 from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
@@ -37,6 +38,9 @@ __all__ = ["HostState", "LorenzServer", "build_server", "call_result", "validate
 logger = logging.getLogger("lorenz.host")
 
 SERVER_NAME = "lorenz"
+#: A tool call still running after this long is abandoned with an isError result (outbound HTTP
+#: has its own 30 s timeout; this bounds a pack that hangs some other way).
+TOOL_CALL_TIMEOUT_SECONDS = 300.0
 INSTRUCTIONS = "Tools from the Lorenz tool packs mounted by this workflow."
 
 
@@ -192,7 +196,10 @@ async def run_owned_tool(pack: ToolProvider, name: str, arguments: Any, context:
     """:func:`~lorenz.mount.execute_mounted_tool` for a tool whose pack is already known from the
     snapshot: the same failure rules, without asking every pack for its specs on each call."""
     try:
-        result = await pack.execute_tool(name, arguments, context)
+        with anyio.fail_after(TOOL_CALL_TIMEOUT_SECONDS):
+            result = await pack.execute_tool(name, arguments, context)
+    except TimeoutError:
+        return tool_failure(f"tool {name} did not finish within {TOOL_CALL_TIMEOUT_SECONDS:g} s")
     except Exception as exc:
         return tool_failure(error_message(exc))
     if not isinstance(result, ToolResult):

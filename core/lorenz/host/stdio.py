@@ -6,6 +6,9 @@ pack cannot corrupt the protocol stream; logs go to stderr.
 
 from __future__ import annotations
 
+import signal
+import threading
+
 import anyio
 from mcp.server.stdio import stdio_server
 
@@ -28,10 +31,18 @@ async def serve_stdio(live: LiveWorkspace) -> None:
             await anyio.to_thread.run_sync(live.check)
             await state.notify_if_changed()
 
+    async def stop_on_signal(scope: anyio.CancelScope) -> None:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for _ in signals:
+                scope.cancel()
+                return
+
     try:
         async with stdio_server() as (read_stream, write_stream), anyio.create_task_group() as tg:
             if live.reloads:
                 tg.start_soon(watch)
+            if threading.current_thread() is threading.main_thread():
+                tg.start_soon(stop_on_signal, tg.cancel_scope)
             await server.run(read_stream, write_stream, server.create_initialization_options())
             tg.cancel_scope.cancel()
     finally:
@@ -39,5 +50,6 @@ async def serve_stdio(live: LiveWorkspace) -> None:
 
 
 def run_stdio(live: LiveWorkspace) -> int:
+    """Serve until stdin closes or SIGINT/SIGTERM arrives; exit code 0 either way."""
     anyio.run(serve_stdio, live)
     return 0
