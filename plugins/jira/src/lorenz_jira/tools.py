@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from lorenz.arguments import ArgumentError, as_arguments, optional_str, require_str
 from lorenz.contracts import ToolContext, ToolSpec
 from lorenz.issue import Issue
 from lorenz.query import apply_query, parse_query_spec, parse_select, pick_fields
@@ -99,27 +100,11 @@ _SPECS: tuple[ToolSpec, ...] = (
 JIRA_TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in _SPECS)
 
 
-class _ArgumentError(ValueError):
-    """A tool argument is missing or malformed (raised before any network call)."""
-
-
-def _required(args: Mapping[str, Any], key: str) -> str:
-    value = args.get(key)
-    if not isinstance(value, str) or not value.strip():
-        raise _ArgumentError(f"'{key}' is required")
-    return value
-
-
-def _optional(args: Mapping[str, Any], key: str) -> str | None:
-    value = args.get(key)
-    return value if isinstance(value, str) and value.strip() else None
-
-
 def _string_list(value: object) -> list[str] | None:
     if value is None:
         return None
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise _ArgumentError("expected an array of strings")
+        raise ArgumentError("expected an array of strings")
     return list(value)
 
 
@@ -151,7 +136,7 @@ class JiraToolPack:
         """Run one ``jira_*`` tool; every failure is a redacted ``tool_failure``."""
         if name not in JIRA_TOOL_NAMES:
             return unsupported_tool_failure(name, JIRA_TOOL_NAMES)
-        args: Mapping[str, Any] = input if isinstance(input, Mapping) else {}
+        args = as_arguments(input)
         settings = context.settings
         try:
             return await self._run(name, args, settings, lambda: open_backend(settings, context.http))
@@ -164,30 +149,31 @@ class JiraToolPack:
     ) -> ToolResult:
         # Every argument is checked before `backend()` builds a client or touches the network.
         if name == "jira_read_issue":
-            key = _required(args, "issueId")
+            key = require_str(args, "issueId")
             return tool_success({"issue": (await backend().read_issue(key)).to_record()})
         if name == "jira_query":
             return await self._query(args, settings, backend)
         if name == "jira_update_status":
-            key, status = _required(args, "issueId"), _required(args, "status")
+            key, status = require_str(args, "issueId"), require_str(args, "status")
             return tool_success({"issue": (await backend().update_issue_status(key, status)).to_record()})
         if name == "jira_list_comments":
-            key = _required(args, "issueId")
+            key = require_str(args, "issueId")
             comments = await backend().list_comments(key)
             return tool_success({"comments": [comment.to_record() for comment in comments]})
         if name == "jira_comment":
-            key, body = _required(args, "issueId"), _required(args, "body")
+            key, body = require_str(args, "issueId"), require_str(args, "body")
             comment = await backend().add_comment(key, body)
             return tool_success({"ok": True} if comment is None else {"ok": True, "comment": comment.to_record()})
         if name == "jira_update_comment":
-            key, comment_id, body = _required(args, "issueId"), _required(args, "commentId"), _required(args, "body")
+            key, comment_id = require_str(args, "issueId"), require_str(args, "commentId")
+            body = require_str(args, "body")
             updated = await backend().update_comment(key, comment_id, body)
             return tool_success({"comment": updated.to_record()})
         new = NewIssue(
-            title=_required(args, "title"),
-            body=_optional(args, "body"),
-            status=_optional(args, "status"),
-            assignee=_optional(args, "assignee"),
+            title=require_str(args, "title"),
+            body=optional_str(args, "body"),
+            status=optional_str(args, "status"),
+            assignee=optional_str(args, "assignee"),
         )
         return tool_success({"issue": (await backend().create_issue(new)).to_record()})
 
