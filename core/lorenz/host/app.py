@@ -28,7 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..settings.model import ServerSettings
 from .mcp_server import HostState, build_server
-from .pages import healthz, landing_page, server_card
+from .pages import counted, healthz, landing_page, server_card
 from .reload import LiveWorkspace
 from .security import MCP_PATH, SecurityMiddleware
 
@@ -303,7 +303,8 @@ def run_http(live: LiveWorkspace, *, host: str, port: int) -> int:
 
     def announce() -> None:
         print(
-            f"lorenz: serving {len(snapshot.specs)} tools from {len(snapshot.packs)} packs at {url}",
+            f"lorenz: serving {counted(len(snapshot.specs), 'tool')} from {counted(len(snapshot.packs), 'pack')}"
+            f" at {url}",
             file=sys.stderr,
             flush=True,
         )

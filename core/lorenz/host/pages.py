@@ -25,6 +25,11 @@ __all__ = ["healthz", "landing_page", "render_landing", "server_card"]
 MCP_VERSION = "2026-07-28"
 
 
+def counted(n: int, noun: str) -> str:
+    """``1 tool``, ``2 tools``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def endpoint_url(request: Request) -> str:
     """The ``/mcp`` URL as this client reached us (the Host header was validated upstream)."""
     return f"{request.url.scheme}://{request.url.netloc}{MCP_PATH}"
@@ -163,7 +168,7 @@ def render_landing(snapshot: Snapshot, url: str, *, authorized: bool) -> str:
     ]
     if authorized:
         parts.append(
-            f"<p>{len(snapshot.specs)} tools from {len(snapshot.packs)} packs"
+            f"<p>{counted(len(snapshot.specs), 'tool')} from {counted(len(snapshot.packs), 'pack')}"
             f"{' (the embedded default: the local board)' if snapshot.workspace.embedded_default else ''}.</p>"
         )
     parts += [
