@@ -175,3 +175,26 @@ async def test_body_cap_follows_settings(tmp_path: Path) -> None:
     assert under.status_code == 200
     assert over.status_code == 413
     assert over.json()["error"]["code"] == "payload_too_large"
+
+
+async def test_allowed_browser_origin_gets_cors(tmp_path: Path) -> None:
+    """A loopback browser origin gets a CORS preflight answer (no token needed) and readable replies."""
+    (tmp_path / "WORKFLOW.md").write_text("---\ntracker:\n  kind: demo\n---\n")
+    origin = "http://localhost:6274"
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[PACK], token="t0k") as server:
+        async with httpx.AsyncClient() as http:
+            preflight = await http.options(
+                server.url,
+                headers={"Origin": origin, "Access-Control-Request-Method": "POST"},
+            )
+            reply = await http.post(
+                server.url, json=LIST, headers={**HEADERS, "Origin": origin, "Authorization": "Bearer t0k"}
+            )
+            denied = await http.post(server.url, json=LIST, headers={**HEADERS, "Origin": origin})
+    assert preflight.status_code == 204
+    assert preflight.headers["access-control-allow-origin"] == origin
+    assert "Mcp-Session-Id" in preflight.headers["access-control-allow-headers"]
+    assert reply.status_code == 200
+    assert reply.headers["access-control-allow-origin"] == origin
+    assert denied.status_code == 401
+    assert denied.headers["access-control-allow-origin"] == origin

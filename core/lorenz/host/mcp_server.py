@@ -41,6 +41,8 @@ SERVER_NAME = "lorenz"
 #: A tool call still running after this long is abandoned with an isError result (outbound HTTP
 #: has its own 30 s timeout; this bounds a pack that hangs some other way).
 TOOL_CALL_TIMEOUT_SECONDS = 300.0
+#: Sessions kept for change notifications (the SDK's own default cap on open sessions).
+MAX_REMEMBERED_SESSIONS = 10_000
 INSTRUCTIONS = "Tools from the Lorenz tool packs mounted by this workflow."
 
 
@@ -76,7 +78,10 @@ class HostState:
             if session_id is None:
                 return  # stateless HTTP: nowhere to deliver a notification
             key = session_id
+        self._sessions.pop(key, None)  # most recent last, so the cap below drops the oldest
         self._sessions[key] = ctx.session
+        if len(self._sessions) > MAX_REMEMBERED_SESSIONS:
+            del self._sessions[next(iter(self._sessions))]
 
     async def notify_if_changed(self) -> None:
         """Send ``notifications/tools/list_changed`` to every remembered session once per reload."""

@@ -97,6 +97,26 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
+_PREFLIGHT = [
+    (b"access-control-allow-methods", b"GET, POST, DELETE, OPTIONS"),
+    (
+        b"access-control-allow-headers",
+        b"Authorization, Content-Type, Accept, Last-Event-ID, Mcp-Session-Id, Mcp-Protocol-Version, "
+        b"Mcp-Method, Mcp-Name",
+    ),
+    (b"access-control-max-age", b"600"),
+]
+
+
+def _adding_headers(send: Send, headers: list[tuple[bytes, bytes]]) -> Send:
+    async def wrapped(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", ()), *headers]}
+        await send(message)
+
+    return wrapped
+
+
 async def _send_json(send: Send, status: int, body: Any, headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
     payload = json.dumps(body, separators=(",", ":")).encode()
     await send(
@@ -147,9 +167,19 @@ class SecurityMiddleware:
         if scope["path"] != MCP_PATH:
             await self.app(scope, receive, send)
             return
-        if not origin_allowed(_header(scope, b"origin"), server.allowed_origins):
+        origin = _header(scope, b"origin")
+        if not origin_allowed(origin, server.allowed_origins):
             await _send_json(send, 403, {"error": {"code": "forbidden", "message": "Invalid Origin header"}})
             return
+        cors: list[tuple[bytes, bytes]] = []
+        if origin is not None:  # an allowed browser origin: let it read the answers (CORS)
+            cors = [(b"access-control-allow-origin", origin.encode("latin-1")), (b"vary", b"Origin")]
+            if scope["method"] == "OPTIONS":  # preflight: carries no credentials, answered here
+                await send({"type": "http.response.start", "status": 204, "headers": [*cors, *_PREFLIGHT]})
+                await send({"type": "http.response.body", "body": b""})
+                return
+            cors.append((b"access-control-expose-headers", b"Mcp-Session-Id, Mcp-Protocol-Version"))
+            send = _adding_headers(send, cors)
         if server.token and not token_matches(_header(scope, b"authorization"), server.token):
             await _send_json(send, 401, _UNAUTHORIZED, [(b"www-authenticate", b'Bearer realm="lorenz"')])
             return
