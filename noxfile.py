@@ -3,7 +3,7 @@
 import nox
 
 nox.options.sessions = ["tests", "lint", "typecheck"]
-PLUGINS = ["plugins/local", "plugins/jira", "plugins/linear", "plugins/slack"]
+PACKAGES = ["core/lorenz", *(f"plugins/{name}/lorenz_{name}" for name in ("local", "jira", "linear", "slack"))]
 
 
 @nox.session
@@ -15,15 +15,16 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff over the core, the plugins, tests and benchmarks."""
-    session.install("ruff")
+    """ruff over everything, and `lorenz lint` over the bundled packs and the example."""
+    session.install("-r", "requirements-dev.txt")
     session.run("ruff", "check", ".")
+    session.run("lorenz", "lint")
+    session.run("lorenz", "lint", "examples/weather")
 
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """mypy --strict over the core and every plugin package."""
     session.install("-r", "requirements-dev.txt")
-    session.run("mypy", "--strict", "core/lorenz")
-    for plugin in PLUGINS:
-        session.run("mypy", "--strict", plugin, success_codes=[0])
+    for package in PACKAGES:
+        session.run("mypy", "--strict", package)
