@@ -145,3 +145,23 @@ def test_cli_as_subprocess(dist_dir: Path, tmp_path: Path) -> None:
     assert json.loads(done.stdout)["result"] == {"echo": "via subprocess"}
     listing = run_cli(dist_dir, "plugins", cwd=tmp_path)
     assert "FAILED broken" in listing.stdout
+
+
+def test_embedded_default_without_local_plugin(
+    dist_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With no WORKFLOW.md and no local tracker installed, the error says what to install."""
+    monkeypatch.setenv("LORENZ_LOAD_PLUGINS", ONLY_TEST_DISTS)
+    monkeypatch.delenv("LORENZ_WORKFLOW", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert main(["tools"]) == 1
+    err = capsys.readouterr().err
+    assert "embedded default" in err
+    assert "pip install -e plugins/local" in err
+
+
+def test_failed_plugins_are_warned_about(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Workflow commands warn about plugins that failed to load and keep working."""
+    assert main(["check"]) == 0
+    err = capsys.readouterr().err
+    assert "lorenz: warning: plugin broken failed to load: ModuleNotFoundError" in err

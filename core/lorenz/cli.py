@@ -44,6 +44,8 @@ def _workspace(args: argparse.Namespace, workflow: str | None) -> Any:
         workspace = open_workspace(workflow, plugins=_load_plugin_modules(args.plugin))
     except ValueError as exc:  # ConfigError, RegistryError, MountError and provider messages
         raise UsageError(str(exc)) from exc
+    for failure in workspace.discovery.failures:
+        print(f"lorenz: warning: plugin {failure.name} failed to load: {failure.error}", file=sys.stderr)
     if workspace.embedded_default:
         print(
             f"lorenz: no WORKFLOW.md in {Path.cwd()}; using the embedded default (local board at .lorenz/local)",

@@ -18,6 +18,7 @@ from .plugins import Discovery, discover
 from .results import ToolResult
 from .settings import (
     EMBEDDED_DEFAULT_CONFIG,
+    ConfigError,
     load_settings,
     parse_config,
     validate_dispatch_config,
@@ -108,6 +109,14 @@ def open_workspace(
     discovery = discovery if discovery is not None else discover(plugins=plugins, env=env)
     path = find_workflow(workflow, cwd=cwd, env=env)
     if path is None:
+        kind = EMBEDDED_DEFAULT_CONFIG["tracker"]["kind"]
+        if discovery.trackers.get(kind) is None:
+            msg = (
+                f"no WORKFLOW.md in {cwd}, and the embedded default (the {kind} board) needs the {kind} "
+                f"tracker plugin, which is not installed: pip install lorenz-{kind} (from a checkout: "
+                f"pip install -e plugins/{kind}), or write a WORKFLOW.md"
+            )
+            raise ConfigError(msg)
         settings = parse_config(EMBEDDED_DEFAULT_CONFIG, env=env, trackers=discovery.trackers, base_dir=cwd)
     else:
         settings = load_settings(path, env=env, trackers=discovery.trackers)
