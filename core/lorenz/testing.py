@@ -6,6 +6,8 @@ Opt-in: the plugin only adds fixtures, nothing runs unless a test asks for one.
   :class:`PackHost` with the packs registered in-process (no install), served by the real host.
 * ``fake_tracker`` (fixture): a :class:`FakeTracker` that mounts the packs and serves fixed issues.
 * :func:`assert_pack_contract` (function): the lint rules and the contract calls, as an assertion.
+* :func:`loopback_server` (function): serve an ASGI app (a fake of the API a pack calls) on
+  ``127.0.0.1:<free port>`` for the tests, through real HTTP.
 
 Example::
 
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
     import mcp
     import mcp_types
 
+    from .host.loopback import LoopbackServer
     from .workspace import Workspace
 
 __all__ = [
@@ -48,6 +51,7 @@ __all__ = [
     "assert_pack_contract",
     "fake_tracker",
     "lorenz_host",
+    "loopback_server",
     "make_pack_host",
     "no_network",
 ]
@@ -286,6 +290,18 @@ def assert_pack_contract(pack: ToolProvider, settings: Settings | None = None, *
     if bad:
         lines = "\n".join(f"  {d}" for d in bad)
         pytest.fail(f"pack {getattr(pack, 'name', '?')!r} breaks the contract:\n{lines}", pytrace=False)
+
+
+def loopback_server(app: Any, *, start_timeout: float = 10.0) -> contextlib.AbstractContextManager[LoopbackServer]:
+    """Serve the ASGI ``app`` with uvicorn on ``127.0.0.1:<free port>`` in a daemon thread while the
+    ``with`` block runs; yields an object with ``.port`` and ``.base_url`` (``http://127.0.0.1:<port>``).
+
+    Raises ``RuntimeError`` when the server does not start within ``start_timeout`` seconds.
+    Share one server per session with a fixture and reset the fake's state per test.
+    """
+    from .host.loopback import serve_app_in_thread  # uvicorn loads only when a test serves an app
+
+    return serve_app_in_thread(app, start_timeout=start_timeout, name="lorenz-testing-loopback")
 
 
 # -- fixtures -------------------------------------------------------------------------------------
