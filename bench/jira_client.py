@@ -19,12 +19,12 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "plugins" / "jira" / "tests" / "fakes"))
 
-from jira_fake_loopback import LoopbackServer
 from jira_fake_mcp import FakeJiraMcp
 from jira_fake_rest import FakeJira
 from jira_fake_settings import mcp_settings, rest_settings
 
 from lorenz.contracts import ToolContext
+from lorenz.testing import loopback_server
 from lorenz_jira.adf import adf_to_text, markdown_to_adf
 from lorenz_jira.mcp_client import JiraMcpClient
 from lorenz_jira.normalize import normalize_jira_issue
@@ -66,12 +66,10 @@ async def atimed(fn: Callable[[], Awaitable[object]], n: int) -> list[float]:
 
 async def main() -> None:
     rest_fake = FakeJira()
-    rest_server = LoopbackServer(rest_fake.app).start()
-    rest_fake.base_url = rest_server.base_url
     mcp_fake = FakeJiraMcp(json_response=True)
-    mcp_server = LoopbackServer(mcp_fake.app).start()
-    mcp_fake.url = f"{mcp_server.base_url}/mcp"
-    try:
+    with loopback_server(rest_fake.app) as rest_server, loopback_server(mcp_fake.app) as mcp_server:
+        rest_fake.base_url = rest_server.base_url
+        mcp_fake.url = f"{mcp_server.base_url}/mcp"
         for n in range(1, 501):
             rest_fake.add_issue(f"ENG-{n}", assignee="account-current")
         issue = rest_fake.issues["ENG-1"]
@@ -103,9 +101,6 @@ async def main() -> None:
                 f"jira-mcp read_issue (fresh session per operation): {per_call(reads)}; "
                 f"{len(mcp_fake.http) / 100:.0f} HTTP requests per operation"
             )
-    finally:
-        rest_server.stop()
-        mcp_server.stop()
 
 
 if __name__ == "__main__":

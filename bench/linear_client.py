@@ -18,11 +18,12 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "plugins" / "linear" / "tests"))
 
-from linear_fake import FakeLinear, LoopbackServer, linear_settings
+from linear_fake import FakeLinear, linear_settings
 
 from lorenz.contracts import ToolContext
 from lorenz.issue import normalize_issue
 from lorenz.redact import redact_value
+from lorenz.testing import loopback_server
 from lorenz_linear import LinearClient, LinearToolPack
 from lorenz_linear.normalize import issue_record
 
@@ -35,12 +36,11 @@ def median_ms(samples: list[float]) -> float:
 
 async def main() -> None:
     fake = FakeLinear()
-    server = LoopbackServer(fake.app).start()
-    fake.url = f"http://127.0.0.1:{server.port}/graphql"
-    for n in range(ISSUES):
-        fake.add_issue(f"id-{n}", f"MT-{n}", labels=["Lorenz:Backend", "Bug"])
-    settings = linear_settings(fake.url, secrets=frozenset({"linear-token"}))
-    try:
+    with loopback_server(fake.app) as server:
+        fake.url = f"{server.base_url}/graphql"
+        for n in range(ISSUES):
+            fake.add_issue(f"id-{n}", f"MT-{n}", labels=["Lorenz:Backend", "Bug"])
+        settings = linear_settings(fake.url, secrets=frozenset({"linear-token"}))
         async with httpx.AsyncClient() as http:
             pack = LinearToolPack()
             context = ToolContext(settings=settings, http=http)
@@ -66,8 +66,6 @@ async def main() -> None:
             result = await pack.execute_tool("linear_graphql", big, context)
             big_call = time.perf_counter() - start
             assert result.success
-    finally:
-        server.stop()
 
     nodes = [fake.node(issue) for issue in fake.issues]
     start = time.perf_counter()

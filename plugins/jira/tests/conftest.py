@@ -11,20 +11,18 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "fakes"))
 
-from jira_fake_loopback import LoopbackServer
 from jira_fake_mcp import FakeJiraMcp
 from jira_fake_rest import FakeJira
+
+from lorenz.testing import loopback_server
 
 
 @pytest.fixture(scope="session")
 def jira_server() -> Iterator[FakeJira]:
     fake = FakeJira()
-    server = LoopbackServer(fake.app).start()
-    fake.base_url = server.base_url
-    try:
+    with loopback_server(fake.app) as server:
+        fake.base_url = server.base_url
         yield fake
-    finally:
-        server.stop()
 
 
 @pytest.fixture
@@ -37,12 +35,9 @@ def jira(jira_server: FakeJira) -> FakeJira:
 @pytest.fixture(scope="session")
 def jira_mcp_server() -> Iterator[FakeJiraMcp]:
     fake = FakeJiraMcp()
-    server = LoopbackServer(fake.app).start()
-    fake.url = f"{server.base_url}/mcp"
-    try:
+    with loopback_server(fake.app) as server:
+        fake.url = f"{server.base_url}/mcp"
         yield fake
-    finally:
-        server.stop()
 
 
 @pytest.fixture

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from jira_fake_loopback import LoopbackServer
 from jira_fake_mcp import FakeJiraMcp, RpcError, ToolError, jira_comment, jira_issue
 from jira_fake_settings import mcp_settings
 
 from lorenz.http import PaginationError
+from lorenz.testing import loopback_server
 from lorenz_jira.backend import JiraError, NewIssue, PaginationLimits
 from lorenz_jira.mcp_client import JiraMcpClient
 from lorenz_jira.options import jira_options
@@ -49,12 +49,9 @@ async def test_candidates_after_a_real_handshake(jira_mcp: FakeJiraMcp, http: ht
 async def test_json_and_stateless_servers(json_response: bool, stateless: bool, http: httpx.AsyncClient) -> None:
     """The same client works with JSON replies and with servers that keep no session."""
     fake = FakeJiraMcp(json_response=json_response, stateless=stateless)
-    server = LoopbackServer(fake.app).start()
-    try:
+    with loopback_server(fake.app) as server:
         fake.url = f"{server.base_url}/mcp"
         comments = await client(fake, http).list_comments("ENG-1")
-    finally:
-        server.stop()
     assert [c.id for c in comments] == ["comment-1"]
     assert next(r.rpc_method for r in fake.http if r.rpc_method) == "initialize"
 

@@ -11,18 +11,17 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from linear_fake import FakeLinear, LoopbackServer
+from linear_fake import FakeLinear
+
+from lorenz.testing import loopback_server
 
 
 @pytest.fixture(scope="session")
 def linear_server() -> Iterator[FakeLinear]:
     fake = FakeLinear()
-    server = LoopbackServer(fake.app).start()
-    fake.url = f"http://127.0.0.1:{server.port}/graphql"
-    try:
+    with loopback_server(fake.app) as server:
+        fake.url = f"{server.base_url}/graphql"
         yield fake
-    finally:
-        server.stop()
 
 
 @pytest.fixture

@@ -13,18 +13,17 @@ from lorenz_slack.transport import clear_team_url_cache
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from slack_fake import FakeSlack, LoopbackServer
+from slack_fake import FakeSlack
+
+from lorenz.testing import loopback_server
 
 
 @pytest.fixture(scope="session")
 def slack_server() -> Iterator[FakeSlack]:
     fake = FakeSlack()
-    server = LoopbackServer(fake.app).start()
-    fake.url = f"http://127.0.0.1:{server.port}/api"
-    try:
+    with loopback_server(fake.app) as server:
+        fake.url = f"{server.base_url}/api"
         yield fake
-    finally:
-        server.stop()
 
 
 @pytest.fixture

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -278,31 +276,6 @@ class FakeSlack:
             return {"ok": False, "error": "no_reaction"}
         users.remove(BOT)
         return {"ok": True}
-
-
-class LoopbackServer:
-    """Serve an ASGI app with uvicorn on a free 127.0.0.1 port in a daemon thread."""
-
-    def __init__(self, app: Any) -> None:
-        # uvicorn binds the port itself: a pre-bound socket handed over costs a ~40 ms delayed ACK per request.
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off", access_log=False)
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
-        self.port = 0
-
-    def start(self) -> LoopbackServer:
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("fake Slack server did not start")
-            time.sleep(0.01)
-        self.port = self._server.servers[0].sockets[0].getsockname()[1]
-        return self
-
-    def stop(self) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=10)
 
 
 def slack_settings(
