@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -111,3 +113,13 @@ def dist_dir(tmp_path: Path) -> Iterator[Path]:
         for name in ("lorenz_acme", "lorenz_broken", "lorenz_typo", "lorenz_raising"):
             sys.modules.pop(name, None)
 
+
+@pytest.fixture(scope="session")
+def host_pack() -> ModuleType:
+    """``tests/host_pack.py`` (the host tests' ``demo`` tracker and packs), loaded by path: the tests
+    directory is not a package, and it stays out of ``sys.modules`` for the subprocess tests' own copy."""
+    spec = importlib.util.spec_from_file_location("host_pack", Path(__file__).parent / "host_pack.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -3,7 +3,6 @@ client, and raw httpx probes for what the client cannot send."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +19,6 @@ from lorenz.host import RunningServer, serve_in_thread
 
 pytestmark = pytest.mark.anyio
 
-HERE = Path(__file__).parent
 WORKFLOW = "---\ntracker:\n  kind: demo\n{extra}---\nprompt\n"
 TOOLS = ["demo_add", "demo_fail", "demo_boom", "demo_list"]
 JSON_HEADERS = {
@@ -30,17 +28,6 @@ JSON_HEADERS = {
 }
 
 
-def load_pack() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("host_pack", HERE / "host_pack.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-PACK = load_pack()
-
-
 def write_workflow(directory: Path, extra: str = "") -> Path:
     path = directory / "WORKFLOW.md"
     path.write_text(WORKFLOW.format(extra=extra))
@@ -48,17 +35,17 @@ def write_workflow(directory: Path, extra: str = "") -> Path:
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[RunningServer]:
+def server(tmp_path: Path, host_pack: ModuleType) -> Iterator[RunningServer]:
     write_workflow(tmp_path)
-    with serve_in_thread(cwd=tmp_path, env={"LORENZ_LOAD_PLUGINS": ""}, plugins=[PACK]) as running:
+    with serve_in_thread(cwd=tmp_path, env={"LORENZ_LOAD_PLUGINS": ""}, plugins=[host_pack]) as running:
         yield running
 
 
 @pytest.fixture
-def token_server(tmp_path: Path) -> Iterator[RunningServer]:
+def token_server(tmp_path: Path, host_pack: ModuleType) -> Iterator[RunningServer]:
     write_workflow(tmp_path)
     env = {"LORENZ_LOAD_PLUGINS": ""}
-    with serve_in_thread(cwd=tmp_path, env=env, plugins=[PACK], token="s3cret-token") as running:
+    with serve_in_thread(cwd=tmp_path, env=env, plugins=[host_pack], token="s3cret-token") as running:
         yield running
 
 
@@ -70,14 +57,14 @@ def rpc(method: str, params: dict[str, Any] | None = None, id: int = 1) -> dict[
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_initialize_list_and_call(server: RunningServer, mode: str) -> None:
+async def test_initialize_list_and_call(server: RunningServer, mode: str, host_pack: ModuleType) -> None:
     """Both protocol eras list the mounted tools and return a structured success."""
     async with mcp.Client(server.url, mode=mode) as client:
         assert client.protocol_version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
         listed = await client.list_tools()
         assert [tool.name for tool in listed.tools] == TOOLS
         add = listed.tools[0]
-        assert add.input_schema == PACK.ADD_SCHEMA
+        assert add.input_schema == host_pack.ADD_SCHEMA
         assert add.annotations is not None and add.annotations.read_only_hint is True
         result = await client.call_tool("demo_add", {"a": 40, "b": 2})
         assert result.is_error is False
@@ -249,11 +236,11 @@ async def test_modern_era_header_mismatch_is_rejected(server: RunningServer) -> 
     assert response.json()["error"]["code"] == -32020
 
 
-async def test_stateful_session_delete_then_404(tmp_path: Path) -> None:
+async def test_stateful_session_delete_then_404(tmp_path: Path, host_pack: ModuleType) -> None:
     """Stateful mode: DELETE ends the session (2xx) and a later request with its id gets 404."""
     write_workflow(tmp_path, "server:\n  stateful: true\n")
     params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-    with serve_in_thread(cwd=tmp_path, env={"LORENZ_LOAD_PLUGINS": ""}, plugins=[PACK]) as running:
+    with serve_in_thread(cwd=tmp_path, env={"LORENZ_LOAD_PLUGINS": ""}, plugins=[host_pack]) as running:
         async with httpx.AsyncClient() as http:
             init = await http.post(running.url, json=rpc("initialize", params), headers=JSON_HEADERS)
             session = {**JSON_HEADERS, "Mcp-Session-Id": init.headers["mcp-session-id"]}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import os
 from pathlib import Path
@@ -20,20 +19,8 @@ from lorenz.workspace import open_workspace
 
 pytestmark = pytest.mark.anyio
 
-HERE = Path(__file__).parent
 ENV = {"LORENZ_LOAD_PLUGINS": ""}
 DEMO = ["demo_add", "demo_fail", "demo_boom", "demo_list"]
-
-
-def load_pack() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("host_pack", HERE / "host_pack.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-PACK = load_pack()
 
 
 def write(path: Path, front_matter: str) -> None:
@@ -48,11 +35,11 @@ async def names(url: str) -> list[str]:
         return [tool.name for tool in (await client.list_tools()).tools]
 
 
-async def test_valid_change_changes_the_tools_at_once(tmp_path: Path) -> None:
+async def test_valid_change_changes_the_tools_at_once(tmp_path: Path, host_pack: ModuleType) -> None:
     """Editing WORKFLOW.md to mount another pack changes tools/list on the next request."""
     workflow = tmp_path / "WORKFLOW.md"
     write(workflow, "tracker:\n  kind: demo\n")
-    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[PACK]) as server:
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack]) as server:
         assert await names(server.url) == DEMO
         write(workflow, "tracker:\n  kind: demo\ntools:\n  extra: {}\n")
         assert await names(server.url) == [*DEMO, "extra_ping"]
@@ -61,15 +48,17 @@ async def test_valid_change_changes_the_tools_at_once(tmp_path: Path) -> None:
             assert result.structured_content == {"pong": True}
 
 
-async def test_invalid_change_keeps_the_last_good_config(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+async def test_invalid_change_keeps_the_last_good_config(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, host_pack: ModuleType
+) -> None:
     """A broken WORKFLOW.md is logged with its exact error; the last good config keeps serving."""
     workflow = tmp_path / "WORKFLOW.md"
     write(workflow, "tracker:\n  kind: demo\n")
-    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[PACK]) as server:
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack]) as server:
         broken = "tracker:\n  kind: demo\ntools:\n  no_such_pack: {}\n"
         write(workflow, broken)
         with pytest.raises(ValueError, match=r".") as expected:
-            open_workspace(workflow, cwd=tmp_path, env=ENV, plugins=[PACK])
+            open_workspace(workflow, cwd=tmp_path, env=ENV, plugins=[host_pack])
         with caplog.at_level(logging.ERROR, logger="lorenz.host"):
             assert await names(server.url) == DEMO
             async with httpx.AsyncClient() as http:
@@ -82,18 +71,20 @@ async def test_invalid_change_keeps_the_last_good_config(tmp_path: Path, caplog:
         assert await names(server.url) == [*DEMO, "extra_ping"]
 
 
-async def test_deleted_workflow_keeps_serving(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+async def test_deleted_workflow_keeps_serving(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, host_pack: ModuleType
+) -> None:
     """Deleting the served WORKFLOW.md is an error to log, not a switch to the embedded default."""
     workflow = tmp_path / "WORKFLOW.md"
     write(workflow, "tracker:\n  kind: demo\n")
-    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[PACK]) as server:
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack]) as server:
         workflow.unlink()
         with caplog.at_level(logging.ERROR, logger="lorenz.host"):
             assert await names(server.url) == DEMO
         assert any("still serving the last good config" in record.getMessage() for record in caplog.records)
 
 
-async def test_stateful_sessions_get_list_changed(tmp_path: Path) -> None:
+async def test_stateful_sessions_get_list_changed(tmp_path: Path, host_pack: ModuleType) -> None:
     """With server.stateful, a reload sends notifications/tools/list_changed to open sessions."""
     workflow = tmp_path / "WORKFLOW.md"
     write(workflow, "tracker:\n  kind: demo\nserver:\n  stateful: true\n")
@@ -103,7 +94,7 @@ async def test_stateful_sessions_get_list_changed(tmp_path: Path) -> None:
         if isinstance(message, mcp_types.ToolListChangedNotification):
             changed.set()
 
-    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[PACK]) as server:
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack]) as server:
         async with mcp.Client(server.url, mode="legacy", message_handler=on_message) as client:
             assert client.session.protocol_version == "2025-11-25"
             before = await client.list_tools()
@@ -116,11 +107,11 @@ async def test_stateful_sessions_get_list_changed(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("json_response", ["true", "false"])
-async def test_stateful_mode_serves_both_eras(tmp_path: Path, json_response: str) -> None:
+async def test_stateful_mode_serves_both_eras(tmp_path: Path, json_response: str, host_pack: ModuleType) -> None:
     """Stateful sessions (JSON or SSE responses) serve legacy and 2026-07-28 clients alike."""
     server_section = f"server:\n  stateful: true\n  json_response: {json_response}\n"
     write(tmp_path / "WORKFLOW.md", "tracker:\n  kind: demo\n" + server_section)
-    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[PACK]) as server:
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack]) as server:
         for mode in ("legacy", "auto"):
             async with mcp.Client(server.url, mode=mode) as client:
                 result = await client.call_tool("demo_add", {"a": 2, "b": 3})

@@ -4,7 +4,6 @@ allow-lists, token and body cap taking effect through WORKFLOW.md."""
 from __future__ import annotations
 
 import html
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
@@ -17,7 +16,6 @@ from lorenz.host.security import host_allowed, origin_allowed, token_matches
 
 pytestmark = pytest.mark.anyio
 
-HERE = Path(__file__).parent
 ENV = {"LORENZ_LOAD_PLUGINS": ""}
 HEADERS = {
     "Content-Type": "application/json",
@@ -25,17 +23,6 @@ HEADERS = {
     "MCP-Protocol-Version": "2025-11-25",
 }
 LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
-
-
-def load_pack() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("host_pack", HERE / "host_pack.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-PACK = load_pack()
 
 
 @pytest.mark.parametrize(
@@ -102,13 +89,13 @@ def test_token_matches_only_the_exact_bearer() -> None:
     assert not token_matches(None, "s3cret")
 
 
-async def test_configured_allow_lists_extend_loopback(tmp_path: Path) -> None:
+async def test_configured_allow_lists_extend_loopback(tmp_path: Path, host_pack: ModuleType) -> None:
     """server.allowed_hosts / allowed_origins admit the named host and origin, and only those."""
     (tmp_path / "WORKFLOW.md").write_text(
         "---\ntracker:\n  kind: demo\nserver:\n  allowed_hosts: [mcp.internal]\n"
         "  allowed_origins: ['https://app.example']\n---\n"
     )
-    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[PACK]) as server:
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack]) as server:
         async with httpx.AsyncClient() as http:
             named = await http.post(
                 server.url,
@@ -122,10 +109,10 @@ async def test_configured_allow_lists_extend_loopback(tmp_path: Path) -> None:
     assert other_origin.status_code == 403
 
 
-async def test_token_from_workflow_env_reference(tmp_path: Path) -> None:
+async def test_token_from_workflow_env_reference(tmp_path: Path, host_pack: ModuleType) -> None:
     """server.token: $VAR is resolved; the page and card hide the inventory from callers without it."""
     (tmp_path / "WORKFLOW.md").write_text("---\ntracker:\n  kind: demo\nserver:\n  token: $MY_TOKEN\n---\n")
-    with serve_in_thread(cwd=tmp_path, env={**ENV, "MY_TOKEN": "from-env"}, plugins=[PACK]) as server:
+    with serve_in_thread(cwd=tmp_path, env={**ENV, "MY_TOKEN": "from-env"}, plugins=[host_pack]) as server:
         async with httpx.AsyncClient() as http:
             denied = await http.post(server.url, json=LIST, headers=HEADERS)
             allowed = await http.post(server.url, json=LIST, headers={**HEADERS, "Authorization": "Bearer from-env"})
@@ -147,26 +134,26 @@ async def test_token_from_workflow_env_reference(tmp_path: Path) -> None:
     assert health.status_code == 200
 
 
-async def test_unauthenticated_call_runs_nothing(tmp_path: Path) -> None:
+async def test_unauthenticated_call_runs_nothing(tmp_path: Path, host_pack: ModuleType) -> None:
     """A rejected tools/call never reaches the pack; the same call with the token does."""
     (tmp_path / "WORKFLOW.md").write_text("---\ntracker:\n  kind: demo\n---\n")
-    PACK.CALLS.clear()
-    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[PACK], token="t0k") as server:
+    host_pack.CALLS.clear()
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack], token="t0k") as server:
         body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "demo_add"}}
         body["params"]["arguments"] = {"a": 1, "b": 2}
         async with httpx.AsyncClient() as http:
             denied = await http.post(server.url, content=json.dumps(body), headers=HEADERS)
             wrong = await http.post(server.url, json=body, headers={**HEADERS, "Authorization": "Bearer t0kX"})
-            assert PACK.CALLS == []
+            assert host_pack.CALLS == []
             ok = await http.post(server.url, json=body, headers={**HEADERS, "Authorization": "Bearer t0k"})
     assert (denied.status_code, wrong.status_code, ok.status_code) == (401, 401, 200)
-    assert PACK.CALLS == ["demo_add"]
+    assert host_pack.CALLS == ["demo_add"]
 
 
-async def test_body_cap_follows_settings(tmp_path: Path) -> None:
+async def test_body_cap_follows_settings(tmp_path: Path, host_pack: ModuleType) -> None:
     """server.max_body_bytes sets the cap: a body just over it gets 413, one under it is served."""
     (tmp_path / "WORKFLOW.md").write_text("---\ntracker:\n  kind: demo\nserver:\n  max_body_bytes: 2048\n---\n")
-    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[PACK]) as server:
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack]) as server:
         small = {**LIST, "params": {"_pad": "x" * 1000}}
         large = {**LIST, "params": {"_pad": "x" * 3000}}
         async with httpx.AsyncClient() as http:
@@ -177,11 +164,11 @@ async def test_body_cap_follows_settings(tmp_path: Path) -> None:
     assert over.json()["error"]["code"] == "payload_too_large"
 
 
-async def test_allowed_browser_origin_gets_cors(tmp_path: Path) -> None:
+async def test_allowed_browser_origin_gets_cors(tmp_path: Path, host_pack: ModuleType) -> None:
     """A loopback browser origin gets a CORS preflight answer (no token needed) and readable replies."""
     (tmp_path / "WORKFLOW.md").write_text("---\ntracker:\n  kind: demo\n---\n")
     origin = "http://localhost:6274"
-    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[PACK], token="t0k") as server:
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack], token="t0k") as server:
         async with httpx.AsyncClient() as http:
             preflight = await http.options(
                 server.url,

@@ -3,7 +3,6 @@ workspace's reload bookkeeping."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 from datetime import UTC, datetime
@@ -19,21 +18,9 @@ from lorenz.host.mcp_server import call_result, validate_arguments
 from lorenz.host.reload import compile_schema
 from lorenz.results import ToolResult
 
-HERE = Path(__file__).parent
 ENV = {"LORENZ_LOAD_PLUGINS": ""}
 OUTPUT = {"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]}
 SPEC = ToolSpec(name="t", description="d", output_schema=OUTPUT)
-
-
-def load_pack() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("host_pack", HERE / "host_pack.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-PACK = load_pack()
 
 
 def test_success_maps_to_text_and_structured_content() -> None:
@@ -90,9 +77,9 @@ def test_error_results_skip_output_validation() -> None:
     assert result.structured_content == {"error": {"message": "nope"}}
 
 
-def test_validate_arguments_names_the_field() -> None:
+def test_validate_arguments_names_the_field(host_pack: ModuleType) -> None:
     """The failure names the offending argument and carries its JSON path."""
-    validator = compile_schema(PACK.ADD_SCHEMA)
+    validator = compile_schema(host_pack.ADD_SCHEMA)
     assert validate_arguments("add", {"a": 1, "b": 2}, validator) is None
     extra = validate_arguments("add", {"a": 1, "b": 2, "c": 3}, validator)
     assert extra is not None and extra.error is not None
@@ -131,11 +118,11 @@ def _touch(path: Path, text: str) -> None:
     os.utime(path, ns=(before + 10**9, before + 10**9))
 
 
-def test_live_workspace_reloads_once_per_change(tmp_path: Path) -> None:
+def test_live_workspace_reloads_once_per_change(tmp_path: Path, host_pack: ModuleType) -> None:
     """check() swaps in a new snapshot once per file change and bumps the generation."""
     workflow = tmp_path / "WORKFLOW.md"
     _touch(workflow, "---\ntracker:\n  kind: demo\n---\n")
-    live = LiveWorkspace.open(None, cwd=tmp_path, env=ENV, plugins=[PACK])
+    live = LiveWorkspace.open(None, cwd=tmp_path, env=ENV, plugins=[host_pack])
     assert live.watched_path == workflow
     assert live.check() is False
     _touch(workflow, "---\ntracker:\n  kind: demo\ntools:\n  extra: {}\n---\n")
@@ -146,16 +133,16 @@ def test_live_workspace_reloads_once_per_change(tmp_path: Path) -> None:
     assert snapshot.pack_of("extra_ping") == "extra"
 
 
-def test_live_workspace_without_reload_pins_the_config(tmp_path: Path) -> None:
+def test_live_workspace_without_reload_pins_the_config(tmp_path: Path, host_pack: ModuleType) -> None:
     """reload=False serves the first config whatever happens on disk."""
     workflow = tmp_path / "WORKFLOW.md"
     _touch(workflow, "---\ntracker:\n  kind: demo\n---\n")
-    live = LiveWorkspace.open(None, cwd=tmp_path, env=ENV, plugins=[PACK], reload=False)
+    live = LiveWorkspace.open(None, cwd=tmp_path, env=ENV, plugins=[host_pack], reload=False)
     _touch(workflow, "---\ntracker:\n  kind: demo\ntools:\n  extra: {}\n---\n")
     assert "extra_ping" not in live.current().by_name
 
 
-def test_embedded_default_picks_up_a_new_workflow(tmp_path: Path) -> None:
+def test_embedded_default_picks_up_a_new_workflow(tmp_path: Path, host_pack: ModuleType) -> None:
     """A server started without WORKFLOW.md loads one created later in its directory."""
     import lorenz
 
@@ -175,7 +162,7 @@ def test_embedded_default_picks_up_a_new_workflow(tmp_path: Path) -> None:
         register(Local())  # type: ignore[operator]
 
     local.lorenz_register_trackers = lorenz_register_trackers  # type: ignore[attr-defined]
-    live = LiveWorkspace.open(None, cwd=tmp_path, env=ENV, plugins=[PACK, local])
+    live = LiveWorkspace.open(None, cwd=tmp_path, env=ENV, plugins=[host_pack, local])
     assert live.snapshot().workspace.embedded_default is True
     assert live.snapshot().specs == ()
     _touch(tmp_path / "WORKFLOW.md", "---\ntracker:\n  kind: demo\n---\n")
