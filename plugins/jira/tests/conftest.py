@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "fakes"))
@@ -45,10 +44,3 @@ def jira_mcp(jira_mcp_server: FakeJiraMcp) -> FakeJiraMcp:
     """The fake remote Jira MCP server, emptied."""
     jira_mcp_server.reset()
     return jira_mcp_server
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    """The host-owned client a tracker or tool is given."""
-    async with httpx.AsyncClient() as client:
-        yield client

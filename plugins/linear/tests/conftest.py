@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -29,10 +28,3 @@ def fake(linear_server: FakeLinear) -> FakeLinear:
     """The fake Linear endpoint, emptied: no issues, no projects, no scripted responses."""
     linear_server.reset()
     return linear_server
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    """The host-owned client a tracker or tool is given."""
-    async with httpx.AsyncClient() as client:
-        yield client

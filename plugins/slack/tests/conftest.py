@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from lorenz_slack.transport import clear_team_url_cache
@@ -32,10 +31,3 @@ def fake(slack_server: FakeSlack) -> FakeSlack:
     slack_server.reset()
     clear_team_url_cache()
     return slack_server
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    """The host-owned client a tracker or tool is given."""
-    async with httpx.AsyncClient() as client:
-        yield client
