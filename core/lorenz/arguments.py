@@ -17,7 +17,14 @@ _NO_ARGUMENTS: Mapping[str, Any] = MappingProxyType({})
 
 
 class ArgumentError(ValueError):
-    """A tool argument is missing or malformed (raised before the tool does any work)."""
+    """Tool arguments are missing or malformed (raised before the tool does any work).
+
+    ``problems`` are the messages given, one per problem; the error's message joins them with ``; ``.
+    """
+
+    def __init__(self, *problems: str) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = list(problems)
 
 
 def as_arguments(input: object) -> Mapping[str, Any]:

@@ -8,102 +8,28 @@ every level, and every problem becomes a ``path: message`` sentence.
 from __future__ import annotations
 
 import enum
+import types
 import typing
-from collections import abc
 from typing import Any, TypeVar
 
 import cattrs
-from cattrs.errors import (
-    ClassValidationError,
-    ForbiddenExtraKeysError,
-    IterableValidationError,
-    IterableValidationNote,
-)
-from cattrs.preconf.json import make_converter
+from cattrs.errors import ForbiddenExtraKeysError
 
-__all__ = ["ArgumentError", "make_strict_converter", "structure_strict", "unstructure"]
+from ..arguments import ArgumentError
+from ..strict import Problem, flatten_errors, json_type_name, make_strict_converter
+
+__all__ = ["ArgumentError", "structure_strict", "unstructure"]
 
 T = TypeVar("T")
 _LITERAL: Any = typing.Literal
 
-_JSON_NAMES: dict[type, str] = {
-    str: "string",
-    int: "integer",
-    float: "number",
-    bool: "boolean",
-    type(None): "null",
-    list: "array",
-    dict: "object",
-}
-
-
-def json_type_name(value: Any) -> str:
-    """The JSON name of a value's type (``"string"``, ``"integer"``, ...)."""
-    for kind, name in _JSON_NAMES.items():
-        if type(value) is kind:
-            return name
-    return type(value).__name__
-
-
-class ArgumentError(ValueError):
-    """Arguments that do not fit the input class; ``problems`` are ``path: message`` sentences."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("; ".join(problems))
-        self.problems = problems
-
-
-def _strict(kind: type) -> Any:
-    def hook(value: Any, _: Any) -> Any:
-        if type(value) is kind or (kind is float and type(value) is int):
-            return float(typing.cast(float, value)) if kind is float else value
-        msg = f"expected {_JSON_NAMES[kind]}, got {json_type_name(value)}"
-        raise TypeError(msg)
-
-    return hook
-
 
 def _is_union(tp: Any) -> bool:
-    import types
-
     return typing.get_origin(tp) in (typing.Union, types.UnionType)
 
 
-def make_strict_converter() -> cattrs.Converter:
-    """A JSON converter that forbids extra keys and never coerces a primitive."""
-    converter = make_converter(forbid_extra_keys=True)
-    for kind in (str, int, float, bool):
-        converter.register_structure_hook(kind, _strict(kind))
-
-    def structure_sequence(value: Any, tp: Any) -> Any:
-        if not isinstance(value, list | tuple):
-            msg = f"expected array, got {json_type_name(value)}"
-            raise TypeError(msg)
-        origin = typing.get_origin(tp) or tp
-        args = typing.get_args(tp)
-        fixed = origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis)
-        if fixed and len(value) != len(args):
-            msg = f"expected an array of {len(args)} items, got {len(value)}"
-            raise ValueError(msg)
-        items: list[Any] = []
-        errors: list[Exception] = []
-        for index, item in enumerate(value):
-            item_type = args[index] if fixed else (args[0] if args else Any)
-            try:
-                items.append(converter.structure(item, item_type))
-            except Exception as exc:
-                exc.__notes__ = [*getattr(exc, "__notes__", []), IterableValidationNote("", index, item_type)]
-                errors.append(exc)
-        if errors:
-            raise IterableValidationError("invalid items", errors, tp)
-        if origin in (tuple, set, frozenset):
-            return origin(items)
-        return items
-
-    def is_sequence(tp: Any) -> bool:
-        return (typing.get_origin(tp) or tp) in (list, tuple, set, frozenset, abc.Sequence)
-
-    converter.register_structure_hook_func(is_sequence, structure_sequence)
+def _make_converter() -> cattrs.Converter:
+    converter = make_strict_converter(forbid_extra_keys=True)
 
     def structure_enum(value: Any, tp: Any) -> Any:
         try:
@@ -147,46 +73,32 @@ def make_strict_converter() -> cattrs.Converter:
     return converter
 
 
-_CONVERTER = make_strict_converter()
+_CONVERTER = _make_converter()
 
 
-def _problems(exc: BaseException, path: str) -> list[str]:
-    where = path or "arguments"
-    if isinstance(exc, ForbiddenExtraKeysError):
+def _sentences(problem: Problem) -> list[str]:
+    path = ""
+    for part in problem.path:  # attributes joined by dots; list indexes and mapping keys in brackets
+        path = (f"{path}.{part}" if path else part) if type(part) is str else f"{path}[{part!r}]"
+    error = problem.error
+    if isinstance(error, ForbiddenExtraKeysError):
         prefix = f"{path}: " if path else ""
-        return [f'{prefix}Unrecognized key: "{key}"' for key in sorted(exc.extra_fields)]
-    if isinstance(exc, ClassValidationError):
-        out: list[str] = []
-        with_notes, without = exc.group_exceptions()
-        for inner in without:  # unknown keys first: a misspelled key usually explains a missing one
-            out.extend(_problems(inner, path))
-        for inner, note in with_notes:
-            out.extend(_problems(inner, f"{path}.{note.name}" if path else note.name))
-        return out
-    if isinstance(exc, IterableValidationError):
-        out = []
-        indexed, unindexed = exc.group_exceptions()
-        for inner, item in indexed:
-            out.extend(_problems(inner, f"{path}[{item.index!r}]"))
-        for inner in unindexed:
-            out.extend(_problems(inner, path))
-        return out
-    if isinstance(exc, BaseExceptionGroup):
-        return [problem for inner in exc.exceptions for problem in _problems(inner, path)]
-    if isinstance(exc, KeyError):
+        return [f'{prefix}Unrecognized key: "{key}"' for key in sorted(error.extra_fields)]
+    where = path or "arguments"
+    if isinstance(error, KeyError):
         return [f"{where}: required"]
-    text = str(exc) or type(exc).__name__
-    return [f"{where}: {text}"]
+    return [f"{where}: {str(error) or type(error).__name__}"]
 
 
 def structure_strict(value: Any, cls: type[T]) -> T:
     """``value`` as an instance of ``cls``; raises :class:`ArgumentError` naming every problem."""
     if not isinstance(value, dict):
-        raise ArgumentError([f"arguments: expected object, got {json_type_name(value)}"])
+        raise ArgumentError(f"arguments: expected object, got {json_type_name(value)}")
     try:
         return _CONVERTER.structure(value, cls)
     except Exception as exc:
-        raise ArgumentError(_problems(exc, "")) from None
+        sentences = [sentence for problem in flatten_errors(exc) for sentence in _sentences(problem)]
+        raise ArgumentError(*sentences) from None
 
 
 def unstructure(value: Any) -> Any:

@@ -210,7 +210,7 @@ class Tool(Generic[In, Out]):
         )
 
     def parse(self, arguments: Any) -> In:
-        """``arguments`` as the input class; raises :class:`~lorenz.authoring.structure.ArgumentError`."""
+        """``arguments`` as the input class; raises :class:`lorenz.ArgumentError`."""
         arguments = {} if arguments is None else arguments
         value = structure_strict(arguments, self.input)
         if self._keywords is not None:
@@ -219,7 +219,7 @@ class Tool(Generic[In, Out]):
                 for error in self._keywords.iter_errors(arguments)
             ]
             if problems:
-                raise ArgumentError(problems)
+                raise ArgumentError(*problems)
         return value
 
     def render(self, output: Out) -> tuple[Any, str]:

@@ -1,9 +1,8 @@
 """Structuring untrusted config maps into attrs classes with cattrs, strictly.
 
-cattrs coerces primitives by calling the type (``"false"`` → ``True``, ``5.9`` → ``5``,
-``5`` → ``"5"``, ``"abc"`` → ``('a', 'b', 'c')``); every hook here refuses that instead. Errors
-become one sentence naming the key path, in the original's format
-(``tracker.active_states.0 must be a string``).
+The converter is :func:`lorenz.strict.make_strict_converter` (no primitive is ever coerced) plus the
+config's own kinds (ports, flexible booleans, sections with camelCase aliases). Errors become one
+sentence naming the key path, in the original's format (``tracker.active_states.0 must be a string``).
 """
 
 from __future__ import annotations
@@ -14,9 +13,9 @@ from typing import Any, NewType, TypeVar
 
 import attrs
 from cattrs import Converter
-from cattrs.errors import AttributeValidationNote, ClassValidationError, IterableValidationError
 from cattrs.gen import make_dict_structure_fn
 
+from ..strict import WrongType, flatten_errors, make_strict_converter
 from .errors import ConfigError
 
 __all__ = [
@@ -49,11 +48,14 @@ _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])([A-Z])")
 class Invalid(ValueError):
     """One problem at a key: ``<label> <message>``, or the bare message when not ``labelled``."""
 
-    def __init__(self, message: str, *, path: Sequence[str | int] = (), labelled: bool = True) -> None:
+    def __init__(self, message: str, *, labelled: bool = True) -> None:
         super().__init__(message)
         self.message = message
-        self.path = tuple(path)
         self.labelled = labelled
+
+
+#: The config's wording of :class:`~lorenz.strict.WrongType` (its only lists are lists of strings).
+_WRONG_TYPE = {"string": "must be a string", "boolean": "must be a boolean", "array": "must be a list of strings"}
 
 
 def camel_to_snake(key: str) -> str:
@@ -79,31 +81,6 @@ def normalize_aliases(raw: Mapping[str, Any], names: frozenset[str] | set[str]) 
 
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _string(value: Any, _: object) -> str:
-    if not isinstance(value, str):
-        raise Invalid("must be a string")
-    return value
-
-
-def _boolean(value: Any, _: object) -> bool:
-    if not isinstance(value, bool):
-        raise Invalid("must be a boolean")
-    return value
-
-
-def _string_tuple(value: Any, _: object) -> tuple[str, ...]:
-    if not isinstance(value, list | tuple):
-        raise Invalid("must be a list of strings")
-    for index, item in enumerate(value):
-        if not isinstance(item, str):
-            raise Invalid("must be a string", path=(index,))
-    return tuple(value)
-
-
-def _routes(value: Any, _: object) -> tuple[str, ...] | None:
-    return None if value is None else _string_tuple(value, None)
 
 
 def _flex_bool(value: Any, _: object) -> bool:
@@ -138,24 +115,27 @@ def _is(kind: object) -> Callable[[Any], bool]:
 
 
 def _make_converter() -> Converter:
-    converter = Converter()
+    converter = make_strict_converter(forbid_extra_keys=False)
+
+    def as_type(kind: Any) -> Any:
+        return lambda value, _: converter.structure(value, kind)
+
+    def routes(value: Any, _: object) -> tuple[str, ...] | None:
+        return None if value is None else converter.structure(value, tuple[str, ...])
+
     for kind, hook in (
-        (str, _string),
-        (str | None, _string),
-        (bool, _boolean),
-        (tuple[str, ...], _string_tuple),
-        (tuple[str, ...] | None, _string_tuple),
+        # an optional key may be left out, but an explicit null is refused like any other non-string
+        (str | None, as_type(str)),
+        (tuple[str, ...] | None, as_type(tuple[str, ...])),
         (FlexBool, _flex_bool),
         (Port, _port_hook(0)),
         (McpPort, _port_hook(1)),
         (McpPort | None, _port_hook(1)),
         (PositiveInt, _positive_int),
-        (Routes | None, _routes),
+        (Routes | None, routes),
     ):
-        if isinstance(kind, type):
-            converter.register_structure_hook(kind, hook)
-        else:  # singledispatch cannot key on ``tuple[str, ...]``, unions or NewTypes
-            converter.register_structure_hook_func(_is(kind), hook)
+        # singledispatch cannot key on ``tuple[str, ...]``, unions or NewTypes
+        converter.register_structure_hook_func(_is(kind), hook)
 
     def section_hook(cls: type[Any]) -> Any:
         structure_fields = make_dict_structure_fn(cls, converter, _cattrs_forbid_extra_keys=False)
@@ -192,26 +172,13 @@ def structure(raw: Any, cls: type[T], label: str) -> T:
 
 
 def _render(exc: BaseException, label: str) -> str:
-    path: list[str | int] = []
-    while True:
-        if isinstance(exc, ClassValidationError):
-            with_notes, without = exc.group_exceptions()
-            if with_notes:
-                exc, note = with_notes[0]
-                path.append(note.name if isinstance(note, AttributeValidationNote) else str(note))
-                continue
-            exc = without[0]
-            continue
-        if isinstance(exc, IterableValidationError):
-            exc = exc.exceptions[0]
-            continue
-        break
-    if isinstance(exc, Invalid):
-        if not exc.labelled:
-            return exc.message
-        path.extend(exc.path)
-        return f"{_label(label, path)} {exc.message}"
-    return f"{_label(label, path)} is invalid"
+    first = flatten_errors(exc)[0]
+    error, where = first.error, _label(label, first.path)
+    if isinstance(error, Invalid):
+        return f"{where} {error.message}" if error.labelled else error.message
+    if isinstance(error, WrongType) and error.expected in _WRONG_TYPE:
+        return f"{where} {_WRONG_TYPE[error.expected]}"
+    return f"{where} is invalid"
 
 
 def _label(label: str, path: Sequence[str | int]) -> str:
