@@ -300,6 +300,12 @@ def run_http(live: LiveWorkspace, *, host: str, port: int) -> int:
     bound_port = sock.getsockname()[1]
     url = display_url(host, bound_port)
     snapshot = live.snapshot()
+    if host not in ("127.0.0.1", "localhost", "::1") and not snapshot.settings.server.token:
+        print(
+            f"lorenz: warning: listening on {host}, beyond this machine, without a bearer token; "
+            "set server.token (or LORENZ_MCP_TOKEN), and list the names clients use in server.allowed_hosts",
+            file=sys.stderr,
+        )
 
     def announce() -> None:
         print(
