@@ -27,6 +27,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..settings.model import ServerSettings
+from .loopback import serve_app_in_thread
 from .mcp_server import HostState, build_server
 from .pages import counted, healthz, landing_page, server_card
 from .reload import LiveWorkspace
@@ -196,17 +197,20 @@ class _Server(uvicorn.Server):
             self._on_started()
 
 
+#: How the host runs under uvicorn, in the foreground and in a thread.
+UVICORN_OPTIONS: dict[str, Any] = {
+    "log_level": "warning",
+    "lifespan": "on",
+    "access_log": False,
+    "timeout_keep_alive": 5,
+    "timeout_graceful_shutdown": 5,
+    # Headers are capped by h11 (16 KiB); the body cap is SecurityMiddleware's.
+    "limit_concurrency": 1000,
+}
+
+
 def uvicorn_config(app: Starlette) -> uvicorn.Config:
-    return uvicorn.Config(
-        app,
-        log_level="warning",
-        lifespan="on",
-        access_log=False,
-        timeout_keep_alive=5,
-        timeout_graceful_shutdown=5,
-        # Headers are capped by h11 (16 KiB); the body cap is SecurityMiddleware's.
-        limit_concurrency=1000,
-    )
+    return uvicorn.Config(app, **UVICORN_OPTIONS)
 
 
 @frozen
@@ -262,32 +266,8 @@ def serve_in_thread(
         env["LORENZ_MCP_TOKEN"] = token
     live = LiveWorkspace.open(workflow, cwd=cwd, env=env, plugins=list(plugins), reload=reload)
     app = build_app(live, bind_host="127.0.0.1")
-    sock = bind_socket("127.0.0.1", 0)
-    port = sock.getsockname()[1]
-    started = threading.Event()
-    server = _Server(uvicorn_config(app), on_started=started.set)
-    failure: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            server.run(sockets=[sock])
-        except BaseException as exc:  # surfaced to the caller below
-            failure.append(exc)
-        finally:
-            started.set()
-
-    thread = threading.Thread(target=run, name=f"lorenz-serve-{port}", daemon=True)
-    thread.start()
-    try:
-        started.wait(timeout=30)
-        if failure or not server.started:
-            msg = f"lorenz server failed to start: {failure[0] if failure else 'timeout'}"
-            raise RuntimeError(msg)
-        yield RunningServer(base_url=f"http://127.0.0.1:{port}", app=app)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=15)
-        sock.close()
+    with serve_app_in_thread(app, start_timeout=30, name="lorenz-serve", **UVICORN_OPTIONS) as server:
+        yield RunningServer(base_url=server.base_url, app=app)
 
 
 def run_http(live: LiveWorkspace, *, host: str, port: int) -> int:
