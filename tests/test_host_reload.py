@@ -118,3 +118,20 @@ async def test_stateful_mode_serves_both_eras(tmp_path: Path, json_response: str
                 assert result.structured_content == {"sum": 5}
                 failed = await client.call_tool("demo_boom", {})
                 assert failed.is_error is True
+
+
+async def test_stateless_sse_responses(tmp_path: Path, host_pack: ModuleType) -> None:
+    """server.json_response: false answers each POST with an SSE stream; both eras still work."""
+    write(tmp_path / "WORKFLOW.md", "tracker:\n  kind: demo\nserver:\n  json_response: false\n")
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack]) as server:
+        async with httpx.AsyncClient() as http:
+            raw = await http.post(
+                server.url,
+                json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                headers={"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"},
+            )
+        assert raw.headers["content-type"].startswith("text/event-stream")
+        for mode in ("legacy", "auto"):
+            async with mcp.Client(server.url, mode=mode) as client:
+                result = await client.call_tool("demo_add", {"a": 2, "b": 2})
+                assert result.structured_content == {"sum": 4}
