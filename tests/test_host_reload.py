@@ -135,3 +135,19 @@ async def test_stateless_sse_responses(tmp_path: Path, host_pack: ModuleType) ->
             async with mcp.Client(server.url, mode=mode) as client:
                 result = await client.call_tool("demo_add", {"a": 2, "b": 2})
                 assert result.structured_content == {"sum": 4}
+
+
+async def test_modern_listen_stream_gets_tools_changed(tmp_path: Path, host_pack: ModuleType) -> None:
+    """2026-07-28 clients on a streaming server hear about reloads on a subscriptions/listen stream."""
+    workflow = tmp_path / "WORKFLOW.md"
+    write(workflow, "tracker:\n  kind: demo\nserver:\n  json_response: false\n")
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack]) as server:
+        async with mcp.Client(server.url) as client:
+            assert client.session.protocol_version == "2026-07-28"
+            async with client.listen(tools_list_changed=True) as subscription:
+                write(workflow, "tracker:\n  kind: demo\nserver:\n  json_response: false\ntools:\n  extra: {}\n")
+                with anyio.fail_after(10):
+                    event = await subscription.__aiter__().__anext__()
+            assert type(event).__name__ == "ToolsListChanged"
+            listed = await client.list_tools()
+            assert [tool.name for tool in listed.tools] == [*DEMO, "extra_ping"]

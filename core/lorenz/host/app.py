@@ -59,7 +59,7 @@ def build_app(
     live = source if isinstance(source, LiveWorkspace) else LiveWorkspace(source, reload=False)
     server_settings: ServerSettings = live.snapshot().settings.server
     stateful = server_settings.stateful
-    state = HostState(live, list_changed=stateful)
+    state = HostState(live, list_changed=stateful, listen=not server_settings.json_response)
     mcp_server = build_server(state)
     # The OpenTelemetry middleware is a no-op without an exporter but still costs every message.
     mcp_server.middleware = []
@@ -195,6 +195,14 @@ class _Server(uvicorn.Server):
         await super().startup(sockets)
         if self.started and self._on_started is not None:
             self._on_started()
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        # uvicorn drains connections before the app's lifespan ends: end the open listen streams
+        # first, or each would hold shutdown for the whole grace period.
+        state = getattr(getattr(self.config.app, "state", None), "host", None)
+        if isinstance(state, HostState) and state.listen is not None:
+            state.listen.close()
+        await super().shutdown(sockets)
 
 
 #: How the host runs under uvicorn, in the foreground and in a thread.

@@ -21,6 +21,7 @@ from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
 from mcp.server import Server, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from .. import __version__
@@ -50,9 +51,16 @@ class HostState:
     """What the handlers share: the live workspace, the outbound HTTP client (opened by the
     app's lifespan, or lazily) and, when change notifications are on, the sessions to notify."""
 
-    def __init__(self, live: LiveWorkspace, *, list_changed: bool = False) -> None:
+    def __init__(self, live: LiveWorkspace, *, list_changed: bool = False, listen: bool = False) -> None:
         self.live = live
         self.list_changed = list_changed
+        #: 2026-07-28 clients learn about reloads on ``subscriptions/listen`` streams, which need a
+        #: transport that streams responses (SSE or stdio); ``None`` when there is none.
+        self.listen: ListenHandler | None = None
+        self._bus: InMemorySubscriptionBus | None = None
+        if listen:
+            self._bus = InMemorySubscriptionBus()
+            self.listen = ListenHandler(self._bus)
         self.http: httpx.AsyncClient | None = None
         self._sessions: dict[str, ServerSession] = {}
         self._notified_generation = live.snapshot().generation
@@ -63,6 +71,8 @@ class HostState:
         return self.http
 
     async def aclose(self) -> None:
+        if self.listen is not None:
+            self.listen.close()  # ends open listen streams gracefully, so shutdown does not wait on them
         if self.http is not None:
             await self.http.aclose()
             self.http = None
@@ -84,11 +94,14 @@ class HostState:
             del self._sessions[next(iter(self._sessions))]
 
     async def notify_if_changed(self) -> None:
-        """Send ``notifications/tools/list_changed`` to every remembered session once per reload."""
+        """Tell clients about a reload, once per reload: ``notifications/tools/list_changed`` to every
+        remembered handshake-era session, and a tools event on every 2026-07-28 listen stream."""
         generation = self.live.snapshot().generation
         if generation == self._notified_generation:
             return
         self._notified_generation = generation
+        if self._bus is not None:
+            await self._bus.publish(ToolsListChanged())
         for key, session in list(self._sessions.items()):
             try:
                 await session.send_tool_list_changed()
@@ -261,5 +274,6 @@ def build_server(state: HostState) -> LorenzServer:
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
         get_tool_input_schema=input_schema,
+        on_subscriptions_listen=state.listen,
     )
     return server

@@ -21,7 +21,7 @@ __all__ = ["run_stdio"]
 
 async def serve_stdio(live: LiveWorkspace) -> None:
     """Serve one client on stdin/stdout until it closes stdin; reloads are pushed to it."""
-    state = HostState(live, list_changed=live.reloads)
+    state = HostState(live, list_changed=live.reloads, listen=live.reloads)
     server = build_server(state)
     server.middleware = []
 
