@@ -250,3 +250,14 @@ async def test_stateful_session_delete_then_404(tmp_path: Path, host_pack: Modul
     assert [tool["name"] for tool in listed.json()["result"]["tools"]] == TOOLS
     assert 200 <= deleted.status_code < 300
     assert after.status_code == 404
+
+
+async def test_unknown_route_is_json_404(server: RunningServer) -> None:
+    """Unknown paths get a JSON 404; a wrong method on a page gets a JSON 405."""
+    async with httpx.AsyncClient() as http:
+        missing = await http.get(server.base_url + "/missing")
+        wrong = await http.post(server.base_url + "/healthz")
+    assert missing.status_code == 404
+    assert missing.json() == {"error": {"code": "not_found", "message": "Route not found"}}
+    assert wrong.status_code == 405
+    assert wrong.json()["error"]["code"] == "method_not_allowed"

@@ -22,6 +22,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -111,11 +112,20 @@ def build_app(
                 mcp_endpoint=endpoint,
             )
         ],
+        exception_handlers={404: not_found, 405: method_not_allowed},
         lifespan=lifespan,
     )
     app.state.live = live
     app.state.host = state
     return app
+
+
+async def not_found(request: Request, exc: Exception) -> JSONResponse:
+    return JSONResponse({"error": {"code": "not_found", "message": "Route not found"}}, status_code=404)
+
+
+async def method_not_allowed(request: Request, exc: Exception) -> JSONResponse:
+    return JSONResponse({"error": {"code": "method_not_allowed", "message": "Method not allowed"}}, status_code=405)
 
 
 class StatelessEndpoint:
