@@ -165,3 +165,18 @@ def test_failed_plugins_are_warned_about(env: Path, capsys: pytest.CaptureFixtur
     assert main(["check"]) == 0
     err = capsys.readouterr().err
     assert "lorenz: warning: plugin broken failed to load: ModuleNotFoundError" in err
+
+
+def test_plugin_option_after_the_command(
+    dist_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`-p MODULE` registers a plugin module in-process, before or after the command."""
+    monkeypatch.setenv("LORENZ_LOAD_PLUGINS", "")
+    monkeypatch.chdir(tmp_path)
+    Path("WORKFLOW.md").write_text(WORKFLOW, encoding="utf-8")
+    assert main(["tools", "-p", "lorenz_acme"]) == 0
+    assert "acme_echo" in capsys.readouterr().out
+    assert main(["-p", "lorenz_acme", "tools"]) == 0
+    assert "acme_echo" in capsys.readouterr().out
+    assert main(["tools"]) == 1
+    assert "unsupported tracker.kind: acme" in capsys.readouterr().err

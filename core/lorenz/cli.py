@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import importlib
 import json
 import os
@@ -179,9 +180,7 @@ def cmd_issues(args: argparse.Namespace) -> int:
     try:
         issues = asyncio.run(_candidates(workspace))
     except Exception as exc:
-        raise UsageError(
-            redact_text(f"fetching candidate issues failed: {exc}", workspace.settings.secrets)
-        ) from exc
+        raise UsageError(redact_text(f"fetching candidate issues failed: {exc}", workspace.settings.secrets)) from exc
     if args.json:
         _print_json([issue.to_record() for issue in issues])
         return 0
@@ -251,39 +250,45 @@ def build_parser() -> argparse.ArgumentParser:
         description="Serve tool packs and issue trackers to AI agents over MCP.",
     )
     parser.add_argument("--version", action="version", version=f"lorenz {__version__}")
-    parser.add_argument(
+    plugin_help = "also register this plugin module by import path (repeatable); handy while writing a pack"
+    parser.add_argument("-p", "--plugin", action="append", default=[], metavar="MODULE", help=plugin_help)
+    # `-p` is accepted after the command too; SUPPRESS keeps a subcommand from resetting the value.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
         "-p",
         "--plugin",
         action="append",
-        default=[],
+        dest="sub_plugin",
+        default=argparse.SUPPRESS,
         metavar="MODULE",
-        help="also register this plugin module by import path (repeatable); handy while writing a pack",
+        help=plugin_help,
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add_parser = functools.partial(sub.add_parser, parents=[common])
 
-    p = sub.add_parser("plugins", help="list discovered plugins, what they register, and failures")
+    p = add_parser("plugins", help="list discovered plugins, what they register, and failures")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_plugins)
 
-    p = sub.add_parser("check", help="parse and validate a workflow")
+    p = add_parser("check", help="parse and validate a workflow")
     p.add_argument("workflow", nargs="?", help="WORKFLOW.md path (default: $LORENZ_WORKFLOW or ./WORKFLOW.md)")
     p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser("tools", help="list the tools a workflow mounts")
+    p = add_parser("tools", help="list the tools a workflow mounts")
     p.add_argument("workflow", nargs="?", help="WORKFLOW.md path")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_tools)
 
-    p = sub.add_parser("call", help="run one tool in-process and print its result")
+    p = add_parser("call", help="run one tool in-process and print its result")
     p.add_argument("values", nargs="+", metavar="[WORKFLOW] TOOL [JSON-ARGS]", help="JSON-ARGS may be - for stdin")
     p.set_defaults(func=cmd_call)
 
-    p = sub.add_parser("issues", help="list the candidate issues the dispatch tracker hands out now")
+    p = add_parser("issues", help="list the candidate issues the dispatch tracker hands out now")
     p.add_argument("workflow", nargs="?", help="WORKFLOW.md path")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_issues)
 
-    p = sub.add_parser("serve", help="serve the mounted tools over MCP (Streamable HTTP at /mcp, or stdio)")
+    p = add_parser("serve", help="serve the mounted tools over MCP (Streamable HTTP at /mcp, or stdio)")
     p.add_argument("workflow", nargs="?", help="WORKFLOW.md path")
     p.add_argument("--host", help="bind address (default: server.host, 127.0.0.1)")
     p.add_argument("--port", type=int, help="port (default: server.port, 4040; 0 picks a free port)")
@@ -291,13 +296,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-reload", action="store_true", help="do not watch WORKFLOW.md for changes")
     p.set_defaults(func=cmd_serve)
 
-    p = sub.add_parser("new-pack", help="write a new tool pack project (its own distribution) from a template")
+    p = add_parser("new-pack", help="write a new tool pack project (its own distribution) from a template")
     p.add_argument("name", help="pack name: a lowercase Python identifier; tools are prefixed NAME_")
     p.add_argument("--dir", help="project directory (default: ./lorenz-NAME)")
     p.add_argument("--tracker", action="store_true", help="also write a tracker that mounts the pack")
     p.set_defaults(func=cmd_new_pack)
 
-    p = sub.add_parser("lint", help="check tool packs: contract, naming, schemas, error contracts, format parity")
+    p = add_parser("lint", help="check tool packs: contract, naming, schemas, error contracts, format parity")
     p.add_argument("path", nargs="?", help="a pack project directory, .py file or module (default: installed packs)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_lint)
@@ -306,6 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.plugin = [*args.plugin, *getattr(args, "sub_plugin", [])]
     try:
         code: int = args.func(args)
     except UsageError as exc:

@@ -57,7 +57,7 @@ def _refuse(request: Any) -> Any:
 
 def _bad_arguments(schema: Mapping[str, Any]) -> dict[str, Any] | None:
     """Arguments that do not satisfy ``schema``, or ``None`` when it accepts anything."""
-    from jsonschema.validators import Draft202012Validator, validator_for  # type: ignore[import-untyped]
+    from jsonschema.validators import Draft202012Validator, validator_for
 
     try:
         validator = validator_for(schema, default=Draft202012Validator)(schema)

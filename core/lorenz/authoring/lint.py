@@ -52,13 +52,13 @@ HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 
 
 def _check_schema(schema: Any, label: str) -> str | None:
-    from jsonschema import SchemaError  # type: ignore[import-untyped]
-    from jsonschema.validators import Draft202012Validator, validator_for  # type: ignore[import-untyped]
+    from jsonschema import SchemaError
+    from jsonschema.validators import Draft202012Validator, validator_for
 
     if not isinstance(schema, Mapping):
         return f"{label} is not a JSON object"
     try:
-        validator_for(schema, default=Draft202012Validator).check_schema(schema)
+        validator_for(schema, default=Draft202012Validator).check_schema(dict(schema))
     except SchemaError as exc:
         return f"{label} is not valid JSON Schema: {exc.message}"
     if schema.get("type") != "object":

@@ -289,7 +289,7 @@ def _keyword_validator(schema: Mapping[str, Any]) -> Any:
     constraints = _constraints(schema)
     if not constraints:
         return None
-    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+    from jsonschema import Draft202012Validator
 
     return Draft202012Validator(constraints)
 

@@ -50,7 +50,7 @@ def serve(
     """
     from ..plugins import discover
     from ..redact import redact_text
-    from ..workspace import find_workflow, open_workspace
+    from ..workspace import open_workspace
 
     _configure_logging()
     cwd = Path.cwd() if cwd is None else cwd
@@ -58,12 +58,6 @@ def serve(
     discovery = discover(plugins=plugins, env=env)
     for failure in discovery.failures:
         print(f"lorenz: warning: plugin {failure.name} failed to load: {failure.error}", file=sys.stderr)
-    if find_workflow(workflow, cwd=cwd, env=env) is None and discovery.trackers.get("local") is None:
-        return _fail(
-            f"no WORKFLOW.md in {cwd}, and the embedded default (the local board) needs the local tracker "
-            "plugin, which is not installed. Install it with `pip install -e plugins/local`, "
-            "or write a WORKFLOW.md."
-        )
     try:
         workspace = open_workspace(workflow, cwd=cwd, env=env, discovery=discovery)
     except Exception as exc:  # ConfigError, RegistryError, MountError, or a plugin's own error

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import httpx
 import mcp_types as types
-from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
+from jsonschema.exceptions import best_match
 from mcp.server import Server, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions

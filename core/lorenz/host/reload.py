@@ -41,8 +41,8 @@ def compile_schema(schema: Mapping[str, Any] | None) -> Validator | None:
     keeps a tool's schema reuses it); ``None`` for no schema or a schema that is itself invalid."""
     if schema is None:
         return None
-    from jsonschema import SchemaError  # type: ignore[import-untyped]
-    from jsonschema.validators import Draft202012Validator, validator_for  # type: ignore[import-untyped]
+    from jsonschema import SchemaError
+    from jsonschema.validators import Draft202012Validator, validator_for
 
     key = json.dumps(schema, sort_keys=True, default=str)
     with _VALIDATORS_LOCK:
@@ -51,7 +51,7 @@ def compile_schema(schema: Mapping[str, Any] | None) -> Validator | None:
     cls = validator_for(schema, default=Draft202012Validator)
     validator: Validator | None
     try:
-        cls.check_schema(schema)
+        cls.check_schema(dict(schema))
         validator = cls(schema)
     except SchemaError as exc:
         logger.warning("lorenz: ignoring an invalid JSON Schema: %s", exc.message)
