@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +29,6 @@ PACK = LocalToolPack()
 
 def board_settings(board: Path, **options: str) -> Settings:
     return Settings(tracker=TrackerSettings(kind="local", options={"path": str(board), **options}))
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient() as client:
-        yield client
 
 
 async def call(http: httpx.AsyncClient, board: Path, name: str, args: Any, **options: str) -> ToolResult:
