@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import pluggy
-from attrs import field, frozen
+from attrs import frozen
 
 from . import hookspecs
 from .contracts import ToolProvider, TrackerProvider
@@ -90,7 +90,6 @@ class Discovery:
     trackers: TrackerRegistry
     plugins: tuple[PluginInfo, ...] = ()
     failures: tuple[PluginFailure, ...] = ()
-    manager: pluggy.PluginManager | None = field(default=None, eq=False, repr=False)
 
 
 def make_manager() -> pluggy.PluginManager:
@@ -234,9 +233,7 @@ def build_registries(
                 trackers=tuple(str(t.kind).strip() for t in kinds),
             )
         )
-    return Discovery(
-        tools=tools, trackers=trackers, plugins=tuple(infos), failures=tuple(all_failures), manager=pm
-    )
+    return Discovery(tools=tools, trackers=trackers, plugins=tuple(infos), failures=tuple(all_failures))
 
 
 def _check_free(existing: object, new: object, noun: str, key: str) -> None:
