@@ -24,14 +24,46 @@ __all__ = ["DEFAULT_SELECT", "TOOL_NAMES", "LocalToolPack", "local_tool_specs"]
 DEFAULT_SELECT = ("id", "title", "state", "stateType", "labels")
 _ROW_FIELDS = "id, identifier, title, description, state, stateType, labels, createdAt, updatedAt"
 
-_STRING = {"type": "string"}
+
+def _string(description: str) -> dict[str, Any]:
+    return {"type": "string", "description": description}
+
+
+_ISSUE_ID = _string("Board issue id: the board's id prefix plus a number, e.g. BOARD-12.")
+_QUERY_PROPERTIES: dict[str, dict[str, Any]] = {
+    "where": {
+        "type": "object",
+        "description": (
+            "Row filter: {field, op, value} (op eq/ne/lt/lte/gt/gte/in/nin/contains/exists; "
+            "contains takes an optional boolean ci) or {and: [...]}, {or: [...]}, {not: {...}}."
+        ),
+    },
+    "select": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": (
+            f"Row fields to return (default {', '.join(DEFAULT_SELECT)}); also description, identifier, "
+            'createdAt, updatedAt, and "comments" for each issue\'s comment lines.'
+        ),
+    },
+    "order_by": {
+        "type": "array",
+        "items": {"type": "object"},
+        "description": "Sort keys in priority order: [{field, dir}] with dir 'asc' (default) or 'desc'.",
+    },
+    "limit": {"type": "number", "description": "Maximum rows to return: an integer >= 1, default 100, capped at 1000."},
+    "offset": {"type": "number", "description": "Matching rows to skip before the first returned: an integer >= 0."},
+}
 _SPECS = (
     ToolSpec(
         name="local_update_status",
         description="Move a local board issue to a new status. Args: issueId, status.",
         input_schema={
             "type": "object",
-            "properties": {"issueId": _STRING, "status": _STRING},
+            "properties": {
+                "issueId": _ISSUE_ID,
+                "status": _string("The new status name, e.g. 'In Progress' or 'Done' (non-blank, free text)."),
+            },
             "required": ["issueId", "status"],
         },
     ),
@@ -40,7 +72,10 @@ _SPECS = (
         description="Append a comment to a local board issue. Args: issueId, body.",
         input_schema={
             "type": "object",
-            "properties": {"issueId": _STRING, "body": _STRING},
+            "properties": {
+                "issueId": _ISSUE_ID,
+                "body": _string("Comment text; stored as a timestamped '- <time> agent: <body>' line."),
+            },
             "required": ["issueId", "body"],
         },
     ),
@@ -49,14 +84,18 @@ _SPECS = (
         description="Create a new local board issue. Args: title, body?, status?.",
         input_schema={
             "type": "object",
-            "properties": {"title": _STRING, "body": _STRING, "status": _STRING},
+            "properties": {
+                "title": _string("Issue title, one line (line breaks become spaces)."),
+                "body": _string("Issue description (Markdown); omit for none."),
+                "status": _string("Initial status name, e.g. 'Todo' (the default when omitted or blank)."),
+            },
             "required": ["title"],
         },
     ),
     ToolSpec(
         name="local_read_issue",
         description="Read a local board issue: its current status, title, description, and comments.",
-        input_schema={"type": "object", "properties": {"issueId": _STRING}, "required": ["issueId"]},
+        input_schema={"type": "object", "properties": {"issueId": _ISSUE_ID}, "required": ["issueId"]},
         annotations={"readOnlyHint": True},
     ),
     ToolSpec(
@@ -69,16 +108,7 @@ _SPECS = (
             f'max 1000), offset. Row fields: {_ROW_FIELDS}; add "comments" to select for each '
             "issue's comment lines. Returns {rows, total, skipped}."
         ),
-        input_schema={
-            "type": "object",
-            "properties": {
-                "where": {"type": "object"},
-                "select": {"type": "array", "items": {"type": "string"}},
-                "order_by": {"type": "array", "items": {"type": "object"}},
-                "limit": {"type": "number"},
-                "offset": {"type": "number"},
-            },
-        },
+        input_schema={"type": "object", "properties": _QUERY_PROPERTIES},
         annotations={"readOnlyHint": True},
     ),
 )

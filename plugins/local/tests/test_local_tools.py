@@ -51,8 +51,13 @@ def test_spec_names_order_and_schemas() -> None:
     for spec in specs:
         assert spec.input_schema["type"] == "object"
         assert "additionalProperties" not in spec.input_schema
+        for key, prop in spec.input_schema["properties"].items():
+            assert prop.get("description"), f"{spec.name}.{key} has no description"
     query = specs[-1].input_schema["properties"]
-    assert query["select"] == {"type": "array", "items": {"type": "string"}}
+    assert {k: v for k, v in query["select"].items() if k != "description"} == {
+        "type": "array",
+        "items": {"type": "string"},
+    }
     assert set(query) == {"where", "select", "order_by", "limit", "offset"}
 
 
