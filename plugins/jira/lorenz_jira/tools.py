@@ -22,8 +22,13 @@ __all__ = ["DEFAULT_SELECT", "JIRA_TOOL_NAMES", "JiraToolPack"]
 #: The fields ``jira_query`` returns when no ``select`` is given.
 DEFAULT_SELECT: tuple[str, ...] = ("id", "identifier", "title", "state", "stateType", "labels", "url")
 
-_STRING = {"type": "string"}
-_STRINGS = {"type": "array", "items": {"type": "string"}}
+
+def _string(description: str) -> dict[str, Any]:
+    return {"type": "string", "description": description}
+
+
+def _strings(description: str) -> dict[str, Any]:
+    return {"type": "array", "items": {"type": "string"}, "description": description}
 
 
 def _schema(properties: Mapping[str, Any], required: Sequence[str], *, open_: bool = False) -> dict[str, Any]:
@@ -34,12 +39,14 @@ def _schema(properties: Mapping[str, Any], required: Sequence[str], *, open_: bo
 
 
 _READ_ONLY = {"readOnlyHint": True}
+_ISSUE_ID = _string("Jira issue key such as ENG-123, or numeric issue id such as 10001.")
+_BODY = _string("Comment text in Markdown.")
 
 _SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="jira_read_issue",
         description="Read one issue from the configured tracker. Args: issueId (tracker id or key when supported).",
-        input_schema=_schema({"issueId": _STRING}, ["issueId"]),
+        input_schema=_schema({"issueId": _ISSUE_ID}, ["issueId"]),
         annotations=_READ_ONLY,
     ),
     ToolSpec(
@@ -50,14 +57,39 @@ _SPECS: tuple[ToolSpec, ...] = (
         ),
         input_schema=_schema(
             {
-                "states": _STRINGS,
-                "issueIds": _STRINGS,
-                "query": _STRING,
-                "where": {"type": "object"},
-                "select": _STRINGS,
-                "order_by": {"type": "array", "items": {"type": "object"}},
-                "limit": {"type": "number"},
-                "offset": {"type": "number"},
+                "states": _strings(
+                    "Status names, e.g. ['To Do', 'In Progress']: issues in the configured scope (tracker jql or "
+                    "projects) with one of them. Used when neither issueIds nor query is given."
+                ),
+                "issueIds": _strings("Issue keys (ENG-123) or numeric ids to fetch; overrides query and states."),
+                "query": _string(
+                    "JQL query string, e.g. 'project = ENG AND status = \"In Progress\"' (alias: jql); "
+                    "overrides states."
+                ),
+                "where": {
+                    "type": "object",
+                    "description": (
+                        "Row filter: {field, op, value} (op eq/ne/lt/lte/gt/gte/in/nin/contains/exists; "
+                        "contains takes an optional boolean ci) or {and: [...]}, {or: [...]}, {not: {...}}."
+                    ),
+                },
+                "select": _strings(
+                    f"Row fields to return (default {', '.join(DEFAULT_SELECT)}); also description, createdAt, "
+                    "updatedAt."
+                ),
+                "order_by": {
+                    "type": "array",
+                    "items": {"type": "object"},
+                    "description": "Sort keys in priority order: [{field, dir}] with dir 'asc' (default) or 'desc'.",
+                },
+                "limit": {
+                    "type": "number",
+                    "description": "Maximum rows to return: an integer >= 1, default 100, capped at 1000.",
+                },
+                "offset": {
+                    "type": "number",
+                    "description": "Matching rows to skip before the first returned: an integer >= 0.",
+                },
             },
             [],
             open_=True,
@@ -67,12 +99,21 @@ _SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="jira_update_status",
         description="Move an issue in the configured tracker to a new status. Args: issueId, status.",
-        input_schema=_schema({"issueId": _STRING, "status": _STRING}, ["issueId", "status"]),
+        input_schema=_schema(
+            {
+                "issueId": _ISSUE_ID,
+                "status": _string(
+                    "Target status as the name of an available workflow transition (usually the status name, "
+                    "e.g. 'In Progress'); case-insensitive."
+                ),
+            },
+            ["issueId", "status"],
+        ),
     ),
     ToolSpec(
         name="jira_list_comments",
         description="List comments on an issue in the configured tracker. Args: issueId.",
-        input_schema=_schema({"issueId": _STRING}, ["issueId"]),
+        input_schema=_schema({"issueId": _ISSUE_ID}, ["issueId"]),
         annotations=_READ_ONLY,
     ),
     ToolSpec(
@@ -81,19 +122,36 @@ _SPECS: tuple[ToolSpec, ...] = (
             "Add a comment to an issue in the configured tracker. Args: issueId, body. "
             "Returns the created comment when the provider exposes it."
         ),
-        input_schema=_schema({"issueId": _STRING, "body": _STRING}, ["issueId", "body"]),
+        input_schema=_schema({"issueId": _ISSUE_ID, "body": _BODY}, ["issueId", "body"]),
     ),
     ToolSpec(
         name="jira_update_comment",
         description="Update a comment on an issue in the configured tracker. Args: issueId, commentId, body.",
         input_schema=_schema(
-            {"issueId": _STRING, "commentId": _STRING, "body": _STRING}, ["issueId", "commentId", "body"]
+            {
+                "issueId": _ISSUE_ID,
+                "commentId": _string("Jira comment id, e.g. 10042: a comment's id from jira_list_comments."),
+                "body": _string("The comment's new full text in Markdown; replaces the old text."),
+            },
+            ["issueId", "commentId", "body"],
         ),
     ),
     ToolSpec(
         name="jira_create_issue",
         description="Create an issue in the configured tracker. Args: title, body?, status?, assignee?.",
-        input_schema=_schema({"title": _STRING, "body": _STRING, "status": _STRING, "assignee": _STRING}, ["title"]),
+        input_schema=_schema(
+            {
+                "title": _string("Issue summary (one line)."),
+                "body": _string("Issue description in Markdown; omit for none."),
+                "status": _string(
+                    "Status to move the new issue to, e.g. 'In Progress'; omit to keep the workflow's initial one."
+                ),
+                "assignee": _string(
+                    "Jira accountId to assign; 'me' for the authenticated account; omit for the configured assignee."
+                ),
+            },
+            ["title"],
+        ),
     ),
 )
 
