@@ -120,13 +120,49 @@ def slack_tool_specs() -> list[ToolSpec]:
             input_schema={
                 "type": "object",
                 "properties": {
-                    "channels": {"type": "array", "items": {"type": "string"}},
-                    "where": {"type": "object", "description": "A filter: {field, op, value} or and/or/not."},
-                    "select": {"type": "array", "items": {"type": "string"}},
-                    "expand": {"type": "array", "items": {"type": "string", "enum": list(_EXPAND)}},
-                    "order_by": {"type": "array", "items": {"type": "object"}},
-                    "limit": {"type": "number"},
-                    "offset": {"type": "number"},
+                    "channels": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": (
+                            "Slack channel ids to search, e.g. ['C0123456789']; kept only if configured "
+                            "(default: every configured channel)."
+                        ),
+                    },
+                    "where": {
+                        "type": "object",
+                        "description": (
+                            "Row filter: {field, op, value} (op eq/ne/lt/lte/gt/gte/in/nin/contains/exists; "
+                            "contains takes an optional boolean ci) or {and: [...]}, {or: [...]}, {not: {...}}."
+                        ),
+                    },
+                    "select": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": (
+                            f"Row fields to return (default {', '.join(DEFAULT_SELECT)}); also channel, ts, "
+                            "stateType, text, url, reactions."
+                        ),
+                    },
+                    "expand": {
+                        "type": "array",
+                        "items": {"type": "string", "enum": list(_EXPAND)},
+                        "description": "Extra data per row: 'thread' (every reply) and/or 'reactions'.",
+                    },
+                    "order_by": {
+                        "type": "array",
+                        "items": {"type": "object"},
+                        "description": (
+                            "Sort keys in priority order: [{field, dir}] with dir 'asc' (default) or 'desc'."
+                        ),
+                    },
+                    "limit": {
+                        "type": "number",
+                        "description": "Maximum rows to return: an integer >= 1, default 100, capped at 1000.",
+                    },
+                    "offset": {
+                        "type": "number",
+                        "description": "Matching rows to skip before the first returned: an integer >= 0.",
+                    },
                 },
             },
         ),
@@ -147,7 +183,20 @@ def slack_tool_specs() -> list[ToolSpec]:
             ),
             input_schema={
                 "type": "object",
-                "properties": {"issueId": _ISSUE_ID, "before": {"type": "number"}, "after": {"type": "number"}},
+                "properties": {
+                    "issueId": _ISSUE_ID,
+                    "before": {
+                        "type": "number",
+                        "description": (
+                            "How many messages up to and including the anchor: an integer >= 0, default 10, "
+                            "capped at 50."
+                        ),
+                    },
+                    "after": {
+                        "type": "number",
+                        "description": "How many messages after the anchor: an integer >= 0, default 10, capped at 50.",
+                    },
+                },
                 "required": ["issueId"],
             },
         ),

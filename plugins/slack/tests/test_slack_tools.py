@@ -67,6 +67,9 @@ def test_specs_names_order_and_required_fields() -> None:
     assert required["slack_comment"] == ["issueId", "body"]
     assert required["slack_query"] is None
     assert "additionalProperties" not in specs[0].input_schema
+    for spec in specs:
+        for key, prop in spec.input_schema["properties"].items():
+            assert prop.get("description"), f"{spec.name}.{key} has no description"
     expand = specs[4].input_schema["properties"]["expand"]
     assert expand["items"]["enum"] == ["thread", "reactions"]
 
