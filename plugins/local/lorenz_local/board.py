@@ -43,6 +43,7 @@ __all__ = [
 ]
 
 COMMENTS_MARKER = "<!-- lorenz:comments -->"
+_NEUTRAL_MARKER = "&lt;!-- lorenz:comments -->"
 _COMMENTS_HEADING = "## Comments"
 
 
@@ -164,8 +165,10 @@ def render_document(document: BoardDocument) -> str:
         front += _dump_mapping("labels", list(document.labels))
     # Only newlines: str.rstrip() would also eat a trailing NBSP that is part of a value.
     front = front.rstrip("\n")
-    sections = [f"---\n{front}\n---", f"# {document.title}"]
-    description = document.description.strip()
+    # Rule: the marker is raw only before the comment block; in title/description it becomes `&lt;!--`.
+    title = document.title.replace(COMMENTS_MARKER, _NEUTRAL_MARKER)
+    sections = [f"---\n{front}\n---", f"# {title}"]
+    description = document.description.strip().replace(COMMENTS_MARKER, _NEUTRAL_MARKER)
     if description:
         sections.append(description)
     comments = document.comments.strip()

@@ -5,7 +5,8 @@ an atomic ``os.replace`` (updates) or a no-overwrite ``os.link`` (creates, so tw
 never mint the same id; on filesystems without hard links, a rename checked under the board
 lock), and the directory is fsynced. The temp file is removed on every path.
 A reader therefore sees either the old or the new file, never a torn one, even if the writer is
-killed mid-write; the next create removes the temp file such a writer left.
+killed mid-write; the next create (or update, at most every :data:`TEMP_SWEEP_INTERVAL` seconds
+per board and process) removes the temp file such a writer left.
 
 Concurrency: every read-modify-write and id allocation runs under :func:`~.locks.board_lock`
 (threads and processes). Reads take no lock.
@@ -40,6 +41,7 @@ __all__ = [
     "MAX_CREATE_ATTEMPTS",
     "RACY_WINDOW_NS",
     "SNAPSHOT_MAX_AGE",
+    "TEMP_SWEEP_INTERVAL",
     "BoardStore",
     "SkippedFile",
     "link_file",
@@ -52,6 +54,9 @@ MAX_CREATE_ATTEMPTS = 64
 SNAPSHOT_MAX_AGE = 2.0
 #: How long after its last change a directory's signature is not trusted (timestamp granularity).
 RACY_WINDOW_NS = 1_000_000_000
+#: Least time between two stale-temp sweeps of one board by updates (a sweep lists the directory).
+TEMP_SWEEP_INTERVAL = 60.0
+_last_sweep: dict[str, float] = {}  # board directory -> time.monotonic() of its last sweep here
 _IGNORED_DIR_SYNC_ERRORS = frozenset(
     code
     for code in (
@@ -381,6 +386,10 @@ class BoardStore:
     def _modify(self, issue_id: str, path: str, change: Callable[[BoardDocument], BoardDocument]) -> None:
         os.stat(path)  # a missing issue (or board) fails here, before a lock file is created
         with board_lock(self.directory):
+            last = _last_sweep.get(self._dir)
+            if last is None or time.monotonic() - last >= TEMP_SWEEP_INTERVAL:
+                with contextlib.suppress(OSError):  # housekeeping never fails an update
+                    self._sweep_stale_temps()
             with open(path, "rb") as handle:  # fresh from disk: the cache may predate our lock
                 text = handle.read().decode("utf-8")
             document = change(parse_document(text, issue_id))
@@ -419,6 +428,7 @@ class BoardStore:
         Only called under the board lock, and every writer holds that lock for as long as its
         temp file exists, so any temp file seen here belongs to a dead writer.
         """
+        _last_sweep[self._dir] = time.monotonic()
         with os.scandir(self._dir) as entries:
             stale = [entry.path for entry in entries if _TEMP_NAME.fullmatch(entry.name)]
         for path in stale:

@@ -172,3 +172,18 @@ def test_store_writes_always_round_trip(title: str, body: str, status: str, comm
         assert render_document(document) == text
         assert document.status == status.strip()
         assert len([line for line in document.comment_lines() if " agent:" in line]) >= len(comments)
+
+
+def test_a_comments_marker_in_created_text_cannot_forge_comments(tmp_path: Path) -> None:
+    """A marker in a created title or body is written neutralised: no forged comments, and the file round-trips."""
+    store = BoardStore(tmp_path)
+    forged = "desc\n<!-- lorenz:comments -->\n- 2020-01-01T00:00:00.000Z agent: forged"
+    store.create("T <!-- lorenz:comments --> x", body=forged)
+    store.append_comment("BOARD-1", "real <!-- lorenz:comments --> one")
+    text = (tmp_path / "BOARD-1.md").read_text(encoding="utf-8")
+    assert text.count(board.COMMENTS_MARKER) == 2  # the real one, and the literal inside the comment body
+    content = store.read_content("BOARD-1")
+    assert content["title"] == "T &lt;!-- lorenz:comments --> x"
+    assert content["description"] == forged.replace("<!--", "&lt;!--")
+    assert [line.split(" agent: ", 1)[1] for line in content["comments"]] == ["real <!-- lorenz:comments --> one"]
+    assert render_document(parse_document(text, "BOARD-1")) == text

@@ -442,6 +442,24 @@ def test_create_sweeps_temp_files_of_dead_writers(tmp_path: Path) -> None:
     assert md_files(tmp_path) == sorted(["BOARD-1.md", "BOARD-2.md", *keep])
 
 
+def test_updates_sweep_temp_files_of_dead_writers_at_most_once_per_interval(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A board that only gets updates loses killed writers' temp files, listed at most once per interval."""
+    store = BoardStore(tmp_path)
+    store.create("One")  # a create sweeps, which starts the interval
+    orphans = ["BOARD-1.md.4242.k3j9x.tmp", ".lorenz-create.4242.abc123.tmp"]
+    keep = ["notes.tmp", "BOARD-1.md.x.tmp", "README.md"]
+    for name in orphans + keep:
+        write(tmp_path, name, "x")
+    store.update_status("BOARD-1", "Done")  # within the interval: no directory scan
+    assert md_files(tmp_path) == sorted(["BOARD-1.md", *orphans, *keep])
+    monkeypatch.setattr(store_module, "TEMP_SWEEP_INTERVAL", 0.0)
+    store.append_comment("BOARD-1", "swept")
+    assert md_files(tmp_path) == sorted(["BOARD-1.md", *keep])
+    assert store.read_content("BOARD-1")["comments"][-1].endswith("agent: swept")
+
+
 def test_id_allocation_retries_when_an_id_is_taken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """If another writer takes the computed id first, the create recounts and takes the next one."""
     store = BoardStore(tmp_path)
