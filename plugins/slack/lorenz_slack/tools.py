@@ -7,8 +7,10 @@ passes the trust boundary (:func:`~lorenz_slack.trust.require_tracked_message`) 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 from lorenz.arguments import ArgumentError, as_arguments, optional_str, require_str
@@ -21,7 +23,7 @@ from lorenz.settings.model import Settings
 from .fold import observe_thread, resolve_state_name, state_from_thread
 from .ids import issue_id, permalink, split_issue_id
 from .mapping import slack_message_to_row
-from .options import slack_options
+from .options import slack_endpoint, slack_options
 from .provenance import is_allowed_author, is_request_message
 from .transport import SlackTransport, SlackWebTransport
 from .trust import (
@@ -218,12 +220,28 @@ def _count(args: Mapping[str, Any], key: str) -> int:
     return min(int(value), _CONTEXT_MAX)
 
 
-_workpad_locks: weakref.WeakKeyDictionary[object, dict[str, asyncio.Lock]] = weakref.WeakKeyDictionary()
+# Per event loop, per (endpoint, token digest, issue id): the pack builds a transport per call, so
+# the lock must not hang off the transport. Entries are [lock, holders] and go when the last holder leaves.
+_WorkpadKey = tuple[str, str, str]
+_workpad_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[_WorkpadKey, list[Any]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
-def _workpad_lock(transport: SlackTransport, key: str) -> asyncio.Lock:
-    locks = _workpad_locks.setdefault(transport, {})
-    return locks.setdefault(key, asyncio.Lock())
+@contextlib.asynccontextmanager
+async def _workpad_lock(settings: Settings, issue: str) -> AsyncIterator[None]:
+    token = hashlib.sha256((settings.tracker.api_key or "").encode()).hexdigest()
+    key = (slack_endpoint(settings), token, issue)
+    locks = _workpad_locks.setdefault(asyncio.get_running_loop(), {})
+    entry = locks.setdefault(key, [asyncio.Lock(), 0])
+    entry[1] += 1
+    try:
+        async with entry[0]:
+            yield
+    finally:
+        entry[1] -= 1
+        if entry[1] == 0 and locks.get(key) is entry:
+            del locks[key]
 
 
 async def _query(args: Mapping[str, Any], settings: Settings, transport: SlackTransport) -> ToolResult:
@@ -330,7 +348,7 @@ async def _workpad(
     args: Mapping[str, Any], settings: Settings, transport: SlackTransport, channel: str, ts: str
 ) -> ToolResult:
     plan, note = optional_str(args, "plan", strict=True), optional_str(args, "note", strict=True)
-    async with _workpad_lock(transport, issue_id(channel, ts)):
+    async with _workpad_lock(settings, issue_id(channel, ts)):
         root = await require_tracked_message(settings, transport, channel, ts)
         existing = (await read_thread_state(settings, transport, root)).workpad
         content = WorkpadContent(

@@ -284,7 +284,7 @@ class SlackWebTransport:
             code = code if isinstance(code, str) and code else str(status)
             if (method, code) in _BENIGN:
                 return payload if isinstance(payload, dict) else {}
-            raise SlackApiError(method, code)
+            raise SlackApiError(method, redact_text(code, self._secrets))
         return payload
 
     # ------------------------------------------------------------------ reads

@@ -376,3 +376,21 @@ async def test_pack_executes_over_the_web_api(fake: FakeSlack, http: httpx.Async
     assert pad.result["workpadTs"] == again.result["workpadTs"]
     assert fake.thread("C1", "1.1")[-1]["metadata"]["event_payload"]["note"] == "live"
     assert fake.calls("chat.update")
+
+
+async def test_pack_serialises_concurrent_workpad_updates(fake: FakeSlack, http: httpx.AsyncClient) -> None:
+    """Concurrent pack workpad calls (a fresh transport each) still merge into one workpad."""
+    fake.add_root("C1", "1.1", "<@U_BOT> do it")
+    context = ToolContext(settings=slack_settings(fake.url), http=http)
+    results: list[ToolResult] = []
+
+    async def run(args: dict[str, str]) -> None:
+        results.append(await PACK.execute_tool("slack_workpad", {"issueId": "C1:1.1", **args}, context))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run, {"plan": "- [ ] a"})
+        tg.start_soon(run, {"note": "busy"})
+    assert all(r.success for r in results) and len({r.result["workpadTs"] for r in results}) == 1
+    pads = [m for m in fake.thread("C1", "1.1") if (m.get("metadata") or {}).get("event_type") == "lorenz_workpad"]
+    assert [p["metadata"]["event_payload"].get("plan") for p in pads] == ["- [ ] a"]
+    assert pads[0]["metadata"]["event_payload"]["note"] == "busy"

@@ -375,3 +375,12 @@ async def test_read_thread_falls_back_to_slack_permalinks(fake: FakeSlack, http:
     )
     assert result.result["permalink"] == "https://example.slack.com/archives/C1/p11"
     assert fake.calls("chat.getPermalink")[0]["params"] == {"channel": "C1", "message_ts": "1.1"}
+
+
+async def test_api_error_code_is_redacted(fake: FakeSlack, http: httpx.AsyncClient) -> None:
+    """An ``ok: false`` error echoing the token never carries it into the SlackApiError."""
+    fake.fail("chat.postMessage", 200, {"ok": False, "error": f"bad_token_{TOKEN}"})
+    with pytest.raises(SlackApiError) as info:
+        await web(fake, http).post_reply("C1", "1.1", "hi")
+    assert TOKEN not in str(info.value) and TOKEN not in info.value.code
+    assert "[REDACTED]" in info.value.code
