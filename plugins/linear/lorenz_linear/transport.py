@@ -26,6 +26,7 @@ Clock = Callable[[], float]
 
 #: Linear signals rate limiting with 429 only: at most 5 requests, 1 s doubling up to 30 s.
 LINEAR_RETRY_POLICY = RetryPolicy(max_attempts=5, base_delay=1.0, max_delay=30.0, retry_statuses=frozenset({429}))
+_NON_ASCII_KEY = "linear api key contains characters that cannot be sent in an HTTP header"
 
 
 @frozen(kw_only=True)
@@ -59,8 +60,10 @@ async def post_graphql(
     """POST ``{query, variables}`` with the raw key in ``authorization`` (Linear takes no ``Bearer``).
 
     Retries 429 per ``policy`` with a warning line per retry. Without a host client a short-lived one is
-    used. Transport errors propagate as ``httpx.HTTPError``.
+    used. Transport errors propagate as ``httpx.HTTPError``, a key httpx cannot put in a header included.
     """
+    if not request.api_key.isascii():  # httpx would raise UnicodeEncodeError, past every caller's except
+        raise httpx.LocalProtocolError(_NON_ASCII_KEY)
 
     def warn(event: RetryEvent) -> None:
         body = summarize_body(event.response.text if event.response is not None else "", request.secrets)

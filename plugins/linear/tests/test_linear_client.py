@@ -226,6 +226,15 @@ async def test_transport_error_message_is_redacted() -> None:
     assert raised.value.__cause__ is None and raised.value.__suppress_context__
 
 
+async def test_non_ascii_api_key_is_a_redacted_linear_api_error(fake: FakeLinear, http: httpx.AsyncClient) -> None:
+    """A key httpx cannot put in a header raises LinearApiError without echoing it, sending nothing."""
+    secret = "lin_api_\u201csmart\u201d"
+    with pytest.raises(LinearApiError) as raised:
+        await client(fake, http, api_key=secret).viewer()
+    assert str(raised.value) == "linear api key contains characters that cannot be sent in an HTTP header"
+    assert "smart" not in str(raised.value) and not fake.requests
+
+
 # -- candidate polling ----------------------------------------------------------------------------
 
 

@@ -252,6 +252,19 @@ async def test_unreachable_endpoint_is_a_transport_failure(http: httpx.AsyncClie
     assert result.result["error"]["reason"]
 
 
+async def test_non_ascii_api_key_is_a_transport_failure(
+    fake: FakeLinear, http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A key with a smart quote fails as a transport failure (no exception, key never echoed)."""
+    secret = "lin_api_\u201csmart\u201d"
+    result = await call(linear_settings(fake.url, api_key=secret), http, VIEWER)
+    assert result.error == "Linear GraphQL request failed before receiving a successful response."
+    reason = "linear api key contains characters that cannot be sent in an HTTP header"
+    assert result.result["error"]["reason"] == reason and not fake.requests
+    for text in (json.dumps(result.to_dict()), *records(caplog, "ERROR")):
+        assert "smart" not in text
+
+
 async def test_secrets_never_reach_results_or_logs(
     fake: FakeLinear, http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture, tmp_path: Path
 ) -> None:
