@@ -16,9 +16,14 @@ _BULLET = re.compile(r"^(\s*)[-*]\s+(.+)$")
 _ORDERED = re.compile(r"^(\s*)\d+[.)]\s+(.+)$")
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|(\s*:?-+:?\s*\|)+\s*$")
-_INLINE = re.compile(r"\[([^\]]+)\]\(([^)]+)\)|`([^`]+)`|\*\*(.+?)\*\*|\*(.+?)\*|_(.+?)_")
+# Link text stops at any bracket and the URL at parens or whitespace, so a run of `[` cannot make the
+# scan quadratic (each start fails at the next bracket).
+_INLINE = re.compile(r"\[([^\[\]]+)\]\(([^()\s]+)\)|`([^`]+)`|\*\*(.+?)\*\*|\*(.+?)\*|_(.+?)_")
 
 _INLINE_CONTAINERS = frozenset({"paragraph", "heading", "taskItem"})
+# Below this nesting depth `adf_to_text` reads a node flat instead of recursing, so a hostile document
+# cannot exhaust the stack.
+_MAX_DEPTH = 64
 _LIST_TYPES = {"task": "taskList", "bullet": "bulletList", "ordered": "orderedList"}
 
 
@@ -191,14 +196,16 @@ def markdown_to_adf(text: str) -> Node:
     return {"type": "doc", "version": 1, "content": _Builder(re.split(r"\r?\n", text)).build()}
 
 
-def adf_to_text(node: object) -> str:
+def adf_to_text(node: object, _depth: int = 0) -> str:
     """The plain text of an ADF node.
 
     The inline runs of a paragraph, heading or task item are concatenated (Jira splits text at
     every mark, so the runs carry their own spaces; a hard break is a newline, a mention or emoji
     its ``attrs.text``); list items join their parts with spaces, other containers with
-    newlines; empty parts are dropped.
+    newlines; empty parts are dropped. Content nested deeper than ``_MAX_DEPTH`` is read flat.
     """
+    if _depth >= _MAX_DEPTH:
+        return _flat_text(node)
     if isinstance(node, str):
         return node
     if not isinstance(node, dict):
@@ -215,7 +222,30 @@ def adf_to_text(node: object) -> str:
     content = node.get("content")
     if not isinstance(content, list):
         return ""
-    parts = [part for part in map(adf_to_text, content) if part]
+    parts = [part for part in (adf_to_text(child, _depth + 1) for child in content) if part]
     if kind in _INLINE_CONTAINERS:
         return "".join(parts)
     return (" " if kind == "listItem" else "\n").join(parts)
+
+
+def _flat_text(node: object) -> str:
+    """The text leaves under ``node`` in document order, one per line, without recursion."""
+    parts: list[str] = []
+    stack: list[object] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, str):
+            parts.append(current)
+        elif isinstance(current, dict):
+            text, attrs, content = current.get("text"), current.get("attrs"), current.get("content")
+            if isinstance(text, str):
+                parts.append(text)
+            elif (
+                current.get("type") in ("mention", "emoji")
+                and isinstance(attrs, dict)
+                and isinstance(attrs.get("text"), str)
+            ):
+                parts.append(str(attrs["text"]))
+            elif isinstance(content, list):
+                stack.extend(reversed(content))
+    return "\n".join(part for part in parts if part)

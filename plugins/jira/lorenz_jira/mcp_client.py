@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import attrs
 import httpx
 from attrs import define
 
@@ -105,6 +106,15 @@ class _Reply:
 # -- httpx2 → httpx bridge ----------------------------------------------------------------------
 
 
+def _is_tool_call(body: bytes) -> bool:
+    """Whether a POSTed JSON-RPC message may act on Jira (a ``tools/call``, or anything unreadable)."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return True
+    return not isinstance(message, Mapping) or message.get("method") == "tools/call"
+
+
 def _bridge_transport(
     http: httpx.AsyncClient,
     *,
@@ -116,13 +126,16 @@ def _bridge_transport(
 ) -> httpx2.AsyncBaseTransport:
     """An ``httpx2`` transport that sends through ``http``.
 
-    POSTs (one JSON-RPC message each) go through the shared retry policy and are buffered, which is
+    POSTs (one JSON-RPC message each) go through the shared retry policy (a ``tools/call`` is retried
+    on 429 only: a 503 does not prove the call was not applied) and are buffered, which is
     safe because this client advertises no sampling, elicitation or roots, so no server request
     can arrive on a POST's stream before its reply; other requests (the server-event GET stream,
     the session DELETE) stream. Non-2xx replies are
     summarised into ``failures`` so an error names the HTTP status.
     """
     import httpx2
+
+    call_policy = attrs.evolve(policy, retry_statuses=policy.retry_statuses & {429})
 
     class RawStream(httpx2.AsyncByteStream):
         """An upstream ``httpx`` response body, handed to ``httpx2`` undecoded."""
@@ -143,8 +156,9 @@ def _bridge_transport(
             headers = [(k, v) for k, v in request.headers.multi_items() if k.lower() not in ("host", "content-length")]
             url = str(request.url)
             if request.method == "POST":
+                chosen = call_policy if _is_tool_call(body) else policy
                 response = await send_with_retry(
-                    http, "POST", url, policy=policy, timeout=timeout, sleep=sleep, headers=headers, content=body
+                    http, "POST", url, policy=chosen, timeout=timeout, sleep=sleep, headers=headers, content=body
                 )
                 if not response.is_success:
                     failures.append(f"jira-mcp status {response.status_code}: {summarize_body(response.text, secrets)}")
@@ -459,13 +473,22 @@ class JiraMcpClient:
     # -- comments: servers disagree on argument names, so try each spelling in turn ----------
 
     async def _first_accepted(
-        self, operation: str, label: str, shapes: Iterable[Mapping[str, Any]], session: _Session
+        self,
+        operation: str,
+        label: str,
+        shapes: Iterable[Mapping[str, Any]],
+        session: _Session,
+        *,
+        creates: bool = False,
     ) -> Any:
         failures: list[str] = []
         for arguments in shapes:
             try:
                 reply = await session.call(operation, arguments)
             except JiraError as exc:
+                if creates and self.http_failures:
+                    # An HTTP failure is no refusal: the call may have been applied, another spelling would repeat it.
+                    raise
                 failures.append(str(exc))
                 continue
             if reply.error is None:
@@ -486,7 +509,7 @@ class JiraMcpClient:
         shapes = [{ref: key, field: body} for field in _COMMENT_BODY_KEYS for ref in _ISSUE_REFS]
 
         async def add(session: _Session) -> TrackerComment | None:
-            payload = await self._first_accepted("comment", "add comment", shapes, session)
+            payload = await self._first_accepted("comment", "add comment", shapes, session, creates=True)
             if (comment := self._returned_comment(payload)) is not None:
                 return comment
             comment_id: object = None

@@ -8,6 +8,7 @@ from typing import Any
 from attrs import field, frozen
 
 from lorenz.contracts import ResolveSecret
+from lorenz.redact import is_secret_key
 from lorenz.settings import resolve_env_reference
 from lorenz.settings.model import Settings
 from lorenz.settings.options import reject_unknown_options, string_list_option, string_option
@@ -176,8 +177,19 @@ class JiraOptions:
         return self.base_url.rstrip("/") if self.base_url else None
 
     def credentials(self) -> tuple[str, ...]:
-        """Values that must never appear in a diagnostic."""
-        return tuple(v for v in (self.api_key, self.email, self.mcp.token) if v)
+        """Values that must never appear in a diagnostic.
+
+        Every ``tracker.mcp.headers`` value counts (custom headers usually carry site keys or
+        tokens); for a secret-looking name (``Authorization``, ``x-api-key``…) also the credential
+        after a scheme word (``Bearer abc`` → ``abc``).
+        """
+        values: list[str | None] = [self.api_key, self.email, self.mcp.token]
+        for name, value in self.mcp.headers.items():
+            values.append(value)
+            scheme_and_credential = value.split(None, 1)
+            if is_secret_key(name) and len(scheme_and_credential) == 2:
+                values.append(scheme_and_credential[1].strip())
+        return tuple(v for v in values if v)
 
 
 def jira_options(settings: Settings) -> JiraOptions:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
+import attrs
 import httpx
 
 from lorenz.http import DEFAULT_TIMEOUT, PaginationGuard, RetryPolicy, send_with_retry, summarize_body
@@ -26,10 +28,22 @@ _API = "/rest/api/3"
 _SEARCH_PAGE_SIZE = 50
 _COMMENT_PAGE_SIZE = 100
 _READ_FIELDS = quote(",".join(JIRA_FIELDS), safe="")
+# An issue key/id or comment id: `.`/`..` (or any other path syntax) must never reach a URL path.
+_PATH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 
 
-def _key(value: str) -> str:
+def _key(value: str, argument: str = "issueId") -> str:
+    """``value`` as one URL path segment; anything but a plain id raises (before any request)."""
+    if _PATH_ID.fullmatch(value) is None:
+        raise JiraError(f"invalid {argument}: {json.dumps(value, ensure_ascii=False)}")
     return quote(value, safe="")
+
+
+def _basic_token(options: JiraOptions) -> str | None:
+    """The Basic credential (base64 of ``email:api_key``), when both are set."""
+    if not options.email or not options.api_key:
+        return None
+    return base64.b64encode(f"{options.email}:{options.api_key}".encode()).decode("ascii")
 
 
 def _records(value: object) -> list[Mapping[str, Any]]:
@@ -49,8 +63,9 @@ def sort_by_requested(issues: Iterable[Issue], ids: Sequence[str]) -> list[Issue
 class JiraRestClient:
     """One Jira site over REST v3, through the given ``httpx.AsyncClient``.
 
-    Every request has an explicit timeout; 429/503 are retried per ``retry``; every error
-    message is redacted with ``secrets`` (plus the configured credentials).
+    Every request has an explicit timeout; 429/503 are retried per ``retry``, except that a
+    non-idempotent POST is retried on 429 only (a 503 does not prove it was not applied); every
+    error message is redacted with ``secrets`` (plus the configured credentials and Basic token).
     """
 
     def __init__(
@@ -66,9 +81,11 @@ class JiraRestClient:
     ) -> None:
         self.options = options
         self._http = http
-        self._secrets = frozenset((*secrets, *options.credentials()))
+        token = _basic_token(options)
+        self._secrets = frozenset((*secrets, *options.credentials(), *((token,) if token else ())))
         self._pagination = pagination or PaginationLimits()
         self._retry = retry or RetryPolicy()
+        self._write_retry = attrs.evolve(self._retry, retry_statuses=self._retry.retry_statuses & {429})
         self._timeout = timeout
         self._sleep = sleep
 
@@ -88,8 +105,7 @@ class JiraRestClient:
             raise JiraError("tracker.email is required for jira tracker")
         if not self.options.api_key:
             raise JiraError("tracker.api_key is required for jira tracker")
-        token = base64.b64encode(f"{self.options.email}:{self.options.api_key}".encode()).decode("ascii")
-        return base, f"Basic {token}"
+        return base, f"Basic {_basic_token(self.options)}"
 
     async def _request(self, method: str, path: str, body: object = None) -> Any:
         base, authorization = self._endpoint()
@@ -97,12 +113,14 @@ class JiraRestClient:
         kwargs: dict[str, Any] = {"headers": headers}
         if body is not None:
             kwargs["content"] = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        # Only the search POST is a read; other POSTs (create, comment, transition) are retried on 429 only.
+        replayable = method != "POST" or path == "/search/jql"
         try:
             response = await send_with_retry(
                 self._http,
                 method,
                 f"{base}{_API}{path}",
-                policy=self._retry,
+                policy=self._retry if replayable else self._write_retry,
                 timeout=self._timeout,
                 sleep=self._sleep,
                 **kwargs,
@@ -252,6 +270,6 @@ class JiraRestClient:
 
     async def update_comment(self, key: str, comment_id: str, body: str) -> TrackerComment:
         updated = await self._request(
-            "PUT", f"/issue/{_key(key)}/comment/{_key(comment_id)}", {"body": markdown_to_adf(body)}
+            "PUT", f"/issue/{_key(key)}/comment/{_key(comment_id, 'commentId')}", {"body": markdown_to_adf(body)}
         )
         return normalize_jira_comment(updated if isinstance(updated, Mapping) else {})

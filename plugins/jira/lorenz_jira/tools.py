@@ -166,6 +166,15 @@ def _string_list(value: object) -> list[str] | None:
     return list(value)
 
 
+def _secrets(settings: Settings) -> set[str]:
+    """The values to redact: the settings' secrets plus the Jira credentials when the options parse."""
+    try:
+        credentials = jira_options(settings).credentials()
+    except Exception:  # invalid options: the failure being reported is usually this very error
+        credentials = (settings.tracker.api_key,) if settings.tracker.api_key else ()
+    return set(settings.secrets) | set(credentials)
+
+
 def _query_record(issue: Issue) -> dict[str, Any]:
     return {
         "id": issue.id,
@@ -199,8 +208,7 @@ class JiraToolPack:
         try:
             return await self._run(name, args, settings, lambda: open_backend(settings, context.http))
         except Exception as exc:
-            secrets = settings.secrets | set(jira_options(settings).credentials())
-            return tool_failure(redact_text(error_message(exc), secrets))
+            return tool_failure(redact_text(error_message(exc), _secrets(settings)))
 
     async def _run(
         self, name: str, args: Mapping[str, Any], settings: Settings, backend: Callable[[], JiraBackend]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from lorenz_jira.adf import adf_to_text, markdown_to_adf
@@ -153,3 +154,23 @@ def test_round_trip_keeps_list_and_table_text() -> None:
     text = adf_to_text(markdown_to_adf("- [ ] write tests\n- [x] ship\n\n| k | v |\n| - | - |\n| a | b |"))
     for word in ("write tests", "ship", "k", "v", "a", "b"):
         assert word in text.split("\n")
+
+
+def test_unclosed_brackets_parse_in_linear_time() -> None:
+    """A run of ``[`` (no link) is plain text and parses quickly (the link pattern cannot go quadratic)."""
+    started = time.perf_counter()
+    (para,) = blocks("[" * 40000)
+    assert time.perf_counter() - started < 1.0
+    assert para["content"] == [{"type": "text", "text": "[" * 40000}]
+
+
+def test_deeply_nested_adf_reads_flat_without_recursion_error() -> None:
+    """A hostile, deeply nested document reads its text flat instead of raising ``RecursionError``."""
+    node: dict[str, Any] = {"type": "text", "text": "deepest"}
+    for level in range(10000):
+        node = {"type": "bulletList", "content": [node, {"type": "text", "text": f"at {level}"}]}
+    text = adf_to_text({"type": "doc", "content": [node]})
+    lines = text.split("\n")
+    assert lines[0] == "deepest"
+    assert lines[-1] == "at 9999"
+    assert len(lines) == 10001

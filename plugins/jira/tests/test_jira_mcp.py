@@ -290,3 +290,50 @@ async def test_unreachable_server(http: httpx.AsyncClient) -> None:
     options = jira_options(mcp_settings("http://127.0.0.1:9/mcp"))
     with pytest.raises(JiraError, match="^jira-mcp request failed: ConnectError"):
         await JiraMcpClient(options, http).read_issue("ENG-1")
+
+
+class _ToolCall503(httpx.AsyncBaseTransport):
+    """Forwards everything, but answers the first ``tools/call`` with a 503 after the server applied it."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.tool_calls = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self.inner.handle_async_request(request)
+        if request.method == "POST" and b'"tools/call"' in request.content:
+            self.tool_calls += 1
+            if self.tool_calls == 1:
+                await response.aclose()
+                return httpx.Response(503, headers={"retry-after": "0"}, text="upstream timeout")
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def test_503_on_a_tool_call_is_not_retried(jira_mcp: FakeJiraMcp) -> None:
+    """A ``tools/call`` answered 503 is reported, not replayed (it may have been applied)."""
+    transport = _ToolCall503()
+    async with httpx.AsyncClient(transport=transport) as http:
+        with pytest.raises(JiraError, match="^jira-mcp status 503: upstream timeout$"):
+            await client(jira_mcp, http).add_comment("ENG-1", "hello")
+    assert transport.tool_calls == 1
+    assert len(jira_mcp.tool_calls("jira_add_comment")) == 1
+
+
+async def test_503_on_initialize_is_still_retried(jira_mcp: FakeJiraMcp, http: httpx.AsyncClient) -> None:
+    """A 503 on the ``initialize`` handshake (no Jira effect) is retried through the shared policy."""
+    jira_mcp.http_replies.append((503, {"retry-after": "0", "content-type": "text/plain"}, b"busy"))
+    issue = await client(jira_mcp, http).read_issue("ENG-1")
+    assert issue.identifier == "ENG-1"
+    assert [r.rpc_method for r in jira_mcp.http][:2] == ["initialize", "initialize"]
+
+
+async def test_custom_header_values_are_redacted(jira_mcp: FakeJiraMcp, http: httpx.AsyncClient) -> None:
+    """``mcp.headers`` values (and the credential of a secret-looking one) never reach an error."""
+    headers = {"x-atlassian-site-key": "SITEKEY-9f8e7d6c", "X-Api-Key": "Token apikey-5a4b"}
+    jira_mcp.http_replies.append((403, {"content-type": "text/plain"}, b"site key SITEKEY-9f8e7d6c, key apikey-5a4b"))
+    with pytest.raises(JiraError) as raised:
+        await client(jira_mcp, http, headers=headers).read_issue("ENG-1")
+    assert str(raised.value) == "jira-mcp status 403: site key [REDACTED], key [REDACTED]"

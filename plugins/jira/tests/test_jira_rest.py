@@ -4,7 +4,9 @@ creation, retries and error reporting (trackers.md §2.3, §2.5, §6.2)."""
 from __future__ import annotations
 
 import base64
+import json
 import logging
+import re
 
 import httpx
 import pytest
@@ -350,3 +352,57 @@ async def test_description_round_trip(jira: FakeJira, http: httpx.AsyncClient) -
     assert issue.description == "Plan\nwrite\nreview\nSee README"
     assert jira.issues["ENG-1"]["fields"]["description"]["content"][1]["type"] == "taskList"
     assert adf("x")["type"] == "doc"
+
+
+async def test_non_idempotent_posts_are_not_retried_on_503(jira: FakeJira, http: httpx.AsyncClient) -> None:
+    """A 503 on a comment, create or transition POST is reported, not replayed; 429 and search still retry."""
+    jira.add_issue("ENG-1")
+    jira.script("comments", status=503, text="upstream timeout", times=2)
+    with pytest.raises(JiraError, match="^jira api status 503: upstream timeout$"):
+        await client(jira, http).add_comment("ENG-1", "hi")
+    assert len(jira.calls("POST", "/comment")) == 1
+    jira.scripts.clear()
+    jira.script("create", status=503, text="upstream timeout", times=2)
+    with pytest.raises(JiraError, match="^jira api status 503"):
+        await client(jira, http, assignee="account-1").create_issue(NewIssue(title="x"))
+    assert len(jira.calls("POST", "/rest/api/3/issue")) == 1
+    jira.scripts.clear()
+    jira.script("transitions", json_body={"transitions": [{"id": "21", "name": "In Progress"}]})
+    jira.script("transitions", status=503, text="upstream timeout", times=2)
+    with pytest.raises(JiraError, match="^jira api status 503"):
+        await client(jira, http).update_issue_status("ENG-1", "In Progress")
+    assert len(jira.calls("POST", "/transitions")) == 1
+    jira.scripts.clear()
+    jira.script("comments", status=429, headers={"Retry-After": "0"})
+    await client(jira, http).add_comment("ENG-1", "again")
+    assert len(jira.calls("POST", "/comment")) == 3
+    jira.script("search", status=503, headers={"Retry-After": "0"})
+    await client(jira, http).search_issues('project in ("ENG")')
+    assert len(jira.calls("POST", "/search/jql")) == 2
+
+
+async def test_path_ids_are_validated_before_any_request(jira: FakeJira, http: httpx.AsyncClient) -> None:
+    """``.``/``..`` or other path syntax as an issue or comment id fails, naming the argument, and sends nothing."""
+    jira_client = client(jira, http)
+    for bad in (".", "..", "ENG-1/../x", "ENG 1", ""):
+        shown = json.dumps(bad)
+        with pytest.raises(JiraError, match=f"^invalid issueId: {re.escape(shown)}$"):
+            await jira_client.read_issue(bad)
+        with pytest.raises(JiraError, match=f"^invalid issueId: {re.escape(shown)}$"):
+            await jira_client.add_comment(bad, "hi")
+        with pytest.raises(JiraError, match=f"^invalid issueId: {re.escape(shown)}$"):
+            await jira_client.list_comments(bad)
+        with pytest.raises(JiraError, match=f"^invalid issueId: {re.escape(shown)}$"):
+            await jira_client.update_issue_status(bad, "Done")
+        with pytest.raises(JiraError, match=f"^invalid commentId: {re.escape(shown)}$"):
+            await jira_client.update_comment("ENG-1", bad, "hi")
+    assert jira.requests == []
+
+
+async def test_bare_basic_token_is_redacted(jira: FakeJira, http: httpx.AsyncClient) -> None:
+    """The base64 ``email:api_key`` token echoed without its ``Basic`` scheme is still redacted."""
+    basic = base64.b64encode(f"{EMAIL}:{API_TOKEN}".encode()).decode()
+    jira.script("read", status=401, json_body={"errorMessages": ["bad credentials"], "credential": basic})
+    with pytest.raises(JiraError) as raised:
+        await client(jira, http).read_issue("ENG-1")
+    assert str(raised.value) == 'jira api status 401: {"errorMessages":["bad credentials"],"credential":"[REDACTED]"}'

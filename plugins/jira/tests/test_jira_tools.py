@@ -270,3 +270,25 @@ async def test_pack_over_another_tracker_reports_missing_jira_config() -> None:
     async with httpx.AsyncClient() as http:
         result = await call(settings, http, "jira_read_issue", {"issueId": "ENG-1"})
     assert result.error == "tracker.base_url is required for jira tracker"
+
+
+async def test_dot_ids_fail_before_any_request(jira: FakeJira, http: httpx.AsyncClient) -> None:
+    """``.``/``..`` as ``issueId`` or ``commentId`` is a failure naming the argument; nothing is sent."""
+    settings = rest_settings(jira.base_url)
+    updated = await call(settings, http, "jira_update_comment", {"issueId": "ENG-1", "commentId": "..", "body": "x"})
+    commented = await call(settings, http, "jira_comment", {"issueId": "..", "body": "x"})
+    listed = await call(settings, http, "jira_list_comments", {"issueId": "."})
+    assert [updated.error, commented.error, listed.error] == [
+        'invalid commentId: ".."',
+        'invalid issueId: ".."',
+        'invalid issueId: "."',
+    ]
+    assert jira.requests == []
+
+
+async def test_invalid_options_are_a_redacted_failure() -> None:
+    """Invalid Jira options are returned as a redacted failure, never raised out of ``execute_tool``."""
+    settings = Settings(tracker=TrackerSettings(kind="jira", api_key="key-7c1d9e", options={"baseUrl": 5}))
+    async with httpx.AsyncClient() as http:
+        result = await call(settings, http, "jira_read_issue", {"issueId": "ENG-1"})
+    assert (result.success, result.error) == (False, "tracker.baseUrl must be a string")
