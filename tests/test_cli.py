@@ -180,3 +180,67 @@ def test_plugin_option_after_the_command(
     assert "acme_echo" in capsys.readouterr().out
     assert main(["tools"]) == 1
     assert "unsupported tracker.kind: acme" in capsys.readouterr().err
+
+
+BOOM_PLUGIN = """
+import datetime as dt
+import os
+
+from lorenz import ToolSpec, hookimpl, tool_success
+
+
+class BoomPack:
+    name = "boom"
+
+    def tool_specs(self, settings):
+        if os.environ.get("BOOM_RAISE"):
+            key = os.environ["BOOM_API_KEY"]
+            raise RuntimeError("cannot list tools\\n  api_key=" + key + " for " + key)
+        return [ToolSpec(name="boom_when", description="Say when.")]
+
+    async def execute_tool(self, name, input, context):
+        return tool_success({"at": dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)})
+
+
+@hookimpl
+def lorenz_register_tool_packs(register):
+    register(BoomPack())
+"""
+
+
+@pytest.fixture
+def boom(env: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A `-p lorenz_cli_boom` plugin module mounted next to acme."""
+    (env / "lorenz_cli_boom.py").write_text(BOOM_PLUGIN, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(env))
+    (env / "WORKFLOW.md").write_text("---\ntracker: {kind: acme}\ntools: {boom: {}}\n---\n", encoding="utf-8")
+    return env
+
+
+def test_pack_raising_in_tool_specs_is_one_redacted_line(
+    boom: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pack whose tool_specs raises a non-ValueError is one redacted error line, not a traceback."""
+    monkeypatch.setenv("BOOM_RAISE", "1")
+    monkeypatch.setenv("BOOM_API_KEY", "sekrit-value-123")
+    for command in (["check"], ["tools"], ["call", "boom_when"]):
+        assert main(["-p", "lorenz_cli_boom", *command]) == 1
+        captured = capsys.readouterr()
+        err = [line for line in captured.err.splitlines() if "warning" not in line]
+        assert err == ["lorenz: RuntimeError: cannot list tools api_key=[REDACTED] for [REDACTED]"]
+        assert "sekrit" not in captured.err + captured.out
+
+
+def test_call_prints_non_json_values_as_strings(boom: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`lorenz call` prints a result holding a datetime instead of crashing on it."""
+    assert main(["-p", "lorenz_cli_boom", "call", "boom_when"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"success": True, "result": {"at": "2026-01-02 03:04:05+00:00"}}
+
+
+@pytest.mark.parametrize("port", ["70000", "-1", "http"])
+def test_serve_port_out_of_range_is_a_usage_error(port: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`lorenz serve --port` outside 0-65535 is an argparse error, not an OverflowError traceback."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["serve", f"--port={port}"])
+    assert exit_info.value.code == 2
+    assert "argument --port: port must be 0-65535" in capsys.readouterr().err

@@ -99,6 +99,51 @@ def test_unknown_hook_name_is_reported() -> None:
     assert "lorenz_register_trakers" in discovery.failures[0].error
 
 
+def test_lorenz_prefixed_non_hook_attributes_are_ignored() -> None:
+    """Module attributes named lorenz_* that are not hookimpls (an import alias, a helper) are no hooks."""
+    import json
+    import types
+
+    module = types.ModuleType("aliases")
+    module.lorenz_json = json  # type: ignore[attr-defined] - `import json as lorenz_json`
+    module.lorenz_helper = lambda: None  # type: ignore[attr-defined] - an undecorated helper
+    module.lorenz_register_tool_packs = EchoPlugin().lorenz_register_tool_packs  # type: ignore[attr-defined]
+    discovery = discover(plugins=[module], entry_points_enabled=False)
+    assert discovery.failures == ()
+    assert discovery.tools.names() == ["echo"]
+
+
+def test_duplicate_within_one_plugin_commits_nothing() -> None:
+    """A plugin registering two different packs under one name fails and keeps none of them."""
+
+    class Trackerish:
+        kind = "dupe-kind"
+
+    class Doubled:
+        __name__ = "doubled"
+
+        @hookimpl
+        def lorenz_register_tool_packs(self, register: Any) -> None:
+            register(EchoPack())
+            register(EchoPack())
+
+    class DoubledTrackers:
+        __name__ = "doubled-trackers"
+
+        @hookimpl
+        def lorenz_register_trackers(self, register: Any) -> None:
+            register(Trackerish())
+            register(Trackerish())
+
+    discovery = discover(plugins=[Doubled(), DoubledTrackers()], entry_points_enabled=False)
+    assert discovery.tools.names() == []
+    assert discovery.trackers.kinds() == []
+    assert discovery.plugins == ()
+    assert [f.name for f in discovery.failures] == ["doubled", "doubled-trackers"]
+    assert "tool provider already registered for name: echo" in discovery.failures[0].error
+    assert "tracker provider already registered for kind: dupe-kind" in discovery.failures[1].error
+
+
 def test_conflicting_pack_names_fail_the_second_plugin() -> None:
     """Two plugins registering different packs under one name: the second is a failure."""
 

@@ -98,6 +98,13 @@ def test_token_must_be_a_string() -> None:
         server({"token": 12345})
 
 
+def test_configured_token_resolving_empty_is_an_error() -> None:
+    """A server.token that resolves to nothing fails instead of turning auth off."""
+    for raw in ("$MY_MCP_TOKEN", ""):
+        with pytest.raises(ConfigError, match=r"^server\.token is set but resolves to an empty value$"):
+            server({"token": raw}, env={"MY_MCP_TOKEN": ""})
+
+
 def test_mcp_host_keys() -> None:
     """allowed_origins/allowed_hosts, stateful, json_response and max_body_bytes are read."""
     settings = server(

@@ -115,6 +115,34 @@ def test_duplicate_keys_are_a_parse_error() -> None:
         parse_workflow_content("---\na: 1\na: 2\n---\n")
 
 
+def test_duplicate_key_error_does_not_echo_values() -> None:
+    """A duplicate key names the key and where it is, never either value (they may be secrets)."""
+    with pytest.raises(ConfigError) as raised:
+        parse_workflow_content("---\nserver:\n  token: first-s3cret\n  token: second-s3cret\n---\n")
+    assert str(raised.value) == 'workflow_parse_error: found duplicate key "token" at line 3, column 3'
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "!!int s3cret-value",
+        "!!float s3cret-value",
+        "!!bool s3cret-value",
+        "!!timestamp s3cret-value",
+        "!!binary s3cret-valu\u00e9",
+        '"s3cret-value\\q"',
+        '"s3cret-value\\xZZ"',
+        "!!omap [{s3cret-value: 1}, {s3cret-value: 2}]",
+    ],
+)
+def test_parse_errors_do_not_echo_values(value: str) -> None:
+    """Parse errors about a value (a bad explicit tag, escape or timestamp) never quote it."""
+    with pytest.raises(ConfigError, match=r"^workflow_parse_error: [^\n]+$") as raised:
+        parse_workflow_content(f"---\napi_key: {value}\n---\n")
+    assert "s3cret" not in str(raised.value)
+    assert not any(fragment in str(raised.value) for fragment in ("'Z'", "'q'", "\\xe9", "\u00e9"))
+
+
 def test_malformed_yaml_is_a_parse_error() -> None:
     """Broken YAML reports workflow_parse_error with the parser's message on one line."""
     with pytest.raises(ConfigError, match=r"^workflow_parse_error: [^\n]+$"):

@@ -38,13 +38,24 @@ def _load_plugin_modules(names: Sequence[str]) -> list[object]:
     return plugins
 
 
+def _env_secrets() -> list[str]:
+    """Values of secret-looking environment variables: all there is to redact with before settings exist."""
+    from .redact import is_secret_key
+
+    return [value for name, value in os.environ.items() if is_secret_key(name)]
+
+
 def _workspace(args: argparse.Namespace, workflow: str | None) -> Any:
+    from .redact import redact_text
+    from .results import error_message
     from .workspace import open_workspace
 
+    plugins = _load_plugin_modules(args.plugin)
     try:
-        workspace = open_workspace(workflow, plugins=_load_plugin_modules(args.plugin))
-    except ValueError as exc:  # ConfigError, RegistryError, MountError and provider messages
-        raise UsageError(str(exc)) from exc
+        workspace = open_workspace(workflow, plugins=plugins)
+    except Exception as exc:  # ConfigError, RegistryError, MountError, and whatever a pack raises
+        text = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {error_message(exc)}"
+        raise UsageError(" ".join(redact_text(text, _env_secrets()).split())) from exc
     for failure in workspace.discovery.failures:
         print(f"lorenz: warning: plugin {failure.name} failed to load: {failure.error}", file=sys.stderr)
     if workspace.embedded_default:
@@ -56,7 +67,7 @@ def _workspace(args: argparse.Namespace, workflow: str | None) -> Any:
 
 
 def _print_json(value: Any) -> None:
-    print(json.dumps(value, indent=2, ensure_ascii=False))
+    print(json.dumps(value, indent=2, ensure_ascii=False, default=str))
 
 
 # -- commands ---------------------------------------------------------------
@@ -244,6 +255,17 @@ def cmd_lint(args: argparse.Namespace) -> int:
 # -- parser -----------------------------------------------------------------
 
 
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        msg = "port must be 0-65535"
+        raise argparse.ArgumentTypeError(msg)
+    return port
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lorenz",
@@ -291,7 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add_parser("serve", help="serve the mounted tools over MCP (Streamable HTTP at /mcp, or stdio)")
     p.add_argument("workflow", nargs="?", help="WORKFLOW.md path")
     p.add_argument("--host", help="bind address (default: server.host, 127.0.0.1)")
-    p.add_argument("--port", type=int, help="port (default: server.port, 4040; 0 picks a free port)")
+    p.add_argument("--port", type=_port, help="port (default: server.port, 4040; 0 picks a free port)")
     p.add_argument("--stdio", action="store_true", help="speak MCP over stdin/stdout instead of HTTP")
     p.add_argument("--no-reload", action="store_true", help="do not watch WORKFLOW.md for changes")
     p.set_defaults(func=cmd_serve)

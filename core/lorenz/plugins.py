@@ -160,9 +160,12 @@ def _unknown_hook_failures(
     for name, plugin in list(pm.list_name_plugin()):
         if plugin is None:
             continue
-        for hook_name in dir(plugin):
-            if not hook_name.startswith("lorenz_"):
+        for attr in dir(plugin):
+            # Only what pluggy took as a hookimpl counts: `import json as lorenz_json` is not a hook.
+            opts = pm.parse_hookimpl_opts(plugin, attr)
+            if opts is None:
                 continue
+            hook_name = opts.get("specname") or attr
             caller = getattr(pm.hook, hook_name, None)
             if caller is None or not caller.has_spec():
                 dist, version = origins.get(name, (None, None))
@@ -206,10 +209,14 @@ def build_registries(
         try:
             _call_impls(pm, plugin, "lorenz_register_trackers", kinds.append)
             _call_impls(pm, plugin, "lorenz_register_tool_packs", packs.append)
-            # Commit into scratch copies first so a clash leaves the registries untouched.
+            # Validate everything (clashes within this plugin too, via scratch registries) before
+            # committing anything, so a failed plugin leaves the registries untouched.
+            scratch_tools, scratch_trackers = ToolRegistry(), TrackerRegistry()
             for tracker in kinds:
+                scratch_trackers.register(tracker)
                 _check_free(trackers.get(str(tracker.kind).strip()), tracker, "tracker provider", "kind")
             for pack in packs:
+                scratch_tools.register(pack)
                 _check_free(tools.get(str(pack.name).strip()), pack, "tool provider", "name")
             for tracker in kinds:
                 trackers.register(tracker)

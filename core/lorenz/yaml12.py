@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from ruamel.yaml import YAML
+from ruamel.yaml.constructor import ConstructorError, DuplicateKeyError, SafeConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.resolver import BaseResolver
 
@@ -55,19 +56,57 @@ for _tag, _pattern, _first in _CORE_RESOLVERS:
         _CoreSchemaResolver.yaml_implicit_resolvers.setdefault(_char, []).append((_tag, _regexp))
 
 
+class _QuietConstructor(SafeConstructor):
+    """Errors that never quote the document's values, which may be secrets (a token, an api_key)."""
+
+    def check_mapping_key(self, node: Any, key_node: Any, mapping: Any, key: Any, value: Any) -> bool:
+        if key in mapping:  # ruamel's own message quotes both values
+            raise DuplicateKeyError(
+                "while constructing a mapping", node.start_mark, f'found duplicate key "{key}"', key_node.start_mark
+            )
+        return True
+
+    def check_set_key(self, node: Any, key_node: Any, setting: Any, key: Any) -> None:
+        if key in setting:
+            raise DuplicateKeyError(
+                "while constructing a set", node.start_mark, f'found duplicate key "{key}"', key_node.start_mark
+            )
+
+    def construct_non_recursive_object(self, node: Any, tag: str | None = None) -> Any:
+        try:
+            return super().construct_non_recursive_object(node, tag)
+        except (YAMLError, RecursionError):
+            raise
+        except Exception:  # `!!int abc`: int()'s ValueError quotes the value
+            problem = f"invalid value for the tag {tag or node.tag!r}"
+            raise ConstructorError(None, None, problem, node.start_mark) from None
+
+
+# ruamel messages that quote (part of) a scalar: only the text before the quote is kept.
+_QUOTES_VALUE = re.compile(
+    r"^(failed to construct timestamp|failed to convert base64 data into ascii"
+    r"|expected escape sequence of \d+ hexdecimal numbers|found unknown escape character)\b.*$",
+    re.DOTALL,
+)
+
+
 def _yaml() -> YAML:
     yaml = YAML(typ="safe", pure=True)
     yaml.Resolver = _CoreSchemaResolver
+    yaml.Constructor = _QuietConstructor
     return yaml
 
 
 def load_yaml(text: str) -> Any:
     """Parse one YAML document into dicts, lists, str, int, float, bool and None.
 
-    Raises :class:`YamlError` with a one-line message (duplicate keys included).
+    Raises :class:`YamlError` with a one-line message (duplicate keys included) that never
+    quotes a value from the document.
     """
     try:
         return _Plain()(_yaml().load(text))
+    except YamlError:
+        raise
     except MarkedYAMLError as exc:
         raise YamlError(_describe(exc)) from None
     except YAMLError as exc:
@@ -75,10 +114,14 @@ def load_yaml(text: str) -> Any:
     except RecursionError:
         msg = "front matter nests too deeply"
         raise YamlError(msg) from None
+    except Exception:  # a constructor failing outside a node (its message may quote values)
+        msg = "invalid YAML value"
+        raise YamlError(msg) from None
 
 
 def _describe(exc: MarkedYAMLError) -> str:
     problem = " ".join(str(exc.problem or exc.context or "invalid YAML").split())
+    problem = _QUOTES_VALUE.sub(r"\1", problem)
     mark = exc.problem_mark or exc.context_mark
     if mark is None:
         return problem

@@ -8,6 +8,7 @@ from typing import Any
 from attrs import frozen
 
 from ._structure import McpPort, Port, PositiveInt, structure
+from .errors import ConfigError
 from .model import DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, ServerSettings
 from .secrets import SecretRecorder, resolve_configured_secret
 
@@ -40,6 +41,10 @@ def parse_server(raw: Mapping[str, Any], *, env: Mapping[str, str], record_secre
     """Validate ``server:`` strictly; ``host: ""`` means loopback and the token may be ``$VAR``."""
     section = structure(raw, _ServerSection, "server")
     token = resolve_configured_secret(section.token, env, fallback_env_name=MCP_TOKEN_ENV, register=record_secret)
+    if section.token is not None and not token:
+        # A configured token must never silently leave the server unauthenticated.
+        msg = "server.token is set but resolves to an empty value"
+        raise ConfigError(msg)
     return ServerSettings(
         host=section.host.strip() or DEFAULT_HOST,
         port=section.port,
