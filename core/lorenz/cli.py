@@ -39,10 +39,14 @@ def _load_plugin_modules(names: Sequence[str]) -> list[object]:
 
 
 def _env_secrets() -> list[str]:
-    """Values of secret-looking environment variables: all there is to redact with before settings exist."""
+    """Values of secret-looking environment variables: all there is to redact with before settings exist.
+
+    Short values are left out: flags such as ``TOKENIZERS_PARALLELISM=false`` are no secrets, and
+    redacting every ``false`` would garble the message.
+    """
     from .redact import is_secret_key
 
-    return [value for name, value in os.environ.items() if is_secret_key(name)]
+    return [value for name, value in os.environ.items() if is_secret_key(name) and len(value.strip()) >= 8]
 
 
 def _workspace(args: argparse.Namespace, workflow: str | None) -> Any:
