@@ -151,3 +151,37 @@ async def test_modern_listen_stream_gets_tools_changed(tmp_path: Path, host_pack
             assert type(event).__name__ == "ToolsListChanged"
             listed = await client.list_tools()
             assert [tool.name for tool in listed.tools] == [*DEMO, "extra_ping"]
+
+
+async def test_requests_reload_off_the_event_loop(
+    tmp_path: Path, host_pack: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No request path reloads inline on the server's event loop: the reload runs in a worker thread."""
+    import threading
+
+    from lorenz.host import LiveWorkspace
+
+    def blocking(self: LiveWorkspace) -> None:
+        raise AssertionError("the blocking current() ran on a request path")
+
+    monkeypatch.setattr(LiveWorkspace, "current", blocking)
+    workflow = tmp_path / "WORKFLOW.md"
+    write(workflow, "tracker:\n  kind: demo\n")
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack]) as server:
+        prepare = server.live.prepare
+        assert prepare is not None
+        threads: list[str] = []
+
+        def recording(snapshot: Any) -> object:
+            threads.append(threading.current_thread().name)
+            return prepare(snapshot)
+
+        server.live.prepare = recording
+        async with httpx.AsyncClient() as http:
+            for path in ("/healthz", "/", "/.well-known/mcp.json"):
+                write(workflow, f"tracker:\n  kind: demo\n# {path}\n")
+                assert (await http.get(server.base_url + path)).status_code == 200
+        write(workflow, "tracker:\n  kind: demo\ntools:\n  extra: {}\n")
+        assert await names(server.url) == [*DEMO, "extra_ping"]
+    assert len(threads) >= 4  # one per change (the poller may catch a write before its utime)
+    assert "lorenz-serve" not in threads

@@ -82,7 +82,7 @@ def test_origin_allow_list_entries() -> None:
 def test_token_matches_only_the_exact_bearer() -> None:
     """Only `Bearer <token>` with the exact token passes; other schemes and near-misses fail."""
     assert token_matches("Bearer s3cret", "s3cret")
-    assert not token_matches("bearer s3cret", "s3cret")
+    assert token_matches("bearer s3cret", "s3cret")  # RFC 7235: the scheme is case-insensitive
     assert not token_matches("Basic s3cret", "s3cret")
     assert not token_matches("Bearer s3cre", "s3cret")
     assert not token_matches("Bearer ", "s3cret")
@@ -185,3 +185,26 @@ async def test_allowed_browser_origin_gets_cors(tmp_path: Path, host_pack: Modul
     assert reply.headers["access-control-allow-origin"] == origin
     assert denied.status_code == 401
     assert denied.headers["access-control-allow-origin"] == origin
+
+
+def test_token_matches_scheme_case_bytes_and_configured_whitespace() -> None:
+    """Any-case `Bearer`, a non-ASCII token sent as raw UTF-8 bytes, and a padded configured token all match."""
+    assert token_matches(b"BEARER s3cret", "s3cret")
+    assert token_matches("Bearer gr\u00fc\u00dfe-token".encode(), "gr\u00fc\u00dfe-token")
+    assert token_matches(b"Bearer s3cret", "  s3cret\n")
+    assert not token_matches(b"Bearer s3cret", "   ")
+    assert not token_matches(b"Bearers3cret", "s3cret")
+
+
+async def test_lowercase_scheme_and_utf8_token_pass_over_http(tmp_path: Path, host_pack: ModuleType) -> None:
+    """Over HTTP, `bearer` in any case and a non-ASCII token sent as UTF-8 are accepted."""
+    (tmp_path / "WORKFLOW.md").write_text("---\ntracker:\n  kind: demo\nserver:\n  token: $MY_TOKEN\n---\n")
+    token = "gr\u00fc\u00dfe-t\u00f6ken"
+    with serve_in_thread(cwd=tmp_path, env={**ENV, "MY_TOKEN": token}, plugins=[host_pack]) as server:
+        async with httpx.AsyncClient() as http:
+            allowed = await http.post(
+                server.url, json=LIST, headers={**HEADERS, "Authorization": f"bearer {token}".encode()}
+            )
+            wrong = await http.post(server.url, json=LIST, headers={**HEADERS, "Authorization": b"bearer gr-token"})
+    assert allowed.status_code == 200
+    assert wrong.status_code == 401

@@ -167,3 +167,121 @@ def test_stdio_subprocess_stops_on_sigterm(tmp_path: Path) -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def _start_http(directory: Path) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "lorenz", "-p", "host_pack", "serve", "--port", "0"],
+        cwd=directory,
+        env=subprocess_env(directory),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([process.stderr], [], [], 1)
+        line = process.stderr.readline() if ready else ""
+        if " at http://127.0.0.1:" in line:
+            return process, line.rsplit(" at ", 1)[1].strip()
+    process.kill()
+    raise AssertionError("no URL printed")
+
+
+@pytest.mark.slow
+def test_sigterm_with_an_open_session_stream_stops_promptly(tmp_path: Path) -> None:
+    """SIGTERM ends a stateful session's open GET stream at once: no grace-period wait, no traceback."""
+    import threading
+
+    import httpx
+
+    directory = workspace(tmp_path, "tracker:\n  kind: demo\nserver:\n  stateful: true\n  json_response: false\n")
+    process, url = _start_http(directory)
+    try:
+        headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+        params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        opened = httpx.post(
+            url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}, headers=headers
+        )
+        headers["Mcp-Session-Id"] = opened.headers["mcp-session-id"]
+        httpx.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+        streaming = threading.Event()
+
+        def listen() -> None:
+            with httpx.stream("GET", url, headers={**headers, "Accept": "text/event-stream"}, timeout=30) as stream:
+                streaming.set()
+                for _ in stream.iter_raw():
+                    pass
+
+        threading.Thread(target=listen, daemon=True).start()
+        assert streaming.wait(10)
+        time.sleep(0.3)
+        started = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=15) == 0
+        assert time.monotonic() - started < 3  # the graceful-shutdown grace period is 5 s
+        assert process.stderr is not None
+        err = process.stderr.read()
+        assert "Traceback" not in err and "CancelledError" not in err and "ERROR" not in err
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+NOISY_PACK = """
+import os
+
+import lorenz
+from host_pack import DemoPack
+
+print("noisy imported")
+
+
+class Noisy(DemoPack):
+    name = "noisy"
+
+    def tool_specs(self, settings):
+        print("listing noisy tools")
+        os.write(1, b"raw write to fd 1\\n")
+        return []
+
+
+@lorenz.hookimpl
+def lorenz_register_tool_packs(register):
+    register(Noisy())
+"""
+
+
+@pytest.mark.slow
+def test_stdio_setup_prints_go_to_stderr(tmp_path: Path) -> None:
+    """With --stdio, what plugins print while loading and listing tools never reaches stdout."""
+    directory = workspace(tmp_path, "tracker:\n  kind: demo\ntools:\n  noisy: {}\n")
+    (directory / "noisy_pack.py").write_text(NOISY_PACK)
+    env = subprocess_env(directory)
+    env.pop("PYTHONUNBUFFERED", None)  # stdout a pipe, as for any MCP client
+    process = subprocess.Popen(
+        [sys.executable, "-m", "lorenz", "-p", "host_pack", "-p", "noisy_pack", "serve", "--stdio"],
+        cwd=directory,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+        process.stdin.write(json.dumps(request).encode() + b"\n")
+        process.stdin.flush()
+        answer = json.loads(process.stdout.readline())  # the very first line is the protocol's
+        assert answer["result"]["serverInfo"]["name"] == "lorenz"
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=15)
+        assert out == b""
+        assert b"noisy imported" in err and b"listing noisy tools" in err and b"raw write to fd 1" in err
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

@@ -198,3 +198,194 @@ async def test_hung_tool_times_out_as_error_result(monkeypatch: pytest.MonkeyPat
     result = await mcp_server.run_owned_tool(Hangs(), "wait", {}, context=None)  # type: ignore[arg-type]
     assert result.success is False
     assert result.error == "tool wait did not finish within 0.05 s"
+
+
+class _Raises:
+    name = "raises"
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    async def execute_tool(self, name: str, input: object, context: object) -> ToolResult:
+        raise self.error
+
+
+def _context(secrets: frozenset[str] = frozenset()) -> object:
+    import httpx
+
+    from lorenz import Settings, ToolContext
+
+    return ToolContext(settings=Settings(secrets=secrets), http=httpx.AsyncClient())
+
+
+@pytest.mark.anyio
+async def test_owned_tool_exception_is_redacted() -> None:
+    """A pack's exception message reaches the agent with the workflow's secrets redacted."""
+    from lorenz.host import mcp_server
+
+    pack = _Raises(RuntimeError("boom Authorization: Bearer tok-123456 key=tok-123456"))
+    result = await mcp_server.run_owned_tool(pack, "t", {}, _context(frozenset({"tok-123456"})))  # type: ignore[arg-type]
+    assert result.success is False
+    assert "tok-123456" not in str(result.error)
+    assert result.error == "boom Authorization: Bearer [REDACTED] key=[REDACTED]"
+
+
+@pytest.mark.anyio
+async def test_pack_timeout_error_is_not_the_host_timeout() -> None:
+    """A TimeoutError raised by the pack itself is reported with its own message, not as the call timeout."""
+    from lorenz.host import mcp_server
+
+    result = await mcp_server.run_owned_tool(_Raises(TimeoutError("socket read timed out")), "t", {}, _context())  # type: ignore[arg-type]
+    assert result.error == "socket read timed out"
+
+
+def test_non_finite_numbers_are_null_in_text_and_structured_content() -> None:
+    """NaN/Infinity become null in both the (strictly valid JSON) text and structuredContent."""
+
+    def strict(constant: str) -> None:
+        raise ValueError(constant)
+
+    result = call_result(tool_success({"v": float("nan"), "w": [float("inf"), 1.5], "d": datetime(2020, 1, 1)}))
+    text = json.loads(result.content[0].text, parse_constant=strict)  # type: ignore[union-attr]
+    assert text == {"v": None, "w": [None, 1.5], "d": "2020-01-01 00:00:00"}
+    assert result.structured_content == text
+
+
+def test_same_size_edit_and_atomic_replace_are_seen(tmp_path: Path, host_pack: ModuleType) -> None:
+    """An edit keeping size and mtime, and an atomic replace, are both picked up by check()."""
+    workflow = tmp_path / "WORKFLOW.md"
+    _touch(workflow, "---\ntracker:\n  kind: demo\ntools:\n  extra: {}\n---\n")
+    stat = workflow.stat()
+    live = LiveWorkspace.open(None, cwd=tmp_path, env=ENV, plugins=[host_pack])
+    workflow.write_text("---\ntracker:\n  kind: demo\ntools:\n  extr_: {}\n---\n")  # same size
+    assert workflow.stat().st_size == stat.st_size
+    os.utime(workflow, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert live.check() is False  # seen (an unknown pack), so not served
+    assert live.last_error is not None
+    replacement = tmp_path / "new.md"
+    replacement.write_text("---\ntracker:\n  kind: demo\ntools:\n  extra: {}\n---\n")
+    os.utime(replacement, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    os.replace(replacement, workflow)
+    assert live.check() is True
+    assert live.last_error is None
+
+
+def test_file_changing_while_loading_is_read_again_without_error(
+    tmp_path: Path, host_pack: ModuleType, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A half-written file that changes again during the load is re-read; no failure is logged."""
+    import logging
+
+    from lorenz import workspace
+
+    workflow = tmp_path / "WORKFLOW.md"
+    _touch(workflow, "---\ntracker:\n  kind: demo\n---\n")
+    live = LiveWorkspace.open(None, cwd=tmp_path, env=ENV, plugins=[host_pack])
+    _touch(workflow, "---\ntracker:\n  ki")  # a save caught halfway
+    real_open = workspace.open_workspace
+    loads = []
+
+    def open_while_the_writer_finishes(*args: object, **kwargs: object) -> object:
+        loads.append(args)
+        try:
+            return real_open(*args, **kwargs)  # type: ignore[arg-type]
+        finally:
+            if len(loads) == 1:
+                _touch(workflow, "---\ntracker:\n  kind: demo\ntools:\n  extra: {}\n---\n")
+
+    monkeypatch.setattr(workspace, "open_workspace", open_while_the_writer_finishes)
+    with caplog.at_level(logging.ERROR, logger="lorenz.host"):
+        assert live.check() is True
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
+    assert len(loads) == 2
+    assert live.snapshot().pack_of("extra_ping") == "extra"
+
+
+def test_reload_failure_log_is_redacted(
+    tmp_path: Path, host_pack: ModuleType, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The reload-failure log line redacts the last good config's secrets."""
+    import logging
+
+    workflow = tmp_path / "WORKFLOW.md"
+    _touch(workflow, "---\ntracker:\n  kind: demo\nserver:\n  token: $MY_TOKEN\n---\n")
+    live = LiveWorkspace.open(None, cwd=tmp_path, env={**ENV, "MY_TOKEN": "tok-SECRET-42"}, plugins=[host_pack])
+
+    def refuse(snapshot: object) -> None:
+        raise RuntimeError("cannot use tok-SECRET-42")
+
+    live.prepare = refuse
+    _touch(workflow, "---\ntracker:\n  kind: demo\nserver:\n  token: $MY_TOKEN\ntools:\n  extra: {}\n---\n")
+    with caplog.at_level(logging.ERROR, logger="lorenz.host"):
+        assert live.check() is False
+    logged = " ".join(record.getMessage() for record in caplog.records)
+    assert "cannot use [REDACTED]" in logged
+    assert "tok-SECRET-42" not in logged + str(live.last_error)
+
+
+@pytest.mark.anyio
+async def test_async_reload_runs_once_off_the_event_loop(tmp_path: Path, host_pack: ModuleType) -> None:
+    """current_async() reloads in a worker thread, once for concurrent callers, without blocking the loop."""
+    import time
+
+    import anyio
+
+    workflow = tmp_path / "WORKFLOW.md"
+    _touch(workflow, "---\ntracker:\n  kind: demo\n---\n")
+    live = LiveWorkspace.open(None, cwd=tmp_path, env=ENV, plugins=[host_pack])
+    reloads = []
+
+    def slow(snapshot: object) -> None:  # like `op read` resolving a secret
+        reloads.append(snapshot)
+        time.sleep(0.5)
+
+    live.prepare = slow
+    _touch(workflow, "---\ntracker:\n  kind: demo\ntools:\n  extra: {}\n---\n")
+    ticks = 0
+    generations: list[int] = []
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            await anyio.sleep(0.02)
+            ticks += 1
+
+    async def request() -> None:
+        generations.append((await live.current_async()).generation)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(tick)
+        async with anyio.create_task_group() as requests:
+            for _ in range(5):
+                requests.start_soon(request)
+        tg.cancel_scope.cancel()
+    assert len(reloads) == 1
+    assert generations == [1] * 5
+    assert ticks >= 10  # the loop kept running during the 0.5 s reload
+
+
+@pytest.mark.anyio
+async def test_slow_reload_serves_the_last_good_snapshot_meanwhile(
+    tmp_path: Path, host_pack: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reload slower than the wait bound serves the old snapshot promptly, and the new one once done."""
+    import time
+
+    import anyio
+
+    from lorenz.host import reload
+
+    monkeypatch.setattr(reload, "RELOAD_WAIT_SECONDS", 0.1)
+    workflow = tmp_path / "WORKFLOW.md"
+    _touch(workflow, "---\ntracker:\n  kind: demo\n---\n")
+    live = LiveWorkspace.open(None, cwd=tmp_path, env=ENV, plugins=[host_pack])
+    live.prepare = lambda snapshot: time.sleep(0.6)  # like `op read` with a slow vault
+    _touch(workflow, "---\ntracker:\n  kind: demo\ntools:\n  extra: {}\n---\n")
+    started = time.monotonic()
+    assert (await live.current_async()).generation == 0
+    assert (await live.current_async()).generation == 0
+    assert time.monotonic() - started < 0.5
+    with anyio.fail_after(5):
+        while live.snapshot().generation == 0:  # noqa: ASYNC110 (the reload thread sets no event)
+            await anyio.sleep(0.02)
+    assert (await live.current_async()).pack_of("extra_ping") == "extra"

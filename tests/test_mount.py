@@ -157,3 +157,21 @@ def test_skill_sources_deduplicated_first_kept() -> None:
     """Skills are collected in mount order without duplicates."""
     packs = [Pack("beta", [], skills=("/s/shared", "/s/b")), Pack("alpha", [], skills=("/s/a", "/s/shared"))]
     assert mounted_skill_sources(packs) == ["/s/shared", "/s/b", "/s/a"]
+
+
+async def test_exception_messages_are_redacted() -> None:
+    """A raising pack's message reaches the agent with registered secrets and credentials redacted."""
+
+    class Leaky(Pack):
+        async def execute_tool(self, name: str, input: Any, context: ToolContext) -> Any:
+            raise RuntimeError("failed with key sk-live-12345 and Authorization: Bearer abc.def")
+
+    class LeakyList(Pack):
+        def tool_specs(self, settings: Settings) -> list[ToolSpec]:
+            raise RuntimeError("cannot list: sk-live-12345")
+
+    context = ToolContext(settings=Settings(secrets=frozenset({"sk-live-12345"})), http=httpx.AsyncClient())
+    result = await execute_mounted_tool([Leaky("leaky", ["leaky_x"])], "leaky_x", {}, context)
+    assert result.error == "failed with key [REDACTED] and Authorization: Bearer [REDACTED]"
+    listed = await execute_mounted_tool([LeakyList("leaky", [])], "leaky_x", {}, context)
+    assert listed.error == "cannot list: [REDACTED]"

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .contracts import ToolContext, ToolProvider, ToolSpec
+from .redact import redact_text
 from .registry import ToolRegistry, TrackerRegistry
 from .results import ToolResult, error_message, tool_failure, unsupported_tool_failure
 from .settings.model import Settings
@@ -65,6 +66,14 @@ def mounted_tool_specs(packs: Sequence[ToolProvider], settings: Settings) -> lis
     return specs
 
 
+def failure_from_exception(exc: BaseException, context: ToolContext | None) -> ToolResult:
+    """The failure result for a pack that raised: its message with the workflow's secrets and
+    credential-looking fragments redacted, since it goes to the agent."""
+    settings = getattr(context, "settings", None)
+    secrets = getattr(settings, "secrets", None) or ()
+    return tool_failure(redact_text(error_message(exc), secrets))
+
+
 async def execute_mounted_tool(
     packs: Sequence[ToolProvider], name: str, input: Any, context: ToolContext
 ) -> ToolResult:
@@ -75,12 +84,12 @@ async def execute_mounted_tool(
         try:
             specs = pack.tool_specs(context.settings)
         except Exception as exc:
-            return tool_failure(error_message(exc))
+            return failure_from_exception(exc, context)
         if any(spec.name == name for spec in specs):
             try:
                 result = await pack.execute_tool(name, input, context)
             except Exception as exc:
-                return tool_failure(error_message(exc))
+                return failure_from_exception(exc, context)
             if not isinstance(result, ToolResult):
                 return tool_failure(f"tool {name} returned {type(result).__name__}, not a ToolResult")
             return result

@@ -13,6 +13,7 @@ import sys
 import threading
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import anyio
@@ -76,7 +77,7 @@ def build_app(
     async def watch() -> None:
         while True:
             await anyio.sleep(reload_poll_seconds or RELOAD_POLL_SECONDS)
-            await anyio.to_thread.run_sync(live.check)
+            await live.current_async()  # a reload runs in a thread of its own
             await state.notify_if_changed()
 
     @contextlib.asynccontextmanager
@@ -91,8 +92,8 @@ def build_app(
                 tg.cancel_scope.cancel()
                 await state.aclose()
 
-    def current_server_settings() -> ServerSettings:
-        settings: ServerSettings = live.current().settings.server
+    async def current_server_settings() -> ServerSettings:
+        settings: ServerSettings = (await live.current_async()).settings.server
         return settings
 
     transport = StreamableHTTPASGIApp(manager)
@@ -117,6 +118,7 @@ def build_app(
     )
     app.state.live = live
     app.state.host = state
+    app.state.sessions = manager
     return app
 
 
@@ -189,10 +191,11 @@ class _Server(uvicorn.Server):
             yield
             return
 
-        def stop(signum: int, frame: Any) -> None:
-            if self.should_exit and signum == signal.SIGINT:
-                self.force_exit = True
-            self.should_exit = True
+        def stop(signum: int, frame: FrameType | None) -> None:
+            # Deliberately not the bound method itself: sse_starlette would find this server
+            # through it and cut every SSE response mid-stream, in-flight tool calls included.
+            # shutdown() ends what would otherwise hold it: listen streams and session streams.
+            self.handle_exit(signum, frame)
 
         previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
@@ -200,6 +203,13 @@ class _Server(uvicorn.Server):
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        """Start a graceful shutdown (a second SIGINT forces it), without uvicorn's re-raise of the
+        signal once stopped."""
+        if self.should_exit and sig == signal.SIGINT:
+            self.force_exit = True
+        self.should_exit = True
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
@@ -209,9 +219,16 @@ class _Server(uvicorn.Server):
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         # uvicorn drains connections before the app's lifespan ends: end the open listen streams
         # first, or each would hold shutdown for the whole grace period.
-        state = getattr(getattr(self.config.app, "state", None), "host", None)
+        app_state = getattr(self.config.app, "state", None)
+        state = getattr(app_state, "host", None)
         if isinstance(state, HostState) and state.listen is not None:
             state.listen.close()
+        # Likewise each stateful session's GET stream, ended cleanly; its in-flight calls finish
+        # (the manager keeps no public list of sessions; an SDK without it skips this step).
+        manager = getattr(app_state, "sessions", None)
+        for transport in list(getattr(manager, "_server_instances", {}).values()):
+            with contextlib.suppress(Exception):
+                transport.close_standalone_sse_stream()
         await super().shutdown(sockets)
 
 

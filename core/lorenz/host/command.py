@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ..results import error_message
 
-__all__ = ["serve"]
+__all__ = ["serve", "stdout_to_stderr"]
 
 
 def _configure_logging() -> None:
@@ -23,6 +24,33 @@ def _configure_logging() -> None:
         ours.addHandler(handler)
         ours.propagate = False
     ours.setLevel(logging.INFO)
+
+
+@contextlib.contextmanager
+def stdout_to_stderr() -> Iterator[None]:
+    """Send everything written to stdout to stderr until the block exits: ``print`` (Python
+    level) and writes to fd 1 itself (a child process, a C extension). For ``--stdio``, where
+    stdout is the protocol stream and a plugin may print while it is imported or lists its
+    tools; fd 1 and ``sys.stdout`` are restored for the SDK's transport afterwards."""
+    original = sys.stdout
+    try:
+        saved: int | None = os.dup(1)
+        os.dup2(2, 1)
+    except OSError:  # no fd 1 to divert: the Python-level redirect still applies
+        saved = None
+    try:
+        with contextlib.suppress(Exception):
+            # Output still buffered from before (a `-p` module printing when the CLI imported it,
+            # with stdout a pipe) is flushed now that fd 1 is stderr.
+            original.flush()
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        with contextlib.suppress(Exception):
+            original.flush()  # anything buffered by a direct reference to it goes to stderr too
+        if saved is not None:
+            os.dup2(saved, 1)
+            os.close(saved)
 
 
 def _fail(message: str) -> int:
@@ -55,25 +83,28 @@ def serve(
     _configure_logging()
     cwd = Path.cwd() if cwd is None else cwd
     env = dict(os.environ if env is None else env)
-    discovery = discover(plugins=plugins, env=env)
-    for failure in discovery.failures:
-        print(f"lorenz: warning: plugin {failure.name} failed to load: {failure.error}", file=sys.stderr)
-    try:
-        workspace = open_workspace(workflow, cwd=cwd, env=env, discovery=discovery)
-    except Exception as exc:  # ConfigError, RegistryError, MountError, or a plugin's own error
-        return _fail(redact_text(error_message(exc)))
+    # With --stdio, stdout is the protocol stream: whatever plugins print while being imported
+    # or listing their tools goes to stderr until the SDK's stdio transport takes fd 1 over.
+    with stdout_to_stderr() if stdio else contextlib.nullcontext():
+        discovery = discover(plugins=plugins, env=env)
+        for failure in discovery.failures:
+            print(f"lorenz: warning: plugin {failure.name} failed to load: {failure.error}", file=sys.stderr)
+        try:
+            workspace = open_workspace(workflow, cwd=cwd, env=env, discovery=discovery)
+        except Exception as exc:  # ConfigError, RegistryError, MountError, or a plugin's own error
+            return _fail(redact_text(error_message(exc)))
 
-    from .reload import LiveWorkspace
+        from .reload import LiveWorkspace
 
-    try:
-        live = LiveWorkspace(workspace, workflow=workflow, cwd=cwd, env=env, reload=reload)
-    except Exception as exc:  # a pack's tool_specs() raising, or a spec the SDK cannot represent
-        return _fail(redact_text(error_message(exc)))
-    if workspace.embedded_default:
-        print(
-            f"lorenz: no WORKFLOW.md in {cwd}; serving the embedded default (the local board at .lorenz/local)",
-            file=sys.stderr,
-        )
+        try:
+            live = LiveWorkspace(workspace, workflow=workflow, cwd=cwd, env=env, reload=reload)
+        except Exception as exc:  # a pack's tool_specs() raising, or a spec the SDK cannot represent
+            return _fail(redact_text(error_message(exc)))
+        if workspace.embedded_default:
+            print(
+                f"lorenz: no WORKFLOW.md in {cwd}; serving the embedded default (the local board at .lorenz/local)",
+                file=sys.stderr,
+            )
     if stdio:
         from .stdio import run_stdio
 

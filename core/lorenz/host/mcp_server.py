@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -26,7 +27,8 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from .. import __version__
 from ..contracts import ToolContext, ToolProvider, ToolSpec
-from ..mount import execute_mounted_tool
+from ..mount import execute_mounted_tool, failure_from_exception
+from ..redact import redact_text
 from ..results import ToolResult, error_message, tool_failure
 
 if TYPE_CHECKING:
@@ -170,13 +172,25 @@ def validate_arguments(tool: str, arguments: Any, validator: Validator | None) -
     return tool_failure(message, path=path)
 
 
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN/Infinity replaced by ``None`` (JSON has no such numbers)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    return value
+
+
 def _jsonable(payload: Any) -> tuple[Any, str]:
     try:
-        return payload, json.dumps(payload, indent=2, ensure_ascii=False)
+        return payload, json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError):
-        # A pack returned something JSON cannot hold (a datetime, a set): show its string form.
-        text = json.dumps(payload, indent=2, ensure_ascii=False, default=str)
-        return json.loads(text), text
+        # A pack returned something JSON cannot hold (a datetime, a set, NaN): show a datetime or a
+        # set as its string form and a non-finite number as null, in the text and structuredContent alike.
+        plain = _finite(json.loads(json.dumps(payload, default=str)))
+        return plain, json.dumps(plain, indent=2, ensure_ascii=False, allow_nan=False)
 
 
 def call_result(
@@ -214,12 +228,12 @@ async def run_owned_tool(pack: ToolProvider, name: str, arguments: Any, context:
     """:func:`~lorenz.mount.execute_mounted_tool` for a tool whose pack is already known from the
     snapshot: the same failure rules, without asking every pack for its specs on each call."""
     try:
-        with anyio.fail_after(TOOL_CALL_TIMEOUT_SECONDS):
+        with anyio.move_on_after(TOOL_CALL_TIMEOUT_SECONDS) as scope:
             result = await pack.execute_tool(name, arguments, context)
-    except TimeoutError:
+    except Exception as exc:  # a pack's own TimeoutError included: only ours is reported as a timeout
+        return failure_from_exception(exc, context)
+    if scope.cancelled_caught:
         return tool_failure(f"tool {name} did not finish within {TOOL_CALL_TIMEOUT_SECONDS:g} s")
-    except Exception as exc:
-        return tool_failure(error_message(exc))
     if not isinstance(result, ToolResult):
         return tool_failure(f"tool {name} returned {type(result).__name__}, not a ToolResult")
     return result
@@ -241,7 +255,7 @@ async def call_tool(state: HostState, snapshot: Snapshot, name: str, arguments: 
         return call_result(result, snapshot.by_name[name], snapshot.output_validators.get(name))
     except Exception as exc:  # a defect here must still reach the model as a tool error
         logger.exception("lorenz: tools/call %s failed", name)
-        return call_result(tool_failure(error_message(exc)))
+        return call_result(tool_failure(redact_text(error_message(exc), snapshot.settings.secrets)))
 
 
 def build_server(state: HostState) -> LorenzServer:
@@ -251,17 +265,19 @@ def build_server(state: HostState) -> LorenzServer:
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         state.remember(ctx)
-        return types.ListToolsResult(tools=wire_tools(state.live.current()))
+        return types.ListToolsResult(tools=wire_tools(await state.live.current_async()))
 
     async def on_call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         state.remember(ctx)
         arguments = params.arguments if params.arguments is not None else {}
-        return await call_tool(state, state.live.current(), params.name, arguments)
+        return await call_tool(state, await state.live.current_async(), params.name, arguments)
 
     def input_schema(name: str) -> Mapping[str, Any] | None:
-        spec = state.live.current().by_name.get(name)
+        # Synchronous (the SDK's hook): the request already passed SecurityMiddleware, which
+        # brought the snapshot up to date without blocking the event loop.
+        spec = state.live.snapshot().by_name.get(name)
         return spec.input_schema if spec is not None else None
 
     state.live.prepare = wire_tools

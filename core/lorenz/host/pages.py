@@ -37,7 +37,9 @@ def endpoint_url(request: Request) -> str:
 
 def _authorized(request: Request, snapshot: Snapshot) -> bool:
     token = snapshot.settings.server.token
-    return not token or token_matches(request.headers.get("authorization"), token)
+    header = request.headers.get("authorization")
+    # The raw bytes (Starlette decodes headers as latin-1), compared like SecurityMiddleware does.
+    return not token or token_matches(header.encode("latin-1") if header is not None else None, token)
 
 
 def _tools(snapshot: Snapshot) -> list[dict[str, Any]]:
@@ -73,7 +75,7 @@ def server_card_data(snapshot: Snapshot, url: str, *, authorized: bool) -> dict[
 
 async def server_card(request: Request) -> JSONResponse:
     live: LiveWorkspace = request.app.state.live
-    snapshot = live.current()
+    snapshot = await live.current_async()
     card = server_card_data(snapshot, endpoint_url(request), authorized=_authorized(request, snapshot))
     return JSONResponse(
         card,
@@ -87,7 +89,7 @@ async def server_card(request: Request) -> JSONResponse:
 
 async def healthz(request: Request) -> JSONResponse:
     live: LiveWorkspace = request.app.state.live
-    snapshot = live.current()
+    snapshot = await live.current_async()
     return JSONResponse(
         {
             "status": "ok",
@@ -224,7 +226,7 @@ def render_landing(snapshot: Snapshot, url: str, *, authorized: bool) -> str:
 
 async def landing_page(request: Request) -> HTMLResponse:
     live: LiveWorkspace = request.app.state.live
-    snapshot = live.current()
+    snapshot = await live.current_async()
     html = render_landing(snapshot, endpoint_url(request), authorized=_authorized(request, snapshot))
     return HTMLResponse(
         html,

@@ -2,9 +2,11 @@
 
 :class:`LiveWorkspace` holds one immutable :class:`Snapshot` (the workspace plus everything
 derived from it that a request needs: the wire tools, the owning pack of each tool, compiled
-argument validators). ``current()`` stats the workflow file (its ``(mtime_ns, size)``) and
-swaps in a new snapshot when it changed; a new config that fails to load is logged with its
-exact message and the last good snapshot keeps serving.
+argument validators). ``current()`` stats the workflow file (its inode, size, mtime and ctime)
+and swaps in a new snapshot when it changed; a new config that fails to load is logged with its
+exact message (redacted) and the last good snapshot keeps serving. On the event loop,
+``await current_async()`` only stats: the reload itself runs once, in a thread, and a slow one
+does not hold requests up beyond :data:`RELOAD_WAIT_SECONDS`.
 """
 
 from __future__ import annotations
@@ -13,13 +15,16 @@ import json
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from attrs import frozen
 
 from ..contracts import ToolProvider, ToolSpec
+from ..redact import redact_text
 from ..results import error_message
 
 if TYPE_CHECKING:
@@ -109,14 +114,26 @@ class Snapshot:
         return pack.name if pack is not None else None
 
 
-def _signature(path: Path | None) -> tuple[int, int] | None:
+#: How many times one reload re-reads a file that keeps changing while it is being loaded.
+_RELOAD_ATTEMPTS = 3
+#: How long after a reload started requests wait for it before the last good snapshot is served.
+RELOAD_WAIT_SECONDS = 1.0
+#: How often a waiting request looks whether the reload finished.
+_RELOAD_POLL_SECONDS = 0.005
+
+Signature = tuple[int, int, int, int]
+
+
+def _signature(path: Path | None) -> Signature | None:
+    """What identifies one version of the file: an atomic replace changes the inode, an edit
+    within one mtime tick that keeps the size still changes the ctime."""
     if path is None:
         return None
     try:
         stat = os.stat(path)
     except OSError:
         return None
-    return (stat.st_mtime_ns, stat.st_size)
+    return (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
 class LiveWorkspace:
@@ -141,6 +158,10 @@ class LiveWorkspace:
         self._env = dict(os.environ if env is None else env)
         self._reload = reload
         self._lock = threading.Lock()
+        #: While a reload started by :meth:`current_async` runs: the event its thread sets when
+        #: done, and until when requests wait for it (``time.monotonic()``).
+        self._reloading: tuple[threading.Event, float] | None = None
+        self._reloading_lock = threading.Lock()
         self._snapshot = Snapshot.build(workspace, 0)
         self._watched = self._watch_path(workspace)
         self._signature = _signature(self._watched)
@@ -193,36 +214,75 @@ class LiveWorkspace:
         return self._snapshot
 
     def current(self) -> Snapshot:
-        """The snapshot to serve this request with, reloading first if WORKFLOW.md changed."""
+        """The snapshot to serve this request with, reloading first if WORKFLOW.md changed.
+
+        Blocks while reloading (a reload may run ``op read`` and other slow resolvers): on the
+        event loop use :meth:`current_async`."""
         if self._reload and _signature(self._watched) != self._signature:
             self.check()
         return self._snapshot
 
+    def changed(self) -> bool:
+        """Whether WORKFLOW.md changed since the last look (one ``stat``, no reload)."""
+        return self._reload and _signature(self._watched) != self._signature
+
+    async def current_async(self) -> Snapshot:
+        """:meth:`current` for the event loop: only a ``stat`` runs inline.
+
+        When the file changed, one reload starts in a thread of its own, however many requests
+        arrive meanwhile. They wait for it until :data:`RELOAD_WAIT_SECONDS` after it started
+        (so an edit is served at once), then get the last good snapshot while a slow reload
+        (``op read``) carries on; the requests after it finishes get the new one.
+        """
+        if not self.changed():
+            return self._snapshot
+        with self._reloading_lock:
+            if self._reloading is None:
+                finished = threading.Event()
+                self._reloading = (finished, time.monotonic() + RELOAD_WAIT_SECONDS)
+                # A thread of its own, not a worker from the pool: it must run and clear
+                # `_reloading` even when the request that started it is cancelled first.
+                threading.Thread(
+                    target=self._reload_in_thread, args=(finished,), name="lorenz-reload", daemon=True
+                ).start()
+            finished, deadline = self._reloading
+        with anyio.move_on_after(max(0.0, deadline - time.monotonic())):
+            # Polled: the thread cannot set an event of this (or any other) event loop directly,
+            # and the wait is short and only happens while a reload runs.
+            while not finished.is_set():  # noqa: ASYNC110
+                await anyio.sleep(_RELOAD_POLL_SECONDS)
+        return self._snapshot
+
+    def _reload_in_thread(self, finished: threading.Event) -> None:
+        try:
+            self.check()
+        except Exception:  # check() reports load errors itself; this is a defect, never fatal
+            logger.exception("lorenz: reloading %s failed", self._watched)
+        finally:
+            with self._reloading_lock:
+                self._reloading = None
+            finished.set()
+
     def check(self) -> bool:
         """Reload if the workflow file changed since the last look; True when a new config was
-        swapped in. A failed load is logged once per file version and the old config stays."""
+        swapped in. A failed load is logged once per file version and the old config stays; a
+        file that changed again while it was loading (a half-written save) is read again."""
         with self._lock:
-            signature = _signature(self._watched)
-            if signature == self._signature:
-                return False
+            for _ in range(_RELOAD_ATTEMPTS):
+                signature = _signature(self._watched)
+                if signature == self._signature:
+                    return False
+                snapshot, error = self._load()
+                if _signature(self._watched) == signature:
+                    break
+                # Changed again while loading (still being written): what was read is not the
+                # file's next version, so neither serve it nor report it; read it again.
+            else:
+                return False  # it keeps changing: the next look tries again
             self._signature = signature
-            from ..workspace import open_workspace
-
-            try:
-                # Once a file is served, reload that file: its deletion is an error to report,
-                # not a silent switch to the embedded default.
-                served_file = not self._snapshot.workspace.embedded_default
-                workspace = open_workspace(
-                    self._watched if served_file and self._workflow is None else self._workflow,
-                    cwd=self._cwd,
-                    env=self._env,
-                    discovery=self._snapshot.workspace.discovery,
-                )
-                snapshot = Snapshot.build(workspace, self._snapshot.generation + 1)
-                if self.prepare is not None:
-                    self.prepare(snapshot)
-            except Exception as exc:
-                self.last_error = error_message(exc)
+            if snapshot is None:
+                # Redacted with the last good config's secrets (the failed config's are unknown).
+                self.last_error = redact_text(error_message(error), self._snapshot.settings.secrets)
                 logger.error(
                     "lorenz: reloading %s failed; still serving the last good config: %s",
                     self._watched,
@@ -239,6 +299,27 @@ class LiveWorkspace:
                 len(snapshot.packs),
             )
             return True
+
+    def _load(self) -> tuple[Snapshot | None, Exception | None]:
+        """The snapshot of the workflow as it is on disk now, or the error loading it."""
+        from ..workspace import open_workspace
+
+        try:
+            # Once a file is served, reload that file: its deletion is an error to report,
+            # not a silent switch to the embedded default.
+            served_file = not self._snapshot.workspace.embedded_default
+            workspace = open_workspace(
+                self._watched if served_file and self._workflow is None else self._workflow,
+                cwd=self._cwd,
+                env=self._env,
+                discovery=self._snapshot.workspace.discovery,
+            )
+            snapshot = Snapshot.build(workspace, self._snapshot.generation + 1)
+            if self.prepare is not None:
+                self.prepare(snapshot)
+        except Exception as exc:
+            return None, exc
+        return snapshot, None
 
     @staticmethod
     def _warn_restart_only(old: Snapshot, new: Snapshot) -> None:

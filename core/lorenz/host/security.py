@@ -8,8 +8,9 @@ changes ``server.token`` or the allow-lists takes effect at once.
 from __future__ import annotations
 
 import hmac
+import inspect
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -82,19 +83,35 @@ def origin_allowed(value: str | None, extra: Iterable[str] = ()) -> bool:
     return host in LOOPBACK_HOSTS
 
 
-def token_matches(header: str | None, token: str) -> bool:
-    """Whether ``Authorization`` carries ``Bearer <token>``, compared in constant time."""
-    if not header or not header.startswith("Bearer "):
+def token_matches(header: str | bytes | None, token: str) -> bool:
+    """Whether ``Authorization`` carries ``Bearer <token>``, compared in constant time.
+
+    The scheme is case-insensitive (RFC 7235); the credential is compared as bytes, the raw
+    header's against the token's UTF-8 (a ``str`` header is taken as text, UTF-8 too); the
+    configured token's surrounding whitespace is not part of it.
+    """
+    if not header:
         return False
-    presented = header[len("Bearer ") :].strip()
-    return hmac.compare_digest(presented.encode("utf-8"), token.encode("utf-8"))
+    raw = header.encode("utf-8") if isinstance(header, str) else header
+    parts = raw.strip().split(None, 1)
+    if len(parts) != 2 or parts[0].lower() != b"bearer":
+        return False
+    expected = token.strip().encode("utf-8")
+    if not expected:
+        return False
+    return hmac.compare_digest(parts[1].strip(), expected)
+
+
+def _raw_header(scope: Scope, name: bytes) -> bytes | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return bytes(value)
+    return None
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope["headers"]:
-        if key == name:
-            return str(value.decode("latin-1"))
-    return None
+    value = _raw_header(scope, name)
+    return value.decode("latin-1") if value is not None else None
 
 
 _PREFLIGHT = [
@@ -142,7 +159,7 @@ class SecurityMiddleware:
         self,
         app: ASGIApp,
         *,
-        server_settings: Callable[[], ServerSettings],
+        server_settings: Callable[[], ServerSettings | Awaitable[ServerSettings]],
         bind_host: str | None = None,
         mcp_endpoint: ASGIApp | None = None,
     ) -> None:
@@ -160,7 +177,8 @@ class SecurityMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        server = self.server_settings()
+        current = self.server_settings()
+        server = await current if inspect.isawaitable(current) else current
         if not host_allowed(_header(scope, b"host"), (*server.allowed_hosts, *self.bind_hosts)):
             await _send_json(send, 421, {"error": {"code": "misdirected", "message": "Invalid Host header"}})
             return
@@ -180,7 +198,7 @@ class SecurityMiddleware:
                 return
             cors.append((b"access-control-expose-headers", b"Mcp-Session-Id, Mcp-Protocol-Version"))
             send = _adding_headers(send, cors)
-        if server.token and not token_matches(_header(scope, b"authorization"), server.token):
+        if server.token and not token_matches(_raw_header(scope, b"authorization"), server.token):
             await _send_json(send, 401, _UNAUTHORIZED, [(b"www-authenticate", b'Bearer realm="lorenz"')])
             return
         if scope["method"] != "POST":

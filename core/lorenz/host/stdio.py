@@ -28,7 +28,7 @@ async def serve_stdio(live: LiveWorkspace) -> None:
     async def watch() -> None:
         while True:
             await anyio.sleep(RELOAD_POLL_SECONDS)
-            await anyio.to_thread.run_sync(live.check)
+            await live.current_async()  # a reload runs in a thread of its own
             await state.notify_if_changed()
 
     async def stop_on_signal(scope: anyio.CancelScope) -> None:
