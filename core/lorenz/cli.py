@@ -207,14 +207,20 @@ def cmd_issues(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from .host import serve
+    import contextlib
 
+    from .host import serve
+    from .host.command import stdout_to_stderr
+
+    # Over --stdio, stdout is the protocol stream: a plugin printing at import must not reach it.
+    with stdout_to_stderr() if args.stdio else contextlib.nullcontext():
+        plugins = _load_plugin_modules(args.plugin)
     return serve(
         workflow=args.workflow,
         host=args.host,
         port=args.port,
         stdio=args.stdio,
-        plugins=_load_plugin_modules(args.plugin),
+        plugins=plugins,
         reload=not args.no_reload,
     )
 
