@@ -140,3 +140,16 @@ def test_redact_value_deep_copies_and_redacts_every_string() -> None:
 def test_is_secret_key(key: str, expected: bool) -> None:
     """Secret-looking option keys are recognised by case-insensitive substring."""
     assert is_secret_key(key) is expected
+
+
+def test_redacted_traceback_hides_secrets() -> None:
+    """A logged traceback keeps its frames but not the secrets its message quotes."""
+    from lorenz.redact import redacted_traceback
+
+    try:
+        raise RuntimeError("upstream said: token sk-live-123456 rejected")
+    except RuntimeError as exc:
+        text = redacted_traceback(exc, ["sk-live-123456"])
+    assert "Traceback" in text
+    assert "RuntimeError" in text
+    assert "sk-live-123456" not in text

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar, cast
 
-__all__ = ["REDACTED", "is_secret_key", "redact_text", "redact_value", "registered_secrets"]
+__all__ = ["REDACTED", "is_secret_key", "redact_text", "redact_value", "redacted_traceback", "registered_secrets"]
 
 REDACTED = "[REDACTED]"
 
@@ -121,3 +121,10 @@ def redact_value(obj: _T, secrets: Iterable[str] = ()) -> _T:
         return value
 
     return cast(_T, walk(obj))
+
+
+def redacted_traceback(exc: BaseException, secrets: Iterable[str] = ()) -> str:
+    """``exc``'s formatted traceback with secrets redacted, for logs (exception text may quote them)."""
+    import traceback
+
+    return redact_text("".join(traceback.format_exception(exc)).rstrip(), secrets)

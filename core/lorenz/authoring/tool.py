@@ -295,9 +295,9 @@ def _keyword_validator(schema: Mapping[str, Any]) -> Any:
 
 
 def _unexpected(name: str, exc: Exception, context: CallContext) -> FormattedResult:
-    from ..redact import redact_text
+    from ..redact import redact_text, redacted_traceback
 
-    logger.exception("tool %s raised", name)
+    logger.error("tool %s raised\n%s", name, redacted_traceback(exc, context.settings.secrets))
     message = redact_text(f"{name} failed: {error_message(exc)}", context.settings.secrets)
     try:
         import httpx

@@ -28,7 +28,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from .. import __version__
 from ..contracts import ToolContext, ToolProvider, ToolSpec
 from ..mount import execute_mounted_tool, failure_from_exception
-from ..redact import redact_text
+from ..redact import redact_text, redacted_traceback
 from ..results import ToolResult, error_message, tool_failure
 
 if TYPE_CHECKING:
@@ -254,7 +254,7 @@ async def call_tool(state: HostState, snapshot: Snapshot, name: str, arguments: 
         result = await run_owned_tool(pack, name, arguments, context)
         return call_result(result, snapshot.by_name[name], snapshot.output_validators.get(name))
     except Exception as exc:  # a defect here must still reach the model as a tool error
-        logger.exception("lorenz: tools/call %s failed", name)
+        logger.error("lorenz: tools/call %s failed\n%s", name, redacted_traceback(exc, snapshot.settings.secrets))
         return call_result(tool_failure(redact_text(error_message(exc), snapshot.settings.secrets)))
 
 
