@@ -563,3 +563,14 @@ def test_parse_select_errors(value: Any) -> None:
     with pytest.raises(QueryError) as excinfo:
         parse_select(value)
     assert str(excinfo.value) == "select must be an array of field-name strings"
+
+
+def test_query_input_properties_describe_the_envelope() -> None:
+    """Read tools share one described schema for where/select/order_by/limit/offset."""
+    from lorenz.query import query_input_properties
+
+    props = query_input_properties("Fields: id, title.")
+    assert list(props) == ["where", "select", "order_by", "limit", "offset"]
+    assert props["select"] == {"type": "array", "items": {"type": "string"}, "description": "Fields: id, title."}
+    assert all(prop.get("description") for prop in props.values())
+    assert "1000" in props["limit"]["description"]

@@ -52,6 +52,7 @@ __all__ = [
     "parse_query_spec",
     "parse_select",
     "pick_fields",
+    "query_input_properties",
 ]
 
 MAX_FILTER_DEPTH = 12
@@ -415,3 +416,34 @@ def parse_select(value: object) -> list[str] | None:
 def pick_fields(record: Mapping[str, Any], fields: Sequence[str]) -> dict[str, Any]:
     """A new dict of the requested fields the record has (``None`` values kept), in ``fields`` order."""
     return {name: record[name] for name in fields if name in record}
+
+
+def query_input_properties(select_description: str) -> dict[str, dict[str, Any]]:
+    """The inputSchema properties of the query envelope a read tool accepts.
+
+    ``where``, ``select``, ``order_by``, ``limit`` and ``offset``, described for the agent;
+    ``select_description`` says which row fields the tool offers and its default projection.
+    """
+    return {
+        "where": {
+            "type": "object",
+            "description": (
+                "Row filter: {field, op, value} (op eq/ne/lt/lte/gt/gte/in/nin/contains/exists; "
+                "contains takes an optional boolean ci) or {and: [...]}, {or: [...]}, {not: {...}}."
+            ),
+        },
+        "select": {"type": "array", "items": {"type": "string"}, "description": select_description},
+        "order_by": {
+            "type": "array",
+            "items": {"type": "object"},
+            "description": "Sort keys in priority order: [{field, dir}] with dir 'asc' (default) or 'desc'.",
+        },
+        "limit": {
+            "type": "number",
+            "description": f"Maximum rows to return: an integer >= 1, default {DEFAULT_LIMIT}, capped at {MAX_LIMIT}.",
+        },
+        "offset": {
+            "type": "number",
+            "description": "Matching rows to skip before the first returned: an integer >= 0.",
+        },
+    }

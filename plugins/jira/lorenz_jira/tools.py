@@ -8,7 +8,7 @@ from typing import Any
 from lorenz.arguments import ArgumentError, as_arguments, optional_str, require_str
 from lorenz.contracts import ToolContext, ToolSpec
 from lorenz.issue import Issue
-from lorenz.query import apply_query, parse_query_spec, parse_select, pick_fields
+from lorenz.query import apply_query, parse_query_spec, parse_select, pick_fields, query_input_properties
 from lorenz.redact import redact_text
 from lorenz.results import ToolResult, error_message, tool_failure, tool_success, unsupported_tool_failure
 from lorenz.settings.model import Settings
@@ -66,30 +66,10 @@ _SPECS: tuple[ToolSpec, ...] = (
                     "JQL query string, e.g. 'project = ENG AND status = \"In Progress\"' (alias: jql); "
                     "overrides states."
                 ),
-                "where": {
-                    "type": "object",
-                    "description": (
-                        "Row filter: {field, op, value} (op eq/ne/lt/lte/gt/gte/in/nin/contains/exists; "
-                        "contains takes an optional boolean ci) or {and: [...]}, {or: [...]}, {not: {...}}."
-                    ),
-                },
-                "select": _strings(
+                **query_input_properties(
                     f"Row fields to return (default {', '.join(DEFAULT_SELECT)}); also description, createdAt, "
                     "updatedAt."
                 ),
-                "order_by": {
-                    "type": "array",
-                    "items": {"type": "object"},
-                    "description": "Sort keys in priority order: [{field, dir}] with dir 'asc' (default) or 'desc'.",
-                },
-                "limit": {
-                    "type": "number",
-                    "description": "Maximum rows to return: an integer >= 1, default 100, capped at 1000.",
-                },
-                "offset": {
-                    "type": "number",
-                    "description": "Matching rows to skip before the first returned: an integer >= 0.",
-                },
             },
             [],
             open_=True,

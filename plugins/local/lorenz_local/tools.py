@@ -11,7 +11,7 @@ import anyio.to_thread
 
 from lorenz.arguments import as_arguments, optional_str, require_str
 from lorenz.contracts import ToolContext, ToolSpec
-from lorenz.query import apply_query, parse_query_spec, parse_select, pick_fields
+from lorenz.query import apply_query, parse_query_spec, parse_select, pick_fields, query_input_properties
 from lorenz.results import ToolResult, error_message, tool_failure, tool_success, unsupported_tool_failure
 from lorenz.settings.model import Settings
 
@@ -30,30 +30,10 @@ def _string(description: str) -> dict[str, Any]:
 
 
 _ISSUE_ID = _string("Board issue id: the board's id prefix plus a number, e.g. BOARD-12.")
-_QUERY_PROPERTIES: dict[str, dict[str, Any]] = {
-    "where": {
-        "type": "object",
-        "description": (
-            "Row filter: {field, op, value} (op eq/ne/lt/lte/gt/gte/in/nin/contains/exists; "
-            "contains takes an optional boolean ci) or {and: [...]}, {or: [...]}, {not: {...}}."
-        ),
-    },
-    "select": {
-        "type": "array",
-        "items": {"type": "string"},
-        "description": (
-            f"Row fields to return (default {', '.join(DEFAULT_SELECT)}); also description, identifier, "
-            'createdAt, updatedAt, and "comments" for each issue\'s comment lines.'
-        ),
-    },
-    "order_by": {
-        "type": "array",
-        "items": {"type": "object"},
-        "description": "Sort keys in priority order: [{field, dir}] with dir 'asc' (default) or 'desc'.",
-    },
-    "limit": {"type": "number", "description": "Maximum rows to return: an integer >= 1, default 100, capped at 1000."},
-    "offset": {"type": "number", "description": "Matching rows to skip before the first returned: an integer >= 0."},
-}
+_QUERY_PROPERTIES = query_input_properties(
+    f"Row fields to return (default {', '.join(DEFAULT_SELECT)}); also description, identifier, "
+    'createdAt, updatedAt, and "comments" for each issue\'s comment lines.'
+)
 _SPECS = (
     ToolSpec(
         name="local_update_status",

@@ -15,7 +15,7 @@ from typing import Any
 
 from lorenz.arguments import ArgumentError, as_arguments, optional_str, require_str
 from lorenz.contracts import ToolContext, ToolSpec
-from lorenz.query import apply_query, parse_query_spec, parse_select, pick_fields
+from lorenz.query import apply_query, parse_query_spec, parse_select, pick_fields, query_input_properties
 from lorenz.redact import redact_text
 from lorenz.results import ToolResult, error_message, tool_failure, tool_success, unsupported_tool_failure
 from lorenz.settings.model import Settings
@@ -130,40 +130,14 @@ def slack_tool_specs() -> list[ToolSpec]:
                             "(default: every configured channel)."
                         ),
                     },
-                    "where": {
-                        "type": "object",
-                        "description": (
-                            "Row filter: {field, op, value} (op eq/ne/lt/lte/gt/gte/in/nin/contains/exists; "
-                            "contains takes an optional boolean ci) or {and: [...]}, {or: [...]}, {not: {...}}."
-                        ),
-                    },
-                    "select": {
-                        "type": "array",
-                        "items": {"type": "string"},
-                        "description": (
-                            f"Row fields to return (default {', '.join(DEFAULT_SELECT)}); also channel, ts, "
-                            "stateType, text, url, reactions."
-                        ),
-                    },
+                    **query_input_properties(
+                        f"Row fields to return (default {', '.join(DEFAULT_SELECT)}); also channel, ts, "
+                        "stateType, text, url, reactions."
+                    ),
                     "expand": {
                         "type": "array",
                         "items": {"type": "string", "enum": list(_EXPAND)},
                         "description": "Extra data per row: 'thread' (every reply) and/or 'reactions'.",
-                    },
-                    "order_by": {
-                        "type": "array",
-                        "items": {"type": "object"},
-                        "description": (
-                            "Sort keys in priority order: [{field, dir}] with dir 'asc' (default) or 'desc'."
-                        ),
-                    },
-                    "limit": {
-                        "type": "number",
-                        "description": "Maximum rows to return: an integer >= 1, default 100, capped at 1000.",
-                    },
-                    "offset": {
-                        "type": "number",
-                        "description": "Matching rows to skip before the first returned: an integer >= 0.",
                     },
                 },
             },
