@@ -82,7 +82,7 @@ def test_call_runs_the_tool(env: Path, capsys: pytest.CaptureFixture[str]) -> No
 
 def test_call_failure_exits_one(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A failure result is printed and exits 1; an unknown tool lists the mounted ones."""
-    assert main(["call", "WORKFLOW.md", "acme_echo", "{}"]) == 1
+    assert main(["call", "WORKFLOW.md", "acme_echo", '{"message": ""}']) == 1
     assert json.loads(capsys.readouterr().out)["error"] == "'message' is required"
     assert main(["call", "nope"]) == 1
     assert json.loads(capsys.readouterr().out)["result"]["error"]["supportedTools"] == ["acme_echo"]
@@ -244,3 +244,10 @@ def test_serve_port_out_of_range_is_a_usage_error(port: str, capsys: pytest.Capt
         main(["serve", f"--port={port}"])
     assert exit_info.value.code == 2
     assert "argument --port: port must be 0-65535" in capsys.readouterr().err
+
+
+def test_call_checks_arguments_against_the_schema(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`lorenz call` refuses arguments that break the tool's inputSchema, naming the field, as the host does."""
+    assert main(["call", "acme_echo", '{"message": 5}']) == 1
+    result = json.loads(capsys.readouterr().out)
+    assert result["error"] == "invalid arguments for acme_echo: argument message: 5 is not of type 'string'"

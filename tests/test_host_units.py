@@ -14,9 +14,9 @@ import pytest
 from lorenz import ToolSpec, tool_failure, tool_success
 from lorenz.host import LiveWorkspace
 from lorenz.host.app import display_url
-from lorenz.host.mcp_server import call_result, validate_arguments
-from lorenz.host.reload import compile_schema
+from lorenz.host.mcp_server import call_result
 from lorenz.results import ToolResult
+from lorenz.schemas import compile_schema, validate_arguments
 
 ENV = {"LORENZ_LOAD_PLUGINS": ""}
 OUTPUT = {"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]}

@@ -16,6 +16,7 @@ from .contracts import ToolContext, ToolProvider, ToolSpec, TrackerContext
 from .mount import execute_mounted_tool, mounted_pack_names, mounted_packs, mounted_tool_specs
 from .plugins import Discovery, discover
 from .results import ToolResult
+from .schemas import compile_schema, validate_arguments
 from .settings import (
     EMBEDDED_DEFAULT_CONFIG,
     ConfigError,
@@ -62,9 +63,27 @@ class Workspace:
         return owners
 
     async def call(self, name: str, arguments: Any, http: httpx.AsyncClient) -> ToolResult:
-        """Run one mounted tool; never raises."""
+        """Run one mounted tool, its arguments checked against its ``inputSchema`` first (as the
+        MCP host does); never raises."""
+        packs = self.packs()
+        failure = self._check_arguments(packs, name, arguments)
+        if failure is not None:
+            return failure
         context = ToolContext(settings=self.settings, http=http)
-        return await execute_mounted_tool(self.packs(), name, arguments, context)
+        return await execute_mounted_tool(packs, name, arguments, context)
+
+    def _check_arguments(self, packs: Sequence[ToolProvider], name: str, arguments: Any) -> ToolResult | None:
+        for pack in packs:
+            try:
+                specs = pack.tool_specs(self.settings)
+            except Exception:  # execute_mounted_tool reports it
+                return None
+            spec = next((spec for spec in specs if spec.name == name), None)
+            if spec is not None:
+                if getattr(pack, "validates_arguments", False):  # typed packs name the key themselves
+                    return None
+                return validate_arguments(name, arguments, compile_schema(spec.input_schema))
+        return None
 
     def tracker_client(
         self, *, http: httpx.AsyncClient | None = None, env: Mapping[str, str] | None = None

@@ -30,13 +30,15 @@ from ..contracts import ToolContext, ToolProvider, ToolSpec
 from ..mount import execute_mounted_tool, failure_from_exception
 from ..redact import redact_text, redacted_traceback
 from ..results import ToolResult, error_message, tool_failure
+from ..schemas import validate_arguments
 
 if TYPE_CHECKING:
     from mcp.server.session import ServerSession
 
-    from .reload import LiveWorkspace, Snapshot, Validator
+    from ..schemas import Validator
+    from .reload import LiveWorkspace, Snapshot
 
-__all__ = ["HostState", "LorenzServer", "build_server", "call_result", "validate_arguments"]
+__all__ = ["HostState", "LorenzServer", "build_server", "call_result"]
 
 logger = logging.getLogger("lorenz.host")
 
@@ -157,19 +159,6 @@ def portability_problems(spec: ToolSpec) -> list[str]:
     if spec.output_schema is not None and spec.output_schema.get("type") != "object":
         problems.append('outputSchema should have "type": "object" at the root before protocol 2026-07-28')
     return problems
-
-
-def validate_arguments(tool: str, arguments: Any, validator: Validator | None) -> ToolResult | None:
-    """``None`` when ``arguments`` fit the tool's ``inputSchema``; else a failure naming the field."""
-    if validator is None or validator.is_valid(arguments):
-        return None
-    error = best_match(validator.iter_errors(arguments))
-    if error is None:
-        return None
-    path = error.json_path
-    where = f"argument {path[2:]}" if path.startswith("$.") else "arguments"
-    message = f"invalid arguments for {tool}: {where}: {error.message}"
-    return tool_failure(message, path=path)
 
 
 def _finite(value: Any) -> Any:

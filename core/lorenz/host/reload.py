@@ -11,7 +11,6 @@ does not hold requests up beyond :data:`RELOAD_WAIT_SECONDS`.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
@@ -26,44 +25,14 @@ from attrs import frozen
 from ..contracts import ToolProvider, ToolSpec
 from ..redact import redact_text
 from ..results import error_message
+from ..schemas import Validator, compile_schema
 
 if TYPE_CHECKING:
     from ..workspace import Workspace
 
-#: A compiled ``jsonschema`` validator (the package ships no type stubs).
-Validator = Any
-
-__all__ = ["LiveWorkspace", "Snapshot", "Validator", "compile_schema"]
+__all__ = ["LiveWorkspace", "Snapshot"]
 
 logger = logging.getLogger("lorenz.host")
-
-_VALIDATORS: dict[str, Validator | None] = {}
-_VALIDATORS_LOCK = threading.Lock()
-
-
-def compile_schema(schema: Mapping[str, Any] | None) -> Validator | None:
-    """A compiled JSON Schema validator, cached by the schema's canonical JSON (so a reload that
-    keeps a tool's schema reuses it); ``None`` for no schema or a schema that is itself invalid."""
-    if schema is None:
-        return None
-    from jsonschema import SchemaError
-    from jsonschema.validators import Draft202012Validator, validator_for
-
-    key = json.dumps(schema, sort_keys=True, default=str)
-    with _VALIDATORS_LOCK:
-        if key in _VALIDATORS:
-            return _VALIDATORS[key]
-    cls = validator_for(schema, default=Draft202012Validator)
-    validator: Validator | None
-    try:
-        cls.check_schema(dict(schema))
-        validator = cls(schema)
-    except SchemaError as exc:
-        logger.warning("lorenz: ignoring an invalid JSON Schema: %s", exc.message)
-        validator = None
-    with _VALIDATORS_LOCK:
-        _VALIDATORS[key] = validator
-    return validator
 
 
 @frozen(kw_only=True, eq=False)
