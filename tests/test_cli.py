@@ -251,3 +251,16 @@ def test_call_checks_arguments_against_the_schema(env: Path, capsys: pytest.Capt
     assert main(["call", "acme_echo", '{"message": 5}']) == 1
     result = json.loads(capsys.readouterr().out)
     assert result["error"] == "invalid arguments for acme_echo: argument message: 5 is not of type 'string'"
+
+
+def test_allow_list_is_named_when_plugins_seem_missing(
+    dist_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With LORENZ_LOAD_PLUGINS set, messages about missing plugins say the allow-list is why."""
+    monkeypatch.setenv("LORENZ_LOAD_PLUGINS", "")
+    monkeypatch.chdir(tmp_path)
+    assert main(["plugins"]) == 0
+    assert "no plugins loaded (LORENZ_LOAD_PLUGINS='' limits which plugins load)" in capsys.readouterr().out
+    Path("WORKFLOW.md").write_text(WORKFLOW, encoding="utf-8")
+    assert main(["check"]) == 1
+    assert "LORENZ_LOAD_PLUGINS='' limits which plugins load" in capsys.readouterr().err

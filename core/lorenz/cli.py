@@ -49,6 +49,14 @@ def _env_secrets() -> list[str]:
     return [value for name, value in os.environ.items() if is_secret_key(name) and len(value.strip()) >= 8]
 
 
+def _allow_list_note() -> str:
+    """Why a plugin may seem missing: ``LORENZ_LOAD_PLUGINS`` limits which distributions load."""
+    from .plugins import LOAD_PLUGINS_ENV
+
+    value = os.environ.get(LOAD_PLUGINS_ENV)
+    return "" if value is None else f" ({LOAD_PLUGINS_ENV}={value!r} limits which plugins load)"
+
+
 def _workspace(args: argparse.Namespace, workflow: str | None) -> Any:
     from .redact import redact_text
     from .results import error_message
@@ -59,7 +67,10 @@ def _workspace(args: argparse.Namespace, workflow: str | None) -> Any:
         workspace = open_workspace(workflow, plugins=plugins)
     except Exception as exc:  # ConfigError, RegistryError, MountError, and whatever a pack raises
         text = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {error_message(exc)}"
-        raise UsageError(" ".join(redact_text(text, _env_secrets()).split())) from exc
+        text = " ".join(redact_text(text, _env_secrets()).split())
+        if any(hint in text for hint in ("unsupported tracker.kind", "unsupported tool pack", "embedded default")):
+            text += _allow_list_note()
+        raise UsageError(text) from exc
     for failure in workspace.discovery.failures:
         print(f"lorenz: warning: plugin {failure.name} failed to load: {failure.error}", file=sys.stderr)
     if workspace.embedded_default:
@@ -90,7 +101,8 @@ def cmd_plugins(args: argparse.Namespace) -> int:
         )
         return 0
     if not discovery.plugins and not discovery.failures:
-        print("no plugins installed (pip install a lorenz-* distribution, e.g. plugins/local)")
+        note = _allow_list_note()
+        print(f"no plugins loaded{note}" if note else "no plugins installed (pip install a lorenz-* distribution)")
     for info in discovery.plugins:
         origin = f"{info.distribution} {info.version}" if info.distribution else "in-process"
         print(
