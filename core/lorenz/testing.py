@@ -47,6 +47,7 @@ __all__ = [
     "CallOutcome",
     "FakeTracker",
     "FakeTrackerClient",
+    "HostFactory",
     "PackHost",
     "assert_pack_contract",
     "fake_tracker",
@@ -313,8 +314,12 @@ def fake_tracker() -> FakeTracker:
     return FakeTracker()
 
 
+#: The type of the ``lorenz_host`` fixture, for annotating tests.
+HostFactory = Callable[..., PackHost]
+
+
 @pytest.fixture
-def lorenz_host(tmp_path: Path) -> Callable[..., PackHost]:
+def lorenz_host(tmp_path: Path) -> HostFactory:
     """A factory: ``lorenz_host(*packs, plugins=(), options=None, tracker=None, transport=None)``
     returns a :class:`PackHost` whose workflow lives in a temporary directory."""
 

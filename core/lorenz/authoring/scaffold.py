@@ -247,7 +247,7 @@ TESTS = '''\
 from __future__ import annotations
 
 import pytest
-from lorenz.testing import assert_pack_contract
+from lorenz.testing import HostFactory, assert_pack_contract
 
 from ${module} import PACK
 
@@ -264,34 +264,36 @@ def test_pack_keeps_the_contract() -> None:
     assert_pack_contract(PACK)
 
 
-async def test_reverse_text(lorenz_host) -> None:
+async def test_reverse_text(lorenz_host: HostFactory) -> None:
     """The result arrives as structuredContent and as the formatted text."""
     host = lorenz_host(PACK)
     outcome = await host.call_tool("${tool}", {"text": "stressed"})
     assert outcome.result.success
     assert outcome.mcp.structured_content == {"text": "desserts", "length": 8}
-    assert outcome.mcp.content[0].text.startswith("**Reversed:** desserts")
+    assert getattr(outcome.mcp.content[0], "text", "").startswith("**Reversed:** desserts")
 
 
-async def test_too_long_is_a_declared_failure(lorenz_host) -> None:
+async def test_too_long_is_a_declared_failure(lorenz_host: HostFactory) -> None:
     """Over the configured maximum, the call fails with the contract's reason and recovery."""
     host = lorenz_host(PACK, options={"${pack}": {"max_length": 3}})
     outcome = await host.call_tool("${tool}", {"text": "stressed"})
     assert outcome.mcp.is_error is True
+    assert outcome.mcp.structured_content is not None
     assert outcome.mcp.structured_content["error"]["reason"] == "text_too_long"
 
 
-async def test_misspelled_argument_is_refused(lorenz_host) -> None:
+async def test_misspelled_argument_is_refused(lorenz_host: HostFactory) -> None:
     """An unknown key is refused by name, not silently dropped."""
     host = lorenz_host(PACK)
     result = await host.call("${tool}", {"txet": "x"})
     assert not result.success
+    assert result.error is not None
     assert 'Unrecognized key: "txet"' in result.error
 '''
 
 TESTS_TRACKER = '''
 
-async def test_tracker_mounts_the_pack(lorenz_host) -> None:
+async def test_tracker_mounts_the_pack(lorenz_host: HostFactory) -> None:
     """The ${pack} tracker mounts the ${pack} pack and hands out its active issues."""
     from ${module} import plugin
     from ${module}.tracker import TRACKER
