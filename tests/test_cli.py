@@ -264,3 +264,11 @@ def test_allow_list_is_named_when_plugins_seem_missing(
     Path("WORKFLOW.md").write_text(WORKFLOW, encoding="utf-8")
     assert main(["check"]) == 1
     assert "LORENZ_LOAD_PLUGINS='' limits which plugins load" in capsys.readouterr().err
+
+
+def test_lint_of_a_file_without_a_pack_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`lorenz lint FILE` that registers no pack says so and exits 1, instead of a clean 0-pack report."""
+    module = tmp_path / "nothing_here.py"
+    module.write_text("VALUE = 1\n", encoding="utf-8")
+    assert main(["lint", str(module)]) == 1
+    assert "registers no tool pack" in capsys.readouterr().err

@@ -261,6 +261,9 @@ def cmd_lint(args: argparse.Namespace) -> int:
             report = lint_discovery(discover(plugins=_load_plugin_modules(args.plugin)))
     except (ValueError, OSError, ImportError) as exc:
         raise UsageError(f"cannot lint {args.path or 'the installed packs'}: {exc}") from exc
+    if args.path and not report.packs and not report.errors:
+        msg = f"{args.path} registers no tool pack (is there a `lorenz_register_tool_packs` hookimpl?)"
+        raise UsageError(msg)
     if args.json:
         _print_json(report.to_dict())
     else:
