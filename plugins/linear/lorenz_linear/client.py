@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -169,28 +169,37 @@ class LinearClient:
             self._project_slugs = slugs
         return list(self._project_slugs)
 
-    async def _slugs_for_labels(self, labels: list[str]) -> list[str]:
-        guard = self._guard("projectsByLabels")
-        slugs: dict[str, None] = {}
+    async def _pages(
+        self, resource: str, query: str, key: str, variables: Mapping[str, Any], page_size: int
+    ) -> AsyncIterator[list[Any]]:
+        """The node lists of a cursor-paged connection ``data[key]``, page by page, under the guard."""
+        guard = self._guard(resource)
         after: str | None = None
         while True:
-            variables = {"labels": labels, "first": _LABEL_PROJECTS_PAGE_SIZE, "after": after}
-            data = await self.graphql(queries.PROJECTS_BY_LABELS, variables)
-            projects = data.get("projects")
-            nodes = connection_nodes(projects)
+            data = await self.graphql(query, {**variables, "first": page_size, "after": after})
+            connection = data.get(key)
+            nodes = connection_nodes(connection)
             if nodes is None:
                 msg = "linear_unknown_payload"
                 raise LinearApiError(msg)
             guard.record_page()
             guard.record_items(len(nodes))
+            yield nodes
+            info = _page_info(connection)
+            if info.get("hasNextPage") is not True:
+                return
+            after = guard.next_cursor(info.get("endCursor"), "endCursor")
+
+    async def _slugs_for_labels(self, labels: list[str]) -> list[str]:
+        slugs: dict[str, None] = {}
+        pages = self._pages(
+            "projectsByLabels", queries.PROJECTS_BY_LABELS, "projects", {"labels": labels}, _LABEL_PROJECTS_PAGE_SIZE
+        )
+        async for nodes in pages:
             for node in nodes:
                 slug = node.get("slugId") if isinstance(node, Mapping) else None
                 if isinstance(slug, str) and slug:
                     slugs.setdefault(slug, None)
-            info = _page_info(projects)
-            if info.get("hasNextPage") is not True:
-                break
-            after = guard.next_cursor(info.get("endCursor"), "endCursor")
         if not slugs:
             msg = f"no linear projects found for labels: {', '.join(labels)}"
             raise LinearApiError(msg)
@@ -258,32 +267,14 @@ class LinearClient:
             return []
         assignee = await self.assignee_filter()
         slugs = await self.resolve_project_slugs()
-        guard = self._guard("issues")
         issues: list[Issue] = []
-        after: str | None = None
-        while True:
-            variables = {
-                "projectSlugs": slugs,
-                "stateNames": names,
-                "first": _POLL_PAGE_SIZE,
-                "after": after,
-            }
-            data = await self.graphql(queries.POLL, variables)
-            connection = data.get("issues")
-            nodes = connection_nodes(connection)
-            if nodes is None:
-                msg = "linear_unknown_payload"
-                raise LinearApiError(msg)
-            guard.record_page()
-            guard.record_items(len(nodes))
+        variables = {"projectSlugs": slugs, "stateNames": names}
+        async for nodes in self._pages("issues", queries.POLL, "issues", variables, _POLL_PAGE_SIZE):
             for node in nodes:
                 issue = await self._issue(node, assignee)
                 if issue is not None:
                     issues.append(issue)
-            info = _page_info(connection)
-            if info.get("hasNextPage") is not True:
-                return issues
-            after = guard.next_cursor(info.get("endCursor"), "endCursor")
+        return issues
 
     async def fetch_issues_by_ids(self, ids: Sequence[str]) -> list[Issue]:
         """The issues with these ids or identifiers (``MT-9``), in the requested order; missing ones omitted.
