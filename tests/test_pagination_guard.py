@@ -108,3 +108,13 @@ def test_cursor_of_exactly_120_json_chars_is_not_truncated() -> None:
     with pytest.raises(PaginationError) as info:
         guard.next_cursor(cursor, "c")
     assert f'c="{cursor}" was' in str(info.value)
+
+
+def test_pagination_limits_build_guards() -> None:
+    """PaginationLimits hands each paging loop a fresh guard with its bounds."""
+    from lorenz.http import PaginationLimits
+
+    limits = PaginationLimits(max_pages=2, max_items=10)
+    guard = limits.guard("jira", "search")
+    assert (guard.tracker, guard.resource, guard.max_pages, guard.max_items) == ("jira", "search", 2, 10)
+    assert limits.guard("jira", "search") is not guard

@@ -28,6 +28,7 @@ __all__ = [
     "SUMMARY_LIMIT",
     "PaginationError",
     "PaginationGuard",
+    "PaginationLimits",
     "RetryEvent",
     "RetryPolicy",
     "backoff_delay",
@@ -279,6 +280,18 @@ def _render(value: object) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+
+@attrs.frozen(kw_only=True)
+class PaginationLimits:
+    """How far any one paging loop of a client may go; a backend's clients take one of these."""
+
+    max_pages: int = 100
+    max_items: int = 5000
+
+    def guard(self, tracker: str, resource: str) -> PaginationGuard:
+        """A fresh guard for one paging loop under these limits."""
+        return PaginationGuard(tracker, resource, max_pages=self.max_pages, max_items=self.max_items)
 
 
 class PaginationGuard:

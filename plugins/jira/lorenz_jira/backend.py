@@ -7,6 +7,7 @@ from typing import Protocol
 
 from attrs import frozen
 
+from lorenz.http import PaginationLimits
 from lorenz.issue import Issue, TrackerComment
 
 __all__ = ["JiraBackend", "JiraError", "NewIssue", "PaginationLimits", "explicit_assignee"]
@@ -14,14 +15,6 @@ __all__ = ["JiraBackend", "JiraError", "NewIssue", "PaginationLimits", "explicit
 
 class JiraError(RuntimeError):
     """A Jira call failed; the message is already redacted."""
-
-
-@frozen(kw_only=True)
-class PaginationLimits:
-    """Bounds on how much one listing may page through."""
-
-    max_pages: int = 100
-    max_items: int = 5000
 
 
 @frozen(kw_only=True)

@@ -17,7 +17,7 @@ import attrs
 import httpx
 from attrs import define
 
-from lorenz.http import DEFAULT_TIMEOUT, PaginationError, PaginationGuard, RetryPolicy, send_with_retry, summarize_body
+from lorenz.http import DEFAULT_TIMEOUT, PaginationError, RetryPolicy, send_with_retry, summarize_body
 from lorenz.issue import Issue, TrackerComment, normalize_issue
 from lorenz.redact import redact_text
 
@@ -386,9 +386,7 @@ class JiraMcpClient:
                     records = found
                     break
         listing = records if isinstance(records, list) else []
-        guard = PaginationGuard(
-            "jira", "mcpSearchIssues", max_pages=self._pagination.max_pages, max_items=self._pagination.max_items
-        )
+        guard = self._pagination.guard("jira", "mcpSearchIssues")
         guard.record_items(len(listing))
         return [issue for issue in map(self._issue, listing) if issue is not None]
 

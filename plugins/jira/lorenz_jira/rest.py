@@ -92,9 +92,7 @@ class JiraRestClient:
     # -- transport --------------------------------------------------------------------------
 
     def _guard(self, resource: str) -> PaginationGuard:
-        return PaginationGuard(
-            "jira", resource, max_pages=self._pagination.max_pages, max_items=self._pagination.max_items
-        )
+        return self._pagination.guard("jira", resource)
 
     def _endpoint(self) -> tuple[str, str]:
         """``(api base, authorization header)``; a missing setting raises in config order."""

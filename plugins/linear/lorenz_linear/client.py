@@ -140,7 +140,7 @@ class LinearClient:
         return data
 
     def _guard(self, resource: str) -> PaginationGuard:
-        return PaginationGuard("linear", resource, max_pages=self._limits.max_pages, max_items=self._limits.max_items)
+        return self._limits.guard("linear", resource)
 
     # -- lookups ----------------------------------------------------------------------------
 

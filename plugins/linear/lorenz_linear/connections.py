@@ -13,7 +13,7 @@ from typing import Any
 
 from attrs import frozen
 
-from lorenz.http import PaginationError, PaginationGuard
+from lorenz.http import PaginationError, PaginationLimits
 from lorenz.redact import redact_text
 from lorenz.results import error_message
 
@@ -24,14 +24,6 @@ __all__ = ["DegradedConnection", "PaginationLimits", "complete_connection", "con
 INVALID_CONNECTION_PAYLOAD = "linear_invalid_connection_payload"
 
 _NO_CURSOR = object()
-
-
-@frozen(kw_only=True)
-class PaginationLimits:
-    """Limits applied to every paging loop of a client (and to each nested connection)."""
-
-    max_pages: int = 100
-    max_items: int = 5000
 
 
 @frozen(kw_only=True)
@@ -90,7 +82,7 @@ async def complete_connection(
 
     Returns the nodes and, when the connection could not be completed, why (already logged).
     """
-    guard = PaginationGuard("linear", connection, max_pages=limits.max_pages, max_items=limits.max_items)
+    guard = limits.guard("linear", connection)
     nodes = connection_nodes(initial) or []
     try:
         guard.record_page()
