@@ -143,3 +143,91 @@ def test_mcp_host_key_errors(raw: dict[str, Any], message: str) -> None:
 def test_legacy_path_keys_are_accepted() -> None:
     """trace_dir, issue_store_path and static_dir are accepted strings."""
     assert server({"trace_dir": "/t", "issue_store_path": "~/i", "static_dir": "s"}) == ServerSettings()
+
+
+def test_limits_and_later_keys_defaults() -> None:
+    """Timeouts, result cap, concurrency, logs, policy, workers and isolation have safe defaults."""
+    settings = server({})
+    assert (settings.tool_timeout_seconds, settings.max_result_bytes, settings.pack_concurrency) == (
+        120.0,
+        8 * 1024 * 1024,
+        16,
+    )
+    assert (settings.read_timeout_seconds, settings.call_log, settings.access_log) == (10.0, None, False)
+    assert (settings.disabled_tools, settings.tokens, settings.workers) == ((), (), 1)
+    assert (settings.isolated_packs, settings.pack_memory_mb, settings.pack_processes) == ((), None, 1)
+
+
+def test_limits_and_later_keys_are_read() -> None:
+    """Every key is read, camelCase too; seconds may be fractional."""
+    settings = server(
+        {
+            "toolTimeoutSeconds": 2.5,
+            "max_result_bytes": 1000,
+            "pack_concurrency": 4,
+            "read_timeout_seconds": 3,
+            "call_log": "-",
+            "call_log_max_bytes": 4096,
+            "call_log_keep": 2,
+            "access_log": True,
+            "disabled_tools": ["jira_create_*"],
+            "workers": 2,
+            "isolated_packs": ["*"],
+            "pack_memory_mb": 256,
+            "pack_processes": 2,
+        }
+    )
+    assert (settings.tool_timeout_seconds, settings.read_timeout_seconds) == (2.5, 3.0)
+    assert (settings.max_result_bytes, settings.pack_concurrency, settings.call_log) == (1000, 4, "-")
+    assert (settings.call_log_max_bytes, settings.call_log_keep, settings.access_log) == (4096, 2, True)
+    assert (settings.disabled_tools, settings.workers, settings.isolated_packs) == (("jira_create_*",), 2, ("*",))
+    assert (settings.pack_memory_mb, settings.pack_processes) == (256, 2)
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"tool_timeout_seconds": 0}, r"^server\.tool_timeout_seconds must be a positive number$"),
+        ({"tool_timeout_seconds": "5"}, r"^server\.tool_timeout_seconds must be a positive number$"),
+        ({"tool_timeout_seconds": True}, r"^server\.tool_timeout_seconds must be a positive number$"),
+        ({"read_timeout_seconds": float("nan")}, r"^server\.read_timeout_seconds must be a positive number$"),
+        ({"max_result_bytes": -1}, r"^server\.max_result_bytes must be a positive integer$"),
+        ({"workers": 0}, r"^server\.workers must be a positive integer$"),
+        ({"pack_memory_mb": None}, r"^server\.pack_memory_mb must be a positive integer$"),
+        ({"disabled_tools": "x"}, r"^server\.disabled_tools must be a list of strings$"),
+    ],
+)
+def test_limits_and_later_keys_errors(raw: dict[str, Any], message: str) -> None:
+    """No coercion and no zero: each key's error names it."""
+    with pytest.raises(ConfigError, match=message):
+        server(raw)
+
+
+def test_scoped_tokens_resolve_and_are_secret() -> None:
+    """server.tokens entries resolve `$VAR`, default to all tools, get a name, and are redacted."""
+    settings = parse_config(
+        {"server": {"tokens": [{"token": "$CI_TOKEN", "tools": ["local_query"], "name": "ci"}, {"token": "lit-tok"}]}},
+        env={"CI_TOKEN": "ci-secret-1"},
+        trackers=TrackerRegistry(),
+        base_dir=Path(),
+    )
+    first, second = settings.server.tokens
+    assert (first.token, first.name, first.tools) == ("ci-secret-1", "ci", ("local_query",))
+    assert (second.token, second.name, second.tools) == ("lit-tok", "token-1", ("*",))
+    assert {"ci-secret-1", "lit-tok"} <= settings.secrets
+    assert "ci-secret-1" not in repr(settings.server)
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ([{"token": "$UNSET_TOKEN"}], r"^server\.tokens\.0\.token is set but resolves to an empty value$"),
+        ([{"name": "x"}], r"^server\.tokens\.0\.token is required$"),
+        ([{"token": "a-b-c", "name": "x"}, {"token": "d-e-f", "name": "x"}], r"^server\.tokens\.1\.name 'x' is used"),
+        ([{"token": "a-b-c", "scopes": []}], r"^server\.tokens\.0 contains unsupported keys: scopes$"),
+    ],
+)
+def test_scoped_token_errors(raw: object, message: str) -> None:
+    """A scoped token never silently turns into no token, and its errors name the entry."""
+    with pytest.raises(ConfigError, match=message):
+        server({"tokens": raw})

@@ -24,6 +24,7 @@ __all__ = [
     "McpPort",
     "Port",
     "PositiveInt",
+    "PositiveNumber",
     "Routes",
     "camel_to_snake",
     "normalize_aliases",
@@ -39,6 +40,8 @@ Port = NewType("Port", int)
 #: 1–65535, as an integer or a string of digits.
 McpPort = NewType("McpPort", int)
 PositiveInt = NewType("PositiveInt", int)
+#: A number above zero, integer or not (seconds).
+PositiveNumber = NewType("PositiveNumber", float)
 #: A list of strings where an explicit ``null`` means "no restriction".
 Routes = NewType("Routes", tuple[str, ...])
 
@@ -110,6 +113,12 @@ def _positive_int(value: Any, _: object) -> int:
     return int(value)
 
 
+def _positive_number(value: Any, _: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0 or value == float("inf"):
+        raise Invalid("must be a positive number")
+    return float(value)
+
+
 def _is(kind: object) -> Callable[[Any], bool]:
     return lambda type_: bool(type_ == kind)
 
@@ -132,6 +141,8 @@ def _make_converter() -> Converter:
         (McpPort, _port_hook(1)),
         (McpPort | None, _port_hook(1)),
         (PositiveInt, _positive_int),
+        (PositiveInt | None, _positive_int),
+        (PositiveNumber, _positive_number),
         (Routes | None, routes),
     ):
         # singledispatch cannot key on ``tuple[str, ...]``, unions or NewTypes
@@ -178,6 +189,8 @@ def _render(exc: BaseException, label: str) -> str:
         return f"{where} {error.message}" if error.labelled else error.message
     if isinstance(error, WrongType) and error.expected in _WRONG_TYPE:
         return f"{where} {_WRONG_TYPE[error.expected]}"
+    if isinstance(error, KeyError):  # cattrs' way of saying a field without a default is missing
+        return f"{where} is required"
     return f"{where} is invalid"
 
 

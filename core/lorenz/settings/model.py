@@ -15,6 +15,7 @@ __all__ = [
     "DEFAULT_PORT",
     "DEFAULT_TERMINAL_STATES",
     "DispatchSettings",
+    "ScopedToken",
     "ServerSettings",
     "Settings",
     "TrackerSettings",
@@ -25,6 +26,12 @@ DEFAULT_TERMINAL_STATES: tuple[str, ...] = ("Closed", "Cancelled", "Canceled", "
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 4040
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+DEFAULT_TOOL_TIMEOUT_SECONDS = 120.0
+DEFAULT_MAX_RESULT_BYTES = 8 * 1024 * 1024
+DEFAULT_PACK_CONCURRENCY = 16
+DEFAULT_READ_TIMEOUT_SECONDS = 10.0
+DEFAULT_CALL_LOG_MAX_BYTES = 10 * 1024 * 1024
+DEFAULT_CALL_LOG_KEEP = 5
 
 
 @frozen(kw_only=True)
@@ -54,6 +61,15 @@ class TrackerSettings:
 
 
 @frozen(kw_only=True)
+class ScopedToken:
+    """One entry of ``server.tokens``: a bearer token limited to the tools matching ``tools`` (globs)."""
+
+    token: str = field(repr=False)
+    name: str
+    tools: tuple[str, ...] = ("*",)
+
+
+@frozen(kw_only=True)
 class ServerSettings:
     """How ``lorenz serve`` listens (``server:``)."""
 
@@ -72,6 +88,33 @@ class ServerSettings:
     #: Answer with one JSON body per request instead of an SSE stream.
     json_response: bool = True
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    #: A tool call still running after this long gets an ``isError`` result.
+    tool_timeout_seconds: float = DEFAULT_TOOL_TIMEOUT_SECONDS
+    #: A tool result whose JSON exceeds this many bytes becomes an ``isError`` result.
+    max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
+    #: Calls one pack may run at once; further calls wait for a slot (within the tool timeout).
+    pack_concurrency: int = DEFAULT_PACK_CONCURRENCY
+    #: Seconds a client has to send a request's headers, and then its body.
+    read_timeout_seconds: float = DEFAULT_READ_TIMEOUT_SECONDS
+    #: The JSON-lines call log: a file path, ``-`` for stderr, ``None`` for none.
+    call_log: str | None = None
+    call_log_max_bytes: int = DEFAULT_CALL_LOG_MAX_BYTES
+    #: Rotated call-log files kept beside the current one.
+    call_log_keep: int = DEFAULT_CALL_LOG_KEEP
+    #: uvicorn's access log (the token is never in it).
+    access_log: bool = False
+    #: Globs of tool names hidden from clients; a call gets an ``isError`` result with the reason.
+    disabled_tools: tuple[str, ...] = ()
+    #: Bearer tokens limited to some tools, beside the all-tools ``token``.
+    tokens: tuple[ScopedToken, ...] = field(default=(), repr=False)
+    #: Worker processes ``lorenz serve`` runs on one port.
+    workers: int = 1
+    #: Packs run in supervised child processes (``"*"``: every pack not shipped with Lorenz).
+    isolated_packs: tuple[str, ...] = ()
+    #: Memory limit of each isolated pack's process, in MiB (``None``: no limit).
+    pack_memory_mb: int | None = None
+    #: Child processes per isolated pack.
+    pack_processes: int = 1
 
 
 @frozen(kw_only=True)

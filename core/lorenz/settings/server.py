@@ -7,9 +7,21 @@ from typing import Any
 
 from attrs import frozen
 
-from ._structure import McpPort, Port, PositiveInt, structure
+from ._structure import McpPort, Port, PositiveInt, PositiveNumber, structure
 from .errors import ConfigError
-from .model import DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, ServerSettings
+from .model import (
+    DEFAULT_CALL_LOG_KEEP,
+    DEFAULT_CALL_LOG_MAX_BYTES,
+    DEFAULT_HOST,
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_RESULT_BYTES,
+    DEFAULT_PACK_CONCURRENCY,
+    DEFAULT_PORT,
+    DEFAULT_READ_TIMEOUT_SECONDS,
+    DEFAULT_TOOL_TIMEOUT_SECONDS,
+    ScopedToken,
+    ServerSettings,
+)
 from .secrets import SecretRecorder, resolve_configured_secret
 
 __all__ = ["MCP_TOKEN_ENV", "parse_server"]
@@ -18,6 +30,20 @@ __all__ = ["MCP_TOKEN_ENV", "parse_server"]
 MCP_TOKEN_ENV = "LORENZ_MCP_TOKEN"
 _DEFAULT_PORT = Port(DEFAULT_PORT)
 _DEFAULT_MAX_BODY_BYTES = PositiveInt(DEFAULT_MAX_BODY_BYTES)
+_DEFAULT_TOOL_TIMEOUT_SECONDS = PositiveNumber(DEFAULT_TOOL_TIMEOUT_SECONDS)
+_DEFAULT_MAX_RESULT_BYTES = PositiveInt(DEFAULT_MAX_RESULT_BYTES)
+_DEFAULT_PACK_CONCURRENCY = PositiveInt(DEFAULT_PACK_CONCURRENCY)
+_DEFAULT_READ_TIMEOUT_SECONDS = PositiveNumber(DEFAULT_READ_TIMEOUT_SECONDS)
+_DEFAULT_CALL_LOG_MAX_BYTES = PositiveInt(DEFAULT_CALL_LOG_MAX_BYTES)
+_DEFAULT_CALL_LOG_KEEP = PositiveInt(DEFAULT_CALL_LOG_KEEP)
+_ONE = PositiveInt(1)
+
+
+@frozen(kw_only=True)
+class _TokenEntry:
+    token: str
+    name: str | None = None
+    tools: tuple[str, ...] = ("*",)
 
 
 @frozen(kw_only=True)
@@ -31,6 +57,20 @@ class _ServerSection:
     stateful: bool = False
     json_response: bool = True
     max_body_bytes: PositiveInt = _DEFAULT_MAX_BODY_BYTES
+    tool_timeout_seconds: PositiveNumber = _DEFAULT_TOOL_TIMEOUT_SECONDS
+    max_result_bytes: PositiveInt = _DEFAULT_MAX_RESULT_BYTES
+    pack_concurrency: PositiveInt = _DEFAULT_PACK_CONCURRENCY
+    read_timeout_seconds: PositiveNumber = _DEFAULT_READ_TIMEOUT_SECONDS
+    call_log: str | None = None
+    call_log_max_bytes: PositiveInt = _DEFAULT_CALL_LOG_MAX_BYTES
+    call_log_keep: PositiveInt = _DEFAULT_CALL_LOG_KEEP
+    access_log: bool = False
+    disabled_tools: tuple[str, ...] = ()
+    tokens: tuple[_TokenEntry, ...] = ()
+    workers: PositiveInt = _ONE
+    isolated_packs: tuple[str, ...] = ()
+    pack_memory_mb: PositiveInt | None = None
+    pack_processes: PositiveInt = _ONE
     # Accepted for compatibility with existing workflows; nothing here reads them yet.
     trace_dir: str | None = None
     issue_store_path: str | None = None
@@ -55,4 +95,38 @@ def parse_server(raw: Mapping[str, Any], *, env: Mapping[str, str], record_secre
         stateful=section.stateful,
         json_response=section.json_response,
         max_body_bytes=section.max_body_bytes,
+        tool_timeout_seconds=section.tool_timeout_seconds,
+        max_result_bytes=section.max_result_bytes,
+        pack_concurrency=section.pack_concurrency,
+        read_timeout_seconds=section.read_timeout_seconds,
+        call_log=section.call_log,
+        call_log_max_bytes=section.call_log_max_bytes,
+        call_log_keep=section.call_log_keep,
+        access_log=section.access_log,
+        disabled_tools=section.disabled_tools,
+        tokens=_scoped_tokens(section.tokens, env, record_secret),
+        workers=section.workers,
+        isolated_packs=section.isolated_packs,
+        pack_memory_mb=section.pack_memory_mb,
+        pack_processes=section.pack_processes,
     )
+
+
+def _scoped_tokens(
+    entries: tuple[_TokenEntry, ...], env: Mapping[str, str], record_secret: SecretRecorder
+) -> tuple[ScopedToken, ...]:
+    """``server.tokens``: each token resolved like ``server.token`` (``$VAR``, ``op://``), never empty."""
+    tokens: list[ScopedToken] = []
+    names: set[str] = set()
+    for index, entry in enumerate(entries):
+        token = resolve_configured_secret(entry.token, env, register=record_secret)
+        if not token or not token.strip():
+            msg = f"server.tokens.{index}.token is set but resolves to an empty value"
+            raise ConfigError(msg)
+        name = (entry.name or "").strip() or f"token-{index}"
+        if name in names:
+            msg = f"server.tokens.{index}.name {name!r} is used by another token"
+            raise ConfigError(msg)
+        names.add(name)
+        tokens.append(ScopedToken(token=token, name=name, tools=entry.tools))
+    return tuple(tokens)
