@@ -1,4 +1,4 @@
-"""Developer sessions: ``nox -s tests``, ``nox -s lint``, ``nox -s typecheck``."""
+"""Developer sessions: ``nox -s tests``, ``nox -s lint``, ``nox -s typecheck``, ``nox -s fuzz``."""
 
 import nox
 
@@ -28,3 +28,11 @@ def typecheck(session: nox.Session) -> None:
     session.install("-r", "requirements-dev.txt")
     for package in PACKAGES:
         session.run("mypy", "--strict", package)
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """The fuzz targets (``-m fuzz``) at the ``fuzz`` hypothesis profile: >= 5,000 examples each."""
+    session.install("-r", "requirements-dev.txt")
+    session.env["LORENZ_HYPOTHESIS_PROFILE"] = "fuzz"
+    session.run("python", "-m", "pytest", "-m", "fuzz", *session.posargs)
