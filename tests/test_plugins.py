@@ -119,6 +119,9 @@ def test_duplicate_within_one_plugin_commits_nothing() -> None:
     class Trackerish:
         kind = "dupe-kind"
 
+        def create_client(self, settings: Any, context: Any) -> Any:
+            raise AssertionError("never called")
+
     class Doubled:
         __name__ = "doubled"
 
@@ -144,8 +147,9 @@ def test_duplicate_within_one_plugin_commits_nothing() -> None:
     assert "tracker provider already registered for kind: dupe-kind" in discovery.failures[1].error
 
 
-def test_conflicting_pack_names_fail_the_second_plugin() -> None:
-    """Two plugins registering different packs under one name: the second is a failure."""
+def test_conflicting_pack_names_are_refused_for_both() -> None:
+    """Two plugins registering different packs under one name: neither keeps it, whatever the order,
+    and each is reported with the other named."""
 
     class Second:
         __name__ = "second"
@@ -154,10 +158,13 @@ def test_conflicting_pack_names_fail_the_second_plugin() -> None:
         def lorenz_register_tool_packs(self, register: Any) -> None:
             register(EchoPack())
 
-    discovery = discover(plugins=[EchoPlugin(), Second()], entry_points_enabled=False)
-    assert discovery.tools.names() == ["echo"]
-    assert [f.name for f in discovery.failures] == ["second"]
-    assert "tool provider already registered for name: echo" in discovery.failures[0].error
+    for order in ([EchoPlugin(), Second()], [Second(), EchoPlugin()]):
+        discovery = discover(plugins=order, entry_points_enabled=False)
+        assert discovery.tools.names() == []
+        assert sorted(f.name for f in discovery.failures) == ["echo-plugin", "second"]
+        for failure in discovery.failures:
+            assert 'pack name "echo" is registered by both' in failure.error
+            assert "in-process plugin echo-plugin" in failure.error and "in-process plugin second" in failure.error
 
 
 def test_managers_are_independent() -> None:

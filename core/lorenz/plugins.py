@@ -1,14 +1,20 @@
 """Plugin discovery: entry points in ``lorenz.tool_packs``, each loaded in isolation.
 
-A plugin that fails to import, declares a malformed hook, or raises while registering is
-recorded as a :class:`PluginFailure`; the others still load. ``LORENZ_LOAD_PLUGINS`` (a
-comma-separated list of distribution names, empty for none) limits which distributions load.
+A plugin that fails to import (whatever it raises, ``SystemExit`` included), was built for another
+core, declares a malformed hook, raises while registering, or registers something that lacks what
+the contracts need is recorded as a :class:`PluginFailure`; the others still load.
+
+Environment: ``LORENZ_LOAD_PLUGINS`` (comma-separated distribution names, empty for none) is the
+allow-list; ``LORENZ_DISABLE_PLUGINS`` the deny-list, like pytest's ``-p no:NAME``.
+
+Name clashes are settled the same way whatever the install or entry-point order: a pack name or
+tracker kind claimed by a distribution shipped with Lorenz stays with it, and one claimed by two
+other plugins is refused for both. Each plugin's other contributions still load.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -17,7 +23,16 @@ import pluggy
 from attrs import frozen
 
 from . import hookspecs
+from .containment import PluginError, call_plugin, describe_exception
 from .contracts import ToolProvider, TrackerProvider
+from .plugin_checks import (
+    core_requirement_problem,
+    is_first_party,
+    normalize_distribution,
+    pack_shape_problem,
+    tracker_shape_problem,
+)
+from .redact import redacted_traceback
 from .registry import ToolRegistry, TrackerRegistry
 from .results import error_message
 
@@ -27,6 +42,7 @@ else:  # the backport has the same API and the `.dist` attribute on 3.11
     from importlib_metadata import EntryPoint, entry_points
 
 __all__ = [
+    "DISABLE_PLUGINS_ENV",
     "ENTRY_POINT_GROUP",
     "LOAD_PLUGINS_ENV",
     "Discovery",
@@ -40,6 +56,9 @@ __all__ = [
 
 ENTRY_POINT_GROUP = "lorenz.tool_packs"
 LOAD_PLUGINS_ENV = "LORENZ_LOAD_PLUGINS"
+DISABLE_PLUGINS_ENV = "LORENZ_DISABLE_PLUGINS"
+
+Origins = Mapping[str, tuple[str | None, str | None]]
 
 
 @frozen(kw_only=True)
@@ -64,13 +83,24 @@ class PluginInfo:
 
 @frozen(kw_only=True)
 class PluginFailure:
-    """A plugin that could not be loaded or failed while registering."""
+    """A plugin (or one of its contributions) that could not be loaded.
+
+    ``traceback`` is the redacted traceback when plugin code raised (``lorenz plugins -v``).
+    """
 
     group: str
     name: str
     distribution: str | None
     version: str | None
     error: str
+    traceback: str | None = None
+
+    @property
+    def origin(self) -> str:
+        """``acme-pack 1.0``, or the group for an in-process plugin."""
+        if self.distribution is None:
+            return self.group
+        return f"{self.distribution} {self.version}" if self.version else self.distribution
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,17 +109,28 @@ class PluginFailure:
             "distribution": self.distribution,
             "version": self.version,
             "error": self.error,
+            "traceback": self.traceback,
         }
 
 
 @frozen(kw_only=True)
 class Discovery:
-    """The outcome of discovery: filled registries, what loaded, and what failed."""
+    """The outcome of discovery: filled registries, what loaded, what failed, and the
+    distributions ``LORENZ_DISABLE_PLUGINS`` left out."""
 
     tools: ToolRegistry
     trackers: TrackerRegistry
     plugins: tuple[PluginInfo, ...] = ()
     failures: tuple[PluginFailure, ...] = ()
+    disabled: tuple[str, ...] = ()
+
+    def failure_for_pack(self, name: str) -> PluginFailure | None:
+        """The failure that explains why pack ``name`` is missing: its plugin (entry point) of that
+        name failed, or a clash over the name was refused."""
+        for failure in self.failures:
+            if failure.name == name or f'pack name "{name}"' in failure.error:
+                return failure
+        return None
 
 
 def make_manager() -> pluggy.PluginManager:
@@ -99,26 +140,39 @@ def make_manager() -> pluggy.PluginManager:
     return pm
 
 
-def _dist_of(ep: EntryPoint) -> tuple[str | None, str | None]:
+def _dist_of(ep: EntryPoint) -> tuple[str | None, str | None, list[str] | None]:
     dist = getattr(ep, "dist", None)
     if dist is None:
-        return None, None
-    return dist.metadata["Name"] or dist.name, dist.version
+        return None, None, None
+    return dist.metadata["Name"] or dist.name, dist.version, dist.requires
 
 
-def _normalize(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def _allowed(env: Mapping[str, str]) -> set[str] | None:
-    raw = env.get(LOAD_PLUGINS_ENV)
+def _names(env: Mapping[str, str], key: str) -> set[str] | None:
+    raw = env.get(key)
     if raw is None:
         return None
-    return {_normalize(part.strip()) for part in raw.split(",") if part.strip()}
+    return {normalize_distribution(part.strip()) for part in raw.split(",") if part.strip()}
 
 
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {error_message(exc)}"
+def _owner(name: str, dist: str | None, version: str | None) -> str:
+    if dist is None:
+        return f"plugin {name}"
+    return f"plugin {name} ({dist} {version})" if version else f"plugin {name} ({dist})"
+
+
+def _failure(group: str, name: str, dist: str | None, version: str | None, exc: BaseException) -> PluginFailure:
+    """A failure for plugin code that raised, its message naming what was being done."""
+    if not isinstance(exc, PluginError):  # a problem discovery found, not plugin code raising
+        return PluginFailure(group=group, name=name, distribution=dist, version=version, error=error_message(exc))
+    described = describe_exception(exc.original)
+    return PluginFailure(
+        group=group,
+        name=name,
+        distribution=dist,
+        version=version,
+        error=described if exc.action == "import" else f"{exc.action} raised {described}",
+        traceback=redacted_traceback(exc.original),
+    )
 
 
 def load_entry_points(
@@ -126,128 +180,230 @@ def load_entry_points(
     *,
     group: str = ENTRY_POINT_GROUP,
     env: Mapping[str, str] | None = None,
-) -> tuple[dict[str, tuple[str | None, str | None]], list[PluginFailure]]:
-    """Load and register every entry point of ``group``, each in its own ``try``.
+) -> tuple[dict[str, tuple[str | None, str | None]], list[PluginFailure], list[str]]:
+    """Load and register every entry point of ``group``, each contained on its own.
 
-    Returns ``({plugin name: (distribution, version)}, failures)``. Plugin names are
-    ``<entry point name>`` namespaced by distribution when two distributions share one.
+    Returns ``({plugin name: (distribution, version)}, failures, disabled distributions)``, in a
+    stable order (by distribution, then entry point). Plugin names are the entry point names,
+    namespaced by distribution when two distributions share one. A distribution whose
+    ``lorenz-core`` requirement excludes this core is reported and never imported.
     """
-    allowed = _allowed(os.environ if env is None else env)
+    env = os.environ if env is None else env
+    allowed, denied = _names(env, LOAD_PLUGINS_ENV), _names(env, DISABLE_PLUGINS_ENV) or set()
     loaded: dict[str, tuple[str | None, str | None]] = {}
     failures: list[PluginFailure] = []
-    for ep in entry_points(group=group):
-        dist, version = _dist_of(ep)
-        if allowed is not None and (dist is None or _normalize(dist) not in allowed):
+    disabled: dict[str, None] = {}
+    found = [(ep, *_dist_of(ep)) for ep in entry_points(group=group)]
+    found.sort(key=lambda item: (normalize_distribution(item[1] or ""), item[0].name))
+    for ep, dist, version, requires in found:
+        key = normalize_distribution(dist) if dist is not None else None
+        if allowed is not None and (key is None or key not in allowed):
+            continue
+        if key is not None and key in denied:
+            disabled.setdefault(dist or key, None)
+            continue
+        problem = core_requirement_problem(dist, version, requires) if dist is not None else None
+        if problem is not None:
+            failures.append(PluginFailure(group=group, name=ep.name, distribution=dist, version=version, error=problem))
             continue
         name = ep.name if pm.get_plugin(ep.name) is None else f"{dist}:{ep.name}"
+        owner = _owner(ep.name, dist, version)
         try:
-            plugin = ep.load()
-            pm.register(plugin, name=name)
-        except Exception as exc:  # a broken plugin must never stop the others
-            failures.append(
-                PluginFailure(group=group, name=ep.name, distribution=dist, version=version, error=_describe(exc))
-            )
+            plugin = call_plugin(owner, "import", ep.load)
+            call_plugin(owner, "registering its hooks", pm.register, plugin, name=name)
+        except PluginError as exc:  # a broken plugin must never stop the others
+            failures.append(_failure(group, ep.name, dist, version, exc))
             continue
         loaded[name] = (dist, version)
-    return loaded, failures
+    return loaded, failures, list(disabled)
 
 
-def _unknown_hook_failures(
-    pm: pluggy.PluginManager, origins: Mapping[str, tuple[str | None, str | None]]
-) -> list[PluginFailure]:
+def _unknown_hook_failures(pm: pluggy.PluginManager, origins: Origins) -> list[PluginFailure]:
     """Plugins implementing a hook that does not exist (a typo such as ``lorenz_register_trakers``)."""
     failures = []
     for name, plugin in list(pm.list_name_plugin()):
         if plugin is None:
             continue
-        for attr in dir(plugin):
-            # Only what pluggy took as a hookimpl counts: `import json as lorenz_json` is not a hook.
-            opts = pm.parse_hookimpl_opts(plugin, attr)
-            if opts is None:
-                continue
-            hook_name = opts.get("specname") or attr
-            caller = getattr(pm.hook, hook_name, None)
-            if caller is None or not caller.has_spec():
-                dist, version = origins.get(name, (None, None))
-                failures.append(
-                    PluginFailure(
-                        group=ENTRY_POINT_GROUP,
-                        name=name,
-                        distribution=dist,
-                        version=version,
-                        error=f"PluginValidationError: unknown hook {hook_name!r}",
-                    )
-                )
+        dist, version = origins.get(name, (None, None))
+        try:
+            unknown = call_plugin(_owner(name, dist, version), "listing its hooks", _unknown_hooks, pm, plugin)
+        except PluginError as exc:
+            failures.append(_failure(ENTRY_POINT_GROUP, name, dist, version, exc))
+            continue
+        failures.extend(
+            PluginFailure(
+                group=ENTRY_POINT_GROUP,
+                name=name,
+                distribution=dist,
+                version=version,
+                error=f"PluginValidationError: unknown hook {hook_name!r}",
+            )
+            for hook_name in unknown
+        )
     return failures
+
+
+def _unknown_hooks(pm: pluggy.PluginManager, plugin: object) -> list[str]:
+    unknown = []
+    for attr in dir(plugin):
+        # Only what pluggy took as a hookimpl counts: `import json as lorenz_json` is not a hook.
+        opts = pm.parse_hookimpl_opts(plugin, attr)
+        if opts is None:
+            continue
+        hook_name = opts.get("specname") or attr
+        caller = getattr(pm.hook, hook_name, None)
+        if caller is None or not caller.has_spec():
+            unknown.append(hook_name)
+    return unknown
+
+
+@frozen(kw_only=True)
+class _Contribution:
+    """What one plugin registered, checked and ready to commit."""
+
+    name: str
+    distribution: str | None
+    version: str | None
+    packs: tuple[ToolProvider, ...]
+    trackers: tuple[TrackerProvider, ...]
+
+    @property
+    def label(self) -> str:
+        if self.distribution is None:
+            return f"in-process plugin {self.name}"
+        return f"{self.distribution} {self.version}" if self.version else self.distribution
+
+
+def _collect(pm: pluggy.PluginManager, name: str, plugin: object, dist: str | None, version: str | None) -> _Contribution:
+    """Call one plugin's registration hooks and check what it registered; raises on any problem."""
+    owner = _owner(name, dist, version)
+    packs: list[ToolProvider] = []
+    kinds: list[TrackerProvider] = []
+    for hook_name, register in (("lorenz_register_trackers", kinds.append), ("lorenz_register_tool_packs", packs.append)):
+        call_plugin(owner, hook_name, _call_impls, pm, plugin, hook_name, register)
+    problems = [tracker_shape_problem(tracker, owner) for tracker in kinds]
+    problems += [pack_shape_problem(pack, owner) for pack in packs]
+    if any(problems):
+        raise ValueError("; ".join(problem for problem in problems if problem))
+    # Two different objects under one name within a plugin is the plugin's own bug: refuse it whole.
+    scratch_tools, scratch_trackers = ToolRegistry(), TrackerRegistry()
+    for tracker in kinds:
+        scratch_trackers.register(tracker)
+    for pack in packs:
+        scratch_tools.register(pack)
+    return _Contribution(name=name, distribution=dist, version=version, packs=tuple(packs), trackers=tuple(kinds))
+
+
+def _settle(
+    claims: Mapping[str, list[tuple[_Contribution, Any]]], noun: str
+) -> tuple[dict[str, Any], list[tuple[_Contribution, str]]]:
+    """Who keeps each name: ``({name: winner}, [(loser, message)])``, independent of plugin order."""
+    winners: dict[str, Any] = {}
+    losers: list[tuple[_Contribution, str]] = []
+    for name, claimants in claims.items():
+        distinct = {id(obj): (owner, obj) for owner, obj in claimants}
+        if len(distinct) == 1:
+            winners[name] = claimants[0][1]
+            continue
+        first = [(owner, obj) for owner, obj in claimants if is_first_party(owner.distribution)]
+        if len(first) == 1:
+            keeper, obj = first[0]
+            winners[name] = obj
+            for owner, other in claimants:
+                if other is not obj:
+                    losers.append(
+                        (
+                            owner,
+                            f'{noun} "{name}" is already taken by {keeper.label}, shipped with Lorenz, so the one '
+                            f"from {owner.label} is not loaded: rename it in {owner.distribution or owner.name}",
+                        )
+                    )
+            continue
+        labels = sorted({owner.label for owner, _ in claimants})
+        fix_targets = sorted({owner.distribution for owner, _ in claimants if owner.distribution})
+        fix = (
+            f"uninstall one (pip uninstall {fix_targets[-1]}) or leave one out with "
+            f"{DISABLE_PLUGINS_ENV}={fix_targets[-1]}"
+            if fix_targets
+            else "rename one of them"
+        )
+        message = f'{noun} "{name}" is registered by both {" and ".join(labels)}, so neither is loaded: {fix}'
+        losers.extend((owner, message) for owner, _ in claimants)
+    return winners, losers
 
 
 def build_registries(
     pm: pluggy.PluginManager,
     *,
-    origins: Mapping[str, tuple[str | None, str | None]] | None = None,
+    origins: Origins | None = None,
     failures: Iterable[PluginFailure] = (),
+    disabled: Iterable[str] = (),
 ) -> Discovery:
     """Call every plugin's registration hooks, one plugin at a time, into fresh registries.
 
-    What a plugin registers is committed only when all of its hooks succeed, so a plugin that
-    raises halfway leaves nothing behind and is reported as a failure.
+    A plugin whose hooks raise (anything) or whose contributions break the contracts leaves
+    nothing behind and is reported. Clashing names are then settled as the module docstring says.
     """
     origins = dict(origins or {})
-    tools = ToolRegistry()
-    trackers = TrackerRegistry()
-    infos: list[PluginInfo] = []
     all_failures = list(failures)
     bad = _unknown_hook_failures(pm, origins)
     all_failures.extend(bad)
     bad_names = {failure.name for failure in bad}
+    contributions: list[_Contribution] = []
     for name, plugin in pm.list_name_plugin():
         if plugin is None or name in bad_names:
             continue
         dist, version = origins.get(name, (None, None))
-        packs: list[ToolProvider] = []
-        kinds: list[TrackerProvider] = []
         try:
-            _call_impls(pm, plugin, "lorenz_register_trackers", kinds.append)
-            _call_impls(pm, plugin, "lorenz_register_tool_packs", packs.append)
-            # Validate everything (clashes within this plugin too, via scratch registries) before
-            # committing anything, so a failed plugin leaves the registries untouched.
-            scratch_tools, scratch_trackers = ToolRegistry(), TrackerRegistry()
-            for tracker in kinds:
-                scratch_trackers.register(tracker)
-                _check_free(trackers.get(str(tracker.kind).strip()), tracker, "tracker provider", "kind")
-            for pack in packs:
-                scratch_tools.register(pack)
-                _check_free(tools.get(str(pack.name).strip()), pack, "tool provider", "name")
-            for tracker in kinds:
-                trackers.register(tracker)
-            for pack in packs:
-                tools.register(pack)
+            contributions.append(_collect(pm, name, plugin, dist, version))
         except Exception as exc:
-            all_failures.append(
-                PluginFailure(
-                    group=ENTRY_POINT_GROUP, name=name, distribution=dist, version=version, error=_describe(exc)
-                )
+            all_failures.append(_failure(ENTRY_POINT_GROUP, name, dist, version, exc))
+    pack_claims: dict[str, list[tuple[_Contribution, Any]]] = {}
+    tracker_claims: dict[str, list[tuple[_Contribution, Any]]] = {}
+    for contribution in contributions:
+        for pack in contribution.packs:
+            pack_claims.setdefault(pack.name.strip(), []).append((contribution, pack))
+        for tracker in contribution.trackers:
+            tracker_claims.setdefault(tracker.kind.strip(), []).append((contribution, tracker))
+    pack_winners, pack_losers = _settle(pack_claims, "pack name")
+    tracker_winners, tracker_losers = _settle(tracker_claims, "tracker kind")
+    for loser, message in [*tracker_losers, *pack_losers]:
+        all_failures.append(
+            PluginFailure(
+                group=ENTRY_POINT_GROUP,
+                name=loser.name,
+                distribution=loser.distribution,
+                version=loser.version,
+                error=message,
             )
-            continue
-        if not packs and not kinds and name not in origins:
+        )
+    tools, trackers = ToolRegistry(), TrackerRegistry()
+    infos: list[PluginInfo] = []
+    for contribution in contributions:
+        kept_trackers = [t for t in contribution.trackers if tracker_winners.get(t.kind.strip()) is t]
+        kept_packs = [p for p in contribution.packs if pack_winners.get(p.name.strip()) is p]
+        for tracker in kept_trackers:
+            trackers.register(tracker)
+        for pack in kept_packs:
+            tools.register(pack)
+        if not kept_packs and not kept_trackers and contribution.name not in origins:
             continue  # an in-process helper object with no registrations
         infos.append(
             PluginInfo(
-                name=name,
-                distribution=dist,
-                version=version,
-                packs=tuple(str(p.name).strip() for p in packs),
-                trackers=tuple(str(t.kind).strip() for t in kinds),
+                name=contribution.name,
+                distribution=contribution.distribution,
+                version=contribution.version,
+                packs=tuple(p.name.strip() for p in kept_packs),
+                trackers=tuple(t.kind.strip() for t in kept_trackers),
             )
         )
-    return Discovery(tools=tools, trackers=trackers, plugins=tuple(infos), failures=tuple(all_failures))
-
-
-def _check_free(existing: object, new: object, noun: str, key: str) -> None:
-    if existing is not None and existing is not new:
-        label = getattr(new, "name" if key == "name" else "kind", "")
-        msg = f"{noun} already registered for {key}: {str(label).strip()}"
-        raise ValueError(msg)
+    return Discovery(
+        tools=tools,
+        trackers=trackers,
+        plugins=tuple(infos),
+        failures=tuple(all_failures),
+        disabled=tuple(disabled),
+    )
 
 
 def _call_impls(pm: pluggy.PluginManager, plugin: object, hook_name: str, register: Callable[[Any], None]) -> None:
@@ -268,19 +424,21 @@ def discover(
     """Discover installed plugins (and any given in-process ``plugins``) into fresh registries.
 
     ``plugins`` are registered as they are, after the installed ones: this is how tests add a
-    pack without installing anything.
+    pack without installing anything. One that is already registered (an installed plugin's
+    module given again with ``-p``) is taken once.
     """
     pm = make_manager()
     origins: dict[str, tuple[str | None, str | None]] = {}
     failures: list[PluginFailure] = []
+    disabled: list[str] = []
     if entry_points_enabled:
-        origins, failures = load_entry_points(pm, env=env)
+        origins, failures, disabled = load_entry_points(pm, env=env)
     for index, plugin in enumerate(plugins):
+        if pm.is_registered(plugin):
+            continue
         name = getattr(plugin, "__name__", None) or f"{type(plugin).__name__}-{index}"
         try:
-            pm.register(plugin, name=name)
-        except Exception as exc:
-            failures.append(
-                PluginFailure(group="in-process", name=name, distribution=None, version=None, error=_describe(exc))
-            )
-    return build_registries(pm, origins=origins, failures=failures)
+            call_plugin(_owner(name, None, None), "registering its hooks", pm.register, plugin, name=name)
+        except PluginError as exc:
+            failures.append(_failure("in-process", name, None, None, exc))
+    return build_registries(pm, origins=origins, failures=failures, disabled=disabled)
