@@ -274,13 +274,15 @@ class _Contribution:
         return f"{self.distribution} {self.version}" if self.version else self.distribution
 
 
-def _collect(pm: pluggy.PluginManager, name: str, plugin: object, dist: str | None, version: str | None) -> _Contribution:
+def _collect(
+    pm: pluggy.PluginManager, name: str, plugin: object, dist: str | None, version: str | None
+) -> _Contribution:
     """Call one plugin's registration hooks and check what it registered; raises on any problem."""
     owner = _owner(name, dist, version)
     packs: list[ToolProvider] = []
     kinds: list[TrackerProvider] = []
-    for hook_name, register in (("lorenz_register_trackers", kinds.append), ("lorenz_register_tool_packs", packs.append)):
-        call_plugin(owner, hook_name, _call_impls, pm, plugin, hook_name, register)
+    call_plugin(owner, "lorenz_register_trackers", _call_impls, pm, plugin, "lorenz_register_trackers", kinds.append)
+    call_plugin(owner, "lorenz_register_tool_packs", _call_impls, pm, plugin, "lorenz_register_tool_packs", packs.append)
     problems = [tracker_shape_problem(tracker, owner) for tracker in kinds]
     problems += [pack_shape_problem(pack, owner) for pack in packs]
     if any(problems):
