@@ -281,8 +281,12 @@ def _collect(
     owner = _owner(name, dist, version)
     packs: list[ToolProvider] = []
     kinds: list[TrackerProvider] = []
-    call_plugin(owner, "lorenz_register_trackers", _call_impls, pm, plugin, "lorenz_register_trackers", kinds.append)
-    call_plugin(owner, "lorenz_register_tool_packs", _call_impls, pm, plugin, "lorenz_register_tool_packs", packs.append)
+    hooks: dict[str, Callable[[Any], None]] = {
+        "lorenz_register_trackers": kinds.append,
+        "lorenz_register_tool_packs": packs.append,
+    }
+    for hook_name, register in hooks.items():
+        call_plugin(owner, hook_name, _call_impls, pm, plugin, hook_name, register)
     problems = [tracker_shape_problem(tracker, owner) for tracker in kinds]
     problems += [pack_shape_problem(pack, owner) for pack in packs]
     if any(problems):
