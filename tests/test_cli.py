@@ -40,8 +40,9 @@ def run_cli(dist_dir: Path, *args: str, cwd: Path) -> subprocess.CompletedProces
 
 
 def test_plugins_json_lists_good_and_broken(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """`lorenz plugins --json` lists the installed pack with its version and the broken one as a failure."""
-    assert main(["plugins", "--json"]) == 0
+    """`lorenz plugins --json` lists the installed pack with its version and the broken one as a failure
+    (exit 1: a plugin failed)."""
+    assert main(["plugins", "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     acme = next(p for p in report["plugins"] if p["distribution"] == "lorenz-acme")
     assert acme == {
@@ -56,11 +57,16 @@ def test_plugins_json_lists_good_and_broken(env: Path, capsys: pytest.CaptureFix
 
 
 def test_plugins_text_shows_failures(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The text listing names each plugin's packs and every failure."""
-    assert main(["plugins"]) == 0
+    """The text listing names each plugin's packs and every failure; -v adds the traceback."""
+    assert main(["plugins"]) == 1
     out = capsys.readouterr().out
     assert "acme (lorenz-acme 0.1.0): trackers: acme; packs: acme" in out
     assert "FAILED broken (lorenz-broken 0.1.0): ModuleNotFoundError" in out
+    assert "Traceback" not in out
+    assert main(["plugins", "-v"]) == 1
+    verbose = capsys.readouterr().out
+    assert "    Traceback (most recent call last):" in verbose
+    assert "lorenz_broken.py" in verbose
 
 
 def test_tools_lists_the_mounted_tools(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -164,7 +170,7 @@ def test_failed_plugins_are_warned_about(env: Path, capsys: pytest.CaptureFixtur
     """Workflow commands warn about plugins that failed to load and keep working."""
     assert main(["check"]) == 0
     err = capsys.readouterr().err
-    assert "lorenz: warning: plugin broken failed to load: ModuleNotFoundError" in err
+    assert "lorenz: warning: plugin broken (lorenz-broken 0.1.0) failed to load: ModuleNotFoundError" in err
 
 
 def test_plugin_option_after_the_command(
@@ -227,7 +233,8 @@ def test_pack_raising_in_tool_specs_is_one_redacted_line(
         assert main(["-p", "lorenz_cli_boom", *command]) == 1
         captured = capsys.readouterr()
         err = [line for line in captured.err.splitlines() if "warning" not in line]
-        assert err == ["lorenz: RuntimeError: cannot list tools api_key=[REDACTED] for [REDACTED]"]
+        line = "lorenz: pack boom: tool_specs raised RuntimeError: cannot list tools api_key=[REDACTED] for [REDACTED]"
+        assert line in err
         assert "sekrit" not in captured.err + captured.out
 
 

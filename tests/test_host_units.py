@@ -181,11 +181,9 @@ def test_portability_problems_flag_what_clients_reject() -> None:
 
 
 @pytest.mark.anyio
-async def test_hung_tool_times_out_as_error_result(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_hung_tool_times_out_as_error_result() -> None:
     """A pack that never returns is abandoned after the call timeout with an isError result."""
     import anyio
-
-    from lorenz.host import mcp_server
 
     class Hangs:
         name = "hangs"
@@ -194,10 +192,9 @@ async def test_hung_tool_times_out_as_error_result(monkeypatch: pytest.MonkeyPat
             await anyio.sleep_forever()
             raise AssertionError
 
-    monkeypatch.setattr(mcp_server, "TOOL_CALL_TIMEOUT_SECONDS", 0.05)
-    result = await mcp_server.run_owned_tool(Hangs(), "wait", {}, context=None)  # type: ignore[arg-type]
+    result = await _run(Hangs(), "wait", None, time_limit=0.05)
     assert result.success is False
-    assert result.error == "tool wait did not finish within 0.05 s"
+    assert result.error == "tool wait did not finish within 0.05 s (server.tool_timeout_seconds)"
 
 
 class _Raises:
@@ -208,6 +205,12 @@ class _Raises:
 
     async def execute_tool(self, name: str, input: object, context: object) -> ToolResult:
         raise self.error
+
+
+async def _run(pack: object, name: str, context: object, *, time_limit: float = 5.0) -> ToolResult:
+    from lorenz.execution import ToolRunner
+
+    return await ToolRunner().run(pack, name, {}, context, time_limit=time_limit, concurrency=4)  # type: ignore[arg-type]
 
 
 def _context(secrets: frozenset[str] = frozenset()) -> object:
@@ -221,10 +224,8 @@ def _context(secrets: frozenset[str] = frozenset()) -> object:
 @pytest.mark.anyio
 async def test_owned_tool_exception_is_redacted() -> None:
     """A pack's exception message reaches the agent with the workflow's secrets redacted."""
-    from lorenz.host import mcp_server
-
     pack = _Raises(RuntimeError("boom Authorization: Bearer tok-123456 key=tok-123456"))
-    result = await mcp_server.run_owned_tool(pack, "t", {}, _context(frozenset({"tok-123456"})))  # type: ignore[arg-type]
+    result = await _run(pack, "t", _context(frozenset({"tok-123456"})))
     assert result.success is False
     assert "tok-123456" not in str(result.error)
     assert result.error == "boom Authorization: Bearer [REDACTED] key=[REDACTED]"
@@ -233,9 +234,7 @@ async def test_owned_tool_exception_is_redacted() -> None:
 @pytest.mark.anyio
 async def test_pack_timeout_error_is_not_the_host_timeout() -> None:
     """A TimeoutError raised by the pack itself is reported with its own message, not as the call timeout."""
-    from lorenz.host import mcp_server
-
-    result = await mcp_server.run_owned_tool(_Raises(TimeoutError("socket read timed out")), "t", {}, _context())  # type: ignore[arg-type]
+    result = await _run(_Raises(TimeoutError("socket read timed out")), "t", _context())
     assert result.error == "socket read timed out"
 
 

@@ -9,6 +9,7 @@ import importlib
 import json
 import os
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -72,13 +73,22 @@ def _workspace(args: argparse.Namespace, workflow: str | None) -> Any:
             text += _allow_list_note()
         raise UsageError(text) from exc
     for failure in workspace.discovery.failures:
-        print(f"lorenz: warning: plugin {failure.name} failed to load: {failure.error}", file=sys.stderr)
+        _warn(f"warning: plugin {failure.name} ({failure.origin}) failed to load: {failure.error}")
+    for pack_failure in workspace.mounted.failures:
+        _warn(pack_failure.error)
     if workspace.embedded_default:
         print(
             f"lorenz: no WORKFLOW.md in {Path.cwd()}; using the embedded default (local board at .lorenz/local)",
             file=sys.stderr,
         )
     return workspace
+
+
+def _warn(message: str) -> None:
+    """One redacted line on stderr (a plugin's message may span lines or quote a secret)."""
+    from .redact import redact_text
+
+    print(f"lorenz: {' '.join(redact_text(message, _env_secrets()).split())}", file=sys.stderr)
 
 
 def _print_json(value: Any) -> None:
@@ -92,14 +102,16 @@ def cmd_plugins(args: argparse.Namespace) -> int:
     from .plugins import discover
 
     discovery = discover(plugins=_load_plugin_modules(args.plugin))
+    code = 1 if discovery.failures else 0
     if args.json:
         _print_json(
             {
                 "plugins": [info.to_dict() for info in discovery.plugins],
                 "failures": [failure.to_dict() for failure in discovery.failures],
+                "disabled": list(discovery.disabled),
             }
         )
-        return 0
+        return code
     if not discovery.plugins and not discovery.failures:
         note = _allow_list_note()
         print(f"no plugins loaded{note}" if note else "no plugins installed (pip install a lorenz-* distribution)")
@@ -109,10 +121,15 @@ def cmd_plugins(args: argparse.Namespace) -> int:
             f"{info.name} ({origin}): trackers: {', '.join(info.trackers) or '-'}; "
             f"packs: {', '.join(info.packs) or '-'}"
         )
+    for name in discovery.disabled:
+        print(f"disabled {name} (LORENZ_DISABLE_PLUGINS)")
     for failure in discovery.failures:
-        origin = f"{failure.distribution} {failure.version}" if failure.distribution else failure.group
-        print(f"FAILED {failure.name} ({origin}): {failure.error}")
-    return 0
+        print(f"FAILED {failure.name} ({failure.origin}): {' '.join(failure.error.split())}")
+        if args.verbose and failure.traceback:
+            print(textwrap.indent(failure.traceback.rstrip(), "    "))
+    if discovery.failures and not args.verbose:
+        print("(lorenz plugins -v shows each failure's traceback)", file=sys.stderr)
+    return code
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -120,6 +137,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     settings = workspace.settings
     where = settings.workflow_path or "embedded default"
     specs = workspace.tool_specs()
+    if workspace.mounted.failures:
+        broken = ", ".join(failure.pack for failure in workspace.mounted.failures)
+        raise UsageError(f"{where}: the workflow mounts broken packs: {broken}")
     print(
         f"ok: {where}: tracker {settings.tracker.kind}, packs {', '.join(workspace.pack_names()) or '-'} "
         f"({len(specs)} tools)"
@@ -133,12 +153,12 @@ def cmd_tools(args: argparse.Namespace) -> int:
     specs = workspace.tool_specs()
     if args.json:
         _print_json([{"pack": owners[spec.name], **spec.to_wire()} for spec in specs])
-        return 0
+        return 1 if workspace.mounted.failures else 0
     width = max((len(spec.name) for spec in specs), default=0)
     for spec in specs:
         summary = spec.description.strip().splitlines()[0] if spec.description.strip() else ""
         print(f"{spec.name.ljust(width)}  [{owners[spec.name]}]  {summary}")
-    return 0
+    return 1 if workspace.mounted.failures else 0
 
 
 def _split_call_args(values: Sequence[str]) -> tuple[str | None, str, str | None]:
@@ -313,8 +333,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_parser = functools.partial(sub.add_parser, parents=[common])
 
-    p = add_parser("plugins", help="list discovered plugins, what they register, and failures")
+    p = add_parser("plugins", help="list discovered plugins, what they register, and failures (exit 1 if any)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("-v", "--verbose", action="store_true", help="print each failure's traceback (redacted)")
     p.set_defaults(func=cmd_plugins)
 
     p = add_parser("check", help="parse and validate a workflow")
@@ -357,6 +378,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from .containment import install_interrupt_flag
+
+    install_interrupt_flag()  # a real Ctrl-C still stops the command; a plugin's KeyboardInterrupt does not
     args = build_parser().parse_args(argv)
     args.plugin = [*args.plugin, *getattr(args, "sub_plugin", [])]
     try:

@@ -1,19 +1,37 @@
-"""Mounting: which packs a workflow mounts, their flat tool namespace, and routing a call."""
+"""Mounting: which packs a workflow mounts, their flat tool namespace, and routing a call.
+
+:func:`mount` degrades instead of dying: a pack whose plugin failed to load, whose ``tool_specs``
+raises or returns something that is not a list of :class:`~lorenz.ToolSpec`, or whose
+``validate_options`` raises anything but the ``ValueError`` the contract uses to name a bad key, is
+left out and reported as a :class:`PackFailure`; the rest mount. What stays an error is a broken
+request: an unknown pack name, a bad option, two packs declaring one tool name.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
+from attrs import frozen
+
+from .containment import PluginError, call_plugin
 from .contracts import ToolContext, ToolProvider, ToolSpec
-from .redact import redact_text
+from .execution import call_pack, failure_from_exception
+from .redact import redact_text, redacted_traceback
 from .registry import ToolRegistry, TrackerRegistry
-from .results import ToolResult, error_message, tool_failure, unsupported_tool_failure
+from .results import ToolResult, error_message, unsupported_tool_failure
+from .settings.errors import ConfigError
 from .settings.model import Settings
+
+if TYPE_CHECKING:
+    from .plugins import Discovery
 
 __all__ = [
     "MountError",
+    "Mounted",
+    "PackFailure",
     "execute_mounted_tool",
+    "mount",
     "mounted_pack_names",
     "mounted_packs",
     "mounted_skill_sources",
@@ -25,17 +43,47 @@ class MountError(ValueError):
     """Two packs declare the same tool name."""
 
 
+@frozen(kw_only=True)
+class PackFailure:
+    """A pack the workflow mounts that was left out, and why."""
+
+    pack: str
+    error: str
+    traceback: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"pack": self.pack, "error": self.error}
+
+
+@frozen(kw_only=True, eq=False)
+class Mounted:
+    """The outcome of mounting: the packs that mounted, their tools, and the packs left out."""
+
+    packs: tuple[ToolProvider, ...] = ()
+    specs: tuple[ToolSpec, ...] = ()
+    #: ``{tool name: the pack declaring it}``
+    owners: Mapping[str, ToolProvider] = {}
+    failures: tuple[PackFailure, ...] = ()
+
+    def pack_of(self, tool: str) -> str | None:
+        pack = self.owners.get(tool)
+        return pack.name if pack is not None else None
+
+
 def mounted_pack_names(settings: Settings, tools: ToolRegistry, trackers: TrackerRegistry) -> list[str]:
     """The packs to mount, first-seen order: the tracker's defaults, then every ``tools:`` key.
 
     A tracker without ``default_tool_packs`` (or an unregistered kind) falls back to a pack
     named like ``tracker.kind``, if one is registered. A tracker returning ``[]`` mounts none.
+    Raises :class:`~lorenz.containment.PluginError` when the tracker's hook raises.
     """
     names: dict[str, None] = {}
     kind = settings.tracker.kind
     tracker = trackers.get(kind)
     hook = getattr(tracker, "default_tool_packs", None) if tracker is not None else None
-    defaults = hook(settings) if callable(hook) else None
+    defaults = None
+    if callable(hook):
+        defaults = call_plugin(f"tracker {kind}", "default_tool_packs", lambda: _names(hook(settings)))
     if defaults is not None:
         for name in defaults:
             names.setdefault(name, None)
@@ -44,6 +92,16 @@ def mounted_pack_names(settings: Settings, tools: ToolRegistry, trackers: Tracke
     for name in settings.tool_options or {}:
         names.setdefault(name, None)
     return list(names)
+
+
+def _names(value: Any) -> list[str] | None:
+    if value is None:
+        return None
+    names = list(value)
+    if not all(isinstance(name, str) for name in names):
+        msg = f"default_tool_packs must return pack names (strings), got {names!r:.80}"
+        raise TypeError(msg)
+    return names
 
 
 def mounted_packs(settings: Settings, tools: ToolRegistry, trackers: TrackerRegistry) -> list[ToolProvider]:
@@ -58,41 +116,109 @@ def mounted_tool_specs(packs: Sequence[ToolProvider], settings: Settings) -> lis
     specs: list[ToolSpec] = []
     for pack in packs:
         for spec in pack.tool_specs(settings):
-            first = owner.setdefault(spec.name, pack.name)
-            if first != pack.name:
-                msg = f'tool name collision: {spec.name} is declared by both the "{first}" and "{pack.name}" packs'
-                raise MountError(msg)
+            _claim(owner, spec.name, pack.name)
             specs.append(spec)
     return specs
 
 
-def failure_from_exception(exc: BaseException, context: ToolContext | None) -> ToolResult:
-    """The failure result for a pack that raised: its message with the workflow's secrets and
-    credential-looking fragments redacted, since it goes to the agent."""
-    settings = getattr(context, "settings", None)
-    secrets = getattr(settings, "secrets", None) or ()
-    return tool_failure(redact_text(error_message(exc), secrets))
+def _claim(owner: dict[str, str], tool: str, pack: str) -> bool:
+    """Record ``pack`` as declaring ``tool``; False when it already did, MountError for another pack."""
+    first = owner.setdefault(tool, pack)
+    if first != pack:
+        msg = f'tool name collision: {tool} is declared by both the "{first}" and "{pack}" packs'
+        raise MountError(msg)
+    return True
+
+
+def _tool_specs(pack: ToolProvider, settings: Settings) -> list[ToolSpec]:
+    specs = list(pack.tool_specs(settings))
+    for spec in specs:
+        if not isinstance(spec, ToolSpec):
+            msg = f"tool_specs returned a {type(spec).__name__}, not a ToolSpec"
+            raise TypeError(msg)
+    return specs
+
+
+def _validate_options(pack: ToolProvider, name: str, options: Mapping[str, Any]) -> None:
+    """The pack's ``validate_options``: its ``ValueError`` is a config error naming the key."""
+    validate = getattr(pack, "validate_options", None)
+    if not callable(validate):
+        if options:
+            msg = f'tools.{name} is not supported by the "{name}" pack'
+            raise ConfigError(msg)
+        return
+    try:
+        call_plugin(f"pack {name}", "validate_options", validate, options)
+    except PluginError as exc:
+        if isinstance(exc.original, ValueError):
+            raise ConfigError(error_message(exc.original)) from exc.original
+        raise
+
+
+def mount(settings: Settings, discovery: Discovery) -> Mounted:
+    """Mount the workflow's packs, leaving out (and reporting) the ones that are broken.
+
+    Raises ``RegistryError`` for an unknown pack name, ``ConfigError`` for options a pack
+    refuses, and :class:`MountError` for a tool name two packs declare.
+    """
+    tools, trackers = discovery.tools, discovery.trackers
+    failures: list[PackFailure] = []
+    try:
+        names = mounted_pack_names(settings, tools, trackers)
+    except PluginError as exc:
+        failures.append(_pack_failure(str(settings.tracker.kind), exc, settings))
+        names = list(settings.tool_options or {})
+    packs: list[ToolProvider] = []
+    specs: list[ToolSpec] = []
+    owners: dict[str, ToolProvider] = {}
+    declared: dict[str, str] = {}
+    for name in names:
+        pack = tools.get(name)
+        if pack is None:
+            failure = discovery.failure_for_pack(name)
+            if failure is None:
+                tools.require(name)  # raises: unsupported tool pack, listing the known ones
+                continue
+            error = f"pack {name} is not available: plugin {failure.name} ({failure.origin}) failed: {failure.error}"
+            failures.append(PackFailure(pack=name, error=error))
+            continue
+        try:
+            _validate_options(pack, name, (settings.tool_options or {}).get(name, {}))
+            pack_specs = call_plugin(f"pack {name}", "tool_specs", _tool_specs, pack, settings)
+        except PluginError as exc:
+            failures.append(_pack_failure(name, exc, settings))
+            continue
+        packs.append(pack)
+        for spec in pack_specs:
+            _claim(declared, spec.name, pack.name)
+            if spec.name not in owners:  # a pack repeating one of its own names serves it once
+                owners[spec.name] = pack
+                specs.append(spec)
+    return Mounted(packs=tuple(packs), specs=tuple(specs), owners=owners, failures=tuple(failures))
+
+
+def _pack_failure(name: str, exc: PluginError, settings: Settings) -> PackFailure:
+    return PackFailure(
+        pack=name,
+        error=redact_text(str(exc), settings.secrets),
+        traceback=redacted_traceback(exc.original, settings.secrets),
+    )
 
 
 async def execute_mounted_tool(
     packs: Sequence[ToolProvider], name: str, input: Any, context: ToolContext
 ) -> ToolResult:
-    """Route a call to the first pack declaring ``name``. Never raises: an exception becomes a
-    failure result and an unknown name lists every mounted tool."""
+    """Route a call to the first pack declaring ``name`` and run it in-line (no timeout: the host
+    runs its calls through :class:`lorenz.execution.ToolRunner`). Never raises: whatever the pack
+    raises becomes a failure result and an unknown name lists every mounted tool."""
     every: list[str] = []
     for pack in packs:
         try:
-            specs = pack.tool_specs(context.settings)
-        except Exception as exc:
+            specs = call_plugin(f"pack {pack.name}", "tool_specs", _tool_specs, pack, context.settings)
+        except PluginError as exc:
             return failure_from_exception(exc, context)
         if any(spec.name == name for spec in specs):
-            try:
-                result = await pack.execute_tool(name, input, context)
-            except Exception as exc:
-                return failure_from_exception(exc, context)
-            if not isinstance(result, ToolResult):
-                return tool_failure(f"tool {name} returned {type(result).__name__}, not a ToolResult")
-            return result
+            return await call_pack(pack, name, input, context)
         every.extend(spec.name for spec in specs)
     return unsupported_tool_failure(name, every)
 

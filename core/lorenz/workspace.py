@@ -5,6 +5,7 @@ This is the composition root the CLI, the MCP host and ``lorenz.testing`` share.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -13,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from attrs import frozen
 
 from .contracts import ToolContext, ToolProvider, ToolSpec, TrackerContext
-from .mount import execute_mounted_tool, mounted_pack_names, mounted_packs, mounted_tool_specs
+from .execution import ToolRunner
+from .mount import Mounted, execute_mounted_tool, mount
 from .plugins import Discovery, discover
 from .results import ToolResult
 from .schemas import compile_schema, validate_arguments
@@ -26,6 +28,7 @@ from .settings import (
     workflow_path,
 )
 from .settings.model import Settings
+from .wire import refuse_lone_surrogates
 
 if TYPE_CHECKING:
     import httpx
@@ -44,46 +47,43 @@ class Workspace:
     #: True when no WORKFLOW.md was found and the embedded default (the local board) is used.
     embedded_default: bool = False
 
+    @functools.cached_property
+    def mounted(self) -> Mounted:
+        """The mounted packs and their tools (computed once), and the packs left out as broken."""
+        return mount(self.settings, self.discovery)
+
     def pack_names(self) -> list[str]:
-        return mounted_pack_names(self.settings, self.discovery.tools, self.discovery.trackers)
+        return [pack.name for pack in self.mounted.packs]
 
     def packs(self) -> list[ToolProvider]:
-        return mounted_packs(self.settings, self.discovery.tools, self.discovery.trackers)
+        return list(self.mounted.packs)
 
     def tool_specs(self) -> list[ToolSpec]:
-        """The flat tool namespace; raises on a collision or an unregistered pack."""
-        return mounted_tool_specs(self.packs(), self.settings)
+        """The flat tool namespace of the packs that mounted."""
+        return list(self.mounted.specs)
 
     def tool_owners(self) -> dict[str, str]:
         """``{tool name: pack name}`` for every mounted tool."""
-        owners: dict[str, str] = {}
-        for pack in self.packs():
-            for spec in pack.tool_specs(self.settings):
-                owners.setdefault(spec.name, pack.name)
-        return owners
+        return {name: pack.name for name, pack in self.mounted.owners.items()}
 
     async def call(self, name: str, arguments: Any, http: httpx.AsyncClient) -> ToolResult:
-        """Run one mounted tool, its arguments checked against its ``inputSchema`` first (as the
-        MCP host does); never raises."""
-        packs = self.packs()
-        failure = self._check_arguments(packs, name, arguments)
-        if failure is not None:
-            return failure
+        """Run one mounted tool as the MCP host does (arguments checked against its ``inputSchema``
+        first, within the tool timeout); never raises."""
+        name = name.strip()
+        pack = self.mounted.owners.get(name)
         context = ToolContext(settings=self.settings, http=http)
-        return await execute_mounted_tool(packs, name, arguments, context)
-
-    def _check_arguments(self, packs: Sequence[ToolProvider], name: str, arguments: Any) -> ToolResult | None:
-        for pack in packs:
-            try:
-                specs = pack.tool_specs(self.settings)
-            except Exception:  # execute_mounted_tool reports it
-                return None
-            spec = next((spec for spec in specs if spec.name == name), None)
-            if spec is not None:
-                if getattr(pack, "validates_arguments", False):  # typed packs name the key themselves
-                    return None
-                return validate_arguments(name, arguments, compile_schema(spec.input_schema))
-        return None
+        if pack is None:
+            return await execute_mounted_tool(self.mounted.packs, name, arguments, context)
+        refused = refuse_lone_surrogates(name, arguments)
+        if refused is None and not getattr(pack, "validates_arguments", False):  # typed packs name the key
+            spec = next(spec for spec in self.mounted.specs if spec.name == name)
+            refused = validate_arguments(name, arguments, compile_schema(spec.input_schema))
+        if refused is not None:
+            return refused
+        server = self.settings.server
+        return await ToolRunner().run(
+            pack, name, arguments, context, time_limit=server.tool_timeout_seconds, concurrency=server.pack_concurrency
+        )
 
     def tracker_client(
         self, *, http: httpx.AsyncClient | None = None, env: Mapping[str, str] | None = None
@@ -121,7 +121,8 @@ def open_workspace(
     """Load, parse and validate a workflow against the discovered plugins, and check it mounts.
 
     Raises ``ConfigError``, ``RegistryError`` or ``MountError`` with the exact message of the
-    first problem.
+    first problem. A pack that is broken (its plugin failed, its ``tool_specs`` raised) is left
+    out and listed in ``workspace.mounted.failures``.
     """
     cwd = Path.cwd() if cwd is None else cwd
     env = dict(os.environ if env is None else env)
@@ -139,7 +140,7 @@ def open_workspace(
         settings = parse_config(EMBEDDED_DEFAULT_CONFIG, env=env, trackers=discovery.trackers, base_dir=cwd)
     else:
         settings = load_settings(path, env=env, trackers=discovery.trackers)
-    validate_dispatch_config(settings, discovery.trackers, discovery.tools)
+    validate_dispatch_config(settings, discovery.trackers)
     workspace = Workspace(settings=settings, discovery=discovery, embedded_default=path is None)
-    workspace.tool_specs()  # a collision or unknown pack fails here, not on the first call
+    workspace.mounted  # noqa: B018 - an unknown pack, a bad option or a collision fails here, not on the first call
     return workspace

@@ -8,14 +8,11 @@ never a JSON-RPC error, so every client hands it to the model.
 
 from __future__ import annotations
 
-import json
 import logging
-import math
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-import anyio
 import httpx
 import mcp_types as types
 from jsonschema.exceptions import best_match
@@ -26,11 +23,14 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from .. import __version__
-from ..contracts import ToolContext, ToolProvider, ToolSpec
-from ..mount import execute_mounted_tool, failure_from_exception
+from ..contracts import ToolContext, ToolSpec
+from ..execution import ToolRunner
+from ..mount import execute_mounted_tool
 from ..redact import redact_text, redacted_traceback
 from ..results import ToolResult, error_message, tool_failure
 from ..schemas import validate_arguments
+from ..settings.model import DEFAULT_MAX_RESULT_BYTES
+from ..wire import ResultTooLarge, encode_payload, refuse_lone_surrogates, scrub_surrogates
 
 if TYPE_CHECKING:
     from mcp.server.session import ServerSession
@@ -43,9 +43,6 @@ __all__ = ["HostState", "LorenzServer", "build_server", "call_result"]
 logger = logging.getLogger("lorenz.host")
 
 SERVER_NAME = "lorenz"
-#: A tool call still running after this long is abandoned with an isError result (outbound HTTP
-#: has its own 30 s timeout; this bounds a pack that hangs some other way).
-TOOL_CALL_TIMEOUT_SECONDS = 300.0
 #: Sessions kept for change notifications (the SDK's own default cap on open sessions).
 MAX_REMEMBERED_SESSIONS = 10_000
 INSTRUCTIONS = "Tools from the Lorenz tool packs mounted by this workflow."
@@ -66,6 +63,7 @@ class HostState:
             self._bus = InMemorySubscriptionBus()
             self.listen = ListenHandler(self._bus)
         self.http: httpx.AsyncClient | None = None
+        self.runner = ToolRunner()
         self._sessions: dict[str, ServerSession] = {}
         self._notified_generation = live.snapshot().generation
 
@@ -77,6 +75,7 @@ class HostState:
     async def aclose(self) -> None:
         if self.listen is not None:
             self.listen.close()  # ends open listen streams gracefully, so shutdown does not wait on them
+        await self.runner.aclose()
         if self.http is not None:
             await self.http.aclose()
             self.http = None
@@ -161,37 +160,27 @@ def portability_problems(spec: ToolSpec) -> list[str]:
     return problems
 
 
-def _finite(value: Any) -> Any:
-    """``value`` with every NaN/Infinity replaced by ``None`` (JSON has no such numbers)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_finite(item) for item in value]
-    return value
-
-
-def _jsonable(payload: Any) -> tuple[Any, str]:
-    try:
-        return payload, json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError):
-        # A pack returned something JSON cannot hold (a datetime, a set, NaN): show a datetime or a
-        # set as its string form and a non-finite number as null, in the text and structuredContent alike.
-        plain = _finite(json.loads(json.dumps(payload, default=str)))
-        return plain, json.dumps(plain, indent=2, ensure_ascii=False, allow_nan=False)
-
-
 def call_result(
-    result: ToolResult, spec: ToolSpec | None = None, output: Validator | None = None
+    result: ToolResult,
+    spec: ToolSpec | None = None,
+    output: Validator | None = None,
+    *,
+    max_bytes: int = DEFAULT_MAX_RESULT_BYTES,
 ) -> types.CallToolResult:
     """The wire form of a tool result: one text item with the pretty JSON payload, ``isError``
     when it failed, and the payload as ``structuredContent`` when it is an object.
 
     A successful result for a tool advertising an ``outputSchema`` must match it (clients reject
-    it otherwise), so a mismatch becomes an ``isError`` result naming the problem.
+    it otherwise), and one whose JSON exceeds ``max_bytes`` is not sent: either becomes an
+    ``isError`` result naming the problem.
     """
-    payload, text = _jsonable(result.payload())
+    try:
+        payload, text = encode_payload(result.payload(), max_bytes=max_bytes)
+    except ResultTooLarge as exc:
+        tool = spec.name if spec is not None else "the tool"
+        return call_result(
+            tool_failure(f"{tool} returned {exc} (server.max_result_bytes): ask for less, e.g. a smaller limit")
+        )
     if result.success and spec is not None and spec.output_schema is not None:
         problem = None
         if output is not None and not output.is_valid(payload):
@@ -205,7 +194,7 @@ def call_result(
     structured = payload if isinstance(payload, dict) else None
     custom = getattr(result, "text", None)  # a typed tool's own rendering (lorenz.authoring.FormattedResult)
     if isinstance(custom, str):
-        text = custom
+        text = scrub_surrogates(custom)
     return types.CallToolResult(
         content=[types.TextContent(text=text)],
         structured_content=structured,
@@ -213,35 +202,26 @@ def call_result(
     )
 
 
-async def run_owned_tool(pack: ToolProvider, name: str, arguments: Any, context: ToolContext) -> ToolResult:
-    """:func:`~lorenz.mount.execute_mounted_tool` for a tool whose pack is already known from the
-    snapshot: the same failure rules, without asking every pack for its specs on each call."""
-    try:
-        with anyio.move_on_after(TOOL_CALL_TIMEOUT_SECONDS) as scope:
-            result = await pack.execute_tool(name, arguments, context)
-    except Exception as exc:  # a pack's own TimeoutError included: only ours is reported as a timeout
-        return failure_from_exception(exc, context)
-    if scope.cancelled_caught:
-        return tool_failure(f"tool {name} did not finish within {TOOL_CALL_TIMEOUT_SECONDS:g} s")
-    if not isinstance(result, ToolResult):
-        return tool_failure(f"tool {name} returned {type(result).__name__}, not a ToolResult")
-    return result
-
-
 async def call_tool(state: HostState, snapshot: Snapshot, name: str, arguments: Any) -> types.CallToolResult:
     """Validate, route and run one tool call; never raises."""
+    server = snapshot.settings.server
     try:
+        name = name.strip()
         context = ToolContext(settings=snapshot.settings, http=state.client())
         pack = snapshot.owners.get(name)
         if pack is None:  # lists every mounted tool in the failure
             return call_result(await execute_mounted_tool(snapshot.packs, name, arguments, context))
+        refused = refuse_lone_surrogates(name, arguments)
         # Typed packs (lorenz.authoring) refuse bad arguments themselves, naming the key at fault.
-        if not getattr(pack, "validates_arguments", False):
-            failure = validate_arguments(name, arguments, snapshot.input_validators.get(name))
-            if failure is not None:
-                return call_result(failure)
-        result = await run_owned_tool(pack, name, arguments, context)
-        return call_result(result, snapshot.by_name[name], snapshot.output_validators.get(name))
+        if refused is None and not getattr(pack, "validates_arguments", False):
+            refused = validate_arguments(name, arguments, snapshot.input_validators.get(name))
+        if refused is not None:
+            return call_result(refused)
+        result = await state.runner.run(
+            pack, name, arguments, context, time_limit=server.tool_timeout_seconds, concurrency=server.pack_concurrency
+        )
+        spec = snapshot.by_name[name]
+        return call_result(result, spec, snapshot.output_validators.get(name), max_bytes=server.max_result_bytes)
     except Exception as exc:  # a defect here must still reach the model as a tool error
         logger.error("lorenz: tools/call %s failed\n%s", name, redacted_traceback(exc, snapshot.settings.secrets))
         return call_result(tool_failure(redact_text(error_message(exc), snapshot.settings.secrets)))

@@ -28,6 +28,8 @@ from ..results import error_message
 from ..schemas import Validator, compile_schema
 
 if TYPE_CHECKING:
+    from ..mount import PackFailure
+    from ..plugins import PluginFailure
     from ..workspace import Workspace
 
 __all__ = ["LiveWorkspace", "Snapshot"]
@@ -53,21 +55,14 @@ class Snapshot:
 
     @classmethod
     def build(cls, workspace: Workspace, generation: int) -> Snapshot:
-        packs = tuple(workspace.packs())
-        owners: dict[str, ToolProvider] = {}
-        specs: list[ToolSpec] = []
-        for pack in packs:
-            for spec in pack.tool_specs(workspace.settings):
-                if spec.name in owners:  # open_workspace already refused collisions; stay safe
-                    continue
-                owners[spec.name] = pack
-                specs.append(spec)
+        mounted = workspace.mounted
+        specs = mounted.specs
         return cls(
             workspace=workspace,
             generation=generation,
-            packs=packs,
-            specs=tuple(specs),
-            owners=owners,
+            packs=mounted.packs,
+            specs=specs,
+            owners=mounted.owners,
             by_name={spec.name: spec for spec in specs},
             input_validators={spec.name: compile_schema(spec.input_schema) for spec in specs},
             output_validators={spec.name: compile_schema(spec.output_schema) for spec in specs},
@@ -81,6 +76,20 @@ class Snapshot:
     def pack_of(self, tool: str) -> str | None:
         pack = self.owners.get(tool)
         return pack.name if pack is not None else None
+
+    @property
+    def plugin_failures(self) -> tuple[PluginFailure, ...]:
+        """Plugins that failed to load (discovery), shown on ``/healthz`` and the landing page."""
+        return self.workspace.discovery.failures
+
+    @property
+    def pack_failures(self) -> tuple[PackFailure, ...]:
+        """Mounted packs left out as broken."""
+        return self.workspace.mounted.failures
+
+    @property
+    def degraded(self) -> bool:
+        return bool(self.plugin_failures or self.pack_failures)
 
 
 #: How many times one reload re-reads a file that keeps changing while it is being loaded.

@@ -1,0 +1,201 @@
+"""Running plugin code's tool calls: contained, bounded in time, and bounded per pack.
+
+:func:`call_pack` awaits one ``execute_tool`` and turns whatever it raises (``SystemExit``,
+``KeyboardInterrupt``, a ``CancelledError`` of its own, ``MemoryError``…) into a failure result
+naming the pack. :class:`ToolRunner`, which the host uses, also runs each call as a task of its
+own under the pack's own capacity limiter and answers at the tool timeout even when the pack is
+stuck where cancellation cannot reach (a thread, a blocking read): the stuck task is abandoned,
+keeping its slot until it returns, so a pack whose calls all hang delays only itself.
+
+Packs that need a thread use :func:`run_in_thread`: it draws on the calling pack's own thread
+limiter, not the process-wide pool every pack shares.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio
+import anyio.to_thread
+from anyio import CapacityLimiter
+from attrs import frozen
+
+from .containment import PluginError, contain
+from .redact import redact_text
+from .results import ToolResult, error_message, tool_failure
+
+if TYPE_CHECKING:
+    from .contracts import ToolContext, ToolProvider
+
+__all__ = ["ToolRunner", "call_pack", "failure_from_exception", "run_in_thread"]
+
+logger = logging.getLogger("lorenz.host")
+
+T = TypeVar("T")
+
+
+@frozen
+class _PackCall:
+    pack: str
+    tool: str
+    threads: CapacityLimiter
+
+
+_CURRENT: contextvars.ContextVar[_PackCall | None] = contextvars.ContextVar("lorenz_pack_call", default=None)
+
+
+def failure_from_exception(exc: BaseException, context: ToolContext | None) -> ToolResult:
+    """The failure result for a pack that raised: its message with the workflow's secrets and
+    credential-looking fragments redacted, since it goes to the agent.
+
+    An ordinary exception reads as its bare message (packs raise to fail); what no tool should
+    raise (``SystemExit``, ``KeyboardInterrupt``, its own ``CancelledError``, ``MemoryError``)
+    reads ``pack acme: execute_tool raised SystemExit: 3``.
+    """
+    settings = getattr(context, "settings", None)
+    secrets = getattr(settings, "secrets", None) or ()
+    original = exc.original if isinstance(exc, PluginError) else exc
+    plain = isinstance(original, Exception) and not isinstance(original, MemoryError)
+    text = error_message(original) if plain else str(exc)
+    return tool_failure(redact_text(text, secrets))
+
+
+def _cancelled_by_caller(exc: BaseException) -> bool:
+    """Whether ``exc`` is the cancellation of the task running it (a timeout, a client's cancel),
+    which must propagate, rather than a ``CancelledError`` the pack raised of its own."""
+    if not isinstance(exc, asyncio.CancelledError):
+        return False
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+async def call_pack(pack: ToolProvider, name: str, arguments: Any, context: ToolContext) -> ToolResult:
+    """``await pack.execute_tool(...)`` in-line; never raises except for a real host signal or the
+    caller's own cancellation."""
+    try:
+        result = await pack.execute_tool(name, arguments, context)
+    except BaseException as exc:
+        if not contain(exc) or _cancelled_by_caller(exc):
+            raise
+        return failure_from_exception(PluginError(f"pack {pack.name}", "execute_tool", exc), context)
+    if not isinstance(result, ToolResult):
+        return tool_failure(f"tool {name} returned {type(result).__name__}, not a ToolResult")
+    return result
+
+
+async def run_in_thread(function: Callable[..., T], *args: Any) -> T:
+    """``function(*args)`` in a worker thread, counted against the calling pack's own thread limit
+    (the process-wide pool outside a tool call). Cancellation (the tool timeout) does not wait for
+    the thread: a thread that never returns costs its pack one slot, not the host."""
+    call = _CURRENT.get()
+    limiter = call.threads if call is not None else None
+    return await anyio.to_thread.run_sync(function, *args, limiter=limiter, abandon_on_cancel=True)
+
+
+class ToolRunner:
+    """Runs the host's tool calls, each pack within its own concurrency limit."""
+
+    def __init__(self) -> None:
+        self._slots: dict[str, CapacityLimiter] = {}
+        self._threads: dict[str, CapacityLimiter] = {}
+        #: Calls that outlived the timeout, kept referenced until they end.
+        self._abandoned: set[asyncio.Task[ToolResult]] = set()
+
+    def _limiters(self, pack: str, concurrency: int) -> tuple[CapacityLimiter, CapacityLimiter]:
+        slots = self._slots.get(pack)
+        if slots is None:
+            slots = self._slots[pack] = CapacityLimiter(concurrency)
+            self._threads[pack] = CapacityLimiter(concurrency)
+        elif slots.total_tokens != concurrency:  # server.pack_concurrency changed on reload
+            slots.total_tokens = concurrency
+            self._threads[pack].total_tokens = concurrency
+        return slots, self._threads[pack]
+
+    @property
+    def abandoned(self) -> int:
+        """Calls that did not finish within the timeout and have not returned since."""
+        return len(self._abandoned)
+
+    def in_flight(self, pack: str) -> int:
+        slots = self._slots.get(pack)
+        return slots.borrowed_tokens if slots is not None else 0
+
+    async def run(
+        self,
+        pack: ToolProvider,
+        name: str,
+        arguments: Any,
+        context: ToolContext,
+        *,
+        time_limit: float,
+        concurrency: int,
+    ) -> ToolResult:
+        """One call, answered within ``time_limit`` seconds at the latest; never raises except for a real
+        host signal or this call's own cancellation (which cancels the pack's task too)."""
+        pack_name = str(pack.name)
+        slots, threads = self._limiters(pack_name, concurrency)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + time_limit
+        token = object()
+        with anyio.move_on_after(time_limit) as waiting:
+            await slots.acquire_on_behalf_of(token)
+        if waiting.cancelled_caught:
+            return tool_failure(
+                f"pack {pack_name} is busy: all {concurrency} of its call slots stayed taken for {time_limit:g} s "
+                "(calls that outlive the tool timeout keep theirs until they return); try again later"
+            )
+        call = _PackCall(pack=pack_name, tool=name, threads=threads)
+        task = loop.create_task(_guarded(call, pack, arguments, context, slots, token))
+        try:
+            done, _ = await asyncio.wait({task}, timeout=max(0.0, deadline - loop.time()))
+        except BaseException:
+            task.cancel()
+            self._keep(task, call, reason="cancelled")
+            raise
+        if not done:
+            task.cancel()
+            self._keep(task, call, reason=f"did not finish within {time_limit:g} s")
+            return tool_failure(f"tool {name} did not finish within {time_limit:g} s (server.tool_timeout_seconds)")
+        if task.cancelled():
+            return tool_failure(f"tool {name} was cancelled")
+        return task.result()
+
+    def _keep(self, task: asyncio.Task[ToolResult], call: _PackCall, *, reason: str) -> None:
+        """Hold on to a call the host stopped waiting for, and log when it finally ends."""
+        if task.done():
+            return
+        self._abandoned.add(task)
+        if reason != "cancelled":
+            logger.warning(
+                "lorenz: tool %s (pack %s) %s; abandoned it: it keeps one of the pack's call slots until it returns",
+                call.tool,
+                call.pack,
+                reason,
+            )
+
+        def ended(finished: asyncio.Task[ToolResult]) -> None:
+            self._abandoned.discard(finished)
+            if reason != "cancelled":
+                logger.info("lorenz: abandoned call of tool %s (pack %s) has ended", call.tool, call.pack)
+
+        task.add_done_callback(ended)
+
+    async def aclose(self) -> None:
+        """Cancel the calls still running after their timeout (at shutdown)."""
+        for task in list(self._abandoned):
+            task.cancel()
+
+
+async def _guarded(
+    call: _PackCall, pack: ToolProvider, arguments: Any, context: ToolContext, slots: CapacityLimiter, token: object
+) -> ToolResult:
+    """The task body of one call. Its frame marks the running pack for the event-loop watchdog."""
+    _CURRENT.set(call)
+    try:
+        return await call_pack(pack, call.tool, arguments, context)
+    finally:
+        slots.release_on_behalf_of(token)

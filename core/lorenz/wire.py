@@ -1,0 +1,136 @@
+"""What may cross the wire: valid Unicode in, and JSON of bounded size out.
+
+A lone surrogate (``"\\ud800"`` is legal JSON but not Unicode) in an argument would be written to
+a board or a backend and break every later read, so arguments holding one are refused naming the
+field. A pack or a file may still hand one back: results are scrubbed to U+FFFD instead of
+failing to encode. Results are also measured before they are encoded, so one call never makes
+the host build more than about ``max_bytes`` of JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from .results import ToolResult, tool_failure
+
+__all__ = ["ResultTooLarge", "encode_payload", "lone_surrogate_path", "refuse_lone_surrogates", "scrub_surrogates"]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class ResultTooLarge(ValueError):
+    """A result whose JSON would exceed the configured limit."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"more than {limit:,} bytes of JSON")
+        self.limit = limit
+
+
+def lone_surrogate_path(value: Any, path: str = "") -> str | None:
+    """The dotted path (``""`` for the root) of the first string, key included, holding a lone
+    surrogate; ``None`` when there is none."""
+    if isinstance(value, str):
+        return path if _SURROGATE.search(value) else None
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if isinstance(key, str) and _SURROGATE.search(key):
+                return where
+            found = lone_surrogate_path(item, where)
+            if found is not None:
+                return found
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            found = lone_surrogate_path(item, f"{path}.{index}" if path else str(index))
+            if found is not None:
+                return found
+    return None
+
+
+def refuse_lone_surrogates(tool: str, arguments: Any) -> ToolResult | None:
+    """A failure naming the argument that holds a lone surrogate, or ``None`` when there is none."""
+    where = lone_surrogate_path(arguments)
+    if where is None:
+        return None
+    path = f"{where}: " if where else ""
+    return tool_failure(
+        f"invalid arguments for tool {tool}: {path}contains a lone surrogate, which is not valid Unicode",
+        path=f"$.{where}" if where else "$",
+    )
+
+
+def scrub_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (keys included) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, Mapping):
+        return {scrub_surrogates(key): scrub_surrogates(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub_surrogates(item) for item in value]
+    return value
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN/Infinity replaced by ``None`` (JSON has no such numbers)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    return value
+
+
+def _at_least(value: Any, limit: int) -> int:
+    """A lower bound on the bytes of ``value``'s JSON, counted only until it passes ``limit``:
+    cheap (no string is built) and enough to refuse a huge result before encoding it."""
+    total = 0
+    stack = [value]
+    while stack and total <= limit:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += len(item) + 2
+        elif isinstance(item, Mapping):
+            total += 2 + 4 * len(item)
+            for key, child in item.items():
+                total += len(key) if isinstance(key, str) else 4
+                stack.append(child)
+        elif isinstance(item, list | tuple):
+            total += 2 + len(item)
+            stack.extend(item)
+        else:
+            total += 4
+    return total
+
+
+def _dumps(payload: Any) -> str:
+    return json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False)
+
+
+def encode_payload(payload: Any, *, max_bytes: int) -> tuple[Any, str]:
+    """``(payload, text)``: the payload as plain JSON data and its pretty JSON text, valid
+    Unicode (lone surrogates become U+FFFD) and at most ``max_bytes`` of UTF-8.
+
+    Something JSON cannot hold (a datetime, a set, NaN) is shown as its string form or null.
+    Raises :class:`ResultTooLarge` (before building the text when the size is plain from the data).
+    """
+    if _at_least(payload, max_bytes) > max_bytes:
+        raise ResultTooLarge(max_bytes)
+    try:
+        text = _dumps(payload)
+    except (TypeError, ValueError):
+        payload = _finite(json.loads(json.dumps(payload, default=str)))
+        text = _dumps(payload)
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        payload = scrub_surrogates(payload)
+        text = _SURROGATE.sub("\ufffd", text)
+        size = len(text.encode("utf-8"))
+    if size > max_bytes:
+        raise ResultTooLarge(max_bytes)
+    return payload, text
