@@ -51,6 +51,10 @@ _EXPORTS: dict[str, str] = {
     "mounted_tool_specs": "lorenz.mount",
     "execute_mounted_tool": "lorenz.mount",
     "MountError": "lorenz.mount",
+    "PackFailure": "lorenz.mount",
+    "PluginFailure": "lorenz.plugins",
+    # running tool calls
+    "run_in_thread": "lorenz.execution",
     # the read-only query DSL
     "QueryError": "lorenz.query",
     "parse_query_spec": "lorenz.query",
@@ -95,6 +99,7 @@ if TYPE_CHECKING:
     from .contracts import ToolSpec as ToolSpec
     from .contracts import TrackerContext as TrackerContext
     from .contracts import TrackerProvider as TrackerProvider
+    from .execution import run_in_thread as run_in_thread
     from .hookspecs import hookimpl as hookimpl
     from .issue import ISSUE_STATE_TYPES as ISSUE_STATE_TYPES
     from .issue import Issue as Issue
@@ -105,10 +110,12 @@ if TYPE_CHECKING:
     from .issue import normalize_issue as normalize_issue
     from .issue import normalize_state_type as normalize_state_type
     from .mount import MountError as MountError
+    from .mount import PackFailure as PackFailure
     from .mount import execute_mounted_tool as execute_mounted_tool
     from .mount import mounted_pack_names as mounted_pack_names
     from .mount import mounted_tool_specs as mounted_tool_specs
     from .plugins import Discovery as Discovery
+    from .plugins import PluginFailure as PluginFailure
     from .plugins import discover as discover
     from .plugins import make_manager as make_manager
     from .query import QueryError as QueryError

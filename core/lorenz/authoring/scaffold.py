@@ -355,10 +355,39 @@ build/
 """
 
 
+def _refuse_taken(pack: str, module: str, distribution: str) -> None:
+    """A new pack must not shadow what is installed: a registered pack or tracker of that name, an
+    importable module of that name, or an installed distribution of that name."""
+    import importlib.metadata
+    import importlib.util
+
+    from ..plugins import discover
+
+    discovery = discover()
+    if discovery.tools.get(pack) is not None or discovery.trackers.get(pack) is not None:
+        owner = next((p.distribution for p in discovery.plugins if pack in (*p.packs, *p.trackers)), None)
+        msg = f'a pack named "{pack}" is already installed{f" (from {owner})" if owner else ""}: choose another name'
+        raise ValueError(msg)
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        found = True
+    if found:
+        msg = f"a module named {module} is already importable here: choose another pack name"
+        raise ValueError(msg)
+    try:
+        importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return
+    msg = f"a distribution named {distribution} is already installed: choose another pack name"
+    raise ValueError(msg)
+
+
 def new_pack(name: str, directory: Path | None = None, *, tracker: bool = False) -> list[Path]:
     """Write the project for pack ``name`` into ``directory`` (default ``./lorenz-<name>``);
     returns the files written. Refuses a directory that exists and is not empty."""
     names = check_pack_name(name)
+    _refuse_taken(names.pack, names.module, names.distribution)
     root = Path(directory) if directory is not None else Path.cwd() / names.distribution
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         msg = f"{root} already exists and is not empty"

@@ -4,6 +4,7 @@ under uvicorn (in the foreground for ``lorenz serve``, or in a thread for tests)
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -28,12 +29,14 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..containment import note_host_signal
 from ..settings.model import ServerSettings
 from .loopback import serve_app_in_thread
 from .mcp_server import HostState, build_server
 from .pages import counted, healthz, landing_page, server_card
 from .reload import LiveWorkspace
 from .security import MCP_PATH, SecurityMiddleware
+from .watchdog import LoopWatchdog, size_thread_pools
 
 __all__ = ["RunningServer", "build_app", "display_url", "serve_in_thread"]
 
@@ -84,11 +87,16 @@ def build_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with manager.run(), anyio.create_task_group() as tg:
             state.client()
+            loop = asyncio.get_running_loop()
+            size_thread_pools(loop)
+            watchdog = app.state.watchdog = LoopWatchdog(loop)
+            watchdog.start()
             if reload_poll_seconds is not None and live.reloads:
                 tg.start_soon(watch)
             try:
                 yield
             finally:
+                watchdog.stop()
                 tg.cancel_scope.cancel()
                 await state.aclose()
 
@@ -207,6 +215,7 @@ class _Server(uvicorn.Server):
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         """Start a graceful shutdown (a second SIGINT forces it), without uvicorn's re-raise of the
         signal once stopped."""
+        note_host_signal(sig)  # from now on a KeyboardInterrupt/SystemExit is the host's, not a pack's
         if self.should_exit and sig == signal.SIGINT:
             self.force_exit = True
         self.should_exit = True

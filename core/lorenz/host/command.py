@@ -53,6 +53,12 @@ def stdout_to_stderr() -> Iterator[None]:
             os.close(saved)
 
 
+def _warn(message: str, *, level: str = "warning") -> None:
+    from ..redact import redact_text
+
+    print(f"lorenz: {level}: {' '.join(redact_text(message).split())}", file=sys.stderr)
+
+
 def _fail(message: str) -> int:
     print(f"lorenz: {message}", file=sys.stderr)
     return 1
@@ -88,11 +94,13 @@ def serve(
     with stdout_to_stderr() if stdio else contextlib.nullcontext():
         discovery = discover(plugins=plugins, env=env)
         for failure in discovery.failures:
-            print(f"lorenz: warning: plugin {failure.name} failed to load: {failure.error}", file=sys.stderr)
+            _warn(f"plugin {failure.name} ({failure.origin}) failed to load: {failure.error}")
         try:
             workspace = open_workspace(workflow, cwd=cwd, env=env, discovery=discovery)
         except Exception as exc:  # ConfigError, RegistryError, MountError, or a plugin's own error
             return _fail(redact_text(error_message(exc)))
+        for pack_failure in workspace.mounted.failures:
+            _warn(f"{pack_failure.error}; serving the other packs (see /healthz)", level="error")
 
         from .reload import LiveWorkspace
 

@@ -20,7 +20,7 @@ from .security import MCP_PATH, token_matches
 if TYPE_CHECKING:
     from .reload import LiveWorkspace, Snapshot
 
-__all__ = ["healthz", "landing_page", "render_landing", "server_card"]
+__all__ = ["health_data", "healthz", "landing_page", "render_landing", "server_card"]
 
 MCP_VERSION = "2026-07-28"
 
@@ -87,17 +87,31 @@ async def server_card(request: Request) -> JSONResponse:
     )
 
 
+def health_data(snapshot: Snapshot, *, reload_failed: bool) -> dict[str, Any]:
+    """``/healthz``: ``ok``, or ``degraded`` (still HTTP 200: the host serves the rest) naming the
+    plugins that failed to load and the mounted packs left out."""
+    data: dict[str, Any] = {
+        "status": "degraded" if snapshot.degraded else "ok",
+        "packs": len(snapshot.packs),
+        "tools": len(snapshot.specs),
+        "reloadFailed": reload_failed,
+    }
+    if snapshot.degraded:
+        data["failed"] = {
+            "plugins": [
+                {"name": f.name, "distribution": f.distribution, "version": f.version, "error": f.error}
+                for f in snapshot.plugin_failures
+            ],
+            "packs": [failure.to_dict() for failure in snapshot.pack_failures],
+        }
+    return data
+
+
 async def healthz(request: Request) -> JSONResponse:
     live: LiveWorkspace = request.app.state.live
     snapshot = await live.current_async()
     return JSONResponse(
-        {
-            "status": "ok",
-            "packs": len(snapshot.packs),
-            "tools": len(snapshot.specs),
-            "reloadFailed": live.last_error is not None,
-        },
-        headers={"Cache-Control": "no-store"},
+        health_data(snapshot, reload_failed=live.last_error is not None), headers={"Cache-Control": "no-store"}
     )
 
 
@@ -107,6 +121,7 @@ h1{margin-bottom:0}code,pre{font:13px ui-monospace,monospace;background:#f4f4f6;
 pre{padding:.6rem;overflow-x:auto}code{padding:.1rem .25rem}.muted{color:#6e6e73}
 section.tool{border:1px solid #ddd;border-radius:6px;padding:.2rem 1rem;margin:.8rem 0}
 .disabled{opacity:.55;border-style:dashed}
+.failed{border-color:#c62828;background:#fff5f5}
 .pill{display:inline-block;font-size:12px;border:1px solid #bbb;border-radius:9px;padding:0 .5rem;margin-right:.3rem}
 """
 
@@ -139,6 +154,25 @@ def _disabled_card(entry: Any) -> list[str]:
     if hint:
         parts.append(f"<pre>{escape(str(hint))}</pre>")
     parts.append("</section>")
+    return parts
+
+
+def _failures(snapshot: Snapshot) -> list[str]:
+    """The plugins that failed to load and the mounted packs left out, with their errors."""
+    if not snapshot.degraded:
+        return []
+    parts = ['<h2 id="failures">Failures</h2>', '<p class="muted">The host serves everything else.</p>']
+    for failure in snapshot.pack_failures:
+        parts.append(
+            f'<section class="tool failed" id="failed-pack-{escape(failure.pack)}"><h4>pack '
+            f"<code>{escape(failure.pack)}</code> left out</h4><pre>{escape(failure.error)}</pre></section>"
+        )
+    for plugin in snapshot.plugin_failures:
+        parts.append(
+            f'<section class="tool failed" id="failed-plugin-{escape(plugin.name)}"><h4>plugin '
+            f"<code>{escape(plugin.name)}</code> ({escape(plugin.origin)}) failed to load</h4>"
+            f"<pre>{escape(plugin.error)}</pre></section>"
+        )
     return parts
 
 
@@ -188,6 +222,7 @@ def render_landing(snapshot: Snapshot, url: str, *, authorized: bool) -> str:
     if not authorized:
         parts.append("<p>The tool inventory is available to callers presenting the bearer token.</p>")
     else:
+        parts += _failures(snapshot)
         tools_by_pack: dict[str, list[dict[str, Any]]] = {}
         for tool in _tools(snapshot):
             tools_by_pack.setdefault(str(tool["pack"]), []).append(tool)

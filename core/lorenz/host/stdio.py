@@ -6,15 +6,18 @@ pack cannot corrupt the protocol stream; logs go to stderr.
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import threading
 
 import anyio
 from mcp.server.stdio import stdio_server
 
+from ..containment import note_host_signal
 from .app import RELOAD_POLL_SECONDS
 from .mcp_server import HostState, build_server
 from .reload import LiveWorkspace
+from .watchdog import LoopWatchdog, size_thread_pools
 
 __all__ = ["run_stdio"]
 
@@ -33,10 +36,15 @@ async def serve_stdio(live: LiveWorkspace) -> None:
 
     async def stop_on_signal(scope: anyio.CancelScope) -> None:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async for _ in signals:
+            async for signum in signals:
+                note_host_signal(signum)
                 scope.cancel()
                 return
 
+    loop = asyncio.get_running_loop()
+    size_thread_pools(loop)
+    watchdog = LoopWatchdog(loop)
+    watchdog.start()
     try:
         async with stdio_server() as (read_stream, write_stream), anyio.create_task_group() as tg:
             if live.reloads:
@@ -46,6 +54,7 @@ async def serve_stdio(live: LiveWorkspace) -> None:
             await server.run(read_stream, write_stream, server.create_initialization_options())
             tg.cancel_scope.cancel()
     finally:
+        watchdog.stop()
         await state.aclose()
 
 

@@ -1,0 +1,108 @@
+"""The event-loop watchdog: names the pack whose code blocks the loop.
+
+A pack that calls ``time.sleep`` (or any blocking I/O) inside ``async`` code freezes every request,
+``/healthz`` included, and nothing would say who did it. A thread pings the loop; when a ping is
+not answered within :data:`BLOCKED_AFTER_SECONDS`, it reads the loop thread's stack, finds the
+tool call running there (the :func:`lorenz.execution._guarded` frame) and logs a warning naming
+the pack and the tool, then how long the block lasted once it ends. Nothing runs on the loop but
+a callback that sets an event, so it costs the hot path nothing.
+
+Also here: the thread pools packs fall back on are sized so that one pack's hung calls
+(bounded by its own ``server.pack_concurrency``) cannot take all of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import sys
+import threading
+import time
+import traceback
+from types import FrameType
+
+import anyio.to_thread
+
+from ..execution import _guarded
+
+__all__ = ["BLOCKED_AFTER_SECONDS", "LoopWatchdog", "size_thread_pools"]
+
+logger = logging.getLogger("lorenz.host")
+
+#: A loop that does not answer a ping within this long is reported as blocked.
+BLOCKED_AFTER_SECONDS = 0.25
+_PROBE_EVERY_SECONDS = 0.1
+#: Threads shared by packs that use ``anyio.to_thread``/``asyncio.to_thread`` directly (and by
+#: DNS lookups): far more than the 40 (anyio) and ``cpu + 4`` (asyncio) defaults.
+SHARED_THREADS = 200
+
+
+def size_thread_pools(loop: asyncio.AbstractEventLoop) -> None:
+    """Give the loop's shared thread pools room for several packs' hung calls at once."""
+    limiter = anyio.to_thread.current_default_thread_limiter()
+    limiter.total_tokens = max(limiter.total_tokens, SHARED_THREADS)
+    executor = concurrent.futures.ThreadPoolExecutor(max_workers=SHARED_THREADS, thread_name_prefix="lorenz-io")
+    loop.set_default_executor(executor)
+
+
+def _blocking_call(frame: FrameType | None) -> tuple[str, str, str] | None:
+    """``(pack, tool, where)`` of the tool call on this stack, ``where`` being the innermost line."""
+    where = ""
+    if frame is not None:
+        summary = traceback.extract_stack(frame, limit=1)
+        if summary:
+            where = f"{summary[-1].filename}:{summary[-1].lineno} in {summary[-1].name}"
+    while frame is not None:
+        if frame.f_code is _guarded.__code__:
+            call = frame.f_locals.get("call")
+            return str(getattr(call, "pack", "?")), str(getattr(call, "tool", "?")), where
+        frame = frame.f_back
+    return None
+
+
+class LoopWatchdog:
+    """Watches one event loop from a daemon thread; :meth:`start` on the loop, :meth:`stop` to end."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, *, blocked_after: float = BLOCKED_AFTER_SECONDS) -> None:
+        self._loop = loop
+        self._blocked_after = blocked_after
+        self._loop_thread = threading.get_ident()
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="lorenz-loop-watchdog", daemon=True)
+        #: Blocks seen so far (for tests and /healthz).
+        self.blocks = 0
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+    def _watch(self) -> None:
+        while not self._stopped.wait(_PROBE_EVERY_SECONDS):
+            answered = threading.Event()
+            started = time.monotonic()
+            try:
+                self._loop.call_soon_threadsafe(answered.set)
+            except RuntimeError:  # the loop closed
+                return
+            if answered.wait(self._blocked_after) or self._stopped.is_set():
+                continue
+            self.blocks += 1
+            culprit = _blocking_call(sys._current_frames().get(self._loop_thread))
+            if culprit is None:
+                logger.warning("lorenz: the event loop is blocked (not by a tool call)")
+            else:
+                pack, tool, where = culprit
+                logger.warning(
+                    "lorenz: pack %s blocks the event loop in tool %s (%s): every request waits; "
+                    "use `await` or lorenz.run_in_thread for blocking work",
+                    pack,
+                    tool,
+                    where,
+                )
+            while not answered.wait(1.0):
+                if self._stopped.is_set():
+                    return
+            logger.warning("lorenz: the event loop was blocked for %.2f s", time.monotonic() - started)
