@@ -102,8 +102,8 @@ class ToolRunner:
     def __init__(self) -> None:
         self._slots: dict[str, CapacityLimiter] = {}
         self._threads: dict[str, CapacityLimiter] = {}
-        #: Calls that outlived the timeout, kept referenced until they end.
-        self._abandoned: set[asyncio.Task[ToolResult]] = set()
+        #: Calls that outlived the timeout (or their caller), kept referenced until they end.
+        self._abandoned: dict[asyncio.Task[ToolResult], _PackCall] = {}
 
     def _limiters(self, pack: str, concurrency: int) -> tuple[CapacityLimiter, CapacityLimiter]:
         slots = self._slots.get(pack)
@@ -115,10 +115,9 @@ class ToolRunner:
             self._threads[pack].total_tokens = concurrency
         return slots, self._threads[pack]
 
-    @property
-    def abandoned(self) -> int:
-        """Calls that did not finish within the timeout and have not returned since."""
-        return len(self._abandoned)
+    def abandoned(self) -> list[str]:
+        """``pack/tool`` of each call the host stopped waiting for that has not returned since."""
+        return [f"{call.pack}/{call.tool}" for call in self._abandoned.values()]
 
     def in_flight(self, pack: str) -> int:
         slots = self._slots.get(pack)
@@ -168,7 +167,7 @@ class ToolRunner:
         """Hold on to a call the host stopped waiting for, and log when it finally ends."""
         if task.done():
             return
-        self._abandoned.add(task)
+        self._abandoned[task] = call
         if reason != "cancelled":
             logger.warning(
                 "lorenz: tool %s (pack %s) %s; abandoned it: it keeps one of the pack's call slots until it returns",
@@ -178,7 +177,7 @@ class ToolRunner:
             )
 
         def ended(finished: asyncio.Task[ToolResult]) -> None:
-            self._abandoned.discard(finished)
+            self._abandoned.pop(finished, None)
             if reason != "cancelled":
                 logger.info("lorenz: abandoned call of tool %s (pack %s) has ended", call.tool, call.pack)
 

@@ -36,7 +36,7 @@ from .mcp_server import HostState, build_server
 from .pages import counted, healthz, landing_page, server_card
 from .reload import LiveWorkspace
 from .security import MCP_PATH, SecurityMiddleware
-from .watchdog import LoopWatchdog, size_thread_pools
+from .watchdog import LoopWatchdog, exit_if_stuck, exit_past_stuck_threads, size_thread_pools
 
 __all__ = ["RunningServer", "build_app", "display_url", "serve_in_thread"]
 
@@ -54,12 +54,14 @@ def build_app(
     *,
     bind_host: str | None = None,
     reload_poll_seconds: float | None = RELOAD_POLL_SECONDS,
+    exit_when_stuck: bool = False,
 ) -> Starlette:
     """The whole HTTP app for a :class:`LiveWorkspace` (or a plain ``Workspace``, served as is).
 
     Stateless with JSON responses unless ``server.stateful`` / ``server.json_response`` say
     otherwise (both fixed at build time). A new app per server: the SDK's session manager runs
-    once.
+    once. ``exit_when_stuck`` (the foreground ``lorenz serve``) ends the process at shutdown
+    even when tool calls are stuck in threads.
     """
     live = source if isinstance(source, LiveWorkspace) else LiveWorkspace(source, reload=False)
     server_settings: ServerSettings = live.snapshot().settings.server
@@ -98,6 +100,8 @@ def build_app(
             finally:
                 watchdog.stop()
                 tg.cancel_scope.cancel()
+                if exit_when_stuck:
+                    exit_if_stuck(state.runner)
                 await state.aclose()
 
     async def current_server_settings() -> ServerSettings:
@@ -339,11 +343,11 @@ def run_http(live: LiveWorkspace, *, host: str, port: int) -> int:
             flush=True,
         )
 
-    app = build_app(live, bind_host=host)
+    app = build_app(live, bind_host=host, exit_when_stuck=True)
     server = _Server(uvicorn_config(app), on_started=announce)
     try:
         server.run(sockets=[sock])
     finally:
         sock.close()
     print("lorenz: stopped", file=sys.stderr)
-    return 0 if server.started else 1
+    return exit_past_stuck_threads(0 if server.started else 1)

@@ -17,7 +17,7 @@ from ..containment import note_host_signal
 from .app import RELOAD_POLL_SECONDS
 from .mcp_server import HostState, build_server
 from .reload import LiveWorkspace
-from .watchdog import LoopWatchdog, size_thread_pools
+from .watchdog import LoopWatchdog, exit_if_stuck, exit_past_stuck_threads, size_thread_pools
 
 __all__ = ["run_stdio"]
 
@@ -55,10 +55,11 @@ async def serve_stdio(live: LiveWorkspace) -> None:
             tg.cancel_scope.cancel()
     finally:
         watchdog.stop()
+        exit_if_stuck(state.runner)
         await state.aclose()
 
 
 def run_stdio(live: LiveWorkspace) -> int:
     """Serve until stdin closes or SIGINT/SIGTERM arrives; exit code 0 either way."""
     anyio.run(serve_stdio, live)
-    return 0
+    return exit_past_stuck_threads(0)

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
+import os
 import sys
 import threading
 import time
@@ -24,9 +26,9 @@ from types import FrameType
 
 import anyio.to_thread
 
-from ..execution import _guarded
+from ..execution import ToolRunner, _guarded
 
-__all__ = ["BLOCKED_AFTER_SECONDS", "LoopWatchdog", "size_thread_pools"]
+__all__ = ["BLOCKED_AFTER_SECONDS", "LoopWatchdog", "exit_if_stuck", "exit_past_stuck_threads", "size_thread_pools"]
 
 logger = logging.getLogger("lorenz.host")
 
@@ -44,6 +46,47 @@ def size_thread_pools(loop: asyncio.AbstractEventLoop) -> None:
     limiter.total_tokens = max(limiter.total_tokens, SHARED_THREADS)
     executor = concurrent.futures.ThreadPoolExecutor(max_workers=SHARED_THREADS, thread_name_prefix="lorenz-io")
     loop.set_default_executor(executor)
+
+
+def exit_if_stuck(runner: ToolRunner, *, grace_seconds: float = 2.0) -> None:
+    """At shutdown: a tool call stuck in a thread would hold the process forever (Python cannot
+    stop a thread), so unless it returns within ``grace_seconds`` the process exits without it."""
+    stuck = runner.abandoned()
+    if not stuck:
+        return
+    logger.warning(
+        "lorenz: %d tool calls are still stuck (%s); exiting in %g s without them",
+        len(stuck),
+        ", ".join(sorted(set(stuck))),
+        grace_seconds,
+    )
+
+    def leave() -> None:
+        time.sleep(grace_seconds)
+        if runner.abandoned():
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(Exception):
+                    stream.flush()
+            os._exit(0)
+
+    threading.Thread(target=leave, name="lorenz-exit-stuck", daemon=True).start()
+
+
+def exit_past_stuck_threads(code: int) -> int:
+    """``code``, once the server has stopped; but when threads that tool calls started are still
+    running (a pack's thread blocked for good), they would keep the interpreter from exiting, so
+    say so and exit at once."""
+    stuck = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+    if not stuck:
+        return code
+    names = ", ".join(sorted({thread.name for thread in stuck}))
+    print(
+        f"lorenz: {len(stuck)} threads of tool calls are still running ({names}); exiting without them", file=sys.stderr
+    )
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 def _blocking_call(frame: FrameType | None) -> tuple[str, str, str] | None:
