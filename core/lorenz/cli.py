@@ -92,7 +92,10 @@ def _warn(message: str) -> None:
 
 
 def _print_json(value: Any) -> None:
-    print(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+    from .wire import scrub_surrogates
+
+    # A lone surrogate (from a hand-edited file, a pack) cannot be written to a UTF-8 stream.
+    print(scrub_surrogates(json.dumps(value, indent=2, ensure_ascii=False, default=str)))
 
 
 # -- commands ---------------------------------------------------------------
@@ -221,11 +224,13 @@ async def _candidates(workspace: Any) -> list[Any]:
 
 
 def cmd_issues(args: argparse.Namespace) -> int:
+    from .containment import call_plugin
     from .redact import redact_text
 
     workspace = _workspace(args, args.workflow)
     try:
-        issues = asyncio.run(_candidates(workspace))
+        owner = f"tracker {workspace.settings.tracker.kind}"
+        issues = call_plugin(owner, "fetching issues", asyncio.run, _candidates(workspace))
     except Exception as exc:
         raise UsageError(redact_text(f"fetching candidate issues failed: {exc}", workspace.settings.secrets)) from exc
     if args.json:

@@ -1,0 +1,183 @@
+"""Running tool calls: contained, bounded per pack, answered at the timeout, watched on the loop."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from lorenz import Settings, ToolContext, ToolResult, run_in_thread, tool_success
+from lorenz.execution import ToolRunner, call_pack
+from lorenz.host.watchdog import LoopWatchdog
+from lorenz.wire import ResultTooLarge, encode_payload, lone_surrogate_path, refuse_lone_surrogates
+
+pytestmark = pytest.mark.anyio
+
+
+class Pack:
+    """A pack whose one tool runs ``behaviour``."""
+
+    def __init__(self, name: str, behaviour: Any) -> None:
+        self.name = name
+        self.behaviour = behaviour
+
+    async def execute_tool(self, name: str, input: Any, context: Any) -> ToolResult:
+        return await self.behaviour()
+
+
+def _context() -> ToolContext:
+    return ToolContext(settings=Settings(), http=httpx.AsyncClient())
+
+
+async def _run(runner: ToolRunner, pack: Pack, *, time_limit: float = 5.0, concurrency: int = 4) -> ToolResult:
+    return await runner.run(pack, "go", {}, _context(), time_limit=time_limit, concurrency=concurrency)
+
+
+async def test_own_cancelled_error_is_a_failure_not_a_closed_connection() -> None:
+    async def cancels() -> ToolResult:
+        raise asyncio.CancelledError
+
+    result = await _run(ToolRunner(), Pack("rude", cancels))
+    assert result.success is False
+    assert result.error == "pack rude: execute_tool raised CancelledError"
+
+
+@pytest.mark.parametrize("exc", [SystemExit(2), KeyboardInterrupt(), MemoryError("full")])
+async def test_base_exceptions_are_contained_in_line(exc: BaseException) -> None:
+    async def raises() -> ToolResult:
+        raise exc
+
+    result = await call_pack(Pack("rude", raises), "go", {}, _context())  # type: ignore[arg-type]
+    assert result.success is False
+    assert result.error is not None and result.error.startswith(f"pack rude: execute_tool raised {type(exc).__name__}")
+
+
+async def test_callers_cancellation_cancels_the_pack() -> None:
+    """A client that cancels (or goes away) cancels the pack's task; the runner re-raises."""
+    seen = threading.Event()
+
+    async def waits() -> ToolResult:
+        try:
+            await anyio.sleep_forever()
+        except asyncio.CancelledError:
+            seen.set()
+            raise
+        raise AssertionError
+
+    runner = ToolRunner()
+    with anyio.move_on_after(0.2):
+        await _run(runner, Pack("slow", waits))
+    await anyio.sleep(0.05)
+    assert seen.is_set()
+    assert runner.abandoned() == []
+
+
+async def test_a_pack_stuck_in_a_thread_is_answered_at_the_deadline() -> None:
+    release = threading.Event()
+
+    async def stuck() -> ToolResult:
+        await anyio.to_thread.run_sync(release.wait)  # not abandon_on_cancel: only the runner can answer
+        return tool_success()
+
+    runner = ToolRunner()
+    started = time.monotonic()
+    result = await _run(runner, Pack("stuck", stuck), time_limit=0.2)
+    assert result.error == "tool go did not finish within 0.2 s (server.tool_timeout_seconds)"
+    assert time.monotonic() - started < 3
+    release.set()
+
+
+async def test_hung_calls_fill_only_their_own_packs_slots() -> None:
+    """Two hung calls take a concurrency-2 pack's slots: its next call waits and is told it is busy,
+    while another pack answers at once."""
+    release = anyio.Event()
+
+    async def hangs() -> ToolResult:
+        await release.wait()
+        return tool_success()
+
+    async def quick() -> ToolResult:
+        return tool_success({"ok": True})
+
+    runner = ToolRunner()
+    hung = Pack("hung", hangs)
+    async with anyio.create_task_group() as tg:
+        for _ in range(2):
+            tg.start_soon(lambda: _run(runner, hung, concurrency=2))
+        await anyio.sleep(0.05)
+        assert runner.in_flight("hung") == 2
+        busy = await _run(runner, hung, time_limit=0.1, concurrency=2)
+        assert busy.error is not None and busy.error.startswith("pack hung is busy: all 2 of its call slots")
+        assert (await _run(runner, Pack("other", quick), concurrency=2)).result == {"ok": True}
+        release.set()
+    assert runner.in_flight("hung") == 0
+
+
+async def test_run_in_thread_counts_against_the_packs_own_limit() -> None:
+    """Inside a tool call, run_in_thread uses the pack's thread limiter, not the shared pool."""
+    seen: list[int] = []
+    gate = threading.Event()
+
+    async def threads() -> ToolResult:
+        def work() -> None:
+            gate.wait(2)
+
+        limiter = anyio.to_thread.current_default_thread_limiter()
+        before = limiter.borrowed_tokens
+        task = asyncio.ensure_future(run_in_thread(work))
+        await anyio.sleep(0.05)
+        seen.append(limiter.borrowed_tokens - before)
+        gate.set()
+        await task
+        return tool_success()
+
+    assert (await _run(ToolRunner(), Pack("threads", threads))).success
+    assert seen == [0]
+
+
+async def test_watchdog_names_the_pack_blocking_the_loop(caplog: pytest.LogCaptureFixture) -> None:
+    async def blocks() -> ToolResult:
+        time.sleep(0.5)
+        return tool_success()
+
+    watchdog = LoopWatchdog(asyncio.get_running_loop(), blocked_after=0.15)
+    watchdog.start()
+    try:
+        with caplog.at_level(logging.WARNING, logger="lorenz.host"):
+            assert (await _run(ToolRunner(), Pack("sleepy", blocks))).success
+            await anyio.sleep(0.3)
+    finally:
+        watchdog.stop()
+    assert watchdog.blocks == 1
+    assert any("pack sleepy blocks the event loop in tool go" in record.message for record in caplog.records)
+
+
+def test_results_are_bounded_before_they_are_built() -> None:
+    with pytest.raises(ResultTooLarge, match="more than 1,000 bytes of JSON"):
+        encode_payload({"blob": "x" * 5000}, max_bytes=1000)
+    with pytest.raises(ResultTooLarge):
+        encode_payload({"items": ["é" * 300] * 2}, max_bytes=1000)  # 1,200 bytes of UTF-8 from 600 characters
+    payload, text = encode_payload({"ok": [1, 2]}, max_bytes=1000)
+    assert payload == {"ok": [1, 2]} and text == '{\n  "ok": [\n    1,\n    2\n  ]\n}'
+
+
+def test_lone_surrogates_become_replacement_characters_in_results() -> None:
+    payload, text = encode_payload({"status": "\ud800", "\udfff": ["a\ud83d"]}, max_bytes=1000)
+    assert payload == {"status": "\ufffd", "\ufffd": ["a\ufffd"]}
+    text.encode("utf-8")  # encodable
+
+
+def test_arguments_holding_lone_surrogates_are_refused_naming_the_field() -> None:
+    assert lone_surrogate_path({"a": ["ok", {"b": "x\ud800"}]}) == "a.1.b"
+    assert lone_surrogate_path({"fine": "😀"}) is None
+    refused = refuse_lone_surrogates("local_update_status", {"issueId": "BOARD-1", "status": "\ud800"})
+    assert refused is not None
+    assert refused.error == (
+        "invalid arguments for tool local_update_status: status: contains a lone surrogate, which is not valid Unicode"
+    )
