@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import attrs
 from attrs import field, frozen
 
+from ..arguments import invalid_arguments
 from ..results import ToolResult, error_message
+from ..schemas import schema_problems
 from .schema import input_schema, widened_output_schema
 from .structure import ArgumentError, structure_strict, unstructure
 
@@ -88,10 +90,15 @@ def failure_result(
     error: dict[str, Any] = {"message": message, **details, "reason": reason, "retryable": retryable}
     if recovery:
         error["recovery"] = recovery
-    lines = [f"Error: {message}", "", f"Reason: {reason} ({'retryable' if retryable else 'not retryable'})"]
-    if recovery:
-        lines.append(f"Recovery: {recovery}")
-    return FormattedResult(success=False, error=message, result={"error": error}, text="\n".join(lines))
+    return FormattedResult(success=False, error=message, result={"error": error}, text=_failure_text(error))
+
+
+def _failure_text(error: Mapping[str, Any]) -> str:
+    retryable = "retryable" if error["retryable"] else "not retryable"
+    lines = [f"Error: {error['message']}", "", f"Reason: {error['reason']} ({retryable})"]
+    if error.get("recovery"):
+        lines.append(f"Recovery: {error['recovery']}")
+    return "\n".join(lines)
 
 
 @attrs.define(kw_only=True)
@@ -214,10 +221,7 @@ class Tool(Generic[In, Out]):
         arguments = {} if arguments is None else arguments
         value = structure_strict(arguments, self.input)
         if self._keywords is not None:
-            problems = [
-                f"{'.'.join(str(part) for part in error.absolute_path) or 'arguments'}: {error.message}"
-                for error in self._keywords.iter_errors(arguments)
-            ]
+            problems = schema_problems(self._keywords.iter_errors(arguments))
             if problems:
                 raise ArgumentError(*problems)
         return value
@@ -233,12 +237,9 @@ class Tool(Generic[In, Out]):
         try:
             args = self.parse(arguments)
         except ArgumentError as exc:
-            message = f"Invalid arguments for tool {self.name}: {exc}"
-            return failure_result(
-                message,
-                reason="invalid_arguments",
-                recovery="Fix the arguments to match the tool's inputSchema and call it again.",
-                problems=exc.problems,
+            refused = invalid_arguments(self.name, exc.located)
+            return FormattedResult(
+                success=False, error=refused.error, result=refused.result, text=_failure_text(refused.result["error"])
             )
         try:
             output = await self.handler(context, args)
