@@ -21,7 +21,7 @@ from typing import Any
 
 from attrs import frozen
 
-from .results import ToolResult, tool_failure
+from .results import FormattedResult, failure_result
 
 __all__ = [
     "ArgumentError",
@@ -97,23 +97,20 @@ def must_be_type(names: Iterable[str]) -> str:
     return "must be " + " or ".join(_ARTICLES.get(name, f"a {name}") for name in names)
 
 
-def invalid_arguments(tool: str, problems: Sequence[ArgumentProblem]) -> ToolResult:
+def invalid_arguments(tool: str, problems: Sequence[ArgumentProblem]) -> FormattedResult:
     """The failure for a call whose arguments are refused before the tool runs.
 
     ``error`` is ``invalid arguments for tool <tool>: <problem>; <problem>`` (each problem as
     ``key.path: message``); ``result.error`` adds ``path`` (the first problem's JSON path),
-    ``problems`` (each ``{path, message}``), ``reason: invalid_arguments``, ``retryable`` and
-    ``recovery``.
+    ``problems`` (each ``{path, message}``), ``reason: invalid_arguments`` and a ``recovery`` hint.
     """
     unique = list(dict.fromkeys(problems))  # two validators can report the same problem
-    message = f"invalid arguments for tool {tool}: " + "; ".join(str(problem) for problem in unique)
-    return tool_failure(
-        message,
+    return failure_result(
+        f"invalid arguments for tool {tool}: " + "; ".join(str(problem) for problem in unique),
+        reason="invalid_arguments",
+        recovery=INVALID_ARGUMENTS_RECOVERY,
         path=unique[0].json_path if unique else "$",
         problems=[{"path": problem.json_path, "message": problem.message} for problem in unique],
-        reason="invalid_arguments",
-        retryable=False,
-        recovery=INVALID_ARGUMENTS_RECOVERY,
     )
 
 

@@ -13,7 +13,7 @@ import attrs
 from attrs import field, frozen
 
 from ..arguments import invalid_arguments
-from ..results import ToolResult, error_message
+from ..results import FormattedResult, ToolResult, error_message, failure_result
 from ..schemas import schema_problems
 from .schema import input_schema, widened_output_schema
 from .structure import ArgumentError, structure_strict, unstructure
@@ -55,14 +55,6 @@ class ErrorContract:
     retryable: bool = False
 
 
-@frozen(kw_only=True)
-class FormattedResult(ToolResult):
-    """A :class:`~lorenz.results.ToolResult` that also carries the text for MCP ``content[]``
-    (a host that knows about it shows ``text`` instead of the JSON dump of the payload)."""
-
-    text: str | None = None
-
-
 class ToolFailure(Exception):
     """A declared failure, made by ``ctx.fail(...)``; ``raise`` it (or return it) from a handler."""
 
@@ -80,25 +72,6 @@ class ToolFailure(Exception):
         return failure_result(
             self.message, reason=self.reason, retryable=self.retryable, recovery=self.recovery, **self.details
         )
-
-
-def failure_result(
-    message: str, *, reason: str, retryable: bool = False, recovery: str | None = None, **details: Any
-) -> FormattedResult:
-    """``{"error": {"message", "reason", "retryable", "recovery"?, **details}}`` with the text
-    ``Error: <message>`` plus the reason and, when known, ``Recovery: <hint>``."""
-    error: dict[str, Any] = {"message": message, **details, "reason": reason, "retryable": retryable}
-    if recovery:
-        error["recovery"] = recovery
-    return FormattedResult(success=False, error=message, result={"error": error}, text=_failure_text(error))
-
-
-def _failure_text(error: Mapping[str, Any]) -> str:
-    retryable = "retryable" if error["retryable"] else "not retryable"
-    lines = [f"Error: {error['message']}", "", f"Reason: {error['reason']} ({retryable})"]
-    if error.get("recovery"):
-        lines.append(f"Recovery: {error['recovery']}")
-    return "\n".join(lines)
 
 
 @attrs.define(kw_only=True)
@@ -237,10 +210,7 @@ class Tool(Generic[In, Out]):
         try:
             args = self.parse(arguments)
         except ArgumentError as exc:
-            refused = invalid_arguments(self.name, exc.located)
-            return FormattedResult(
-                success=False, error=refused.error, result=refused.result, text=_failure_text(refused.result["error"])
-            )
+            return invalid_arguments(self.name, exc.located)
         try:
             output = await self.handler(context, args)
         except ToolFailure as failure:
