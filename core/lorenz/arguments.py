@@ -29,6 +29,7 @@ __all__ = [
     "INVALID_ARGUMENTS_RECOVERY",
     "as_arguments",
     "invalid_arguments",
+    "must_be_one_of",
     "must_be_type",
     "optional_str",
     "require_str",
@@ -95,6 +96,12 @@ def unrecognized_key(key: str) -> str:
 def must_be_type(names: Iterable[str]) -> str:
     """``must be a string``, ``must be an object or null`` for JSON type names."""
     return "must be " + " or ".join(_ARTICLES.get(name, f"a {name}") for name in names)
+
+
+def must_be_one_of(values: Iterable[Any]) -> str:
+    """``must be one of "red", "blue"`` (``must be "red"`` for one value), values as JSON."""
+    rendered = [json.dumps(value, ensure_ascii=False) for value in values]
+    return f"must be {rendered[0]}" if len(rendered) == 1 else f"must be one of {', '.join(rendered)}"
 
 
 def invalid_arguments(tool: str, problems: Sequence[ArgumentProblem]) -> FormattedResult:

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .arguments import ArgumentProblem, invalid_arguments, must_be_type, unrecognized_key
+from .arguments import ArgumentProblem, invalid_arguments, must_be_one_of, must_be_type, unrecognized_key
 from .results import ToolResult
 
 if TYPE_CHECKING:
@@ -80,16 +80,11 @@ def _count(n: Any, noun: str) -> str:
     return f"{json.dumps(n)} {noun}{'' if n == 1 else 's'}"
 
 
-def _one_of(values: Any) -> str:
-    rendered = [json.dumps(value, ensure_ascii=False) for value in values]
-    return f"must be {rendered[0]}" if len(rendered) == 1 else f"must be one of {', '.join(rendered)}"
-
-
 # Each keyword's message from its value in the schema.
 _MESSAGES: dict[str, Callable[[Any], str]] = {
     "type": lambda kind: must_be_type(_types(kind)),
-    "enum": _one_of,
-    "const": lambda value: _one_of([value]),
+    "enum": must_be_one_of,
+    "const": lambda value: must_be_one_of([value]),
     "minLength": lambda n: "must not be empty" if n == 1 else f"must be at least {_count(n, 'character')} long",
     "maxLength": lambda n: f"must be at most {_count(n, 'character')} long",
     "minimum": lambda n: f"must be at least {json.dumps(n)}",
@@ -117,7 +112,7 @@ def _problems(error: ValidationError) -> list[ArgumentProblem]:
     if keyword == "additionalProperties" and value is False and isinstance(instance, Mapping):
         known, patterns = schema.get("properties") or {}, schema.get("patternProperties") or {}
         extra = [key for key in instance if key not in known and not any(re.search(p, key) for p in patterns)]
-        return [ArgumentProblem(path, unrecognized_key(key)) for key in extra]
+        return [ArgumentProblem(path, unrecognized_key(key)) for key in sorted(extra)]
     if keyword in ("anyOf", "oneOf"):
         return [_alternatives(error, path)]
     if keyword in ("minItems", "maxItems") and schema.get("minItems") == schema.get("maxItems"):

@@ -70,12 +70,9 @@ def _check_schema(schema: Any, label: str) -> str | None:
     return None
 
 
-_SUBSCHEMA_LISTS = ("prefixItems", "anyOf", "oneOf", "allOf")
-
-
 def _loose_objects(schema: Any, where: str) -> Iterator[str]:
-    """Where ``schema`` describes an object's keys without refusing others (``""`` is the root,
-    `` at where.properties.and.items`` a nested one)."""
+    """The places in ``schema`` that accept keys they do not list: ``""`` for the root (always
+    checked), `` at properties.order.items`` for a nested object that lists its ``properties``."""
     if not isinstance(schema, Mapping):
         return
     described = where == "" or isinstance(schema.get("properties"), Mapping)
@@ -86,7 +83,7 @@ def _loose_objects(schema: Any, where: str) -> Iterator[str]:
     for key in ("properties", "$defs"):
         for name, sub in (schema.get(key) or {}).items():
             yield from _loose_objects(sub, f"{where}.{key}.{name}")
-    for key in _SUBSCHEMA_LISTS:
+    for key in ("prefixItems", "anyOf", "oneOf", "allOf"):
         for index, sub in enumerate(schema.get(key) or ()):
             yield from _loose_objects(sub, f"{where}.{key}.{index}")
 

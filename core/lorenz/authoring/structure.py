@@ -9,7 +9,6 @@ the host's JSON Schema check words it (``origin.x: must be a number``, ``Unrecog
 from __future__ import annotations
 
 import enum
-import json
 import types
 import typing
 from collections import abc
@@ -19,7 +18,7 @@ import attrs
 import cattrs
 from cattrs.errors import ForbiddenExtraKeysError
 
-from ..arguments import ArgumentError, ArgumentProblem, must_be_type, unrecognized_key
+from ..arguments import ArgumentError, ArgumentProblem, must_be_one_of, must_be_type, unrecognized_key
 from ..strict import Problem, WrongType, flatten_errors, make_strict_converter
 
 __all__ = ["ArgumentError", "structure_strict", "unstructure"]
@@ -30,11 +29,6 @@ _LITERAL: Any = typing.Literal
 
 def _is_union(tp: Any) -> bool:
     return typing.get_origin(tp) in (typing.Union, types.UnionType)
-
-
-def _one_of(values: typing.Iterable[Any]) -> ValueError:
-    rendered = ", ".join(json.dumps(value, ensure_ascii=False) for value in values)
-    return ValueError(f"must be one of {rendered}")
 
 
 def _make_converter() -> cattrs.Converter:
@@ -59,7 +53,7 @@ def _make_converter() -> cattrs.Converter:
         try:
             return tp(value)
         except ValueError:
-            raise _one_of(member.value for member in tp) from None
+            raise ValueError(must_be_one_of(member.value for member in tp)) from None
 
     converter.register_structure_hook_func(
         lambda tp: isinstance(tp, type) and issubclass(tp, enum.Enum), structure_enum
@@ -70,7 +64,7 @@ def _make_converter() -> cattrs.Converter:
         for option in allowed:
             if value == option and type(value) is type(option):
                 return option
-        raise _one_of(allowed)
+        raise ValueError(must_be_one_of(allowed))
 
     converter.register_structure_hook_func(lambda tp: typing.get_origin(tp) is _LITERAL, structure_literal)
 
