@@ -151,15 +151,16 @@ def test_duplicate_reasons_are_refused() -> None:
     ("arguments", "problem"),
     [
         ({"name": "box", "querry": 1}, 'Unrecognized key: "querry"'),
-        ({"name": "box", "filled": "false"}, "filled: expected boolean, got string"),
-        ({"name": "box", "sides": 5.9}, "sides: expected integer, got number"),
-        ({"name": 5}, "name: expected string, got integer"),
-        ({"name": "box", "tags": "abc"}, "tags: expected array, got string"),
-        ({"name": "box", "tags": ["a", 1]}, "tags[1]: expected string, got integer"),
+        ({"name": "box", "filled": "false"}, "filled: must be a boolean"),
+        ({"name": "box", "sides": 5.9}, "sides: must be an integer"),
+        ({"name": 5}, "name: must be a string"),
+        ({"name": "box", "tags": "abc"}, "tags: must be an array"),
+        ({"name": "box", "tags": ["a", 1]}, "tags.1: must be a string"),
         ({"name": "box", "origin": {"x": 1, "y": 2, "z": 3}}, 'origin: Unrecognized key: "z"'),
-        ({"name": "box", "points": [{"x": 1, "y": "2"}]}, "points[0].y: expected number, got string"),
-        ({"name": "box", "color": "green"}, "color: expected one of 'red', 'blue', got 'green'"),
-        ({"name": "box", "kind": "dotted"}, "kind: expected one of 'outline', 'solid', got 'dotted'"),
+        ({"name": "box", "origin": "here"}, "origin: must be an object or null"),
+        ({"name": "box", "points": [{"x": 1, "y": "2"}]}, "points.0.y: must be a number"),
+        ({"name": "box", "color": "green"}, 'color: must be one of "red", "blue"'),
+        ({"name": "box", "kind": "dotted"}, 'kind: must be one of "outline", "solid"'),
         ({}, "name: required"),
     ],
 )
@@ -192,15 +193,16 @@ async def test_unknown_key_is_a_failure_result() -> None:
     pack = Pack(name="geo", tools=[make_shape])
     result = await call(pack, "geo_make_shape", {"name": "box", "querry": 1})
     assert not result.success
-    assert result.error == 'Invalid arguments for tool geo_make_shape: Unrecognized key: "querry"'
+    assert result.error == 'invalid arguments for tool geo_make_shape: Unrecognized key: "querry"'
     assert result.result["error"]["reason"] == "invalid_arguments"
+    assert result.result["error"]["problems"] == [{"path": "$", "message": 'Unrecognized key: "querry"'}]
 
 
 async def test_schema_keywords_are_enforced() -> None:
     """Constraints from field metadata (``minimum``) are checked after structuring."""
     pack = Pack(name="geo", tools=[make_shape])
     result = await call(pack, "geo_make_shape", {"name": "box", "sides": 2})
-    assert not result.success and "sides: 2 is less than the minimum of 3" in result.error
+    assert not result.success and result.error == "invalid arguments for tool geo_make_shape: sides: must be at least 3"
 
 
 async def test_fail_carries_the_contract() -> None:
@@ -311,7 +313,7 @@ def test_options_are_validated_strictly() -> None:
     pack = gated_pack()
     with pytest.raises(ValueError, match=r'^tools\.geo: Unrecognized key: "wrties"$'):
         pack.validate_options({"wrties": True})
-    with pytest.raises(ValueError, match=r"^tools\.geo\.writes: expected boolean, got string$"):
+    with pytest.raises(ValueError, match=r"^tools\.geo\.writes: must be a boolean$"):
         pack.validate_options({"writes": "yes"})
     with pytest.raises(ValueError, match=r'^tools\.geo is not supported by the "geo" pack$'):
         Pack(name="geo", tools=[make_shape]).validate_options({"x": 1})

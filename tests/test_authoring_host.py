@@ -102,7 +102,7 @@ async def test_unknown_key_refused_by_name_over_mcp(host: PackHost) -> None:
     result = await host.call_mcp("notes_read_note", {"titel": "x"})
     assert result.is_error is True
     assert result.content[0].text.startswith(
-        'Error: Invalid arguments for tool notes_read_note: Unrecognized key: "titel"'
+        'Error: invalid arguments for tool notes_read_note: Unrecognized key: "titel"'
     )
 
 

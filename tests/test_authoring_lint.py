@@ -54,7 +54,7 @@ def test_good_plain_pack_has_no_errors() -> None:
 
 
 def test_naming_rules() -> None:
-    """Missing prefix and duplicates are errors; a two-segment name is a convention warning."""
+    """Missing prefix and duplicates are errors."""
     pack = PlainPack(
         [
             ToolSpec(name="read_item", description="d", input_schema=STRICT),
@@ -65,8 +65,31 @@ def test_naming_rules() -> None:
     )
     found = lint_pack(pack, contract=False)
     assert {"name-prefix", "name-unique", "name-format"} <= rules(found, "error")
-    assert "name-convention" in rules(found, "warning")
     assert any(d.tool == "read_item" and d.rule == "name-prefix" for d in found)
+
+
+@pytest.mark.parametrize("name", ["plain_comment", "plain_read_item", "plain_list_open_items", "plain_v2_get"])
+def test_snake_case_names_of_any_length_pass(name: str) -> None:
+    """``{pack}_{verb}`` (a canonical verb) and longer snake_case names are fine: no warning."""
+    assert lint_pack(PlainPack([ToolSpec(name=name, description="d", input_schema=STRICT)]), contract=False) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "rule"),
+    [
+        ("plain_readItem", "name-convention"),
+        ("plain_read-item", "name-convention"),
+        ("plain_read.item", "name-convention"),
+        ("plain__read", "name-convention"),
+        ("plain_read_", "name-convention"),
+        ("plain_" + "_".join(["item"] * 13), "name-length"),
+    ],
+)
+def test_names_that_hurt_clients_warn(name: str, rule: str) -> None:
+    """Mixed case, dashes, dots, empty segments, and names over 64 characters (model APIs refuse
+    them) are warnings."""
+    found = lint_pack(PlainPack([ToolSpec(name=name, description="d", input_schema=STRICT)]), contract=False)
+    assert [(d.rule, d.severity) for d in found] == [(rule, "warning")]
 
 
 def test_description_and_schema_rules() -> None:
@@ -84,6 +107,28 @@ def test_description_and_schema_rules() -> None:
     found = lint_pack(pack, contract=False)
     assert {"description-required", "schema-invalid"} <= rules(found, "error")
     assert {"schema-strict", "describe-on-fields"} <= rules(found, "warning")
+
+
+def test_a_nested_object_with_described_keys_must_be_strict() -> None:
+    """An object inside the schema that lists its keys but takes others warns, naming where it is;
+    an open map (no ``properties``) does not."""
+    loose_item = {"type": "object", "properties": {"field": {"type": "string"}}}
+    schema = {
+        **STRICT,
+        "properties": {
+            "id": {"type": "string", "description": "Id."},
+            "order": {"type": "array", "items": loose_item, "description": "Sort keys."},
+            "variables": {"type": "object", "additionalProperties": True, "description": "Free-form."},
+        },
+    }
+    found = lint_pack(PlainPack([ToolSpec(name="plain_read_item", description="d", input_schema=schema)]))
+    assert [(d.rule, d.message) for d in found] == [
+        (
+            "schema-strict",
+            'inputSchema at properties.order.items should set "additionalProperties": false so a misspelled '
+            "argument is refused",
+        )
+    ]
 
 
 def test_annotation_rules() -> None:

@@ -257,7 +257,7 @@ def test_call_checks_arguments_against_the_schema(env: Path, capsys: pytest.Capt
     """`lorenz call` refuses arguments that break the tool's inputSchema, naming the field, as the host does."""
     assert main(["call", "acme_echo", '{"message": 5}']) == 1
     result = json.loads(capsys.readouterr().out)
-    assert result["error"] == "invalid arguments for acme_echo: argument message: 5 is not of type 'string'"
+    assert result["error"] == "invalid arguments for tool acme_echo: message: must be a string"
 
 
 def test_allow_list_is_named_when_plugins_seem_missing(

@@ -96,13 +96,14 @@ async def test_bad_arguments_name_the_field(server: RunningServer, mode: str) ->
     """Arguments are checked against inputSchema before the pack runs; the error names the field."""
     async with mcp.Client(server.url, mode=mode) as client:
         wrong_type = await client.call_tool("demo_add", {"a": "forty", "b": 2})
-        assert wrong_type.is_error is True
-        error = json.loads(wrong_type.content[0].text)["error"]
+        assert wrong_type.is_error is True and wrong_type.structured_content is not None
+        error = wrong_type.structured_content["error"]
         assert error["path"] == "$.a"
-        assert error["message"] == "invalid arguments for demo_add: argument a: 'forty' is not of type 'integer'"
+        assert error["message"] == "invalid arguments for tool demo_add: a: must be an integer"
+        assert wrong_type.content[0].text.startswith(f"Error: {error['message']}\n")
         missing = await client.call_tool("demo_add", {"a": 1})
-        assert missing.is_error is True
-        assert "'b' is a required property" in json.loads(missing.content[0].text)["error"]["message"]
+        assert missing.is_error is True and missing.structured_content is not None
+        assert missing.structured_content["error"]["message"] == "invalid arguments for tool demo_add: b: required"
 
 
 async def test_non_object_payload_has_no_structured_content(server: RunningServer) -> None:

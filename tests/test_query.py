@@ -574,3 +574,40 @@ def test_query_input_properties_describe_the_envelope() -> None:
     assert props["select"] == {"type": "array", "items": {"type": "string"}, "description": "Fields: id, title."}
     assert all(prop.get("description") for prop in props.values())
     assert "1000" in props["limit"]["description"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "problem"),
+    [
+        ({"where": {"field": "state", "op": "eq", "vaule": "Todo"}}, 'where: Unrecognized key: "vaule"'),
+        (
+            {"where": {"and": [{"field": "state", "op": "bogus", "value": 1}]}},
+            'where.and.0.op: must be one of "eq", "ne", "lt", "lte", "gt", "gte", "in", "nin", "contains", "exists"',
+        ),
+        ({"where": {"not": {"or": [{"fild": "id"}]}}}, 'where.not.or.0: Unrecognized key: "fild"'),
+        ({"where": {"field": "title", "op": "contains", "value": "x", "ci": "yes"}}, "where.ci: must be a boolean"),
+        ({"order_by": [{"field": "id", "direction": "desc"}]}, 'order_by.0: Unrecognized key: "direction"'),
+        ({"order_by": [{"dir": "desc"}]}, "order_by.0.field: required"),
+        ({"order_by": [{"field": "id", "dir": "down"}]}, 'order_by.0.dir: must be one of "asc", "desc"'),
+        ({"selcet": ["id"]}, 'Unrecognized key: "selcet"'),
+    ],
+)
+def test_the_query_envelope_is_strict_at_every_level(arguments: dict[str, Any], problem: str) -> None:
+    """Issue 12: a misspelled key inside a where node or an order_by item is refused by the schema,
+    at its key path, instead of being dropped (which would filter or sort differently than asked)."""
+    from lorenz.query import query_input_properties
+    from lorenz.schemas import compile_schema, validate_arguments
+
+    schema = {"type": "object", "additionalProperties": False, "properties": query_input_properties("Fields.")}
+    validator = compile_schema(schema)
+    assert validator is not None
+    failure = validate_arguments("demo_query", arguments, validator)
+    assert failure is not None and failure.error == f"invalid arguments for tool demo_query: {problem}"
+    exists = {"and": [{"field": "x", "op": "exists", "value": True}]}
+    good = {
+        "where": {"or": [{"not": {"field": "id", "op": "in", "value": ["A"]}}, exists]},
+        "order_by": [{"field": "id", "dir": "desc"}, {"field": "title"}],
+        "select": ["id"],
+    }
+    assert validate_arguments("demo_query", good, validator) is None
+    parse_query_spec(good)  # the schema accepts what the DSL accepts

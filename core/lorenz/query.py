@@ -418,8 +418,29 @@ def pick_fields(record: Mapping[str, Any], fields: Sequence[str]) -> dict[str, A
     return {name: record[name] for name in fields if name in record}
 
 
+#: Where nested ``where`` filters refer back to: the envelope's properties sit at the schema root.
+_FILTER = "#/properties/where"
+
+
+def _where_keys() -> dict[str, Any]:
+    """A ``where`` node's keys (the node is strict: a misspelled key is refused)."""
+    return {
+        "field": {"type": "string", "description": "Predicate: the row field to test."},
+        "op": {
+            "enum": ["eq", "ne", "lt", "lte", "gt", "gte", "in", "nin", "contains", "exists"],
+            "description": "Predicate: the comparison.",
+        },
+        "value": {"description": "Predicate: the operand (an array for in/nin, a boolean for exists)."},
+        "ci": {"type": "boolean", "description": "For contains: ignore case."},
+        "and": {"type": "array", "items": {"$ref": _FILTER}, "description": "Filters that must all match."},
+        "or": {"type": "array", "items": {"$ref": _FILTER}, "description": "Filters of which one must match."},
+        "not": {"$ref": _FILTER, "description": "A filter that must not match."},
+    }
+
+
 def query_input_properties(select_description: str) -> dict[str, dict[str, Any]]:
-    """The inputSchema properties of the query envelope a read tool accepts.
+    """The inputSchema properties of the query envelope a read tool accepts (put them at the root
+    of its inputSchema: nested ``where`` filters refer to ``#/properties/where``).
 
     ``where``, ``select``, ``order_by``, ``limit`` and ``offset``, described for the agent;
     ``select_description`` says which row fields the tool offers and its default projection.
@@ -431,11 +452,21 @@ def query_input_properties(select_description: str) -> dict[str, dict[str, Any]]
                 "Row filter: {field, op, value} (op eq/ne/lt/lte/gt/gte/in/nin/contains/exists; "
                 "contains takes an optional boolean ci) or {and: [...]}, {or: [...]}, {not: {...}}."
             ),
+            "properties": _where_keys(),
+            "additionalProperties": False,
         },
         "select": {"type": "array", "items": {"type": "string"}, "description": select_description},
         "order_by": {
             "type": "array",
-            "items": {"type": "object"},
+            "items": {
+                "type": "object",
+                "properties": {
+                    "field": {"type": "string", "description": "The row field to sort by."},
+                    "dir": {"enum": ["asc", "desc"], "description": "'asc' (default) or 'desc'."},
+                },
+                "required": ["field"],
+                "additionalProperties": False,
+            },
             "description": "Sort keys in priority order: [{field, dir}] with dir 'asc' (default) or 'desc'.",
         },
         "limit": {

@@ -9,8 +9,10 @@ from typing import Any
 from attrs import frozen
 
 __all__ = [
+    "FormattedResult",
     "ToolResult",
     "error_message",
+    "failure_result",
     "tool_failure",
     "tool_success",
     "unsupported_tool_failure",
@@ -45,6 +47,28 @@ class ToolResult:
         if self.success:
             return {}
         return {"error": {"message": self.error if self.error is not None else "dynamic tool failed"}}
+
+
+@frozen(kw_only=True)
+class FormattedResult(ToolResult):
+    """A :class:`ToolResult` that also carries the text for MCP ``content[]``
+    (a host that knows about it shows ``text`` instead of the JSON dump of the payload)."""
+
+    text: str | None = None
+
+
+def failure_result(
+    message: str, *, reason: str, retryable: bool = False, recovery: str | None = None, **details: Any
+) -> FormattedResult:
+    """``{"error": {"message", "reason", "retryable", "recovery"?, **details}}`` with the text
+    ``Error: <message>`` plus the reason and, when known, ``Recovery: <hint>``."""
+    error: dict[str, Any] = {"message": message, **details, "reason": reason, "retryable": retryable}
+    if recovery:
+        error["recovery"] = recovery
+    lines = [f"Error: {message}", "", f"Reason: {reason} ({'retryable' if retryable else 'not retryable'})"]
+    if recovery:
+        lines.append(f"Recovery: {recovery}")
+    return FormattedResult(success=False, error=message, result={"error": error}, text="\n".join(lines))
 
 
 def tool_success(result: Any = None) -> ToolResult:

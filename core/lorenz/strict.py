@@ -91,7 +91,7 @@ def make_strict_converter(*, forbid_extra_keys: bool) -> Converter:
         args = typing.get_args(tp)
         fixed = origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis)
         if fixed and len(value) != len(args):
-            msg = f"expected an array of {len(args)} items, got {len(value)}"
+            msg = f"must have exactly {len(args)} items"
             raise ValueError(msg)
         items: list[Any] = []
         errors: list[Exception] = []

@@ -43,7 +43,11 @@ __all__ = [
 ]
 
 
-CONVENTION_RE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+){2,}$")
+#: What follows the ``{pack}_`` prefix: lowercase snake_case, one segment or more (``comment``,
+#: ``read_issue``, ``list_open_issues``). How many is a review matter, not a lint one.
+CONVENTION_RE = re.compile(r"^[a-z0-9]+(_[a-z0-9]+)*$")
+#: The longest tool name the model APIs agents run on accept (Anthropic's and OpenAI's cap is 64).
+PORTABLE_NAME_LENGTH = 64
 MIN_RECOVERY_WORDS = 5
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 
@@ -66,6 +70,24 @@ def _check_schema(schema: Any, label: str) -> str | None:
     return None
 
 
+def _loose_objects(schema: Any, where: str) -> Iterator[str]:
+    """The places in ``schema`` that accept keys they do not list: ``""`` for the root (always
+    checked), `` at properties.order.items`` for a nested object that lists its ``properties``."""
+    if not isinstance(schema, Mapping):
+        return
+    described = where == "" or isinstance(schema.get("properties"), Mapping)
+    if described and schema.get("additionalProperties") is not False:
+        yield f" at {where.lstrip('.')}" if where else ""
+    for key in ("items", "not", "additionalProperties"):
+        yield from _loose_objects(schema.get(key), f"{where}.{key}")
+    for key in ("properties", "$defs"):
+        for name, sub in (schema.get(key) or {}).items():
+            yield from _loose_objects(sub, f"{where}.{key}.{name}")
+    for key in ("prefixItems", "anyOf", "oneOf", "allOf"):
+        for index, sub in enumerate(schema.get(key) or ()):
+            yield from _loose_objects(sub, f"{where}.{key}.{index}")
+
+
 def _spec_rules(pack: str, spec: ToolSpec, seen: set[str]) -> Iterable[Diagnostic]:
     def diag(rule: str, severity: Severity, message: str) -> Diagnostic:
         return Diagnostic(rule=rule, severity=severity, message=message, pack=pack, tool=spec.name)
@@ -78,11 +100,17 @@ def _spec_rules(pack: str, spec: ToolSpec, seen: set[str]) -> Iterable[Diagnosti
     seen.add(name)
     if not str(name).startswith(f"{pack}_"):
         yield diag("name-prefix", "error", f"tool name {name} must start with the pack prefix {pack}_")
-    elif not CONVENTION_RE.match(str(name)):
+    elif not CONVENTION_RE.match(str(name).removeprefix(f"{pack}_")):
         yield diag(
             "name-convention",
             "warning",
-            f"tool name {name} does not follow {{pack}}_{{verb}}_{{noun}} (lowercase, three segments)",
+            f"tool name {name} should be lowercase snake_case after the prefix, like {pack}_read_issue",
+        )
+    if len(str(name)) > PORTABLE_NAME_LENGTH:
+        yield diag(
+            "name-length",
+            "warning",
+            f"tool name {name} has {len(str(name))} characters; model APIs refuse names over {PORTABLE_NAME_LENGTH}",
         )
     if not (spec.description or "").strip():
         yield diag("description-required", "error", "the tool has no description")
@@ -91,11 +119,11 @@ def _spec_rules(pack: str, spec: ToolSpec, seen: set[str]) -> Iterable[Diagnosti
         yield diag("schema-invalid", "error", problem)
     else:
         schema = spec.input_schema
-        if schema.get("additionalProperties") is not False:
+        for where in _loose_objects(schema, ""):
             yield diag(
                 "schema-strict",
                 "warning",
-                'inputSchema should set "additionalProperties": false so a misspelled argument is refused',
+                f'inputSchema{where} should set "additionalProperties": false so a misspelled argument is refused',
             )
         properties = schema.get("properties") or {}
         undescribed = [key for key, value in properties.items() if not (value or {}).get("description")]

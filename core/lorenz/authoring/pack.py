@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 from attrs import field, frozen
 
+from ..arguments import ArgumentProblem
 from ..results import ToolResult, unsupported_tool_failure
 from .structure import ArgumentError, structure_strict
 from .tool import CallContext, Tool, failure_result
@@ -124,7 +125,8 @@ class Pack:
         try:
             return structure_strict(raw, self.options)
         except ArgumentError as exc:
-            problems = [_option_problem(self.name, problem) for problem in exc.problems]
+            label = f"tools.{self.name}"
+            problems = [str(ArgumentProblem((label, *problem.path), problem.message)) for problem in exc.located]
             raise ValueError("; ".join(problems)) from None
 
     def validate_options(self, options: Mapping[str, Any]) -> None:
@@ -181,12 +183,3 @@ class Pack:
             return unsupported_tool_failure(name, [entry.name for entry in enabled])
         call = CallContext(settings=context.settings, http=context.http, options=options, tool=target)
         return await target.run(input, call)
-
-
-def _option_problem(pack: str, problem: str) -> str:
-    head, sep, tail = problem.partition(": ")
-    if head.startswith("Unrecognized key"):
-        return f"tools.{pack}: {problem}"
-    if head == "arguments":
-        return f"tools.{pack}: {tail}"
-    return f"tools.{pack}.{head}{sep}{tail}"

@@ -2,7 +2,8 @@
 
 cattrs alone coerces (``"false"`` → ``True``, ``5.9`` → ``5``, ``5`` → ``"5"``) and its errors are an
 exception group; here primitives are checked by JSON type, unknown keys are refused by name at
-every level, and every problem becomes a ``path: message`` sentence.
+every level, and every problem becomes an :class:`~lorenz.arguments.ArgumentProblem` worded like
+the host's JSON Schema check words it (``origin.x: must be a number``, ``Unrecognized key: "z"``).
 """
 
 from __future__ import annotations
@@ -10,13 +11,15 @@ from __future__ import annotations
 import enum
 import types
 import typing
+from collections import abc
 from typing import Any, TypeVar
 
+import attrs
 import cattrs
 from cattrs.errors import ForbiddenExtraKeysError
 
-from ..arguments import ArgumentError
-from ..strict import Problem, flatten_errors, json_type_name, make_strict_converter
+from ..arguments import ArgumentError, ArgumentProblem, must_be_one_of, must_be_type, unrecognized_key
+from ..strict import Problem, WrongType, flatten_errors, make_strict_converter
 
 __all__ = ["ArgumentError", "structure_strict", "unstructure"]
 
@@ -31,13 +34,26 @@ def _is_union(tp: Any) -> bool:
 def _make_converter() -> cattrs.Converter:
     converter = make_strict_converter(forbid_extra_keys=True)
 
+    def objects_only(tp: Any) -> Any:
+        inner = converter.gen_structure_attrs_fromdict(tp) if attrs.has(tp) else converter.gen_structure_mapping(tp)
+
+        def structure_object(value: Any, _: Any) -> Any:
+            if not isinstance(value, dict):
+                raise WrongType("object", value)
+            return inner(value, tp)
+
+        return structure_object
+
+    def is_object(tp: Any) -> bool:
+        return attrs.has(tp) or (typing.get_origin(tp) or tp) in (dict, abc.Mapping)
+
+    converter.register_structure_hook_factory(is_object, objects_only)
+
     def structure_enum(value: Any, tp: Any) -> Any:
         try:
             return tp(value)
         except ValueError:
-            allowed = ", ".join(repr(member.value) for member in tp)
-            msg = f"expected one of {allowed}, got {value!r}"
-            raise ValueError(msg) from None
+            raise ValueError(must_be_one_of(member.value for member in tp)) from None
 
     converter.register_structure_hook_func(
         lambda tp: isinstance(tp, type) and issubclass(tp, enum.Enum), structure_enum
@@ -48,26 +64,28 @@ def _make_converter() -> cattrs.Converter:
         for option in allowed:
             if value == option and type(value) is type(option):
                 return option
-        rendered = ", ".join(repr(option) for option in allowed)
-        msg = f"expected one of {rendered}, got {value!r}"
-        raise ValueError(msg)
+        raise ValueError(must_be_one_of(allowed))
 
     converter.register_structure_hook_func(lambda tp: typing.get_origin(tp) is _LITERAL, structure_literal)
 
     def structure_union(value: Any, tp: Any) -> Any:
         members = typing.get_args(tp)
-        if value is None and type(None) in members:
+        nullable = type(None) in members
+        if value is None and nullable:
             return None
-        concrete = [member for member in members if member is not type(None)]
-        if len(concrete) == 1:
-            return converter.structure(value, concrete[0])
-        for member in concrete:
+        expected: list[str] = []
+        for member in (member for member in members if member is not type(None)):
             try:
                 return converter.structure(value, member)
-            except Exception:  # try the next member
-                continue
-        msg = f"got {json_type_name(value)}, which fits none of the allowed types"
-        raise TypeError(msg)
+            except WrongType as exc:  # the value's type fits no member: say which types would
+                expected.append(exc.expected)
+            except Exception:
+                if len(members) - nullable == 1:  # the one real member's own problem (a nested key, ...)
+                    raise
+                expected.append("")
+        if all(expected):
+            raise WrongType(" or ".join([*expected, "null"] if nullable else expected), value)
+        raise ValueError("matches none of the allowed shapes")
 
     converter.register_structure_hook_func(_is_union, structure_union)
     return converter
@@ -76,29 +94,26 @@ def _make_converter() -> cattrs.Converter:
 _CONVERTER = _make_converter()
 
 
-def _sentences(problem: Problem) -> list[str]:
-    path = ""
-    for part in problem.path:  # attributes joined by dots; list indexes and mapping keys in brackets
-        path = (f"{path}.{part}" if path else part) if type(part) is str else f"{path}[{part!r}]"
+def _located(problem: Problem) -> list[ArgumentProblem]:
+    path = tuple(part if type(part) is int else str(part) for part in problem.path)
     error = problem.error
     if isinstance(error, ForbiddenExtraKeysError):
-        prefix = f"{path}: " if path else ""
-        return [f'{prefix}Unrecognized key: "{key}"' for key in sorted(error.extra_fields)]
-    where = path or "arguments"
+        return [ArgumentProblem(path, unrecognized_key(key)) for key in sorted(error.extra_fields)]
     if isinstance(error, KeyError):
-        return [f"{where}: required"]
-    return [f"{where}: {str(error) or type(error).__name__}"]
+        return [ArgumentProblem(path, "required")]
+    if isinstance(error, WrongType):
+        return [ArgumentProblem(path, must_be_type(error.expected.split(" or ")))]
+    return [ArgumentProblem(path, str(error) or type(error).__name__)]
 
 
 def structure_strict(value: Any, cls: type[T]) -> T:
     """``value`` as an instance of ``cls``; raises :class:`ArgumentError` naming every problem."""
     if not isinstance(value, dict):
-        raise ArgumentError(f"arguments: expected object, got {json_type_name(value)}")
+        raise ArgumentError(ArgumentProblem((), must_be_type(["object"])))
     try:
         return _CONVERTER.structure(value, cls)
     except Exception as exc:
-        sentences = [sentence for problem in flatten_errors(exc) for sentence in _sentences(problem)]
-        raise ArgumentError(*sentences) from None
+        raise ArgumentError(*(located for problem in flatten_errors(exc) for located in _located(problem))) from None
 
 
 def unstructure(value: Any) -> Any:

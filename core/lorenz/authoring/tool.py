@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import attrs
 from attrs import field, frozen
 
-from ..results import ToolResult, error_message
+from ..arguments import invalid_arguments
+from ..results import FormattedResult, ToolResult, error_message, failure_result
+from ..schemas import schema_problems
 from .schema import input_schema, widened_output_schema
 from .structure import ArgumentError, structure_strict, unstructure
 
@@ -53,14 +55,6 @@ class ErrorContract:
     retryable: bool = False
 
 
-@frozen(kw_only=True)
-class FormattedResult(ToolResult):
-    """A :class:`~lorenz.results.ToolResult` that also carries the text for MCP ``content[]``
-    (a host that knows about it shows ``text`` instead of the JSON dump of the payload)."""
-
-    text: str | None = None
-
-
 class ToolFailure(Exception):
     """A declared failure, made by ``ctx.fail(...)``; ``raise`` it (or return it) from a handler."""
 
@@ -78,20 +72,6 @@ class ToolFailure(Exception):
         return failure_result(
             self.message, reason=self.reason, retryable=self.retryable, recovery=self.recovery, **self.details
         )
-
-
-def failure_result(
-    message: str, *, reason: str, retryable: bool = False, recovery: str | None = None, **details: Any
-) -> FormattedResult:
-    """``{"error": {"message", "reason", "retryable", "recovery"?, **details}}`` with the text
-    ``Error: <message>`` plus the reason and, when known, ``Recovery: <hint>``."""
-    error: dict[str, Any] = {"message": message, **details, "reason": reason, "retryable": retryable}
-    if recovery:
-        error["recovery"] = recovery
-    lines = [f"Error: {message}", "", f"Reason: {reason} ({'retryable' if retryable else 'not retryable'})"]
-    if recovery:
-        lines.append(f"Recovery: {recovery}")
-    return FormattedResult(success=False, error=message, result={"error": error}, text="\n".join(lines))
 
 
 @attrs.define(kw_only=True)
@@ -214,10 +194,7 @@ class Tool(Generic[In, Out]):
         arguments = {} if arguments is None else arguments
         value = structure_strict(arguments, self.input)
         if self._keywords is not None:
-            problems = [
-                f"{'.'.join(str(part) for part in error.absolute_path) or 'arguments'}: {error.message}"
-                for error in self._keywords.iter_errors(arguments)
-            ]
+            problems = schema_problems(self._keywords.iter_errors(arguments))
             if problems:
                 raise ArgumentError(*problems)
         return value
@@ -233,13 +210,7 @@ class Tool(Generic[In, Out]):
         try:
             args = self.parse(arguments)
         except ArgumentError as exc:
-            message = f"Invalid arguments for tool {self.name}: {exc}"
-            return failure_result(
-                message,
-                reason="invalid_arguments",
-                recovery="Fix the arguments to match the tool's inputSchema and call it again.",
-                problems=exc.problems,
-            )
+            return invalid_arguments(self.name, exc.located)
         try:
             output = await self.handler(context, args)
         except ToolFailure as failure:

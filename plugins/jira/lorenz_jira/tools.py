@@ -31,8 +31,9 @@ def _strings(description: str) -> dict[str, Any]:
     return {"type": "array", "items": {"type": "string"}, "description": description}
 
 
-def _schema(properties: Mapping[str, Any], required: Sequence[str], *, open_: bool = False) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "object", "additionalProperties": open_, "properties": dict(properties)}
+def _schema(properties: Mapping[str, Any], required: Sequence[str]) -> dict[str, Any]:
+    """A strict inputSchema: a key the tool does not take is refused, not silently dropped."""
+    schema: dict[str, Any] = {"type": "object", "additionalProperties": False, "properties": dict(properties)}
     if required:
         schema["required"] = list(required)
     return schema
@@ -66,13 +67,13 @@ _SPECS: tuple[ToolSpec, ...] = (
                     "JQL query string, e.g. 'project = ENG AND status = \"In Progress\"' (alias: jql); "
                     "overrides states."
                 ),
+                "jql": _string("Alias of query, used when query is not given."),
                 **query_input_properties(
                     f"Row fields to return (default {', '.join(DEFAULT_SELECT)}); also description, createdAt, "
                     "updatedAt."
                 ),
             },
             [],
-            open_=True,
         ),
         annotations=_READ_ONLY,
     ),

@@ -77,6 +77,36 @@ async def test_serve_reads_queries_and_comments_over_rest(jira: FakeJira, tmp_pa
     assert payload(missing)["error"]["message"].startswith("jira api status 404: ")
 
 
+@pytest.mark.parametrize(
+    ("name", "args", "key"),
+    [
+        ("jira_comment", {"issueId": "ENG-1", "body": "Done", "visibility": "internal"}, "visibility"),
+        ("jira_create_issue", {"title": "New", "staus": "In Progress"}, "staus"),
+        ("jira_update_status", {"issueId": "ENG-1", "status": "Done", "resolution": "Fixed"}, "resolution"),
+    ],
+)
+async def test_a_misspelled_key_reaches_no_jira(
+    jira: FakeJira, tmp_path: Path, name: str, args: dict[str, Any], key: str
+) -> None:
+    """Issue 12: an unknown key on a write tool is an isError result naming it, and the fake Jira
+    receives no request at all (nothing is written)."""
+    jira.add_issue("ENG-1")
+    workflow = tmp_path / "WORKFLOW.md"
+    workflow.write_text(REST_WORKFLOW, encoding="utf-8")
+    env = {"SITE": jira.base_url, "JIRA_EMAIL": EMAIL, "JIRA_API_KEY": API_TOKEN}
+    with serve_in_thread(workflow, cwd=tmp_path, env=env) as server:
+        async with Client(server.url) as client:
+            refused = await client.call_tool(name, args)
+    assert refused.is_error is True
+    assert f'Unrecognized key: "{key}"' in refused.content[0].text
+    assert refused.structured_content is not None
+    assert refused.structured_content["error"]["message"] == (
+        f'invalid arguments for tool {name}: Unrecognized key: "{key}"'
+    )
+    assert jira.requests == []
+    assert jira.comments.get("ENG-1", []) == []
+
+
 async def test_serve_over_jira_mcp(jira_mcp: FakeJiraMcp, tmp_path: Path) -> None:
     """With ``jira-mcp`` the host's tool call becomes an MCP session with the remote server."""
     workflow = tmp_path / "WORKFLOW.md"

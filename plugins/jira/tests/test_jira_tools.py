@@ -37,7 +37,8 @@ def undescribed(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_seven_tools_in_order_with_schemas() -> None:
-    """The pack lists its seven tools in order; only ``jira_query`` is open and has no required keys."""
+    """The pack lists its seven tools in order, every schema strict (issue 12: a misspelled key is
+    refused); only ``jira_query`` has no required keys and it declares its ``jql`` alias."""
     specs = PACK.tool_specs(Settings())
     assert [s.name for s in specs] == [
         "jira_read_issue",
@@ -58,12 +59,11 @@ def test_seven_tools_in_order_with_schemas() -> None:
         "properties": {"issueId": {"type": "string"}},
         "required": ["issueId"],
     }
-    assert schemas["jira_query"]["additionalProperties"] is True
+    assert all(schema["additionalProperties"] is False for schema in schemas.values())
     assert "required" not in schemas["jira_query"]
-    assert undescribed(schemas["jira_query"])["properties"]["order_by"] == {
-        "type": "array",
-        "items": {"type": "object"},
-    }
+    assert undescribed(schemas["jira_query"])["properties"]["jql"] == {"type": "string"}
+    order_by = undescribed(schemas["jira_query"])["properties"]["order_by"]
+    assert order_by["type"] == "array" and order_by["items"]["additionalProperties"] is False
     assert schemas["jira_update_comment"]["required"] == ["issueId", "commentId", "body"]
     assert schemas["jira_create_issue"]["required"] == ["title"]
     assert (

@@ -76,9 +76,17 @@ async def test_linear_graphql_over_mcp(server: RunningServer, linear: FakeLinear
             True,
             {"error": {"message": "`linear_graphql` requires a non-empty `query` string."}},
         )
-        # The host checks arguments against the input schema before the pack runs.
-        error, payload = await call(client, {})
-        assert error and "query" in payload["error"]["message"]
+        # The host checks arguments against the input schema before the pack runs: the top level is
+        # strict (a misspelled key never reaches Linear), `variables` is free-form.
+        sent = len(linear.requests)
+        missing = await client.call_tool("linear_graphql", {})
+        assert missing.is_error and missing.structured_content is not None
+        message = missing.structured_content["error"]["message"]
+        assert message == "invalid arguments for tool linear_graphql: query: required"
+        misspelled = await client.call_tool("linear_graphql", {"query": VIEWER, "varaibles": {"id": "x"}})
+        assert misspelled.is_error and isinstance(misspelled.content[0], mcp.types.TextContent)
+        assert 'Unrecognized key: "varaibles"' in misspelled.content[0].text
+        assert len(linear.requests) == sent
 
         linear.script({"message": "rate limited"}, status=429, headers={"Retry-After": "0"})
         error, payload = await call(client, {"query": VIEWER, "variables": {"id": "x"}})

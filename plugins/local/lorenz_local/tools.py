@@ -29,6 +29,14 @@ def _string(description: str) -> dict[str, Any]:
     return {"type": "string", "description": description}
 
 
+def _object(properties: Mapping[str, Any], *required: str) -> dict[str, Any]:
+    """A strict inputSchema: a key the tool does not take is refused, not silently dropped."""
+    schema: dict[str, Any] = {"type": "object", "additionalProperties": False, "properties": dict(properties)}
+    if required:
+        schema["required"] = list(required)
+    return schema
+
+
 _ISSUE_ID = _string("Board issue id: the board's id prefix plus a number, e.g. BOARD-12.")
 _QUERY_PROPERTIES = query_input_properties(
     f"Row fields to return (default {', '.join(DEFAULT_SELECT)}); also description, identifier, "
@@ -38,44 +46,43 @@ _SPECS = (
     ToolSpec(
         name="local_update_status",
         description="Move a local board issue to a new status. Args: issueId, status.",
-        input_schema={
-            "type": "object",
-            "properties": {
+        input_schema=_object(
+            {
                 "issueId": _ISSUE_ID,
                 "status": _string("The new status name, e.g. 'In Progress' or 'Done' (non-blank, free text)."),
             },
-            "required": ["issueId", "status"],
-        },
+            "issueId",
+            "status",
+        ),
     ),
     ToolSpec(
         name="local_comment",
         description="Append a comment to a local board issue. Args: issueId, body.",
-        input_schema={
-            "type": "object",
-            "properties": {
+        input_schema=_object(
+            {
                 "issueId": _ISSUE_ID,
                 "body": _string("Comment text; stored as a timestamped '- <time> agent: <body>' line."),
             },
-            "required": ["issueId", "body"],
-        },
+            "issueId",
+            "body",
+        ),
     ),
     ToolSpec(
         name="local_create_issue",
         description="Create a new local board issue. Args: title, body?, status?.",
-        input_schema={
-            "type": "object",
-            "properties": {
+        input_schema=_object(
+            {
                 "title": _string("Issue title, one line (line breaks become spaces)."),
                 "body": _string("Issue description (Markdown); omit for none."),
                 "status": _string("Initial status name, e.g. 'Todo' (the default when omitted or blank)."),
             },
-            "required": ["title"],
-        },
+            "title",
+        ),
     ),
     ToolSpec(
         name="local_read_issue",
         description="Read a local board issue: its current status, title, description, and comments.",
-        input_schema={"type": "object", "properties": {"issueId": _ISSUE_ID}, "required": ["issueId"]},
+        input_schema=_object({"issueId": _ISSUE_ID}, "issueId"),
         annotations={"readOnlyHint": True},
     ),
     ToolSpec(
@@ -88,7 +95,7 @@ _SPECS = (
             f'max 1000), offset. Row fields: {_ROW_FIELDS}; add "comments" to select for each '
             "issue's comment lines. Returns {rows, total, skipped}."
         ),
-        input_schema={"type": "object", "properties": _QUERY_PROPERTIES},
+        input_schema=_object(_QUERY_PROPERTIES),
         annotations={"readOnlyHint": True},
     ),
 )

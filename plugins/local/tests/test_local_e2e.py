@@ -72,6 +72,35 @@ async def test_failures_over_mcp_are_tool_errors(server: RunningServer, board: P
     assert not await anyio.Path(board).exists()
 
 
+def board_files(board: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(board)): path.read_bytes() for path in sorted(board.rglob("*")) if path.is_file()}
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "key"),
+    [
+        ("local_create_issue", {"title": "t", "staus": "Done"}, "staus"),
+        ("local_update_status", {"issueId": "BOARD-1", "status": "Done", "comment": "shipped"}, "comment"),
+        ("local_comment", {"issueId": "BOARD-1", "body": "hello", "author": "me"}, "author"),
+    ],
+)
+async def test_a_misspelled_key_is_refused_before_any_write(
+    server: RunningServer, board: Path, name: str, args: dict[str, Any], key: str
+) -> None:
+    """Issue 12: an unknown key is an isError result naming it, and the board is left byte for byte
+    as it was (no issue created, no status moved, no comment appended)."""
+    BoardStore(board).create("Existing")
+    before = board_files(board)
+    async with mcp.Client(server.url) as client:
+        result = await client.call_tool(name, args)
+        assert result.is_error is True
+        assert f'Unrecognized key: "{key}"' in result.content[0].text
+        assert result.structured_content is not None
+        assert result.structured_content["error"]["message"].startswith(f"invalid arguments for tool {name}: ")
+    assert board_files(board) == before
+    assert BoardStore(board).read("BOARD-1").state == "Todo"
+
+
 async def test_two_hosts_share_one_board(tmp_path: Path, board: Path) -> None:
     """Two servers on the same board, called concurrently, lose no comment and mint no duplicate id."""
     BoardStore(board).create("Shared")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from pathlib import Path
@@ -36,7 +37,7 @@ async def call(http: httpx.AsyncClient, board: Path, name: str, args: Any, **opt
 
 
 def test_spec_names_order_and_schemas() -> None:
-    """Five tools in the fixed order, object schemas with the documented required keys."""
+    """Five tools in the fixed order, strict object schemas with the documented required keys."""
     specs = PACK.tool_specs(Settings())
     assert [spec.name for spec in specs] == NAMES
     assert PACK.name == "local"
@@ -50,7 +51,7 @@ def test_spec_names_order_and_schemas() -> None:
     }
     for spec in specs:
         assert spec.input_schema["type"] == "object"
-        assert "additionalProperties" not in spec.input_schema
+        assert spec.input_schema["additionalProperties"] is False
         for key, prop in spec.input_schema["properties"].items():
             assert prop.get("description"), f"{spec.name}.{key} has no description"
     query = specs[-1].input_schema["properties"]
@@ -374,3 +375,21 @@ async def test_pack_mounts_beside_another_tracker(tmp_path: Path, http: httpx.As
     result = await workspace.call("local_create_issue", {"title": "beside"}, http)
     assert result.result["issue"]["id"] == "SIDE-1"
     assert (board / "SIDE-1.md").exists()
+
+
+def test_lorenz_call_refuses_the_misspelled_status(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 12's example: ``lorenz call local_create_issue {"title":"t","staus":"Done"}`` used to
+    create a Todo issue and report success; now it is refused by name and no board is written."""
+    from lorenz.cli import main
+
+    monkeypatch.setenv("LORENZ_LOAD_PLUGINS", "lorenz-local")
+    monkeypatch.delenv("LORENZ_WORKFLOW", raising=False)
+    monkeypatch.chdir(tmp_path)  # no WORKFLOW.md: the embedded default board under .lorenz/local
+    assert main(["call", "local_create_issue", '{"title": "t", "staus": "Done"}']) == 1
+    out = capsys.readouterr().out
+    assert json.loads(out)["error"] == 'invalid arguments for tool local_create_issue: Unrecognized key: "staus"'
+    assert list(tmp_path.rglob("*.md")) == []
+    assert main(["call", "local_create_issue", '{"title": "t", "status": "Done"}']) == 0
+    assert json.loads(capsys.readouterr().out)["result"]["issue"]["state"] == "Done"

@@ -72,6 +72,7 @@ def slack_tool_specs() -> list[ToolSpec]:
             ),
             input_schema={
                 "type": "object",
+                "additionalProperties": False,
                 "properties": {"issueId": _ISSUE_ID, "status": _string("The new state, e.g. 'In Progress'.")},
                 "required": ["issueId", "status"],
             },
@@ -81,6 +82,7 @@ def slack_tool_specs() -> list[ToolSpec]:
             description="Reply in the issue's Slack thread (the requester is notified). Broadcasts are defused.",
             input_schema={
                 "type": "object",
+                "additionalProperties": False,
                 "properties": {"issueId": _ISSUE_ID, "body": _string("The reply text (Slack mrkdwn).")},
                 "required": ["issueId", "body"],
             },
@@ -94,6 +96,7 @@ def slack_tool_specs() -> list[ToolSpec]:
             ),
             input_schema={
                 "type": "object",
+                "additionalProperties": False,
                 "properties": {
                     "issueId": _ISSUE_ID,
                     "plan": _string("The plan, e.g. a '- [ ] step' checklist."),
@@ -108,7 +111,12 @@ def slack_tool_specs() -> list[ToolSpec]:
                 "Read a Slack issue: the source message, its thread-derived status and status history, "
                 "the request, the workpad, reactions, a permalink and every reply."
             ),
-            input_schema={"type": "object", "properties": {"issueId": _ISSUE_ID}, "required": ["issueId"]},
+            input_schema={
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {"issueId": _ISSUE_ID},
+                "required": ["issueId"],
+            },
         ),
         ToolSpec(
             name="slack_query",
@@ -121,6 +129,7 @@ def slack_tool_specs() -> list[ToolSpec]:
             ),
             input_schema={
                 "type": "object",
+                "additionalProperties": False,
                 "properties": {
                     "channels": {
                         "type": "array",
@@ -147,6 +156,7 @@ def slack_tool_specs() -> list[ToolSpec]:
             description="Profile of a Slack user ('U…' id): name, real name, display name, whether a bot.",
             input_schema={
                 "type": "object",
+                "additionalProperties": False,
                 "properties": {"userId": _string("The Slack user id, e.g. U0123ABC.")},
                 "required": ["userId"],
             },
@@ -159,6 +169,7 @@ def slack_tool_specs() -> list[ToolSpec]:
             ),
             input_schema={
                 "type": "object",
+                "additionalProperties": False,
                 "properties": {
                     "issueId": _ISSUE_ID,
                     "before": {

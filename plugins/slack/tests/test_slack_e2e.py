@@ -89,3 +89,29 @@ async def test_mention_to_candidate_to_status_over_mcp(tmp_path: Path, fake: Fak
     assert texts == ["Lorenz tracking record.", "status: In Progress", "on it @here"]
     assert fake.bot_reactions("C1", ROOT) == ["robot_face", "eyes"]
     assert {r["headers"]["authorization"] for r in fake.requests} == {f"Bearer {TOKEN}"}
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "key"),
+    [
+        ("slack_comment", {"issueId": f"C1:{ROOT}", "body": "on it", "broadcast": True}, "broadcast"),
+        ("slack_update_status", {"issueId": f"C1:{ROOT}", "staus": "Done"}, "staus"),
+        ("slack_workpad", {"issueId": f"C1:{ROOT}", "plan": "- [ ] a", "notes": "b"}, "notes"),
+    ],
+)
+async def test_a_misspelled_key_reaches_no_slack(
+    tmp_path: Path, fake: FakeSlack, name: str, args: dict[str, Any], key: str
+) -> None:
+    """Issue 12: an unknown key on a write tool is an isError result naming it, and the fake Slack
+    receives no request at all (nothing is posted, edited or reacted to)."""
+    fake.add_root("C1", ROOT, "<@U_BOT> the deploy is flaky", user="U_ALICE")
+    with serve_in_thread(workflow(tmp_path, fake.url), cwd=tmp_path, env=ENV) as server:
+        async with mcp.Client(server.url) as client:
+            refused = await client.call_tool(name, args)
+    assert refused.is_error is True
+    (content,) = refused.content
+    assert isinstance(content, TextContent) and f'Unrecognized key: "{key}"' in content.text
+    assert refused.structured_content is not None
+    assert refused.structured_content["error"]["message"].startswith(f"invalid arguments for tool {name}: ")
+    assert fake.requests == []
+    assert fake.thread("C1", ROOT) == []

@@ -66,8 +66,8 @@ def test_specs_names_order_and_required_fields() -> None:
     assert required["slack_update_status"] == ["issueId", "status"]
     assert required["slack_comment"] == ["issueId", "body"]
     assert required["slack_query"] is None
-    assert "additionalProperties" not in specs[0].input_schema
     for spec in specs:
+        assert spec.input_schema["additionalProperties"] is False
         for key, prop in spec.input_schema["properties"].items():
             assert prop.get("description"), f"{spec.name}.{key} has no description"
     expand = specs[4].input_schema["properties"]["expand"]
