@@ -60,7 +60,10 @@ def lorenz_register_tool_packs(register):
     register(Quick())
 '''
 
-WORKFLOW = "---\ntracker: {kind: local, path: ./board}\ntools:\n  hang: {}\n  quick: {}\nserver:\n  tool_timeout_seconds: 600\n---\n"
+WORKFLOW = (
+    "---\ntracker: {kind: local, path: ./board}\ntools:\n  hang: {}\n  quick: {}\n"
+    "server:\n  tool_timeout_seconds: 600\n---\n"
+)
 
 
 def start(workdir: Path) -> tuple[subprocess.Popen[str], str]:

@@ -143,7 +143,7 @@ async def test_run_in_thread_counts_against_the_packs_own_limit() -> None:
 
 async def test_watchdog_names_the_pack_blocking_the_loop(caplog: pytest.LogCaptureFixture) -> None:
     async def blocks() -> ToolResult:
-        time.sleep(0.5)
+        time.sleep(0.5)  # noqa: ASYNC251 - the misbehaviour under test
         return tool_success()
 
     watchdog = LoopWatchdog(asyncio.get_running_loop(), blocked_after=0.15)

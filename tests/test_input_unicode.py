@@ -42,7 +42,9 @@ def _call(server: RunningServer, era: str, tool: str, raw_arguments: str) -> dic
     meta = ""
     headers = {**ACCEPT, **ERAS[era]}
     if era == "2026-07-28":
-        envelope = '"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}'
+        envelope = (
+            '"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}'
+        )
         meta = f', "_meta": {{{envelope}}}'
         headers["Mcp-Name"] = tool
     params = f'{{"name": "{tool}", "arguments": {raw_arguments}{meta}}}'
@@ -60,7 +62,9 @@ def _call(server: RunningServer, era: str, tool: str, raw_arguments: str) -> dic
 
 
 @pytest.mark.parametrize("era", list(ERAS))
-def test_lone_surrogate_argument_is_refused_and_nothing_written(server: RunningServer, era: str, tmp_path: Path) -> None:
+def test_lone_surrogate_argument_is_refused_and_nothing_written(
+    server: RunningServer, era: str, tmp_path: Path
+) -> None:
     created = _call(server, era, "local_create_issue", '{"title": "t"}')["result"]
     assert created["isError"] is False
     issue = created["structuredContent"]["issue"]["id"]
