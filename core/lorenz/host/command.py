@@ -105,7 +105,7 @@ def serve(
         from .reload import LiveWorkspace
 
         try:
-            live = LiveWorkspace(workspace, workflow=workflow, cwd=cwd, env=env, reload=reload)
+            live = LiveWorkspace(workspace, workflow=workflow, cwd=cwd, env=env, reload=reload, plugins=plugins)
         except Exception as exc:  # a pack's tool_specs() raising, or a spec the SDK cannot represent
             return _fail(redact_text(error_message(exc)))
         if workspace.embedded_default:

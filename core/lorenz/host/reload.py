@@ -15,7 +15,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,10 +26,11 @@ from ..contracts import ToolProvider, ToolSpec
 from ..redact import redact_text
 from ..results import error_message
 from ..schemas import Validator, compile_schema
+from .installed import InstalledWatch
 
 if TYPE_CHECKING:
     from ..mount import PackFailure
-    from ..plugins import PluginFailure
+    from ..plugins import Discovery, PluginFailure
     from ..workspace import Workspace
 
 __all__ = ["LiveWorkspace", "Snapshot"]
@@ -130,8 +131,13 @@ class LiveWorkspace:
         cwd: Path | None = None,
         env: Mapping[str, str] | None = None,
         reload: bool = True,
+        plugins: Sequence[object] = (),
     ) -> None:
         self._workflow = workflow
+        self._plugins = tuple(plugins)
+        #: Installed distributions changed: the next reload re-runs discovery.
+        self._installed = InstalledWatch()
+        self._rediscover = False
         self._cwd = Path.cwd() if cwd is None else cwd
         self._env = dict(os.environ if env is None else env)
         self._reload = reload
@@ -163,7 +169,7 @@ class LiveWorkspace:
         from ..workspace import open_workspace
 
         workspace = open_workspace(workflow, cwd=cwd, env=env, plugins=tuple(plugins))
-        return cls(workspace, workflow=workflow, cwd=cwd, env=env, reload=reload)
+        return cls(workspace, workflow=workflow, cwd=cwd, env=env, reload=reload, plugins=plugins)
 
     def _watch_path(self, workspace: Workspace) -> Path | None:
         path = workspace.settings.workflow_path
@@ -192,17 +198,23 @@ class LiveWorkspace:
         return self._snapshot
 
     def current(self) -> Snapshot:
-        """The snapshot to serve this request with, reloading first if WORKFLOW.md changed.
+        """The snapshot to serve this request with, reloading first if WORKFLOW.md (or the set of
+        installed distributions) changed.
 
         Blocks while reloading (a reload may run ``op read`` and other slow resolvers): on the
         event loop use :meth:`current_async`."""
-        if self._reload and _signature(self._watched) != self._signature:
+        if self.changed():
             self.check()
         return self._snapshot
 
     def changed(self) -> bool:
-        """Whether WORKFLOW.md changed since the last look (one ``stat``, no reload)."""
-        return self._reload and _signature(self._watched) != self._signature
+        """Whether WORKFLOW.md changed since the last look (one ``stat``, no reload), or
+        distributions were installed or removed (looked at once a second at most)."""
+        if not self._reload:
+            return False
+        if self._installed.changed():
+            self._rediscover = True
+        return self._rediscover or _signature(self._watched) != self._signature
 
     async def current_async(self) -> Snapshot:
         """:meth:`current` for the event loop: only a ``stat`` runs inline.
@@ -246,11 +258,15 @@ class LiveWorkspace:
         swapped in. A failed load is logged once per file version and the old config stays; a
         file that changed again while it was loading (a half-written save) is read again."""
         with self._lock:
+            discovery = None
+            if self._rediscover:
+                self._rediscover = False
+                discovery = self._discover()
             for _ in range(_RELOAD_ATTEMPTS):
                 signature = _signature(self._watched)
-                if signature == self._signature:
+                if signature == self._signature and discovery is None:
                     return False
-                snapshot, error = self._load()
+                snapshot, error = self._load(discovery)
                 if _signature(self._watched) == signature:
                     break
                 # Changed again while loading (still being written): what was read is not the
@@ -278,8 +294,27 @@ class LiveWorkspace:
             )
             return True
 
-    def _load(self) -> tuple[Snapshot | None, Exception | None]:
-        """The snapshot of the workflow as it is on disk now, or the error loading it."""
+    def _discover(self) -> Discovery:
+        """Discovery run afresh, for an environment where distributions came or went."""
+        import importlib
+
+        from ..plugins import discover
+
+        importlib.invalidate_caches()
+        self._installed.mark()
+        discovery = discover(plugins=self._plugins, env=self._env)
+        before = {info.distribution for info in self._snapshot.workspace.discovery.plugins}
+        after = {info.distribution for info in discovery.plugins}
+        logger.info(
+            "lorenz: installed plugins changed (new: %s; gone: %s)",
+            ", ".join(sorted(str(name) for name in after - before)) or "-",
+            ", ".join(sorted(str(name) for name in before - after)) or "-",
+        )
+        return discovery
+
+    def _load(self, discovery: Discovery | None = None) -> tuple[Snapshot | None, Exception | None]:
+        """The snapshot of the workflow as it is on disk now (over ``discovery`` when discovery
+        ran afresh), or the error loading it."""
         from ..workspace import open_workspace
 
         try:
@@ -290,7 +325,7 @@ class LiveWorkspace:
                 self._watched if served_file and self._workflow is None else self._workflow,
                 cwd=self._cwd,
                 env=self._env,
-                discovery=self._snapshot.workspace.discovery,
+                discovery=discovery or self._snapshot.workspace.discovery,
             )
             snapshot = Snapshot.build(workspace, self._snapshot.generation + 1)
             if self.prepare is not None:
