@@ -118,4 +118,5 @@ async def test_a_pack_installed_while_serving_can_be_mounted_without_a_restart(
                 await anyio.sleep(0.2)
         assert server.live.last_error is not None and "latecomer" in server.live.last_error
         assert "latecomer_hello" in await names(server.url)
-        assert httpx.get(server.base_url + "/healthz").json()["reloadFailed"] is True
+        async with httpx.AsyncClient() as http:
+            assert (await http.get(server.base_url + "/healthz")).json()["reloadFailed"] is True
