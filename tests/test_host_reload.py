@@ -185,3 +185,24 @@ async def test_requests_reload_off_the_event_loop(
         assert await names(server.url) == [*DEMO, "extra_ping"]
     assert len(threads) >= 4  # one per change (the poller may catch a write before its utime)
     assert "lorenz-serve" not in threads
+
+
+async def test_calling_an_installed_but_unmounted_tool_says_how_to_mount_it(
+    tmp_path: Path, host_pack: ModuleType
+) -> None:
+    """An unknown tool that an installed pack declares gets the `tools:` line that mounts it."""
+    workflow = tmp_path / "WORKFLOW.md"
+    write(workflow, "tracker:\n  kind: demo\n")
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack]) as server:
+        async with mcp.Client(server.url) as client:
+            result = await client.call_tool("extra_ping", {})
+            assert result.is_error is True
+            assert result.structured_content is not None
+            assert result.structured_content["error"]["message"] == (
+                'Unsupported tool: "extra_ping". It belongs to the installed pack extra, which this workflow does '
+                'not mount: add "tools: {extra: {}}" to WORKFLOW.md'
+            )
+            unknown = await client.call_tool("nowhere_at_all", {})
+            assert unknown.structured_content is not None
+            assert unknown.structured_content["error"]["message"] == 'Unsupported tool: "nowhere_at_all".'
+            assert "demo_add" in unknown.structured_content["error"]["supportedTools"]

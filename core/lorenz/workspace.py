@@ -15,7 +15,7 @@ from attrs import frozen
 
 from .contracts import ToolContext, ToolProvider, ToolSpec, TrackerContext
 from .execution import ToolRunner
-from .mount import Mounted, execute_mounted_tool, mount
+from .mount import InstalledTool, Mounted, installed_tools, mount, unmounted_tool_failure
 from .plugins import Discovery, discover
 from .results import ToolResult
 from .schemas import compile_schema, validate_arguments
@@ -52,6 +52,15 @@ class Workspace:
         """The mounted packs and their tools (computed once), and the packs left out as broken."""
         return mount(self.settings, self.discovery)
 
+    @functools.cached_property
+    def installed_tools(self) -> list[InstalledTool]:
+        """Every installed pack's tools, each marked mounted or not (computed once)."""
+        return installed_tools(self.settings, self.discovery, self.mounted)
+
+    def unsupported(self, name: str) -> ToolResult:
+        """The failure for a tool no mounted pack declares, saying how to mount it if one installed does."""
+        return unmounted_tool_failure(name, self.mounted, self.installed_tools)
+
     def pack_names(self) -> list[str]:
         return [pack.name for pack in self.mounted.packs]
 
@@ -73,7 +82,7 @@ class Workspace:
         pack = self.mounted.owners.get(name)
         context = ToolContext(settings=self.settings, http=http)
         if pack is None:
-            return await execute_mounted_tool(self.mounted.packs, name, arguments, context)
+            return self.unsupported(name)
         refused = refuse_lone_surrogates(name, arguments)
         if refused is None and not getattr(pack, "validates_arguments", False):  # typed packs name the key
             spec = next(spec for spec in self.mounted.specs if spec.name == name)

@@ -13,6 +13,8 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+import anyio
+import anyio.to_thread
 import httpx
 import mcp_types as types
 from jsonschema.exceptions import best_match
@@ -25,9 +27,8 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from .. import __version__
 from ..contracts import ToolContext, ToolSpec
 from ..execution import ToolRunner
-from ..mount import execute_mounted_tool
 from ..redact import redact_text, redacted_traceback
-from ..results import ToolResult, error_message, tool_failure
+from ..results import ToolResult, error_message, tool_failure, unsupported_tool_failure
 from ..schemas import validate_arguments
 from ..settings.model import DEFAULT_MAX_RESULT_BYTES
 from ..wire import ResultTooLarge, encode_payload, refuse_lone_surrogates, scrub_surrogates
@@ -202,6 +203,18 @@ def call_result(
     )
 
 
+#: How long asking the unmounted packs for their tools may take (once per snapshot) before an
+#: unknown tool's failure goes out without the "how to mount it" hint.
+_INSTALLED_TOOLS_SECONDS = 5.0
+
+
+async def unsupported(snapshot: Snapshot, name: str) -> ToolResult:
+    """The failure for an unknown tool; unmounted packs are asked for their tools off the loop."""
+    with anyio.move_on_after(_INSTALLED_TOOLS_SECONDS):
+        return await anyio.to_thread.run_sync(snapshot.workspace.unsupported, name, abandon_on_cancel=True)
+    return unsupported_tool_failure(name, [spec.name for spec in snapshot.specs])
+
+
 async def call_tool(state: HostState, snapshot: Snapshot, name: str, arguments: Any) -> types.CallToolResult:
     """Validate, route and run one tool call; never raises."""
     server = snapshot.settings.server
@@ -209,8 +222,8 @@ async def call_tool(state: HostState, snapshot: Snapshot, name: str, arguments: 
         name = name.strip()
         context = ToolContext(settings=snapshot.settings, http=state.client())
         pack = snapshot.owners.get(name)
-        if pack is None:  # lists every mounted tool in the failure
-            return call_result(await execute_mounted_tool(snapshot.packs, name, arguments, context))
+        if pack is None:  # lists every mounted tool, and says how to mount an installed one
+            return call_result(await unsupported(snapshot, name))
         refused = refuse_lone_surrogates(name, arguments)
         # Typed packs (lorenz.authoring) refuse bad arguments themselves, naming the key at fault.
         if refused is None and not getattr(pack, "validates_arguments", False):
