@@ -31,11 +31,20 @@ from .results import ToolResult, error_message, tool_failure
 if TYPE_CHECKING:
     from .contracts import ToolContext, ToolProvider
 
-__all__ = ["ToolRunner", "call_pack", "failure_from_exception", "run_in_thread"]
+__all__ = ["CallOutcome", "ToolRunner", "call_pack", "failure_from_exception", "run_in_thread"]
 
 logger = logging.getLogger("lorenz.host")
 
 T = TypeVar("T")
+
+
+@frozen
+class CallOutcome:
+    """A call's result and how it ended: ``success``, ``failure`` (the pack said so), ``crash`` (the
+    pack raised), ``timeout``, ``rejected`` (refused before it ran: busy, bad arguments, limits)."""
+
+    result: ToolResult
+    kind: str
 
 
 @frozen
@@ -76,15 +85,20 @@ def _cancelled_by_caller(exc: BaseException) -> bool:
 async def call_pack(pack: ToolProvider, name: str, arguments: Any, context: ToolContext) -> ToolResult:
     """``await pack.execute_tool(...)`` in-line; never raises except for a real host signal or the
     caller's own cancellation."""
+    return (await _call_pack(pack, name, arguments, context)).result
+
+
+async def _call_pack(pack: ToolProvider, name: str, arguments: Any, context: ToolContext) -> CallOutcome:
     try:
         result = await pack.execute_tool(name, arguments, context)
     except BaseException as exc:
         if not contain(exc) or _cancelled_by_caller(exc):
             raise
-        return failure_from_exception(PluginError(f"pack {pack.name}", "execute_tool", exc), context)
+        crashed = PluginError(f"pack {pack.name}", "execute_tool", exc)
+        return CallOutcome(failure_from_exception(crashed, context), "crash")
     if not isinstance(result, ToolResult):
-        return tool_failure(f"tool {name} returned {type(result).__name__}, not a ToolResult")
-    return result
+        return CallOutcome(tool_failure(f"tool {name} returned {type(result).__name__}, not a ToolResult"), "crash")
+    return CallOutcome(result, "success" if result.success else "failure")
 
 
 async def run_in_thread(function: Callable[..., T], *args: Any) -> T:
@@ -103,7 +117,7 @@ class ToolRunner:
         self._slots: dict[str, CapacityLimiter] = {}
         self._threads: dict[str, CapacityLimiter] = {}
         #: Calls that outlived the timeout (or their caller), kept referenced until they end.
-        self._abandoned: dict[asyncio.Task[ToolResult], _PackCall] = {}
+        self._abandoned: dict[asyncio.Task[CallOutcome], _PackCall] = {}
 
     def _limiters(self, pack: str, concurrency: int) -> tuple[CapacityLimiter, CapacityLimiter]:
         slots = self._slots.get(pack)
@@ -135,6 +149,20 @@ class ToolRunner:
     ) -> ToolResult:
         """One call, answered within ``time_limit`` seconds at the latest; never raises except for a real
         host signal or this call's own cancellation (which cancels the pack's task too)."""
+        outcome = await self.run_call(pack, name, arguments, context, time_limit=time_limit, concurrency=concurrency)
+        return outcome.result
+
+    async def run_call(
+        self,
+        pack: ToolProvider,
+        name: str,
+        arguments: Any,
+        context: ToolContext,
+        *,
+        time_limit: float,
+        concurrency: int,
+    ) -> CallOutcome:
+        """:meth:`run`, also saying how the call ended."""
         pack_name = str(pack.name)
         slots, threads = self._limiters(pack_name, concurrency)
         loop = asyncio.get_running_loop()
@@ -143,10 +171,11 @@ class ToolRunner:
         with anyio.move_on_after(time_limit) as waiting:
             await slots.acquire_on_behalf_of(token)
         if waiting.cancelled_caught:
-            return tool_failure(
+            busy = tool_failure(
                 f"pack {pack_name} is busy: all {concurrency} of its call slots stayed taken for {time_limit:g} s "
                 "(calls that outlive the tool timeout keep theirs until they return); try again later"
             )
+            return CallOutcome(busy, "rejected")
         call = _PackCall(pack=pack_name, tool=name, threads=threads)
         task = loop.create_task(_guarded(call, pack, arguments, context, slots, token))
         try:
@@ -158,12 +187,13 @@ class ToolRunner:
         if not done:
             task.cancel()
             self._keep(task, call, reason=f"did not finish within {time_limit:g} s")
-            return tool_failure(f"tool {name} did not finish within {time_limit:g} s (server.tool_timeout_seconds)")
+            late = tool_failure(f"tool {name} did not finish within {time_limit:g} s (server.tool_timeout_seconds)")
+            return CallOutcome(late, "timeout")
         if task.cancelled():
-            return tool_failure(f"tool {name} was cancelled")
+            return CallOutcome(tool_failure(f"tool {name} was cancelled"), "cancelled")
         return task.result()
 
-    def _keep(self, task: asyncio.Task[ToolResult], call: _PackCall, *, reason: str) -> None:
+    def _keep(self, task: asyncio.Task[CallOutcome], call: _PackCall, *, reason: str) -> None:
         """Hold on to a call the host stopped waiting for, and log when it finally ends."""
         if task.done():
             return
@@ -176,7 +206,7 @@ class ToolRunner:
                 reason,
             )
 
-        def ended(finished: asyncio.Task[ToolResult]) -> None:
+        def ended(finished: asyncio.Task[CallOutcome]) -> None:
             self._abandoned.pop(finished, None)
             if reason != "cancelled":
                 logger.info("lorenz: abandoned call of tool %s (pack %s) has ended", call.tool, call.pack)
@@ -191,10 +221,10 @@ class ToolRunner:
 
 async def _guarded(
     call: _PackCall, pack: ToolProvider, arguments: Any, context: ToolContext, slots: CapacityLimiter, token: object
-) -> ToolResult:
+) -> CallOutcome:
     """The task body of one call. Its frame marks the running pack for the event-loop watchdog."""
     _CURRENT.set(call)
     try:
-        return await call_pack(pack, call.tool, arguments, context)
+        return await _call_pack(pack, call.tool, arguments, context)
     finally:
         slots.release_on_behalf_of(token)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,7 @@ from ..results import ToolResult, error_message, tool_failure, unsupported_tool_
 from ..schemas import validate_arguments
 from ..settings.model import DEFAULT_MAX_RESULT_BYTES
 from ..wire import ResultTooLarge, encode_payload, refuse_lone_surrogates, scrub_surrogates
+from .recording import CallRecorder
 
 if TYPE_CHECKING:
     from mcp.server.session import ServerSession
@@ -65,6 +67,7 @@ class HostState:
             self.listen = ListenHandler(self._bus)
         self.http: httpx.AsyncClient | None = None
         self.runner = ToolRunner()
+        self.recorder = CallRecorder(live)
         self._sessions: dict[str, ServerSession] = {}
         self._notified_generation = live.snapshot().generation
 
@@ -77,6 +80,7 @@ class HostState:
         if self.listen is not None:
             self.listen.close()  # ends open listen streams gracefully, so shutdown does not wait on them
         await self.runner.aclose()
+        self.recorder.close()
         if self.http is not None:
             await self.http.aclose()
             self.http = None
@@ -179,9 +183,8 @@ def call_result(
         payload, text = encode_payload(result.payload(), max_bytes=max_bytes)
     except ResultTooLarge as exc:
         tool = spec.name if spec is not None else "the tool"
-        return call_result(
-            tool_failure(f"{tool} returned {exc} (server.max_result_bytes): ask for less, e.g. a smaller limit")
-        )
+        message = f"{tool} returned {exc} (server.max_result_bytes): ask for less, e.g. a smaller limit"
+        return call_result(tool_failure(message, reason=RESULT_TOO_LARGE))
     if result.success and spec is not None and spec.output_schema is not None:
         problem = None
         if output is not None and not output.is_valid(payload):
@@ -203,6 +206,9 @@ def call_result(
     )
 
 
+#: ``reason`` of the failure that replaces a result over ``server.max_result_bytes``.
+RESULT_TOO_LARGE = "result_too_large"
+
 #: How long asking the unmounted packs for their tools may take (once per snapshot) before an
 #: unknown tool's failure goes out without the "how to mount it" hint.
 _INSTALLED_TOOLS_SECONDS = 5.0
@@ -215,29 +221,52 @@ async def unsupported(snapshot: Snapshot, name: str) -> ToolResult:
     return unsupported_tool_failure(name, [spec.name for spec in snapshot.specs])
 
 
-async def call_tool(state: HostState, snapshot: Snapshot, name: str, arguments: Any) -> types.CallToolResult:
-    """Validate, route and run one tool call; never raises."""
+def _reason(payload: Any) -> Any:
+    error = payload.get("error") if isinstance(payload, dict) else None
+    return error.get("reason") if isinstance(error, dict) else None
+
+
+async def call_tool(
+    state: HostState, snapshot: Snapshot, name: str, arguments: Any, ctx: ServerRequestContext[Any, Any] | None = None
+) -> types.CallToolResult:
+    """Validate, route and run one tool call, and record it; never raises."""
+    started = time.perf_counter()
+    name = name.strip()
+    reply, kind = await _call_tool(state, snapshot, name, arguments)
+    state.recorder.record(snapshot, name, arguments, reply, kind, started, ctx)
+    return reply
+
+
+async def _call_tool(
+    state: HostState, snapshot: Snapshot, name: str, arguments: Any
+) -> tuple[types.CallToolResult, str]:
     server = snapshot.settings.server
     try:
-        name = name.strip()
         context = ToolContext(settings=snapshot.settings, http=state.client())
         pack = snapshot.owners.get(name)
         if pack is None:  # lists every mounted tool, and says how to mount an installed one
-            return call_result(await unsupported(snapshot, name))
+            return call_result(await unsupported(snapshot, name)), "rejected"
         refused = refuse_lone_surrogates(name, arguments)
         # Typed packs (lorenz.authoring) refuse bad arguments themselves, naming the key at fault.
         if refused is None and not getattr(pack, "validates_arguments", False):
             refused = validate_arguments(name, arguments, snapshot.input_validators.get(name))
         if refused is not None:
-            return call_result(refused)
-        result = await state.runner.run(
+            return call_result(refused), "rejected"
+        outcome = await state.runner.run_call(
             pack, name, arguments, context, time_limit=server.tool_timeout_seconds, concurrency=server.pack_concurrency
         )
         spec = snapshot.by_name[name]
-        return call_result(result, spec, snapshot.output_validators.get(name), max_bytes=server.max_result_bytes)
+        output = snapshot.output_validators.get(name)
+        reply = call_result(outcome.result, spec, output, max_bytes=server.max_result_bytes)
+        kind = outcome.kind
+        if kind == "success" and reply.is_error:  # too large, or not matching its outputSchema
+            kind = "rejected" if _reason(reply.structured_content) == RESULT_TOO_LARGE else "failure"
+        elif kind == "failure" and _reason(outcome.result.result) == "invalid_arguments":
+            kind = "rejected"  # a typed pack refusing its arguments
+        return reply, kind
     except Exception as exc:  # a defect here must still reach the model as a tool error
         logger.error("lorenz: tools/call %s failed\n%s", name, redacted_traceback(exc, snapshot.settings.secrets))
-        return call_result(tool_failure(redact_text(error_message(exc), snapshot.settings.secrets)))
+        return call_result(tool_failure(redact_text(error_message(exc), snapshot.settings.secrets))), "crash"
 
 
 def build_server(state: HostState) -> LorenzServer:
@@ -254,7 +283,7 @@ def build_server(state: HostState) -> LorenzServer:
     ) -> types.CallToolResult:
         state.remember(ctx)
         arguments = params.arguments if params.arguments is not None else {}
-        return await call_tool(state, await state.live.current_async(), params.name, arguments)
+        return await call_tool(state, await state.live.current_async(), params.name, arguments, ctx)
 
     def input_schema(name: str) -> Mapping[str, Any] | None:
         # Synchronous (the SDK's hook): the request already passed SecurityMiddleware, which

@@ -18,6 +18,7 @@ from .. import __version__
 from .security import MCP_PATH, token_matches
 
 if TYPE_CHECKING:
+    from .calllog import CallStats
     from .reload import LiveWorkspace, Snapshot
 
 __all__ = ["health_data", "healthz", "landing_page", "render_landing", "server_card"]
@@ -122,6 +123,9 @@ pre{padding:.6rem;overflow-x:auto}code{padding:.1rem .25rem}.muted{color:#6e6e73
 section.tool{border:1px solid #ddd;border-radius:6px;padding:.2rem 1rem;margin:.8rem 0}
 .disabled{opacity:.55;border-style:dashed}
 .failed{border-color:#c62828;background:#fff5f5}
+table{border-collapse:collapse;margin:.6rem 0;font-size:13px}
+td,th{border-bottom:1px solid #eee;padding:.2rem .6rem;text-align:left}
+tr.call-failure td,tr.call-crash td,tr.call-timeout td,tr.call-rejected td{color:#b71c1c}
 .pill{display:inline-block;font-size:12px;border:1px solid #bbb;border-radius:9px;padding:0 .5rem;margin-right:.3rem}
 """
 
@@ -185,8 +189,41 @@ def _hints(annotations: Any) -> str:
     return "".join(pills)
 
 
-def render_landing(snapshot: Snapshot, url: str, *, authorized: bool) -> str:
-    """The landing page: what is served, and how to connect to it."""
+def _recent_calls(stats: CallStats | None, refresh: int | None) -> list[str]:
+    """The live view: per-tool counters since start and the most recent calls."""
+    if stats is None:
+        return []
+    recent, tools = stats.snapshot()
+    again = (
+        f'refreshing every {refresh} s (<a href="/">stop</a>)'
+        if refresh
+        else '<a href="/?refresh=5#calls">refresh every 5 s</a>'
+    )
+    parts = [f'<h2 id="calls">Recent calls</h2><p class="muted">Since start; {again}.</p>']
+    if not recent:
+        return [*parts, "<p>No tool calls yet.</p>"]
+    parts.append("<table><tr><th>tool</th><th>calls</th><th>failures</th><th>p50 ms</th><th>p95 ms</th></tr>")
+    for tool in tools:
+        parts.append(
+            f"<tr><td><code>{escape(tool.tool)}</code></td><td>{tool.calls}</td><td>{tool.failures}</td>"
+            f"<td>{tool.p50_ms:.1f}</td><td>{tool.p95_ms:.1f}</td></tr>"
+        )
+    parts.append("</table><table><tr><th>time (UTC)</th><th>tool</th><th>outcome</th><th>ms</th><th>error</th></tr>")
+    for call in recent:
+        outcome = escape(call.outcome)
+        parts.append(
+            f'<tr class="call-{outcome}"><td>{escape(call.ts[11:23])}</td><td><code>{escape(call.tool)}</code></td>'
+            f"<td>{outcome}</td><td>{call.duration_ms:.1f}</td><td>{escape(call.error or '')}</td></tr>"
+        )
+    parts.append("</table>")
+    return parts
+
+
+def render_landing(
+    snapshot: Snapshot, url: str, *, authorized: bool, stats: CallStats | None = None, refresh: int | None = None
+) -> str:
+    """The landing page: what is served, how to connect to it, and (to authorized callers) what
+    the tools have been doing."""
     token = bool(snapshot.settings.server.token)
     header = ' --header "Authorization: Bearer $LORENZ_MCP_TOKEN"' if token else ""
     curl_auth = ' -H "Authorization: Bearer $LORENZ_MCP_TOKEN"' if token else ""
@@ -199,6 +236,7 @@ def render_landing(snapshot: Snapshot, url: str, *, authorized: bool) -> str:
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f'<meta http-equiv="refresh" content="{refresh}">' if refresh else "",
         f"<title>Lorenz MCP server</title><style>{_CSS}</style></head><body>",
         f'<h1>Lorenz</h1><p class="muted">MCP server, version {escape(__version__)}</p>',
     ]
@@ -223,6 +261,7 @@ def render_landing(snapshot: Snapshot, url: str, *, authorized: bool) -> str:
         parts.append("<p>The tool inventory is available to callers presenting the bearer token.</p>")
     else:
         parts += _failures(snapshot)
+        parts += _recent_calls(stats, refresh)
         tools_by_pack: dict[str, list[dict[str, Any]]] = {}
         for tool in _tools(snapshot):
             tools_by_pack.setdefault(str(tool["pack"]), []).append(tool)
@@ -262,7 +301,15 @@ def render_landing(snapshot: Snapshot, url: str, *, authorized: bool) -> str:
 async def landing_page(request: Request) -> HTMLResponse:
     live: LiveWorkspace = request.app.state.live
     snapshot = await live.current_async()
-    html = render_landing(snapshot, endpoint_url(request), authorized=_authorized(request, snapshot))
+    refresh = request.query_params.get("refresh", "")
+    state = getattr(request.app.state, "host", None)
+    html = render_landing(
+        snapshot,
+        endpoint_url(request),
+        authorized=_authorized(request, snapshot),
+        stats=getattr(getattr(state, "recorder", None), "stats", None),
+        refresh=min(int(refresh), 3600) if refresh.isdigit() and int(refresh) > 0 else None,
+    )
     return HTMLResponse(
         html,
         headers={

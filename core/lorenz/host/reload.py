@@ -78,6 +78,10 @@ class Snapshot:
         pack = self.owners.get(tool)
         return pack.name if pack is not None else None
 
+    def distribution_of(self, pack: str) -> str | None:
+        """The distribution that registered ``pack`` (``None`` for an in-process plugin)."""
+        return next((info.distribution for info in self.workspace.discovery.plugins if pack in info.packs), None)
+
     @property
     def plugin_failures(self) -> tuple[PluginFailure, ...]:
         """Plugins that failed to load (discovery), shown on ``/healthz`` and the landing page."""
@@ -183,6 +187,11 @@ class LiveWorkspace:
         from ..settings import workflow_path
 
         return Path(workflow_path(self._cwd, self._env))
+
+    @property
+    def env(self) -> Mapping[str, str]:
+        """The environment the workflow is resolved in."""
+        return self._env
 
     @property
     def reloads(self) -> bool:

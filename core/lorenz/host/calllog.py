@@ -1,0 +1,172 @@
+"""Recording every ``tools/call``: a JSON-lines call log and an in-memory window for the landing page.
+
+A failing tool is an HTTP 200 with ``isError``, so HTTP dashboards see health while agents see
+failures: this is where the host says which tool failed, how often, how slowly, for whom.
+Argument *values* are never recorded (only their size), and every message is redacted.
+
+The log is written by a :class:`logging.handlers.QueueListener` thread into a
+:class:`~logging.handlers.RotatingFileHandler` (``server.call_log_max_bytes``, keeping
+``server.call_log_keep`` files), so a call only pays for putting one line on a queue.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import logging.handlers
+import queue
+import statistics
+import sys
+import threading
+from collections import deque
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+from attrs import asdict, frozen
+
+from ..redact import redact_text
+
+__all__ = ["CALL_LOG_ENV", "CallLog", "CallRecord", "CallStats", "ToolStats"]
+
+#: Where the call log goes when ``server.call_log`` is not set (``-`` for stderr).
+CALL_LOG_ENV = "LORENZ_CALL_LOG"
+#: Characters of an error message kept in a record.
+MAX_ERROR_CHARS = 500
+#: Calls the landing page's "Recent calls" table shows.
+RECENT_CALLS = 50
+#: Durations kept per tool for its percentiles.
+_DURATIONS_KEPT = 1024
+
+
+#: Keys left out of a line when there is nothing to say (the others are always there, maybe null).
+_WHEN_KNOWN = frozenset({"client", "sessionId", "traceId", "token"})
+
+
+@frozen(kw_only=True)
+class CallRecord:
+    """One ``tools/call`` as the call log writes it (camelCase keys on the wire)."""
+
+    ts: str
+    tool: str
+    pack: str | None
+    distribution: str | None
+    duration_ms: float
+    outcome: str
+    error: str | None = None
+    argument_bytes: int = 0
+    result_bytes: int = 0
+    protocol_version: str | None = None
+    client: dict[str, str] | None = None
+    session_id: str | None = None
+    request_id: str | int | None = None
+    trace_id: str | None = None
+    token: str | None = None
+
+    @staticmethod
+    def now() -> str:
+        return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    def to_json(self) -> dict[str, Any]:
+        names = {
+            "duration_ms": "durationMs",
+            "argument_bytes": "argumentBytes",
+            "result_bytes": "resultBytes",
+            "protocol_version": "protocolVersion",
+            "session_id": "sessionId",
+            "request_id": "requestId",
+            "trace_id": "traceId",
+        }
+        out = {names.get(key, key): value for key, value in asdict(self).items()}
+        return {key: value for key, value in out.items() if value is not None or key not in _WHEN_KNOWN}
+
+
+def clean_error(message: str | None, secrets: Iterable[str]) -> str | None:
+    """A record's ``error``: redacted, one line, at most :data:`MAX_ERROR_CHARS` characters."""
+    if message is None:
+        return None
+    text = " ".join(redact_text(message, secrets).split())
+    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 1] + "…"
+
+
+class CallLog:
+    """The JSON-lines call log at ``path`` (``-``: stderr), rotated by size, written off the loop."""
+
+    def __init__(self, path: str, *, max_bytes: int, keep: int) -> None:
+        self.path = path
+        self.max_bytes = max_bytes
+        self.keep = keep
+        handler: logging.Handler
+        if path == "-":
+            handler = logging.StreamHandler(sys.stderr)
+        else:
+            handler = logging.handlers.RotatingFileHandler(path, maxBytes=max_bytes, backupCount=keep, encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        self._queue: queue.SimpleQueue[logging.LogRecord] = queue.SimpleQueue()
+        self._listener = logging.handlers.QueueListener(self._queue, handler)
+        self._handler = handler
+        self._listener.start()
+
+    def same(self, path: str, max_bytes: int, keep: int) -> bool:
+        return (self.path, self.max_bytes, self.keep) == (path, max_bytes, keep)
+
+    def write(self, record: CallRecord) -> None:
+        line = json.dumps(record.to_json(), ensure_ascii=False, separators=(",", ":"))
+        self._queue.put(logging.makeLogRecord({"msg": line, "levelno": logging.INFO, "levelname": "INFO"}))
+
+    def close(self) -> None:
+        """Write what is queued, then close the file."""
+        self._listener.stop()
+        self._handler.close()
+
+
+@frozen
+class ToolStats:
+    tool: str
+    calls: int
+    failures: int
+    p50_ms: float
+    p95_ms: float
+
+
+class CallStats:
+    """Counters since start and the most recent calls, for the landing page (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.recent: deque[CallRecord] = deque(maxlen=RECENT_CALLS)
+        self._calls: dict[str, int] = {}
+        self._failures: dict[str, int] = {}
+        self._durations: dict[str, deque[float]] = {}
+
+    def add(self, record: CallRecord) -> None:
+        with self._lock:
+            self.recent.append(record)
+            self._calls[record.tool] = self._calls.get(record.tool, 0) + 1
+            if record.outcome != "success":
+                self._failures[record.tool] = self._failures.get(record.tool, 0) + 1
+            self._durations.setdefault(record.tool, deque(maxlen=_DURATIONS_KEPT)).append(record.duration_ms)
+
+    def snapshot(self) -> tuple[list[CallRecord], list[ToolStats]]:
+        """``(recent calls, newest first; per-tool counters, busiest first)``."""
+        with self._lock:
+            recent = list(reversed(self.recent))
+            tools = [
+                ToolStats(
+                    tool=tool,
+                    calls=count,
+                    failures=self._failures.get(tool, 0),
+                    p50_ms=_percentile(self._durations[tool], 50),
+                    p95_ms=_percentile(self._durations[tool], 95),
+                )
+                for tool, count in self._calls.items()
+            ]
+        tools.sort(key=lambda stats: (-stats.calls, stats.tool))
+        return recent, tools
+
+
+def _percentile(samples: Iterable[float], q: int) -> float:
+    values = sorted(samples)
+    if len(values) < 2:
+        return values[0] if values else 0.0
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]

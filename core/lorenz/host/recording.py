@@ -1,0 +1,128 @@
+"""What the host records of each ``tools/call``: the call log line and the landing page's counters.
+
+Built from the request context the SDK hands the handler: protocol version, JSON-RPC id, the
+session (stateful HTTP), the client's name and version when it said (an ``initialize`` on this
+session, or the 2026-07-28 ``_meta`` client info).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+
+from .calllog import CALL_LOG_ENV, CallLog, CallRecord, CallStats, clean_error
+
+if TYPE_CHECKING:
+    from mcp.server import ServerRequestContext
+
+    from .reload import LiveWorkspace, Snapshot
+
+__all__ = ["CallRecorder"]
+
+_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+
+
+def _client(ctx: ServerRequestContext[Any, Any] | None) -> dict[str, str] | None:
+    if ctx is None:
+        return None
+    params = getattr(ctx.session, "client_params", None)
+    info: Any = getattr(params, "client_info", None)
+    if info is None and isinstance(ctx.meta, dict):
+        info = ctx.meta.get(_CLIENT_INFO)
+    elif info is None and ctx.meta is not None:
+        info = (getattr(ctx.meta, "model_extra", None) or {}).get(_CLIENT_INFO)
+    if isinstance(info, dict):
+        name, version = info.get("name"), info.get("version")
+    else:
+        name, version = getattr(info, "name", None), getattr(info, "version", None)
+    if not isinstance(name, str):
+        return None
+    return {"name": name, "version": str(version)} if version is not None else {"name": name}
+
+
+def _session_id(ctx: ServerRequestContext[Any, Any] | None) -> str | None:
+    request = getattr(ctx, "request", None) if ctx is not None else None
+    headers = getattr(request, "headers", None)
+    value = headers.get("mcp-session-id") if headers is not None else None
+    return value if isinstance(value, str) else None
+
+
+def _text_bytes(reply: types.CallToolResult) -> int:
+    texts = (item.text for item in reply.content if isinstance(item, types.TextContent))
+    return sum(len(text.encode("utf-8", "replace")) for text in texts)
+
+
+class CallRecorder:
+    """Records calls into the in-memory window and, when configured, the call log (reopened when
+    ``server.call_log`` changes on reload)."""
+
+    def __init__(self, live: LiveWorkspace) -> None:
+        self._live = live
+        self.stats = CallStats()
+        self._log: CallLog | None = None
+
+    def _call_log(self, snapshot: Snapshot) -> CallLog | None:
+        server = snapshot.settings.server
+        path = server.call_log or self._live.env.get(CALL_LOG_ENV) or None
+        if path is None:
+            if self._log is not None:
+                self._log.close()
+                self._log = None
+            return None
+        if self._log is None or not self._log.same(path, server.call_log_max_bytes, server.call_log_keep):
+            if self._log is not None:
+                self._log.close()
+            if path != "-":
+                path = os.path.join(snapshot.settings.base_dir, path)
+            self._log = CallLog(path, max_bytes=server.call_log_max_bytes, keep=server.call_log_keep)
+        return self._log
+
+    def record(
+        self,
+        snapshot: Snapshot,
+        tool: str,
+        arguments: Any,
+        reply: types.CallToolResult,
+        outcome: str,
+        started: float,
+        ctx: ServerRequestContext[Any, Any] | None,
+    ) -> None:
+        duration_ms = round((time.perf_counter() - started) * 1000, 3)
+        error = None
+        if reply.is_error:
+            details = (reply.structured_content or {}).get("error")
+            message = details.get("message") if isinstance(details, dict) else None
+            if not isinstance(message, str):
+                message = next((item.text for item in reply.content if isinstance(item, types.TextContent)), None)
+            error = clean_error(message, snapshot.settings.secrets)
+        pack = snapshot.pack_of(tool)
+        log = self._call_log(snapshot)
+        record = CallRecord(
+            ts=CallRecord.now(),
+            tool=tool,
+            pack=pack,
+            distribution=snapshot.distribution_of(pack) if pack is not None else None,
+            duration_ms=duration_ms,
+            outcome=outcome,
+            error=error,
+            argument_bytes=len(json.dumps(arguments, ensure_ascii=False, default=str).encode("utf-8", "replace"))
+            if log is not None
+            else 0,
+            result_bytes=_text_bytes(reply) if log is not None else 0,
+            protocol_version=ctx.protocol_version if ctx is not None else None,
+            client=_client(ctx),
+            session_id=_session_id(ctx),
+            request_id=ctx.request_id if ctx is not None else None,
+        )
+        self.stats.add(record)
+        if log is not None:
+            log.write(record)
+
+    def close(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
