@@ -1,0 +1,147 @@
+"""``lorenz calls``: summaries of a call log (the JSON lines ``server.call_log`` writes).
+
+Per tool: calls, failure rate (anything but ``success``), p50/p95/max duration and the most
+frequent errors; filtered by age (``--since 1h``) and tool; ``--follow`` tails the log live.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, TextIO
+
+from attrs import frozen
+
+__all__ = ["ToolSummary", "follow", "parse_since", "read_calls", "summarize"]
+
+_SINCE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd])\s*$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+
+
+def parse_since(text: str, *, now: datetime | None = None) -> datetime:
+    """``30s``, ``15m``, ``1h``, ``2d`` → the moment that long ago (UTC)."""
+    match = _SINCE.match(text)
+    if match is None:
+        msg = f"--since {text!r}: expected a number and a unit, like 30s, 15m, 1h or 2d"
+        raise ValueError(msg)
+    amount, unit = float(match.group(1)), match.group(2)
+    return (now or datetime.now(UTC)) - timedelta(**{_UNITS[unit]: amount})
+
+
+def _moment(record: dict[str, Any]) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(record.get("ts", "")).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def read_calls(
+    lines: Iterable[str], *, since: datetime | None = None, tool: str | None = None
+) -> Iterator[dict[str, Any]]:
+    """The records among ``lines`` that match; lines that are not call records are skipped."""
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict) or not isinstance(record.get("tool"), str):
+            continue
+        if tool is not None and record["tool"] != tool:
+            continue
+        if since is not None:
+            moment = _moment(record)
+            if moment is None or moment < since:
+                continue
+        yield record
+
+
+@frozen
+class ToolSummary:
+    tool: str
+    calls: int
+    failures: int
+    p50_ms: float
+    p95_ms: float
+    max_ms: float
+    top_errors: tuple[tuple[str, int], ...]
+
+    @property
+    def failure_rate(self) -> float:
+        return self.failures / self.calls if self.calls else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "calls": self.calls,
+            "failures": self.failures,
+            "failureRate": round(self.failure_rate, 4),
+            "p50Ms": self.p50_ms,
+            "p95Ms": self.p95_ms,
+            "maxMs": self.max_ms,
+            "topErrors": [{"error": error, "count": count} for error, count in self.top_errors],
+        }
+
+
+def _quantile(values: list[float], q: int) -> float:
+    if len(values) < 2:
+        return values[0] if values else 0.0
+    return round(statistics.quantiles(values, n=100, method="inclusive")[q - 1], 3)
+
+
+def summarize(records: Iterable[dict[str, Any]], *, top: int = 3) -> list[ToolSummary]:
+    """One summary per tool, busiest first."""
+    durations: dict[str, list[float]] = {}
+    failures: Counter[str] = Counter()
+    errors: dict[str, Counter[str]] = {}
+    for record in records:
+        tool = record["tool"]
+        duration = record.get("durationMs")
+        durations.setdefault(tool, []).append(float(duration) if isinstance(duration, int | float) else 0.0)
+        if record.get("outcome") != "success":
+            failures[tool] += 1
+            errors.setdefault(tool, Counter())[str(record.get("error") or record.get("outcome"))] += 1
+    summaries = [
+        ToolSummary(
+            tool=tool,
+            calls=len(values),
+            failures=failures[tool],
+            p50_ms=_quantile(values, 50),
+            p95_ms=_quantile(values, 95),
+            max_ms=max(values),
+            top_errors=tuple(errors.get(tool, Counter()).most_common(top)),
+        )
+        for tool, values in durations.items()
+    ]
+    summaries.sort(key=lambda summary: (-summary.calls, summary.tool))
+    return summaries
+
+
+def follow(path: Path, out: TextIO, *, tool: str | None = None, poll_seconds: float = 0.5) -> None:
+    """Print each new call of the log as one line, from its end, until interrupted; a rotated
+    log is followed into its new file."""
+    handle = path.open(encoding="utf-8")
+    handle.seek(0, 2)
+    inode = path.stat().st_ino
+    while True:
+        line = handle.readline()
+        if not line:
+            time.sleep(poll_seconds)
+            try:
+                if path.stat().st_ino != inode:  # rotated: start on the new file
+                    handle.close()
+                    handle = path.open(encoding="utf-8")
+                    inode = path.stat().st_ino
+            except FileNotFoundError:
+                pass
+            continue
+        for record in read_calls([line], tool=tool):
+            error = f"  {record['error']}" if record.get("error") else ""
+            when, outcome, took = record.get("ts", ""), record.get("outcome"), record.get("durationMs")
+            out.write(f"{when}  {record['tool']}  {outcome}  {took} ms{error}\n")
+            out.flush()
