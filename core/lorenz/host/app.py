@@ -36,6 +36,7 @@ from .mcp_server import HostState, build_server
 from .pages import counted, healthz, landing_page, server_card
 from .reload import LiveWorkspace
 from .security import MCP_PATH, SecurityMiddleware
+from .tracing import TraceHeaders, configure_server
 from .watchdog import LoopWatchdog, exit_if_stuck, exit_past_stuck_threads, size_thread_pools
 
 __all__ = ["RunningServer", "build_app", "display_url", "serve_in_thread"]
@@ -68,8 +69,7 @@ def build_app(
     stateful = server_settings.stateful
     state = HostState(live, list_changed=stateful, listen=not server_settings.json_response)
     mcp_server = build_server(state)
-    # The OpenTelemetry middleware is a no-op without an exporter but still costs every message.
-    mcp_server.middleware = []
+    traced = configure_server(mcp_server, live.env)
     manager = StreamableHTTPSessionManager(
         app=mcp_server,
         stateless=not stateful,
@@ -118,12 +118,13 @@ def build_app(
             Route("/.well-known/mcp.json", server_card, methods=["GET"]),
         ],
         middleware=[
+            *([Middleware(TraceHeaders)] if traced else []),
             Middleware(
                 SecurityMiddleware,
                 server_settings=current_server_settings,
                 bind_host=bind_host,
                 mcp_endpoint=endpoint,
-            )
+            ),
         ],
         exception_handlers={404: not_found, 405: method_not_allowed},
         lifespan=lifespan,

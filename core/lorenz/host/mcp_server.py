@@ -34,6 +34,7 @@ from ..schemas import validate_arguments
 from ..settings.model import DEFAULT_MAX_RESULT_BYTES
 from ..wire import ResultTooLarge, encode_payload, refuse_lone_surrogates, scrub_surrogates
 from .recording import CallRecorder
+from .tracing import instrument_http, tracing_enabled
 
 if TYPE_CHECKING:
     from mcp.server.session import ServerSession
@@ -74,6 +75,8 @@ class HostState:
     def client(self) -> httpx.AsyncClient:
         if self.http is None:
             self.http = httpx.AsyncClient(timeout=30.0)
+            if tracing_enabled():
+                instrument_http(self.http)
         return self.http
 
     async def aclose(self) -> None:

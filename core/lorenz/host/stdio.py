@@ -17,6 +17,7 @@ from ..containment import note_host_signal
 from .app import RELOAD_POLL_SECONDS
 from .mcp_server import HostState, build_server
 from .reload import LiveWorkspace
+from .tracing import configure_server
 from .watchdog import LoopWatchdog, exit_if_stuck, exit_past_stuck_threads, size_thread_pools
 
 __all__ = ["run_stdio"]
@@ -26,7 +27,7 @@ async def serve_stdio(live: LiveWorkspace) -> None:
     """Serve one client on stdin/stdout until it closes stdin; reloads are pushed to it."""
     state = HostState(live, list_changed=live.reloads, listen=live.reloads)
     server = build_server(state)
-    server.middleware = []
+    configure_server(server, live.env)
 
     async def watch() -> None:
         while True:
