@@ -13,6 +13,7 @@ import pytest
 
 from lorenz_local import files as files_module
 from lorenz_local import store as store_module
+from lorenz_local.files import BoardIOError
 from lorenz_local.locks import LOCK_FILE_NAME
 from lorenz_local.store import BoardStore, SkippedFile
 
@@ -527,9 +528,8 @@ def test_board_path_that_is_a_file_fails_with_the_reason_not_the_path(tmp_path: 
     }
     for message, calls in operations.items():
         for operation in calls:
-            with pytest.raises(OSError) as info:
+            with pytest.raises(BoardIOError, match=f"^{message}") as info:
                 operation()
-            assert str(info.value).startswith(message)
             assert str(tmp_path) not in str(info.value)
             assert "Errno" not in str(info.value)
     assert file_path.read_text() == "x"
