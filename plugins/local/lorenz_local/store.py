@@ -126,6 +126,12 @@ def _io_error(action: str, exc: OSError) -> BoardIOError:
     return BoardIOError(f"{action}: {os_error_text(exc)}")
 
 
+def _read_error(issue_id: str, exc: OSError) -> BoardIOError:
+    if isinstance(exc, FileNotFoundError):
+        return IssueNotFoundError(f"local board issue not found: {issue_id}")
+    return _io_error(f"failed to read board issue {issue_id}", exc)
+
+
 @contextlib.contextmanager
 def _worded(action: str) -> Iterator[None]:
     try:
@@ -206,10 +212,8 @@ class BoardStore:
         """The entry itself (a symlink is not followed). Raises a worded ``OSError``."""
         try:
             return os.lstat(path)
-        except FileNotFoundError as exc:
-            raise IssueNotFoundError(f"local board issue not found: {issue_id}") from exc
         except OSError as exc:
-            raise _io_error(f"failed to read board issue {issue_id}", exc) from exc
+            raise _read_error(issue_id, exc) from exc
 
     def _read_bytes(self, issue_id: str, path: str) -> tuple[os.stat_result, bytes]:
         """Raises :class:`BoardFormatError` for a non-regular file, else a worded ``OSError``."""
@@ -217,10 +221,8 @@ class BoardStore:
             return files.read_regular(path)
         except NotRegularFileError as exc:
             raise _not_regular(issue_id, exc.kind) from exc
-        except FileNotFoundError as exc:
-            raise IssueNotFoundError(f"local board issue not found: {issue_id}") from exc
         except OSError as exc:
-            raise _io_error(f"failed to read board issue {issue_id}", exc) from exc
+            raise _read_error(issue_id, exc) from exc
 
     def _load(self, issue_id: str, path: str, st: os.stat_result | None = None) -> CachedFile:
         """The parsed file, from the cache when its ``lstat`` signature is unchanged; a
