@@ -231,7 +231,7 @@ def test_path_traversal_ids_are_rejected_before_any_filesystem_access(
 
         return spy
 
-    for name in ("open", "stat", "scandir", "listdir", "replace", "link", "makedirs", "mkdir", "unlink"):
+    for name in ("open", "stat", "lstat", "scandir", "listdir", "replace", "link", "makedirs", "mkdir", "unlink"):
         monkeypatch.setattr(store_module.os, name, forbidden(name))
     monkeypatch.setattr("builtins.open", forbidden("builtins.open"))
     operations = [
