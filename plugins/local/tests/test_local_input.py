@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -174,3 +175,35 @@ def test_the_poll_survives_every_hand_written_file(hand_written: Path) -> None:
     strict_json([issue.to_record() for issue in candidates])
     fetched = anyio.run(client.fetch_issues_by_ids, ["BOARD-2"])
     assert [issue.state for issue in fetched] == ["\ufffd"]
+
+
+_ESCAPES = st.lists(
+    st.sampled_from(["\\uD800", "\\udfff", "\\0", "\\x07", "\\u2028", "\\ufeff", "\\N", "\\L", "a", " "])
+)
+_FILE_BYTES = st.binary(max_size=120) | st.builds(
+    lambda status, label, body: (
+        f'---\nstatus: "{"".join(status)}"\nlabels: ["{"".join(label)}"]\n---\n\n# T\n\n'.encode() + body
+    ),
+    _ESCAPES,
+    _ESCAPES,
+    st.binary(max_size=40),
+)
+
+
+@given(_FILE_BYTES)
+def test_no_file_content_breaks_a_read(data: bytes) -> None:
+    """Whatever bytes a hand-written issue file holds, listing never raises and yields strict
+    JSON; reading it returns strict JSON or raises ValueError (an invalid file)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "BOARD-1.md").write_bytes(data)
+        store = BoardStore(tmp)
+        records, skipped = store.records()
+        assert len(records) + len(skipped) == 1
+        strict_json([records, [item.to_dict() for item in skipped]])
+        try:
+            content = store.read_content("BOARD-1")
+        except ValueError:
+            assert skipped
+        else:
+            strict_json(content)
+            strict_json(store.read("BOARD-1").to_record())
