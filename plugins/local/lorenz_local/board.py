@@ -36,7 +36,9 @@ __all__ = [
     "COMMENTS_MARKER",
     "BoardDocument",
     "BoardFormatError",
+    "check_storable",
     "comment_line",
+    "decode_text",
     "iso_timestamp",
     "parse_document",
     "render_document",
@@ -45,10 +47,35 @@ __all__ = [
 COMMENTS_MARKER = "<!-- lorenz:comments -->"
 _NEUTRAL_MARKER = "&lt;!-- lorenz:comments -->"
 _COMMENTS_HEADING = "## Comments"
+# NUL makes a Markdown file binary; a lone surrogate has no UTF-8 encoding (in front matter ruamel
+# would write it as a `"\uD800"` escape that reads back as the same unencodable string).
+_UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 class BoardFormatError(ValueError):
-    """A board file that cannot be read as an issue (bad YAML, missing status)."""
+    """A board file that cannot be read as an issue (not UTF-8, bad YAML, missing status)."""
+
+
+def check_storable(field: str, value: str) -> None:
+    """Raise ``ValueError`` naming ``field`` if ``value`` holds a character a board file cannot
+    store: NUL or a lone surrogate. Every other character round-trips (YAML escapes in front
+    matter, raw in the Markdown body)."""
+    bad = _UNSTORABLE.search(value)
+    if bad is not None:
+        code = ord(bad.group())
+        what = "NUL (U+0000)" if code == 0 else f"a lone surrogate (U+{code:04X})"
+        msg = f"'{field}' contains {what}, which a board file cannot store"
+        raise ValueError(msg)
+
+
+def decode_text(data: bytes, issue_id: str) -> str:
+    """A board file's bytes as text; invalid UTF-8 is a :class:`BoardFormatError` naming the offset."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        msg = f"board issue {issue_id} is not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+        raise BoardFormatError(msg) from None
 
 
 @frozen(kw_only=True)
@@ -116,8 +143,10 @@ def _dump_mapping(key: str, value: Any) -> str:
         # ruamel writes some characters (NEL, LS, PS) raw inside quotes, where its own reader
         # takes them for line breaks; escaping everything non-ASCII avoids that.
         if _load_front_matter(text) == {key: value}:
-            break
-    return text
+            return text
+    # A safety net against writing a file that reads back differently; no known value gets here.
+    msg = f"'{key}' cannot be stored in a board file's front matter"
+    raise ValueError(msg)
 
 
 # -- parse / render --------------------------------------------------------------------------------
@@ -141,6 +170,9 @@ def parse_document(text: str, issue_id: str) -> BoardDocument:
         raise BoardFormatError(msg)
     raw_labels = front.get("labels")
     labels = tuple(item for item in raw_labels if isinstance(item, str)) if isinstance(raw_labels, list) else ()
+    # A hand-written `"\uD800"` escape: readable as U+FFFD rather than an unencodable string.
+    status = _SURROGATE.sub("\ufffd", status)
+    labels = tuple(_SURROGATE.sub("\ufffd", label) for label in labels)
     main, marker, rest = body.partition(COMMENTS_MARKER)
     comments = ""
     if marker:

@@ -9,7 +9,8 @@ and every id allocation runs under :func:`board_lock`, which takes
    Windows). The kernel releases it when its holder dies, even by SIGKILL, so a crashed writer
    never wedges the board.
 
-The lock file is hidden and not ``.md``, so listing never sees it.
+The lock file is hidden and not ``.md``, so listing never sees it. A symlink, FIFO or directory
+put in its place is refused (:class:`~.files.NotRegularFileError`), never followed or waited on.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from .files import open_lock_file
 
 __all__ = ["LOCK_FILE_NAME", "board_lock", "file_lock", "process_lock"]
 
@@ -83,8 +86,9 @@ else:
 
     @contextmanager
     def file_lock(path: Path) -> Iterator[None]:
-        """An exclusive ``flock`` on ``path`` (created if missing), held for the ``with`` body."""
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+        """An exclusive ``flock`` on the regular file ``path`` (created if missing), held for the
+        ``with`` body."""
+        fd = open_lock_file(os.fspath(path))
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)  # blocks in the kernel; no polling
             try:

@@ -26,6 +26,7 @@ DEFAULT_ID_PREFIX = "BOARD-"
 PREFIX_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*", re.ASCII)
 PREFIX_RULE = 'must start alphanumeric, then only letters, digits, "_" or "-"'
 PACK_KEYS = ("path", "idPrefix", "id_prefix")
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 def is_valid_prefix(prefix: object) -> bool:
@@ -33,8 +34,9 @@ def is_valid_prefix(prefix: object) -> bool:
 
 
 def json_text(value: object) -> str:
-    """``value`` as a JSON literal, the way error messages quote ids and prefixes."""
-    return json.dumps(value, ensure_ascii=False)
+    """``value`` as a JSON literal, the way error messages quote ids and prefixes. A lone
+    surrogate is written as its ``\\uXXXX`` escape: raw, it would make the message unencodable."""
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False))
 
 
 @frozen(kw_only=True)

@@ -11,6 +11,11 @@ per board and process) removes the temp file such a writer left.
 Concurrency: every read-modify-write and id allocation runs under :func:`~.locks.board_lock`
 (threads and processes). Reads take no lock.
 
+Hostile entries: an issue file name that is a symlink, FIFO, directory or device is listed but
+reported as an invalid issue file (like bad YAML); it is never opened for content, read or
+written through (see :mod:`.files`). Errors name issues by id and never carry the board's
+absolute path or ``[Errno N]`` text: they reach agents as tool failures.
+
 Every method is blocking file I/O: call it from a worker thread in async code.
 """
 
@@ -21,9 +26,10 @@ import errno
 import os
 import random
 import re
+import stat
 import string
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -32,8 +38,19 @@ from attrs import frozen
 
 from lorenz.issue import Issue, default_state_type, normalize_issue
 
-from .board import BoardDocument, comment_line, iso_timestamp, parse_document, render_document
+from . import files
+from .board import (
+    BoardDocument,
+    BoardFormatError,
+    check_storable,
+    comment_line,
+    decode_text,
+    iso_timestamp,
+    parse_document,
+    render_document,
+)
 from .cache import CACHE, SNAPSHOTS, BoardSnapshot, CachedFile, FileSignature
+from .files import BoardIOError, IssueNotFoundError, NotRegularFileError, file_kind, os_error_text, remove_quietly
 from .locks import LOCK_FILE_NAME, board_lock, file_lock, process_lock
 from .options import DEFAULT_ID_PREFIX, PREFIX_RULE, is_valid_prefix, json_text
 
@@ -44,9 +61,6 @@ __all__ = [
     "TEMP_SWEEP_INTERVAL",
     "BoardStore",
     "SkippedFile",
-    "link_file",
-    "sync_dir",
-    "sync_file",
 ]
 
 MAX_CREATE_ATTEMPTS = 64
@@ -57,19 +71,6 @@ RACY_WINDOW_NS = 1_000_000_000
 #: Least time between two stale-temp sweeps of one board by updates (a sweep lists the directory).
 TEMP_SWEEP_INTERVAL = 60.0
 _last_sweep: dict[str, float] = {}  # board directory -> time.monotonic() of its last sweep here
-_IGNORED_DIR_SYNC_ERRORS = frozenset(
-    code
-    for code in (
-        errno.EINVAL,
-        errno.EISDIR,
-        errno.EPERM,
-        errno.EBADF,
-        getattr(errno, "ENOTSUP", None),
-        getattr(errno, "EOPNOTSUPP", None),
-        errno.EACCES,
-    )
-    if code is not None
-)
 # What link(2) fails with on filesystems that have no hard links.
 _NO_HARD_LINKS = frozenset(
     code
@@ -97,54 +98,8 @@ class SkippedFile:
         return {"id": self.id, "error": self.error}
 
 
-# -- filesystem seams (tests replace these to observe ordering or inject failures) ------------------
-
-
-def sync_file(fd: int, path: str) -> None:
-    """fsync an open file; ``path`` names it (for observers)."""
-    os.fsync(fd)
-
-
-def sync_dir(path: str) -> None:
-    """fsync a directory, ignoring platforms that cannot (Windows, some network filesystems)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError as exc:
-        if exc.errno in _IGNORED_DIR_SYNC_ERRORS:
-            return
-        raise
-    try:
-        os.fsync(fd)
-    except OSError as exc:
-        if exc.errno not in _IGNORED_DIR_SYNC_ERRORS:
-            raise
-    finally:
-        os.close(fd)
-
-
-def link_file(source: str, target: str) -> None:
-    """Publish ``source`` as ``target``; raises ``FileExistsError`` rather than overwrite."""
-    os.link(source, target)
-
-
 def _random_token() -> str:
     return "".join(random.choices(_BASE36, k=8))
-
-
-def _remove_quietly(path: str) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(path)
-
-
-def _write_synced(path: str, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        sync_file(fd, path)
-    finally:
-        os.close(fd)
 
 
 def _lf(text: str) -> str:
@@ -158,6 +113,34 @@ def _signature(st: os.stat_result) -> FileSignature:
 
 def _stat_iso(seconds: float) -> str:
     return iso_timestamp(datetime.fromtimestamp(seconds, UTC))
+
+
+def _not_regular(issue_id: str, kind: str) -> BoardFormatError:
+    return BoardFormatError(f"board issue {issue_id} is {kind}, not a regular file")
+
+
+def _io_error(action: str, exc: OSError) -> BoardIOError:
+    """``exc`` worded for an agent: ``<action>: <reason>``; already-worded errors pass through."""
+    if isinstance(exc, BoardIOError) and not isinstance(exc, NotRegularFileError):
+        return exc
+    return BoardIOError(f"{action}: {os_error_text(exc)}")
+
+
+def _read_error(issue_id: str, exc: OSError) -> BoardIOError:
+    if isinstance(exc, FileNotFoundError):
+        return IssueNotFoundError(f"local board issue not found: {issue_id}")
+    return _io_error(f"failed to read board issue {issue_id}", exc)
+
+
+@contextlib.contextmanager
+def _worded(action: str) -> Iterator[None]:
+    try:
+        yield
+    except OSError as exc:
+        error = _io_error(action, exc)
+        if error is exc:
+            raise
+        raise error from exc
 
 
 # -- the store --------------------------------------------------------------------------------------
@@ -212,8 +195,7 @@ class BoardStore:
         except FileNotFoundError:
             return []
         except OSError as exc:
-            msg = f"failed to read board directory {json_text(self._dir)}: {exc.strerror or exc}"
-            raise OSError(msg) from exc
+            raise _io_error("failed to read board directory", exc) from exc
         match = self._id_pattern.fullmatch
         ids = [name[:-3] for name in names if name.endswith(".md") and match(name[:-3])]
         ids.sort(key=self._number)
@@ -226,17 +208,38 @@ class BoardStore:
 
     # -- reads -------------------------------------------------------------------------------------
 
-    def _load(self, issue_id: str, path: str, signature: FileSignature | None = None) -> CachedFile:
-        """The parsed file, from the cache when its signature is unchanged. Raises ``OSError``."""
-        hit = CACHE.get(path, signature if signature is not None else _signature(os.stat(path)))
+    def _lstat(self, issue_id: str, path: str) -> os.stat_result:
+        """The entry itself (a symlink is not followed). Raises a worded ``OSError``."""
+        try:
+            return os.lstat(path)
+        except OSError as exc:
+            raise _read_error(issue_id, exc) from exc
+
+    def _read_bytes(self, issue_id: str, path: str) -> tuple[os.stat_result, bytes]:
+        """Raises :class:`BoardFormatError` for a non-regular file, else a worded ``OSError``."""
+        try:
+            return files.read_regular(path)
+        except NotRegularFileError as exc:
+            raise _not_regular(issue_id, exc.kind) from exc
+        except OSError as exc:
+            raise _read_error(issue_id, exc) from exc
+
+    def _load(self, issue_id: str, path: str, st: os.stat_result | None = None) -> CachedFile:
+        """The parsed file, from the cache when its ``lstat`` signature is unchanged; a
+        non-regular entry is an error entry, never opened. Raises a worded ``OSError``."""
+        if st is None:
+            st = self._lstat(issue_id, path)
+        if not stat.S_ISREG(st.st_mode):
+            return CachedFile(error=str(_not_regular(issue_id, file_kind(st.st_mode))))
+        hit = CACHE.get(path, _signature(st))
         if hit is not None:
             return hit
-        with open(path, "rb") as handle:
-            st = os.fstat(handle.fileno())
-            data = handle.read()
         try:
-            document = parse_document(data.decode("utf-8"), issue_id)
-        except Exception as exc:  # any malformed content: bad UTF-8, bad YAML, no status
+            st, data = self._read_bytes(issue_id, path)
+            document = parse_document(decode_text(data, issue_id), issue_id)
+        except OSError:
+            raise
+        except Exception as exc:  # any malformed content: not regular, bad UTF-8, bad YAML, no status
             entry = CachedFile(error=" ".join(str(exc).split()) or type(exc).__name__)
         else:
             entry = _build_entry(issue_id, document, st)
@@ -261,7 +264,7 @@ class BoardStore:
             try:
                 entry = self._load(issue_id, os.path.join(self._dir, issue_id + ".md"))
             except OSError as exc:  # vanished or unreadable since the listing
-                entry = CachedFile(error=exc.strerror or str(exc))
+                entry = CachedFile(error=os_error_text(exc))
             yield issue_id, entry
 
     def list_issues(self) -> list[Issue]:
@@ -308,13 +311,12 @@ class BoardStore:
         for issue_id in self.issue_ids():
             path = base + issue_id + ".md"
             try:
-                signature = _signature(os.stat(path))
+                st = self._lstat(issue_id, path)
+                signature = _signature(st)
                 known = previous.get(issue_id)
-                entry = (
-                    known[1] if known is not None and known[0] == signature else self._load(issue_id, path, signature)
-                )
+                entry = known[1] if known is not None and known[0] == signature else self._load(issue_id, path, st)
             except OSError as exc:  # vanished or unreadable since the listing
-                skipped.append(SkippedFile(issue_id, exc.strerror or str(exc)))
+                skipped.append(SkippedFile(issue_id, os_error_text(exc)))
                 continue
             files[issue_id] = (signature, entry)
             if entry.record is None:
@@ -368,8 +370,10 @@ class BoardStore:
     # -- writes ------------------------------------------------------------------------------------
 
     def update_status(self, issue_id: str, status: str) -> Issue:
-        """Set the status (trimmed); an empty status is refused and the file left untouched."""
+        """Set the status (trimmed); an empty or unstorable status is refused and the file left
+        untouched."""
         path = self.path_for(issue_id)
+        check_storable("status", status)
         new_status = status.strip()
         if not new_status:
             msg = f"board issue {issue_id} status must not be empty"
@@ -380,33 +384,40 @@ class BoardStore:
     def append_comment(self, issue_id: str, body: str, now: datetime | None = None) -> None:
         """Append ``- <now> agent: <body>`` to the issue's comments."""
         path = self.path_for(issue_id)
+        check_storable("body", body)
         line = comment_line(_lf(body), now if now is not None else datetime.now(UTC))
         self._modify(issue_id, path, lambda document: document.with_comment(line))
 
     def _modify(self, issue_id: str, path: str, change: Callable[[BoardDocument], BoardDocument]) -> None:
-        os.stat(path)  # a missing issue (or board) fails here, before a lock file is created
-        with board_lock(self.directory):
+        # A missing issue (or board) fails here, before a lock file is created.
+        st = self._lstat(issue_id, path)
+        if not stat.S_ISREG(st.st_mode):
+            raise _not_regular(issue_id, file_kind(st.st_mode))
+        with _worded(f"failed to write board issue {issue_id}"), board_lock(self.directory):
             last = _last_sweep.get(self._dir)
             if last is None or time.monotonic() - last >= TEMP_SWEEP_INTERVAL:
                 with contextlib.suppress(OSError):  # housekeeping never fails an update
                     self._sweep_stale_temps()
-            with open(path, "rb") as handle:  # fresh from disk: the cache may predate our lock
-                text = handle.read().decode("utf-8")
-            document = change(parse_document(text, issue_id))
+            _, data = self._read_bytes(issue_id, path)  # fresh from disk: the cache may predate our lock
+            document = change(parse_document(decode_text(data, issue_id), issue_id))
             self._replace(path, render_document(document).encode("utf-8"))
 
     def _replace(self, target: str, data: bytes) -> None:
+        """Atomically replace ``target``: a symlink there is replaced itself, never written through."""
         temp = f"{target}.{os.getpid()}.{_random_token()}.tmp"
         try:
-            _write_synced(temp, data)
+            files.write_new_file(temp, data)
             os.replace(temp, target)
-            sync_dir(self._dir)
+            files.sync_dir(self._dir)
         except BaseException:
-            _remove_quietly(temp)
+            remove_quietly(temp)
             raise
 
     def create(self, title: str, body: str | None = None, status: str | None = None) -> Issue:
         """Create ``<prefix><max + 1>`` (status ``Todo`` unless given) and return it."""
+        for field, value in (("title", title), ("body", body), ("status", status)):
+            if value is not None:
+                check_storable(field, value)
         new_status = "Todo" if status is None else status.strip()
         if not new_status:
             msg = "board issue status must not be empty"
@@ -415,7 +426,7 @@ class BoardStore:
         clean_title = " ".join(re.split(r"\r\n|\r|\n", title)).strip()
         document = BoardDocument(status=new_status, title=clean_title, description=_lf(body or ""))
         data = render_document(document).encode("utf-8")
-        with process_lock(self._dir):
+        with _worded("failed to create a board issue"), process_lock(self._dir):
             # Inside the in-process lock, so one creator builds (and fsyncs) a new directory chain.
             self._ensure_directory()
             with file_lock(self.directory / LOCK_FILE_NAME):
@@ -432,18 +443,18 @@ class BoardStore:
         with os.scandir(self._dir) as entries:
             stale = [entry.path for entry in entries if _TEMP_NAME.fullmatch(entry.name)]
         for path in stale:
-            _remove_quietly(path)
+            remove_quietly(path)  # a symlink named like a temp file goes, never its target
 
     def _publish(self, data: bytes) -> str:
         self._sweep_stale_temps()
         temp = os.path.join(self._dir, f".lorenz-create.{os.getpid()}.{_random_token()}.tmp")
         try:
-            _write_synced(temp, data)
+            files.write_new_file(temp, data)
             for _ in range(MAX_CREATE_ATTEMPTS):
                 issue_id = self.next_id()
                 target = self.path_for(issue_id)
                 try:
-                    link_file(temp, target)
+                    files.link_file(temp, target)
                 except FileExistsError:
                     continue  # someone outside the lock took it: recount
                 except OSError as exc:
@@ -454,12 +465,12 @@ class BoardStore:
                     if os.path.lexists(target):
                         continue
                     os.replace(temp, target)
-                sync_dir(self._dir)
+                files.sync_dir(self._dir)
                 return issue_id
             msg = f"failed to allocate a board id after {MAX_CREATE_ATTEMPTS} attempts"
             raise RuntimeError(msg)
         finally:
-            _remove_quietly(temp)
+            remove_quietly(temp)
 
     def _ensure_directory(self) -> None:
         """``mkdir -p`` the board, then fsync every parent that gained an entry."""
@@ -474,7 +485,7 @@ class BoardStore:
         stop = missing[-1].parent
         parent = self.directory.parent
         while True:
-            sync_dir(os.fspath(parent))
+            files.sync_dir(os.fspath(parent))
             if parent == stop:
                 break
             parent = parent.parent

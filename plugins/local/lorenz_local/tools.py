@@ -15,6 +15,7 @@ from lorenz.query import apply_query, parse_query_spec, parse_select, pick_field
 from lorenz.results import ToolResult, error_message, tool_failure, tool_success, unsupported_tool_failure
 from lorenz.settings.model import Settings
 
+from .files import os_error_text
 from .options import pack_board_config, validate_pack_options
 from .paths import resolve_board_dir
 from .store import BoardStore
@@ -174,6 +175,8 @@ def run_local_tool(name: str, args: Any, settings: Settings) -> ToolResult:
     try:
         store = board_store(settings)
         return tool_success(handler(store, as_arguments(args)))
+    except OSError as exc:  # the store words its own; anything else must not leak a path either
+        return tool_failure(os_error_text(exc))
     except Exception as exc:
         return tool_failure(error_message(exc))
 

@@ -150,7 +150,8 @@ def test_fast_front_matter_reader_agrees_with_ruamel(labels: list[str], status: 
         assert board._load_front_matter(text) == expected
 
 
-_any_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=25)
+# Every character a board can store: all but lone surrogates and NUL (refused on write, see below).
+_any_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=25)
 
 
 @settings(max_examples=60, deadline=None)

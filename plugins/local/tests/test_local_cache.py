@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -50,14 +51,15 @@ def count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def count_file_stats(monkeypatch: pytest.MonkeyPatch, directory: Path) -> list[str]:
     stats: list[str] = []
-    real = os.stat
+    for name in ("stat", "lstat"):
+        real = getattr(os, name)
 
-    def spy(path: str | os.PathLike[str], *args: object, **kwargs: object) -> os.stat_result:
-        if os.fspath(path).endswith(".md"):
-            stats.append(os.fspath(path))
-        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+        def spy(path: str | os.PathLike[str], *args: object, real: Any = real, **kwargs: object) -> os.stat_result:
+            if os.fspath(path).endswith(".md"):
+                stats.append(os.fspath(path))
+            return real(path, *args, **kwargs)  # type: ignore[no-any-return]
 
-    monkeypatch.setattr(store_module.os, "stat", spy)
+        monkeypatch.setattr(store_module.os, name, spy)
     return stats
 
 
@@ -102,6 +104,9 @@ def test_quiet_board_is_answered_without_touching_files(tmp_path: Path, monkeypa
     stats = count_file_stats(monkeypatch, tmp_path)
     assert titles(store) == ["a", "b"]
     assert stats == []
+    SNAPSHOTS.clear()  # the spy does see a full listing's per-file lstat
+    assert titles(store) == ["a", "b"]
+    assert len(stats) == 2
 
 
 def test_board_writes_invalidate_the_snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

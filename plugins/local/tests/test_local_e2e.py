@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import mcp
 import pytest
 
@@ -139,3 +140,39 @@ async def test_embedded_default_serves_the_local_board(tmp_path: Path, monkeypat
             error, _ = await call(client, "local_create_issue", {"title": "Default board"})
     assert not error
     assert (tmp_path / ".lorenz" / "local" / "BOARD-1.md").exists()
+
+
+MODERN = {
+    "Content-Type": "application/json",
+    "Accept": "application/json, text/event-stream",
+    "MCP-Protocol-Version": "2026-07-28",
+    "Mcp-Method": "tools/call",
+}
+
+
+async def raw_call(server: RunningServer, name: str, arguments: dict[str, Any]) -> httpx.Response:
+    """One stateless 2026-07-28 tools/call; json.dumps writes a lone surrogate as its `\\ud800` escape."""
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    body["params"]["_meta"] = meta
+    async with httpx.AsyncClient() as http:
+        headers = {**MODERN, "Mcp-Name": name}
+        return await http.post(server.url, content=json.dumps(body).encode("ascii"), headers=headers)
+
+
+async def test_a_lone_surrogate_cannot_poison_the_board(server: RunningServer, board: Path) -> None:
+    """`"status": "\\ud800"` over the wire is an isError naming the field and writes nothing; a
+    board file that already holds the escape still answers every read."""
+    BoardStore(board).create("Target")
+    before = (board / "BOARD-1.md").read_bytes()
+    response = await raw_call(server, "local_update_status", {"issueId": "BOARD-1", "status": "\ud800"})
+    assert response.status_code == 200
+    result = response.json()["result"]
+    assert result["isError"] is True
+    assert "'status'" in result["content"][0]["text"]
+    assert (board / "BOARD-1.md").read_bytes() == before
+    (board / "BOARD-2.md").write_text('---\nstatus: "\\uD800"\n---\n\n# Hand written\n')
+    for name, arguments in (("local_query", {}), ("local_read_issue", {"issueId": "BOARD-2"})):
+        response = await raw_call(server, name, arguments)
+        assert response.status_code == 200, response.text
+        assert response.json()["result"].get("isError") is not True, response.text

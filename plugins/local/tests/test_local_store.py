@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from lorenz_local import files as files_module
 from lorenz_local import store as store_module
+from lorenz_local.files import BoardIOError
 from lorenz_local.locks import LOCK_FILE_NAME
 from lorenz_local.store import BoardStore, SkippedFile
 
@@ -229,7 +231,7 @@ def test_path_traversal_ids_are_rejected_before_any_filesystem_access(
 
         return spy
 
-    for name in ("open", "stat", "scandir", "listdir", "replace", "link", "makedirs", "mkdir", "unlink"):
+    for name in ("open", "stat", "lstat", "scandir", "listdir", "replace", "link", "makedirs", "mkdir", "unlink"):
         monkeypatch.setattr(store_module.os, name, forbidden(name))
     monkeypatch.setattr("builtins.open", forbidden("builtins.open"))
     operations = [
@@ -322,7 +324,7 @@ def test_create_publishes_only_the_issue_file(tmp_path: Path) -> None:
 
 def _record_syncs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     synced: list[str] = []
-    real_sync_file, real_sync_dir = store_module.sync_file, store_module.sync_dir
+    real_sync_file, real_sync_dir = files_module.sync_file, files_module.sync_dir
 
     def spy_file(fd: int, path: str) -> None:
         synced.append(path)
@@ -332,8 +334,8 @@ def _record_syncs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         synced.append(path)
         real_sync_dir(path)
 
-    monkeypatch.setattr(store_module, "sync_file", spy_file)
-    monkeypatch.setattr(store_module, "sync_dir", spy_dir)
+    monkeypatch.setattr(files_module, "sync_file", spy_file)
+    monkeypatch.setattr(files_module, "sync_dir", spy_dir)
     return synced
 
 
@@ -384,7 +386,7 @@ def test_racing_first_creates_sync_every_new_parent(tmp_path: Path, monkeypatch:
 
 def test_failed_publish_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A link failing with EIO propagates, leaves no issue and no temp file, and the next create is BOARD-1."""
-    real_link = store_module.link_file
+    real_link = files_module.link_file
     failures = [OSError(errno.EIO, "simulated publish failure")]
 
     def flaky_link(source: str, target: str) -> None:
@@ -392,7 +394,7 @@ def test_failed_publish_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytes
             raise failures.pop()
         real_link(source, target)
 
-    monkeypatch.setattr(store_module, "link_file", flaky_link)
+    monkeypatch.setattr(files_module, "link_file", flaky_link)
     store = BoardStore(tmp_path)
     with pytest.raises(OSError, match="simulated publish failure"):
         store.create("Broken")
@@ -407,7 +409,7 @@ def test_create_works_without_hard_links(tmp_path: Path, monkeypatch: pytest.Mon
     def no_links(source: str, target: str) -> None:
         raise OSError(errno.EPERM, "Operation not permitted")
 
-    monkeypatch.setattr(store_module, "link_file", no_links)
+    monkeypatch.setattr(files_module, "link_file", no_links)
     store = BoardStore(tmp_path)
     assert [store.create(title).id for title in ("a", "b")] == ["BOARD-1", "BOARD-2"]
     assert md_files(tmp_path) == ["BOARD-1.md", "BOARD-2.md"]
@@ -423,7 +425,7 @@ def test_failed_update_removes_its_temp_file(tmp_path: Path, monkeypatch: pytest
     def failing_sync(fd: int, path: str) -> None:
         raise OSError(errno.EIO, "simulated fsync failure")
 
-    monkeypatch.setattr(store_module, "sync_file", failing_sync)
+    monkeypatch.setattr(files_module, "sync_file", failing_sync)
     with pytest.raises(OSError, match="simulated fsync failure"):
         store.update_status("BOARD-1", "Done")
     assert md_files(tmp_path) == ["BOARD-1.md"]
@@ -463,7 +465,7 @@ def test_updates_sweep_temp_files_of_dead_writers_at_most_once_per_interval(
 def test_id_allocation_retries_when_an_id_is_taken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """If another writer takes the computed id first, the create recounts and takes the next one."""
     store = BoardStore(tmp_path)
-    real_link = store_module.link_file
+    real_link = files_module.link_file
     intruded = []
 
     def racing_link(source: str, target: str) -> None:
@@ -472,7 +474,7 @@ def test_id_allocation_retries_when_an_id_is_taken(tmp_path: Path, monkeypatch: 
             write(tmp_path, "BOARD-1.md", "---\nstatus: Todo\n---\n# Intruder\n")
         real_link(source, target)
 
-    monkeypatch.setattr(store_module, "link_file", racing_link)
+    monkeypatch.setattr(files_module, "link_file", racing_link)
     assert store.create("Mine").id == "BOARD-2"
     assert store.read("BOARD-1").title == "Intruder"
 
@@ -511,15 +513,26 @@ def test_missing_board_lists_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / "absent").exists()
 
 
-def test_board_path_that_is_a_file_fails_with_the_path(tmp_path: Path) -> None:
-    """A board path naming a regular file fails listing with a message naming the path."""
+def test_board_path_that_is_a_file_fails_with_the_reason_not_the_path(tmp_path: Path) -> None:
+    """A board path naming a regular file fails listing, reads and writes with the OS's reason;
+    no message carries the absolute path or `[Errno`."""
     file_path = write(tmp_path, "not-a-dir", "x")
     store = BoardStore(file_path)
-    with pytest.raises(OSError, match="failed to read board directory") as info:
-        store.list_issues()
-    assert os.fspath(file_path) in str(info.value)
-    with pytest.raises(OSError, match=str(file_path)):
-        store.by_status(["Todo"])
+    operations = {
+        "failed to read board directory: Not a directory": [store.list_issues, lambda: store.by_status(["Todo"])],
+        "failed to read board issue BOARD-1: Not a directory": [
+            lambda: store.read("BOARD-1"),
+            lambda: store.append_comment("BOARD-1", "x"),
+        ],
+        "failed to create a board issue: ": [lambda: store.create("x")],
+    }
+    for message, calls in operations.items():
+        for operation in calls:
+            with pytest.raises(BoardIOError, match=f"^{message}") as info:
+                operation()
+            assert str(tmp_path) not in str(info.value)
+            assert "Errno" not in str(info.value)
+    assert file_path.read_text() == "x"
 
 
 def test_crlf_files_are_normalised(tmp_path: Path) -> None:
