@@ -50,15 +50,21 @@ work = Path({work!r})
 parent = "00-{trace}-{parent}-01"
 
 
+def call(tool, arguments, meta=None):
+    params = {{"name": tool, "arguments": arguments}}
+    if meta:
+        params["_meta"] = meta
+    return {{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params}}
+
+
 async def main(url):
+    headers = {{"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}}
+    async with httpx.AsyncClient(headers=headers) as http:
+        (await http.post(url, json=call("demo_add", {{"a": 1, "b": 2}}, {{"traceparent": parent}}))).raise_for_status()
     async with mcp.Client(url, mode="legacy") as client:
-        await client.call_tool("demo_add", {{"a": 1, "b": 2}}, meta={{"traceparent": parent}})
         await client.call_tool("demo_fail", {{}})
-    body = {{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {{"name": "demo_add", "arguments": {{"a": 2, "b": 2}}}}}}
-    headers = {{"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25",
-               "traceparent": "00-{trace2}-{parent}-01"}}
-    async with httpx.AsyncClient() as http:
-        (await http.post(url, json=body, headers=headers)).raise_for_status()
+    async with httpx.AsyncClient(headers={{**headers, "traceparent": "00-{trace2}-{parent}-01"}}) as http:
+        (await http.post(url, json=call("demo_add", {{"a": 2, "b": 2}}))).raise_for_status()
 
 
 with serve_in_thread(cwd=work, env={{"LORENZ_LOAD_PLUGINS": ""}}, plugins=[host_pack]) as server:
