@@ -7,8 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import anyio.to_thread
-
+from lorenz import run_in_thread
 from lorenz.arguments import as_arguments, optional_str, require_str
 from lorenz.contracts import ToolContext, ToolSpec
 from lorenz.query import apply_query, parse_query_spec, parse_select, pick_fields, query_input_properties
@@ -196,4 +195,4 @@ class LocalToolPack:
 
     async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
         # File I/O (and fsync) blocks: keep it off the event loop serving other agents.
-        return await anyio.to_thread.run_sync(run_local_tool, name, input, context.settings)
+        return await run_in_thread(run_local_tool, name, input, context.settings)

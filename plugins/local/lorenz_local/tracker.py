@@ -8,8 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import anyio.to_thread
-
+from lorenz import run_in_thread
 from lorenz.contracts import TrackerContext
 from lorenz.issue import Issue
 from lorenz.settings.model import Settings
@@ -46,15 +45,15 @@ class LocalTrackerClient:
     async def fetch_candidate_issues(self) -> list[Issue]:
         """Issues whose status is one of ``tracker.active_states`` (case-insensitive)."""
         states = self.settings.tracker.active_states
-        return await anyio.to_thread.run_sync(self.store.by_status, states)
+        return await run_in_thread(self.store.by_status, states)
 
     async def fetch_issues_by_ids(self, ids: Sequence[str]) -> list[Issue]:
         """The existing issues among ``ids``, in the requested order."""
-        return await anyio.to_thread.run_sync(self.store.get_by_ids, list(ids))
+        return await run_in_thread(self.store.get_by_ids, list(ids))
 
     async def fetch_issues_by_states(self, states: Sequence[str]) -> list[Issue]:
         """Issues whose status is one of ``states`` (case-insensitive)."""
-        return await anyio.to_thread.run_sync(self.store.by_status, list(states))
+        return await run_in_thread(self.store.by_status, list(states))
 
 
 class LocalTrackerProvider:
