@@ -84,10 +84,15 @@ async def test_tools_list_leaves_out_disabled_tools(host: PackHost) -> None:
 
 
 async def test_calls_to_disabled_tools_are_refused(host: PackHost) -> None:
-    """Calling a disabled tool over MCP is an error result, and the handler never runs."""
+    """Calling a disabled tool over MCP is an error result with the pack's reason and hint, and the
+    handler never runs."""
     result = await host.call_mcp("notes_delete_note", {"title": "x"})
     assert result.is_error is True
-    assert result.structured_content["error"]["message"] == 'Unsupported tool: "notes_delete_note".'
+    assert result.structured_content is not None
+    assert result.structured_content["error"]["message"] == (
+        'Tool "notes_delete_note" is disabled: Deleting is off <here>. To enable it: tools.notes.deletes: true'
+    )
+    assert result.structured_content["error"]["reason"] == "tool_disabled"
 
 
 async def test_text_is_the_tools_format(host: PackHost) -> None:

@@ -17,6 +17,7 @@ from attrs import frozen
 from .containment import PluginError, call_plugin
 from .contracts import ToolContext, ToolProvider, ToolSpec
 from .execution import call_pack, failure_from_exception
+from .policy import apply_policy, disabled_failure
 from .redact import redact_text, redacted_traceback
 from .registry import ToolRegistry, TrackerRegistry
 from .results import ToolResult, error_message, tool_failure, unsupported_tool_failure
@@ -25,6 +26,7 @@ from .settings.model import Settings
 
 if TYPE_CHECKING:
     from .plugins import Discovery
+    from .policy import DisabledEntry
 
 __all__ = [
     "MountError",
@@ -67,6 +69,8 @@ class Mounted:
     #: ``{tool name: the pack declaring it}``
     owners: Mapping[str, ToolProvider] = {}
     failures: tuple[PackFailure, ...] = ()
+    #: Tools switched off (``server.disabled_tools``, a typed pack's disabled tools), by name.
+    disabled: Mapping[str, DisabledEntry] = {}
 
     def pack_of(self, tool: str) -> str | None:
         pack = self.owners.get(tool)
@@ -197,7 +201,8 @@ def mount(settings: Settings, discovery: Discovery) -> Mounted:
             if spec.name not in owners:  # a pack repeating one of its own names serves it once
                 owners[spec.name] = pack
                 specs.append(spec)
-    return Mounted(packs=tuple(packs), specs=tuple(specs), owners=owners, failures=tuple(failures))
+    mounted = Mounted(packs=tuple(packs), specs=tuple(specs), owners=owners, failures=tuple(failures))
+    return apply_policy(mounted, settings)
 
 
 def _pack_failure(name: str, exc: PluginError, settings: Settings) -> PackFailure:
@@ -259,7 +264,11 @@ def installed_tools(settings: Settings, discovery: Discovery, mounted: Mounted) 
 
 
 def unmounted_tool_failure(name: str, mounted: Mounted, installed: Sequence[InstalledTool]) -> ToolResult:
-    """``Unsupported tool`` for ``name``, saying how to mount it when an installed pack declares it."""
+    """``Unsupported tool`` for ``name``, saying how to mount it when an installed pack declares it
+    (or, for a switched-off tool, why it is off and how to enable it)."""
+    off = mounted.disabled.get(name)
+    if off is not None:
+        return disabled_failure(off)
     failure = unsupported_tool_failure(name, [spec.name for spec in mounted.specs])
     owner = next((tool for tool in installed if tool.spec.name == name and not tool.mounted), None)
     if owner is None:

@@ -33,6 +33,7 @@ from ..results import ToolResult, error_message, tool_failure, unsupported_tool_
 from ..schemas import validate_arguments
 from ..settings.model import DEFAULT_MAX_RESULT_BYTES
 from ..wire import ResultTooLarge, encode_payload, refuse_lone_surrogates, scrub_surrogates
+from .instructions import instructions_for
 from .recording import CallRecorder
 from .tracing import instrument_http, tracing_enabled
 
@@ -49,9 +50,6 @@ logger = logging.getLogger("lorenz.host")
 SERVER_NAME = "lorenz"
 #: Sessions kept for change notifications (the SDK's own default cap on open sessions).
 MAX_REMEMBERED_SESSIONS = 10_000
-INSTRUCTIONS = "Tools from the Lorenz tool packs mounted by this workflow."
-
-
 class HostState:
     """What the handlers share: the live workspace, the outbound HTTP client (opened by the
     app's lifespan, or lazily) and, when change notifications are on, the sessions to notify."""
@@ -125,8 +123,19 @@ class LorenzServer(Server[Any]):
     """The SDK server, advertising ``tools.listChanged`` when reloads are pushed to sessions."""
 
     def __init__(self, state: HostState, **kwargs: Any) -> None:
+        self._state = state
         super().__init__(SERVER_NAME, **kwargs)
         self._list_changed = state.list_changed
+
+    @property
+    def instructions(self) -> str:
+        """The current workflow's body, read when a client initializes (or discovers): it follows
+        hot reload."""
+        return instructions_for(self._state.live.snapshot())
+
+    @instructions.setter
+    def instructions(self, value: str | None) -> None:
+        """Ignored: the SDK's constructor sets a fixed value; ours comes from the workflow."""
 
     def create_initialization_options(
         self,
@@ -300,7 +309,6 @@ def build_server(state: HostState) -> LorenzServer:
         state,
         version=__version__,
         title="Lorenz",
-        instructions=INSTRUCTIONS,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
         get_tool_input_schema=input_schema,

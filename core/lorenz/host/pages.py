@@ -15,9 +15,11 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 
 from .. import __version__
+from .instructions import instructions_for
 from .security import MCP_PATH, token_matches
 
 if TYPE_CHECKING:
+    from ..policy import DisabledEntry
     from .calllog import CallStats
     from .reload import LiveWorkspace, Snapshot
 
@@ -130,33 +132,15 @@ tr.call-failure td,tr.call-crash td,tr.call-timeout td,tr.call-rejected td{color
 """
 
 
-def disabled_tools(pack: Any, settings: Any) -> list[Any]:
-    """The pack's disabled tools (optional ``disabled_tools(settings)`` hook, as in
-    ``lorenz.authoring.Pack``): kept out of ``tools/list``, shown muted here."""
-    hook = getattr(pack, "disabled_tools", None)
-    if not callable(hook):
-        return []
-    try:
-        return list(hook(settings))
-    except Exception:  # a pack bug must not take the page down
-        return []
-
-
-def _disabled_card(entry: Any) -> list[str]:
-    spec = getattr(entry, "spec", None)
-    name = str(getattr(entry, "name", ""))
-    description = getattr(spec, "description", "") if spec is not None else ""
-    since = getattr(entry, "since", None)
-    hint = getattr(entry, "hint", None)
+def _disabled_card(entry: DisabledEntry) -> list[str]:
     parts = [
-        f'<section class="tool disabled" id="tool-{escape(name)}">',
-        f'<h4><code>{escape(name)}</code> <span class="pill">disabled</span></h4>',
-        f"<p>{escape(description or '')}</p>",
-        f"<p>Disabled. {escape(str(getattr(entry, 'reason', '') or ''))}"
-        f"{f' (since {escape(str(since))})' if since else ''}</p>",
+        f'<section class="tool disabled" id="tool-{escape(entry.name)}">',
+        f'<h4><code>{escape(entry.name)}</code> <span class="pill">disabled</span></h4>',
+        f"<p>{escape(entry.description)}</p>",
+        f"<p>Disabled. {escape(entry.reason)}{f' (since {escape(entry.since)})' if entry.since else ''}</p>",
     ]
-    if hint:
-        parts.append(f"<pre>{escape(str(hint))}</pre>")
+    if entry.hint:
+        parts.append(f"<pre>{escape(entry.hint)}</pre>")
     parts.append("</section>")
     return parts
 
@@ -261,6 +245,7 @@ def render_landing(
         parts.append("<p>The tool inventory is available to callers presenting the bearer token.</p>")
     else:
         parts += _failures(snapshot)
+        parts += ['<h2 id="instructions">Instructions</h2>', f"<pre>{escape(instructions_for(snapshot))}</pre>"]
         parts += _recent_calls(stats, refresh)
         tools_by_pack: dict[str, list[dict[str, Any]]] = {}
         for tool in _tools(snapshot):
@@ -271,7 +256,7 @@ def render_landing(
         for pack in snapshot.packs:
             tools = tools_by_pack.get(pack.name, [])
             parts.append(f'<h3 id="pack-{escape(pack.name)}">{escape(pack.name)}</h3>')
-            muted = disabled_tools(pack, snapshot.settings)
+            muted = [entry for entry in snapshot.workspace.mounted.disabled.values() if entry.pack == pack.name]
             if not tools and not muted:
                 parts.append('<p class="muted">No tools.</p>')
             for tool in tools:

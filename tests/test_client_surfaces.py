@@ -1,0 +1,69 @@
+"""What clients see (issue 15): the workflow's body as ``instructions`` (both eras, following hot
+reload), and ``server.disabled_tools`` switching off any pack's tools with a reason and a hint."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from types import ModuleType
+
+import httpx
+import mcp
+import pytest
+
+from lorenz.host import serve_in_thread
+
+pytestmark = pytest.mark.anyio
+
+ENV = {"LORENZ_LOAD_PLUGINS": ""}
+
+
+def write(path: Path, front_matter: str, body: str = "") -> None:
+    before = path.stat().st_mtime_ns if path.exists() else 0
+    path.write_text(f"---\n{front_matter}---\n{body}", encoding="utf-8")
+    os.utime(path, ns=(before + 1_000_000_000, before + 1_000_000_000))
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_instructions_are_the_workflow_body_and_follow_reload(
+    tmp_path: Path, host_pack: ModuleType, mode: str
+) -> None:
+    workflow = tmp_path / "WORKFLOW.md"
+    write(workflow, "tracker:\n  kind: demo\n", "\n  Add numbers with demo_add.\n\n")
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack]) as server:
+        async with mcp.Client(server.url, mode=mode) as client:
+            assert client.instructions == "Add numbers with demo_add."
+        write(workflow, "tracker:\n  kind: demo\n", "Now: never call demo_boom.\n")
+        async with mcp.Client(server.url, mode=mode) as client:
+            await client.list_tools()  # a request first, so the reload is in
+        async with mcp.Client(server.url, mode=mode) as client:
+            assert client.instructions == "Now: never call demo_boom."
+        async with httpx.AsyncClient() as http:
+            page = (await http.get(server.base_url + "/")).text
+        assert "Now: never call demo_boom." in page
+
+
+async def test_embedded_default_has_useful_instructions(tmp_path: Path) -> None:
+    with serve_in_thread(cwd=tmp_path, env={"LORENZ_LOAD_PLUGINS": "lorenz-local"}) as server:
+        async with mcp.Client(server.url) as client:
+            assert client.instructions is not None and "local_query" in client.instructions
+
+
+async def test_operator_disabled_tools_are_hidden_and_explained(tmp_path: Path, host_pack: ModuleType) -> None:
+    write(tmp_path / "WORKFLOW.md", 'tracker:\n  kind: demo\nserver:\n  disabled_tools: ["demo_b*", "nothing_*"]\n')
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack]) as server:
+        async with mcp.Client(server.url) as client:
+            names = [tool.name for tool in (await client.list_tools()).tools]
+            assert names == ["demo_add", "demo_fail", "demo_list"]
+            result = await client.call_tool("demo_boom", {})
+            assert result.is_error is True and result.structured_content is not None
+            error = result.structured_content["error"]
+            assert error["message"] == (
+                'Tool "demo_boom" is disabled: switched off by the operator (server.disabled_tools: "demo_b*"). '
+                'To enable it: remove "demo_b*" from server.disabled_tools in WORKFLOW.md'
+            )
+            assert error["reason"] == "tool_disabled"
+        async with httpx.AsyncClient() as http:
+            page = (await http.get(server.base_url + "/")).text
+    assert '<section class="tool disabled" id="tool-demo_boom">' in page
+    assert "switched off by the operator" in page
