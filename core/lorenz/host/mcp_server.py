@@ -35,6 +35,7 @@ from ..settings.model import DEFAULT_MAX_RESULT_BYTES
 from ..wire import ResultTooLarge, encode_payload, refuse_lone_surrogates, scrub_surrogates
 from .instructions import instructions_for
 from .recording import CallRecorder
+from .skills_mcp import skill_handlers
 from .tracing import instrument_http, tracing_enabled
 
 if TYPE_CHECKING:
@@ -313,5 +314,6 @@ def build_server(state: HostState) -> LorenzServer:
         on_call_tool=on_call_tool,
         get_tool_input_schema=input_schema,
         on_subscriptions_listen=state.listen,
+        **skill_handlers(state.live),
     )
     return server

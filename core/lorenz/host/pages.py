@@ -63,7 +63,7 @@ def server_card_data(snapshot: Snapshot, url: str, *, authorized: bool) -> dict[
         "server_description": "Lorenz tool packs served over MCP",
         "endpoints": {"streamable_http": url},
         "transports": ["streamable-http", "stdio"],
-        "capabilities": {"tools": True, "resources": False, "prompts": False, "logging": False},
+        "capabilities": {"tools": True, "resources": True, "prompts": True, "logging": False},
         "authentication": {"required": True, "type": "bearer"} if token else {"required": False, "type": "none"},
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
