@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import httpx
 
 __all__ = [
+    "ProgressSink",
     "ResolveSecret",
     "RuntimeTrackerClient",
     "ToolContext",
@@ -63,11 +64,29 @@ class ToolContext:
     """What a tool call gets besides its arguments.
 
     ``http`` is the host-owned :class:`httpx.AsyncClient`; make every outbound call through it
-    (tests replace it with one on an ``httpx.MockTransport``).
+    (tests replace it with one on an ``httpx.MockTransport``). Long work reports how far it got
+    with :meth:`progress`; a call the client cancels is cancelled like any task (``CancelledError``
+    at the next ``await``: clean up and let it propagate).
     """
 
     settings: Settings
     http: httpx.AsyncClient
+    #: Where :meth:`progress` goes (the host's ``notifications/progress`` sender); ``None``: nowhere.
+    progress_sink: ProgressSink | None = field(default=None, repr=False)
+
+    async def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
+        """Tell the client how far the call got (``notifications/progress`` when it asked for progress
+        with a ``progressToken``; a no-op otherwise). Never raises: progress is best effort."""
+        if self.progress_sink is None:
+            return
+        try:
+            await self.progress_sink(done, total, message)
+        except Exception:  # a client that went away must not fail the tool
+            return
+
+
+class ProgressSink(Protocol):
+    async def __call__(self, done: float, total: float | None, message: str | None, /) -> None: ...
 
 
 class ResolveSecret(Protocol):

@@ -245,17 +245,24 @@ async def call_tool(
     """Validate, route and run one tool call, and record it; never raises."""
     started = time.perf_counter()
     name = name.strip()
-    reply, kind = await _call_tool(state, snapshot, name, arguments)
+    try:
+        reply, kind = await _call_tool(state, snapshot, name, arguments, ctx)
+    except BaseException:  # cancelled by the client (or the host stopping): the pack's task was cancelled too
+        cancelled = call_result(tool_failure(f"tool {name} was cancelled"))
+        state.recorder.record(snapshot, name, arguments, cancelled, "cancelled", started, ctx)
+        raise
     state.recorder.record(snapshot, name, arguments, reply, kind, started, ctx)
     return reply
 
 
 async def _call_tool(
-    state: HostState, snapshot: Snapshot, name: str, arguments: Any
+    state: HostState, snapshot: Snapshot, name: str, arguments: Any, ctx: ServerRequestContext[Any, Any] | None
 ) -> tuple[types.CallToolResult, str]:
     server = snapshot.settings.server
     try:
-        context = ToolContext(settings=snapshot.settings, http=state.client())
+        session = ctx.session if ctx is not None else None
+        sink = session.report_progress if session is not None else None
+        context = ToolContext(settings=snapshot.settings, http=state.client(), progress_sink=sink)
         pack = snapshot.owners.get(name)
         if pack is None:  # lists every mounted tool, and says how to mount an installed one
             return call_result(await unsupported(snapshot, name)), "rejected"
