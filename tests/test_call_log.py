@@ -4,6 +4,7 @@ redacted errors, size rotation; and the landing page's live view."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 from types import ModuleType
@@ -59,6 +60,8 @@ async def test_each_call_is_one_exact_line(tmp_path: Path, host_pack: ModuleType
         async with mcp.Client(server.url) as modern:  # lands on 2026-07-28, which names the client
             assert (await modern.call_tool("demo_add", {"a": 1, "b": 1})).is_error is False
         lines = await anyio.to_thread.run_sync(read_lines, log, 6)
+        writers = [thread for thread in threading.enumerate() if thread.name == "lorenz-call-log"]
+        assert len(writers) == 1  # opened once, not per call
     assert [(line["tool"], line["outcome"]) for line in lines] == [
         ("demo_add", "success"),
         ("demo_fail", "failure"),

@@ -4,7 +4,7 @@ A failing tool is an HTTP 200 with ``isError``, so HTTP dashboards see health wh
 failures: this is where the host says which tool failed, how often, how slowly, for whom.
 Argument *values* are never recorded (only their size), and every message is redacted.
 
-The log is written by a :class:`logging.handlers.QueueListener` thread into a
+A writer thread appends the queued lines in batches, rotating like
 :class:`~logging.handlers.RotatingFileHandler` (``server.call_log_max_bytes``, keeping
 ``server.call_log_keep`` files), so a call only pays for putting one line on a queue.
 """
@@ -29,8 +29,12 @@ from ..redact import redact_text
 
 __all__ = ["CALL_LOG_ENV", "CallLog", "CallRecord", "CallStats", "ToolStats"]
 
+logger = logging.getLogger("lorenz.host")
+
 #: Where the call log goes when ``server.call_log`` is not set (``-`` for stderr).
 CALL_LOG_ENV = "LORENZ_CALL_LOG"
+#: How often the writer thread writes what calls queued.
+WRITE_EVERY_SECONDS = 0.05
 #: Characters of an error message kept in a record.
 MAX_ERROR_CHARS = 500
 #: Calls the landing page's "Recent calls" table shows.
@@ -90,34 +94,75 @@ def clean_error(message: str | None, secrets: Iterable[str]) -> str | None:
 
 
 class CallLog:
-    """The JSON-lines call log at ``path`` (``-``: stderr), rotated by size, written off the loop."""
+    """The JSON-lines call log at ``path`` (``-``: stderr), rotated by size, written off the loop.
+
+    A call only puts its line on a queue; a writer thread takes whatever is queued every
+    :data:`WRITE_EVERY_SECONDS` and writes it in one go, so the log costs the event loop neither a
+    syscall nor a thread wake-up per call.
+    """
 
     def __init__(self, path: str, *, max_bytes: int, keep: int) -> None:
         self.path = path
         self.max_bytes = max_bytes
         self.keep = keep
-        handler: logging.Handler
-        if path == "-":
-            handler = logging.StreamHandler(sys.stderr)
-        else:
-            handler = logging.handlers.RotatingFileHandler(path, maxBytes=max_bytes, backupCount=keep, encoding="utf-8")
-        handler.setFormatter(logging.Formatter("%(message)s"))
-        self._queue: queue.SimpleQueue[logging.LogRecord] = queue.SimpleQueue()
-        self._listener = logging.handlers.QueueListener(self._queue, handler)
-        self._handler = handler
-        self._listener.start()
+        self._file: logging.handlers.RotatingFileHandler | None = None
+        if path != "-":
+            # Used for its stream and its rollover (rename .1 → .2 …, keep `keep`), not as a log handler.
+            self._file = logging.handlers.RotatingFileHandler(
+                path, maxBytes=max_bytes, backupCount=keep, encoding="utf-8"
+            )
+        self._queue: queue.SimpleQueue[str] = queue.SimpleQueue()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="lorenz-call-log", daemon=True)
+        self._thread.start()
 
     def same(self, path: str, max_bytes: int, keep: int) -> bool:
         return (self.path, self.max_bytes, self.keep) == (path, max_bytes, keep)
 
     def write(self, record: CallRecord) -> None:
-        line = json.dumps(record.to_json(), ensure_ascii=False, separators=(",", ":"))
-        self._queue.put(logging.makeLogRecord({"msg": line, "levelno": logging.INFO, "levelname": "INFO"}))
+        self._queue.put(json.dumps(record.to_json(), ensure_ascii=False, separators=(",", ":")))
+
+    def _run(self) -> None:
+        while not self._stop.wait(WRITE_EVERY_SECONDS):
+            self._drain()
+        self._drain()
+
+    def _drain(self) -> None:
+        lines = []
+        while True:
+            try:
+                lines.append(self._queue.get_nowait())
+            except queue.Empty:
+                break
+        if not lines:
+            return
+        try:
+            if self._file is None:
+                sys.stderr.write("".join(f"{line}\n" for line in lines))
+                sys.stderr.flush()
+            else:
+                self._append(lines)
+        except OSError as exc:  # a full disk must not stop the host; say so once per batch
+            logger.warning("lorenz: writing the call log %s failed: %s", self.path, exc)
+
+    def _append(self, lines: list[str]) -> None:
+        handler = self._file
+        assert handler is not None
+        if handler.stream is None:
+            handler.stream = handler._open()
+        for line in lines:
+            text = line + "\n"
+            if handler.stream.tell() and handler.stream.tell() + len(text.encode("utf-8")) > self.max_bytes:
+                handler.doRollover()
+            handler.stream.write(text)
+        handler.stream.flush()
 
     def close(self) -> None:
         """Write what is queued, then close the file."""
-        self._listener.stop()
-        self._handler.close()
+        self._stop.set()
+        self._thread.join(timeout=5)
+        if self._file is not None:
+            self._file.close()
 
 
 @frozen

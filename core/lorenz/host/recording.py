@@ -74,11 +74,11 @@ class CallRecorder:
                 self._log.close()
                 self._log = None
             return None
+        if path != "-":
+            path = os.path.join(snapshot.settings.base_dir, path)
         if self._log is None or not self._log.same(path, server.call_log_max_bytes, server.call_log_keep):
             if self._log is not None:
                 self._log.close()
-            if path != "-":
-                path = os.path.join(snapshot.settings.base_dir, path)
             self._log = CallLog(path, max_bytes=server.call_log_max_bytes, keep=server.call_log_keep)
         return self._log
 
