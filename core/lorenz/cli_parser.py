@@ -112,10 +112,9 @@ _COMMANDS = {
 
 
 def _epilog(command: _Command) -> str:
-    lines = ["examples:", *(f"  {example}" for example in command.examples)]
-    if command.env:
-        width = max(len(name) for name, _ in command.env)
-        lines += ["", "environment:", *(f"  {name.ljust(width)}  {text}" for name, text in command.env)]
+    lines = ["examples:", *(f"  {example}" for example in command.examples), "", "environment:"]
+    width = max((len(name) for name, _ in command.env), default=0)
+    lines += [f"  {name.ljust(width)}  {text}" for name, text in command.env] or ["  none read"]
     return "\n".join(lines)
 
 
