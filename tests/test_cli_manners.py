@@ -99,7 +99,7 @@ def test_plugins_dir_loads_every_py_file(lorenz: Lorenz, tmp_path: Path) -> None
     assert "second_hello" in lorenz("--plugins-dir", str(folder), "tools", "--all").stdout
     bad = lorenz("--plugins-dir", str(tmp_path / "nowhere"), "plugins")
     assert bad.returncode == 1
-    assert "lorenz: --plugins-dir" in bad.stderr and "not a directory" in bad.stderr
+    assert f"lorenz: --plugins-dir: {tmp_path / 'nowhere'}: not a directory" in bad.stderr
 
 
 def test_lint_handles_a_scaffolded_packages_relative_imports(lorenz: Lorenz, tmp_path: Path) -> None:
@@ -222,3 +222,29 @@ def test_progress_line_on_a_terminal_only(lorenz: Lorenz, tmp_path: Path) -> Non
     piped = lorenz("call", str(workflow), "slow_wait")
     assert piped.returncode == 0, piped.stderr
     assert "running slow_wait" not in piped.stderr and "\r" not in piped.stderr
+
+
+def test_an_unforeseen_error_is_one_redacted_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An exception nobody planned for (a bug, the system) is one redacted line and a pointer to -v, which
+    shows the redacted traceback: never a raw traceback quoting a secret."""
+    from lorenz import cli
+
+    secret = "tok-0123456789abcdef"
+    monkeypatch.setenv("ACME_API_TOKEN", secret)
+
+    def broken(args: object) -> int:
+        raise RuntimeError(f"lost the thread with {secret}")
+
+    monkeypatch.setitem(cli.COMMANDS, "plugins", broken)
+    assert cli.main(["plugins"]) == 1
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        "lorenz: RuntimeError: lost the thread with [REDACTED]",
+        "(lorenz -v shows the traceback)",
+    ]
+    assert cli.main(["plugins", "-v"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last):" in err and "in broken" in err
+    assert secret not in err

@@ -95,7 +95,7 @@ def _summary(description: str) -> str:
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
-    from .inventory import installed_tools
+    from .inventory import installed_tools, mount_instruction
 
     workspace = _workspace(args, args.workflow)
     inventory = installed_tools(workspace.discovery, workspace.settings, workspace.mounted, unmounted=args.all)
@@ -124,18 +124,11 @@ def cmd_tools(args: argparse.Namespace) -> int:
         print("  ".join([*cells, _summary(tool.spec.description)]))
     for failure in inventory.failures:
         warn(failure.error)
-    hint = _mount_hint(workspace, inventory.unmounted_packs())
-    if hint:
-        warn(hint)
+    packs = inventory.unmounted_packs()
+    if packs:
+        how = mount_instruction(packs[0], workspace.settings.workflow_path)
+        warn(f"to mount a pack, {how} (not mounted: {', '.join(packs)})")
     return code
-
-
-def _mount_hint(workspace: Any, packs: Sequence[str]) -> str:
-    if not packs:
-        return ""
-    path = workspace.settings.workflow_path
-    where = "WORKFLOW.md" if path is None else Path(path).name
-    return f'to mount a pack, add "tools: {{{packs[0]}: {{}}}}" to {where} (not mounted: {", ".join(packs)})'
 
 
 def _split_call_args(values: Sequence[str]) -> tuple[str | None, str, str | None]:
@@ -323,10 +316,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _failed(args, str(exc), exc.__cause__)
     except KeyboardInterrupt:
         return 130
-    except Exception as exc:  # a bug: one line, the traceback with -v
+    except Exception as exc:  # unforeseen (a bug, the system): one line, the traceback with -v
         from .containment import describe_exception
 
-        return _failed(args, f"internal error: {describe_exception(exc)}", exc, hint=True)
+        return _failed(args, describe_exception(exc), exc, hint=True)
     return code
 
 

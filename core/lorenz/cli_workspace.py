@@ -45,7 +45,7 @@ def load_plugin_modules(args: argparse.Namespace) -> list[object]:
         try:
             plugins += import_plugins_dir(Path(folder))
         except Exception as exc:
-            raise UsageError(f"--plugins-dir {folder}: {exc}") from exc
+            raise UsageError(f"--plugins-dir: {exc}") from exc
     return plugins
 
 

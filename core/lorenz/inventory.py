@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .plugins import Discovery
     from .settings.model import Settings
 
-__all__ = ["InstalledTool", "Inventory", "installed_tools", "mount_hint"]
+__all__ = ["InstalledTool", "Inventory", "installed_tools", "mount_hint", "mount_instruction"]
 
 
 @frozen(kw_only=True)
@@ -107,12 +107,17 @@ def installed_tools(discovery: Discovery, settings: Settings, mounted: Mounted, 
     return Inventory(tools=tuple(tools), failures=tuple(failures))
 
 
-def mount_hint(tool: InstalledTool, workflow: Path | None) -> str:
-    """How to mount ``tool``'s pack: ``add "tools: {acme: {}}" to WORKFLOW.md``."""
+def mount_instruction(pack: str, workflow: Path | None) -> str:
+    """``add "tools: {acme: {}}" to WORKFLOW.md``; ``workflow`` is ``None`` under the embedded default."""
     where = _shown(workflow) if workflow is not None else 'a new WORKFLOW.md (with "tracker: {kind: local}")'
+    return f'add "tools: {{{pack}: {{}}}}" to {where}'
+
+
+def mount_hint(tool: InstalledTool, workflow: Path | None) -> str:
+    """Why ``tool`` cannot be called, and how to mount its pack."""
     return (
         f'{tool.name} is in the installed pack "{tool.pack}" ({tool.origin}), which the workflow does not mount: '
-        f'add "tools: {{{tool.pack}: {{}}}}" to {where}'
+        f"{mount_instruction(tool.pack, workflow)}"
     )
 
 

@@ -65,6 +65,6 @@ def import_path(path: Path) -> ModuleType:
 def import_plugins_dir(folder: Path) -> list[ModuleType]:
     """Every ``.py`` file of ``folder`` (not its subfolders), by name; ``ValueError`` if it is no folder."""
     if not folder.is_dir():
-        msg = f"--plugins-dir {folder}: not a directory"
+        msg = f"{folder}: not a directory"
         raise ValueError(msg)
     return [import_path(file) for file in sorted(folder.glob("*.py")) if file.name != "__init__.py"]
