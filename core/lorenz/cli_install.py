@@ -136,11 +136,11 @@ def cmd_install(args: argparse.Namespace) -> int:
     changed = [dist for key, dist in after.items() if before.get(key) != dist]
     plugins = [dist for dist in changed if dist.entry_points]
     if not changed:
-        print("lorenz: nothing new installed")
+        print("nothing new installed")
         return 0
     if not plugins:
-        names = ", ".join(dist.label for dist in changed)
-        print(f"lorenz: installed {names}; none is a Lorenz plugin (no {ENTRY_POINT_GROUP} entry point)")
+        for dist in changed:
+            print(f"installed {dist.label}: not a Lorenz plugin (no {ENTRY_POINT_GROUP} entry point)")
         return 0
     report = _plugin_report()
     packs: list[str] = []
@@ -175,6 +175,10 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
     code = _pip("uninstall", "-y", *[dist.name for dist in chosen])
     if code != 0:
         raise UsageError(f"pip uninstall failed (exit {code})")
+    left = installed()
+    kept = [dist.label for dist in chosen if normalize_distribution(dist.name) in left]
+    if kept:  # pip leaves a distribution outside this environment alone, and says so above
+        raise UsageError(f"still installed: {', '.join(kept)}")
     print(f"uninstalled {', '.join(dist.label for dist in chosen)}")
     return 0
 
@@ -182,8 +186,8 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
 def _confirmed() -> bool:
     print("Proceed? [y/N] ", end="", file=sys.stderr, flush=True)
     answer = sys.stdin.readline()
-    if not answer.endswith("\n"):
-        print(file=sys.stderr)  # stdin ended: finish the prompt's line
+    if not sys.stdin.isatty():
+        print(file=sys.stderr)  # the answer was not echoed: end the prompt's line
     return answer.strip().lower() in ("y", "yes")
 
 
