@@ -26,13 +26,7 @@ def test_plugins_json(lorenz: Lorenz) -> None:
     report = run_json(lorenz, "plugins", "--json", env={"LORENZ_DISABLE_PLUGINS": "lorenz-slow"}, code=1)
     assert set(report) == {"version", "plugins", "failures", "disabled"}
     acme = next(plugin for plugin in report["plugins"] if plugin["name"] == "acme")
-    assert acme == {
-        "name": "acme",
-        "distribution": "lorenz-acme",
-        "version": "0.1.0",
-        "packs": ["acme"],
-        "trackers": ["acme"],
-    }
+    assert set(acme) == {"name", "distribution", "version", "packs", "trackers"}
     (failure,) = report["failures"]
     assert set(failure) == {"group", "name", "distribution", "version", "error", "traceback"}
     assert failure["distribution"] == "lorenz-broken"
