@@ -1,8 +1,12 @@
 """Shared pytest configuration: async tests run on asyncio through anyio's pytest plugin, and
-hypothesis profiles: a fast default for the normal suite, ``fuzz`` (``nox -s fuzz``) for long runs."""
+hypothesis profiles: a fast default for the normal suite, ``fuzz`` (``nox -s fuzz``) for long runs.
+Also a backend that never answers, for the timeout tests of the core and every bundled client."""
 
 import os
+import socket
+from collections.abc import Iterator
 
+import httpx
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -18,3 +22,35 @@ settings.load_profile(os.environ.get("LORENZ_HYPOTHESIS_PROFILE", "default"))
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture
+def silent_server() -> Iterator[str]:
+    """``http://127.0.0.1:PORT`` of a loopback socket that takes connections and never answers: the
+    kernel completes the handshake into the listen backlog, so a request waits for its read timeout."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(64)
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+
+
+class ShortTimeouts(httpx.AsyncBaseTransport):
+    """Real loopback HTTP, but every request's timeout (whatever the client asked for) cut to ``seconds``:
+    a client hard-wired to 30 s times out in a test's time, and its message must name the limit it met."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.inner = httpx.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        request.extensions["timeout"] = httpx.Timeout(self.seconds).as_dict()
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+@pytest.fixture
+def short_timeouts() -> ShortTimeouts:
+    """A transport that cuts every request's timeout to 0.5 s (``httpx.AsyncClient(transport=...)``)."""
+    return ShortTimeouts(0.5)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -110,7 +113,7 @@ def dist_dir(tmp_path: Path) -> Iterator[Path]:
         yield root
     finally:
         sys.path.remove(str(root))
-        for name in ("lorenz_acme", "lorenz_broken", "lorenz_typo", "lorenz_raising"):
+        for name in ("lorenz_acme", "lorenz_broken", "lorenz_typo", "lorenz_raising", "lorenz_zed", "lorenz_slow"):
             sys.modules.pop(name, None)
 
 
@@ -123,3 +126,94 @@ def host_pack() -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+ZED_PLUGIN = '''
+from lorenz import ToolSpec, hookimpl, tool_success
+
+
+class ZedPack:
+    name = "zed"
+
+    def tool_specs(self, settings):
+        return [ToolSpec(name="zed_ping", description="Answer pong.")]
+
+    async def execute_tool(self, name, input, context):
+        return tool_success({"pong": True})
+
+
+@hookimpl
+def lorenz_register_tool_packs(register):
+    register(ZedPack())
+'''
+
+SLOW_PLUGIN = '''
+import asyncio
+
+from lorenz import Issue, ToolSpec, hookimpl, tool_success
+
+DELAY = 1.8
+
+
+class SlowClient:
+    async def fetch_candidate_issues(self):
+        await asyncio.sleep(DELAY)
+        return [Issue(id="S-1", identifier="S-1", title="Slow one", state="Todo", state_type="unstarted")]
+
+    async def fetch_issues_by_ids(self, ids):
+        return []
+
+
+class SlowTracker:
+    kind = "slow"
+
+    def create_client(self, settings, context):
+        return SlowClient()
+
+    def default_tool_packs(self, settings):
+        return ["slow"]
+
+
+class SlowPack:
+    name = "slow"
+
+    def tool_specs(self, settings):
+        return [ToolSpec(name="slow_wait", description="Wait a little.")]
+
+    async def execute_tool(self, name, input, context):
+        await asyncio.sleep(DELAY)
+        return tool_success({"waited": DELAY})
+
+
+@hookimpl
+def lorenz_register_trackers(register):
+    register(SlowTracker())
+
+
+@hookimpl
+def lorenz_register_tool_packs(register):
+    register(SlowPack())
+'''
+
+CLI_DISTS = "lorenz-acme,lorenz-broken,lorenz-zed,lorenz-slow"
+
+
+@pytest.fixture
+def lorenz(dist_dir: Path, tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run the installed ``lorenz`` script in ``tmp_path/work`` (an acme workflow), where only the test
+    distributions load: acme (mounted by the workflow), broken, zed (a pack nothing mounts), slow."""
+    write_dist(dist_dir, "lorenz-zed", "lorenz_zed", ZED_PLUGIN)
+    write_dist(dist_dir, "lorenz-slow", "lorenz_slow", SLOW_PLUGIN)
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    (work / "WORKFLOW.md").write_text("---\ntracker:\n  kind: acme\n---\nDo the work.\n", encoding="utf-8")
+    script = Path(sys.executable).with_name("lorenz")
+
+    def run(*args: str, env: dict[str, str] | None = None, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        environ = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
+        environ.update({"PYTHONPATH": str(dist_dir), "LORENZ_LOAD_PLUGINS": CLI_DISTS, **(env or {})})
+        kwargs.setdefault("cwd", work)
+        if "stderr" not in kwargs:  # a test may hand stderr a terminal of its own
+            kwargs["capture_output"] = True
+        return subprocess.run([str(script), *args], env=environ, text=True, check=False, timeout=60, **kwargs)
+
+    return run

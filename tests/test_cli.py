@@ -72,9 +72,10 @@ def test_plugins_text_shows_failures(env: Path, capsys: pytest.CaptureFixture[st
 def test_tools_lists_the_mounted_tools(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`lorenz tools --json` shows the mounted tool with its pack and camelCase schema."""
     assert main(["tools", "--json"]) == 0
-    (tool,) = json.loads(capsys.readouterr().out)
+    (tool,) = json.loads(capsys.readouterr().out)["tools"]
     assert tool["name"] == "acme_echo"
     assert tool["pack"] == "acme"
+    assert tool["mounted"] is True
     assert tool["inputSchema"]["required"] == ["message"]
     assert main(["tools"]) == 0
     assert "acme_echo  [acme]  Echo a message back." in capsys.readouterr().out
@@ -105,7 +106,7 @@ def test_call_bad_json_is_one_clear_line(env: Path, capsys: pytest.CaptureFixtur
 def test_issues_lists_candidates(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`lorenz issues --json` shows what the tracker's client hands out now."""
     assert main(["issues", "--json"]) == 0
-    (issue,) = json.loads(capsys.readouterr().out)
+    (issue,) = json.loads(capsys.readouterr().out)["issues"]
     assert (issue["id"], issue["state"], issue["stateType"], issue["title"]) == (
         "A-1",
         "Todo",

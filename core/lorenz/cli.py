@@ -1,101 +1,27 @@
-"""The ``lorenz`` command line: thin commands over the library; no logic of its own."""
+"""The ``lorenz`` command line: thin commands over the library; no logic of its own.
+
+Output manners live in :mod:`lorenz.cli_output`, the parser and help texts in :mod:`lorenz.cli_parser`,
+``-p`` and the workspace in :mod:`lorenz.cli_workspace`, ``install``/``uninstall``/``--version`` in
+:mod:`lorenz.cli_install`.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import functools
-import importlib
-import json
 import os
 import sys
-import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from .cli_install import cmd_install, cmd_uninstall
+from .cli_output import UsageError, did_you_mean, json_object, print_json, progress, silence_stdout
+from .cli_parser import build_parser
+from .cli_workspace import allow_list_note, env_secrets, load_plugin_modules, show_traceback, warn
+from .cli_workspace import open_for_command as _workspace
 
-__all__ = ["main"]
-
-
-class UsageError(Exception):
-    """A mistake on the command line or in the workflow: one line on stderr, exit 1."""
-
-
-def _report(message: str, code: int) -> int:
-    print(f"lorenz: {message}", file=sys.stderr)
-    return code
-
-
-def _load_plugin_modules(names: Sequence[str]) -> list[object]:
-    plugins: list[object] = []
-    for name in names:
-        try:
-            plugins.append(importlib.import_module(name))
-        except Exception as exc:
-            msg = f"cannot import plugin module {name!r}: {type(exc).__name__}: {exc}"
-            raise UsageError(msg) from exc
-    return plugins
-
-
-def _env_secrets() -> list[str]:
-    """Values of secret-looking environment variables: all there is to redact with before settings exist.
-
-    Short values are left out: flags such as ``TOKENIZERS_PARALLELISM=false`` are no secrets, and
-    redacting every ``false`` would garble the message.
-    """
-    from .redact import is_secret_key
-
-    return [value for name, value in os.environ.items() if is_secret_key(name) and len(value.strip()) >= 8]
-
-
-def _allow_list_note() -> str:
-    """Why a plugin may seem missing: ``LORENZ_LOAD_PLUGINS`` limits which distributions load."""
-    from .plugins import LOAD_PLUGINS_ENV
-
-    value = os.environ.get(LOAD_PLUGINS_ENV)
-    return "" if value is None else f" ({LOAD_PLUGINS_ENV}={value!r} limits which plugins load)"
-
-
-def _workspace(args: argparse.Namespace, workflow: str | None) -> Any:
-    from .redact import redact_text
-    from .results import error_message
-    from .workspace import open_workspace
-
-    plugins = _load_plugin_modules(args.plugin)
-    try:
-        workspace = open_workspace(workflow, plugins=plugins)
-    except Exception as exc:  # ConfigError, RegistryError, MountError, and whatever a pack raises
-        text = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {error_message(exc)}"
-        text = " ".join(redact_text(text, _env_secrets()).split())
-        if any(hint in text for hint in ("unsupported tracker.kind", "unsupported tool pack", "embedded default")):
-            text += _allow_list_note()
-        raise UsageError(text) from exc
-    for failure in workspace.discovery.failures:
-        _warn(f"warning: plugin {failure.name} ({failure.origin}) failed to load: {failure.error}")
-    for pack_failure in workspace.mounted.failures:
-        _warn(pack_failure.error)
-    if workspace.embedded_default:
-        print(
-            f"lorenz: no WORKFLOW.md in {Path.cwd()}; using the embedded default (local board at .lorenz/local)",
-            file=sys.stderr,
-        )
-    return workspace
-
-
-def _warn(message: str) -> None:
-    """One redacted line on stderr (a plugin's message may span lines or quote a secret)."""
-    from .redact import redact_text
-
-    print(f"lorenz: {' '.join(redact_text(message, _env_secrets()).split())}", file=sys.stderr)
-
-
-def _print_json(value: Any) -> None:
-    from .wire import scrub_surrogates
-
-    # A lone surrogate (from a hand-edited file, a pack) cannot be written to a UTF-8 stream.
-    print(scrub_surrogates(json.dumps(value, indent=2, ensure_ascii=False, default=str)))
+__all__ = ["UsageError", "main"]
 
 
 # -- commands ---------------------------------------------------------------
@@ -104,20 +30,20 @@ def _print_json(value: Any) -> None:
 def cmd_plugins(args: argparse.Namespace) -> int:
     from .plugins import discover
 
-    discovery = discover(plugins=_load_plugin_modules(args.plugin))
+    discovery = discover(plugins=load_plugin_modules(args))
     code = 1 if discovery.failures else 0
     if args.json:
-        _print_json(
-            {
-                "plugins": [info.to_dict() for info in discovery.plugins],
-                "failures": [failure.to_dict() for failure in discovery.failures],
-                "disabled": list(discovery.disabled),
-            }
+        print_json(
+            json_object(
+                plugins=[info.to_dict() for info in discovery.plugins],
+                failures=[failure.to_dict() for failure in discovery.failures],
+                disabled=list(discovery.disabled),
+            )
         )
         return code
     if not discovery.plugins and not discovery.failures:
-        note = _allow_list_note()
-        print(f"no plugins loaded{note}" if note else "no plugins installed (pip install a lorenz-* distribution)")
+        note = allow_list_note()
+        print(f"no plugins loaded{note}" if note else "no plugins installed (lorenz install a lorenz-* distribution)")
     for info in discovery.plugins:
         origin = f"{info.distribution} {info.version}" if info.distribution else "in-process"
         print(
@@ -128,11 +54,22 @@ def cmd_plugins(args: argparse.Namespace) -> int:
         print(f"disabled {name} (LORENZ_DISABLE_PLUGINS)")
     for failure in discovery.failures:
         print(f"FAILED {failure.name} ({failure.origin}): {' '.join(failure.error.split())}")
-        if args.verbose and failure.traceback:
-            print(textwrap.indent(failure.traceback.rstrip(), "    "))
+        show_traceback(args, failure.traceback, sys.stdout)
     if discovery.failures and not args.verbose:
         print("(lorenz plugins -v shows each failure's traceback)", file=sys.stderr)
     return code
+
+
+def _check_object(workspace: Any) -> dict[str, Any]:
+    """``check --json``: what the workflow mounts, once it validated."""
+    path = workspace.settings.workflow_path
+    return json_object(
+        workflow=None if path is None else str(path),
+        embeddedDefault=workspace.embedded_default,
+        tracker=workspace.settings.tracker.kind,
+        packs=workspace.pack_names(),
+        tools=[spec.name for spec in workspace.tool_specs()],
+    )
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -143,6 +80,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     if workspace.mounted.failures:
         broken = ", ".join(failure.pack for failure in workspace.mounted.failures)
         raise UsageError(f"{where}: the workflow mounts broken packs: {broken}")
+    if args.json:
+        print_json(_check_object(workspace))
+        return 0
     print(
         f"ok: {where}: tracker {settings.tracker.kind}, packs {', '.join(workspace.pack_names()) or '-'} "
         f"({len(specs)} tools)"
@@ -150,18 +90,45 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _summary(description: str) -> str:
+    return description.strip().splitlines()[0] if description.strip() else ""
+
+
 def cmd_tools(args: argparse.Namespace) -> int:
+    from .inventory import installed_tools, mount_instruction
+
     workspace = _workspace(args, args.workflow)
-    owners = workspace.tool_owners()
-    specs = workspace.tool_specs()
+    inventory = installed_tools(workspace.discovery, workspace.settings, workspace.mounted, unmounted=args.all)
+    failures = [*workspace.mounted.failures, *inventory.failures]
+    code = 1 if workspace.mounted.failures else 0
     if args.json:
-        _print_json([{"pack": owners[spec.name], **spec.to_wire()} for spec in specs])
-        return 1 if workspace.mounted.failures else 0
-    width = max((len(spec.name) for spec in specs), default=0)
-    for spec in specs:
-        summary = spec.description.strip().splitlines()[0] if spec.description.strip() else ""
-        print(f"{spec.name.ljust(width)}  [{owners[spec.name]}]  {summary}")
-    return 1 if workspace.mounted.failures else 0
+        path = workspace.settings.workflow_path
+        print_json(
+            json_object(
+                workflow=None if path is None else str(path),
+                tools=[tool.to_dict() for tool in inventory.tools],
+                failures=[failure.to_dict() for failure in failures],
+            )
+        )
+        return code
+    tools = inventory.tools
+    width = max((len(tool.name) for tool in tools), default=0)
+    if not args.all:
+        for tool in tools:
+            print(f"{tool.name.ljust(width)}  [{tool.pack}]  {_summary(tool.spec.description)}")
+        return code
+    rows = [(tool.name, tool.pack, tool.origin, "mounted" if tool.mounted else "-") for tool in tools]
+    widths = [max((len(row[i]) for row in rows), default=0) for i in range(4)]
+    for row, tool in zip(rows, tools, strict=True):
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=True)]
+        print("  ".join([*cells, _summary(tool.spec.description)]))
+    for failure in inventory.failures:
+        warn(failure.error)
+    packs = inventory.unmounted_packs()
+    if packs:
+        how = mount_instruction(packs[0], workspace.settings.workflow_path)
+        warn(f"to mount a pack, {how} (not mounted: {', '.join(packs)})")
+    return code
 
 
 def _split_call_args(values: Sequence[str]) -> tuple[str | None, str, str | None]:
@@ -180,6 +147,8 @@ def _split_call_args(values: Sequence[str]) -> tuple[str | None, str, str | None
 
 
 def _parse_arguments(text: str | None) -> Any:
+    import json
+
     if text is None:
         return {}
     if text == "-":
@@ -208,9 +177,25 @@ def cmd_call(args: argparse.Namespace) -> int:
     workflow, tool, raw = _split_call_args(args.values)
     arguments = _parse_arguments(raw)
     workspace = _workspace(args, workflow)
-    result = asyncio.run(_call(workspace, tool, arguments))
-    _print_json(result.to_dict())
+    with progress(f"running {tool}"):
+        result = asyncio.run(_call(workspace, tool, arguments))
+    print_json(result.to_dict())
+    if not result.success and workspace.mounted.pack_of(tool.strip()) is None:
+        _unknown_tool(workspace, tool.strip())
     return 0 if result.success else 1
+
+
+def _unknown_tool(workspace: Any, tool: str) -> None:
+    """Why ``tool`` is not there: its pack is installed but not mounted (and how to mount it), or the
+    closest tool name."""
+    from .inventory import installed_tools, mount_hint
+
+    inventory = installed_tools(workspace.discovery, workspace.settings, workspace.mounted, unmounted=True)
+    found = inventory.find(tool)
+    if found is not None:
+        warn(mount_hint(found, workspace.settings.workflow_path))
+        return
+    warn(f"no installed pack declares {tool}{did_you_mean(tool, [t.name for t in inventory.tools])}")
 
 
 async def _candidates(workspace: Any) -> list[Any]:
@@ -228,13 +213,14 @@ def cmd_issues(args: argparse.Namespace) -> int:
     from .redact import redact_text
 
     workspace = _workspace(args, args.workflow)
+    kind = workspace.settings.tracker.kind
     try:
-        owner = f"tracker {workspace.settings.tracker.kind}"
-        issues = call_plugin(owner, "fetching issues", asyncio.run, _candidates(workspace))
+        with progress(f"fetching issues from {kind}"):
+            issues = call_plugin(f"tracker {kind}", "fetching issues", asyncio.run, _candidates(workspace))
     except Exception as exc:
         raise UsageError(redact_text(f"fetching candidate issues failed: {exc}", workspace.settings.secrets)) from exc
     if args.json:
-        _print_json([issue.to_record() for issue in issues])
+        print_json(json_object(tracker=kind, issues=[issue.to_record() for issue in issues]))
         return 0
     if not issues:
         print("no candidate issues")
@@ -251,7 +237,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     # Over --stdio, stdout is the protocol stream: a plugin printing at import must not reach it.
     with stdout_to_stderr() if args.stdio else contextlib.nullcontext():
-        plugins = _load_plugin_modules(args.plugin)
+        plugins = load_plugin_modules(args)
     return serve(
         workflow=args.workflow,
         host=args.host,
@@ -280,17 +266,14 @@ def cmd_lint(args: argparse.Namespace) -> int:
     from .plugins import discover
 
     try:
-        if args.path:
-            report = lint_path(args.path)
-        else:
-            report = lint_discovery(discover(plugins=_load_plugin_modules(args.plugin)))
+        report = lint_path(args.path) if args.path else lint_discovery(discover(plugins=load_plugin_modules(args)))
     except (ValueError, OSError, ImportError) as exc:
         raise UsageError(f"cannot lint {args.path or 'the installed packs'}: {exc}") from exc
     if args.path and not report.packs and not report.errors:
         msg = f"{args.path} registers no tool pack (is there a `lorenz_register_tool_packs` hookimpl?)"
         raise UsageError(msg)
     if args.json:
-        _print_json(report.to_dict())
+        print_json(json_object(**report.to_dict()))
     else:
         for diagnostic in report.diagnostics:
             print(diagnostic)
@@ -302,99 +285,62 @@ def cmd_lint(args: argparse.Namespace) -> int:
     return 1 if report.errors else 0
 
 
-# -- parser -----------------------------------------------------------------
-
-
-def _port(text: str) -> int:
-    try:
-        port = int(text)
-    except ValueError:
-        port = -1
-    if not 0 <= port <= 65535:
-        msg = "port must be 0-65535"
-        raise argparse.ArgumentTypeError(msg)
-    return port
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="lorenz",
-        description="Serve tool packs and issue trackers to AI agents over MCP.",
-    )
-    parser.add_argument("--version", action="version", version=f"lorenz {__version__}")
-    plugin_help = "also register this plugin module by import path (repeatable); handy while writing a pack"
-    parser.add_argument("-p", "--plugin", action="append", default=[], metavar="MODULE", help=plugin_help)
-    # `-p` is accepted after the command too; SUPPRESS keeps a subcommand from resetting the value.
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "-p",
-        "--plugin",
-        action="append",
-        dest="sub_plugin",
-        default=argparse.SUPPRESS,
-        metavar="MODULE",
-        help=plugin_help,
-    )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    add_parser = functools.partial(sub.add_parser, parents=[common])
-
-    p = add_parser("plugins", help="list discovered plugins, what they register, and failures (exit 1 if any)")
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("-v", "--verbose", action="store_true", help="print each failure's traceback (redacted)")
-    p.set_defaults(func=cmd_plugins)
-
-    p = add_parser("check", help="parse and validate a workflow")
-    p.add_argument("workflow", nargs="?", help="WORKFLOW.md path (default: $LORENZ_WORKFLOW or ./WORKFLOW.md)")
-    p.set_defaults(func=cmd_check)
-
-    p = add_parser("tools", help="list the tools a workflow mounts")
-    p.add_argument("workflow", nargs="?", help="WORKFLOW.md path")
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(func=cmd_tools)
-
-    p = add_parser("call", help="run one tool in-process and print its result")
-    p.add_argument("values", nargs="+", metavar="[WORKFLOW] TOOL [JSON-ARGS]", help="JSON-ARGS may be - for stdin")
-    p.set_defaults(func=cmd_call)
-
-    p = add_parser("issues", help="list the candidate issues the dispatch tracker hands out now")
-    p.add_argument("workflow", nargs="?", help="WORKFLOW.md path")
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(func=cmd_issues)
-
-    p = add_parser("serve", help="serve the mounted tools over MCP (Streamable HTTP at /mcp, or stdio)")
-    p.add_argument("workflow", nargs="?", help="WORKFLOW.md path")
-    p.add_argument("--host", help="bind address (default: server.host, 127.0.0.1)")
-    p.add_argument("--port", type=_port, help="port (default: server.port, 4040; 0 picks a free port)")
-    p.add_argument("--stdio", action="store_true", help="speak MCP over stdin/stdout instead of HTTP")
-    p.add_argument("--no-reload", action="store_true", help="do not watch WORKFLOW.md for changes")
-    p.set_defaults(func=cmd_serve)
-
-    p = add_parser("new-pack", help="write a new tool pack project (its own distribution) from a template")
-    p.add_argument("name", help="pack name: a lowercase Python identifier; tools are prefixed NAME_")
-    p.add_argument("--dir", help="project directory (default: ./lorenz-NAME)")
-    p.add_argument("--tracker", action="store_true", help="also write a tracker that mounts the pack")
-    p.set_defaults(func=cmd_new_pack)
-
-    p = add_parser("lint", help="check tool packs: contract, naming, schemas, error contracts, format parity")
-    p.add_argument("path", nargs="?", help="a pack project directory, .py file or module (default: installed packs)")
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(func=cmd_lint)
-    return parser
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "plugins": cmd_plugins,
+    "check": cmd_check,
+    "tools": cmd_tools,
+    "call": cmd_call,
+    "issues": cmd_issues,
+    "serve": cmd_serve,
+    "new-pack": cmd_new_pack,
+    "lint": cmd_lint,
+    "install": cmd_install,
+    "uninstall": cmd_uninstall,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     from .containment import install_interrupt_flag
 
     install_interrupt_flag()  # a real Ctrl-C still stops the command; a plugin's KeyboardInterrupt does not
-    args = build_parser().parse_args(argv)
+    args = build_parser(list(COMMANDS)).parse_args(argv)
     args.plugin = [*args.plugin, *getattr(args, "sub_plugin", [])]
+    args.plugins_dir = [*args.plugins_dir, *getattr(args, "sub_plugins_dir", [])]
+    args.verbose = args.verbose or getattr(args, "sub_verbose", False)
     try:
-        code: int = args.func(args)
+        code = COMMANDS[args.command](args)
+        sys.stdout.flush()  # a closed pipe shows up here, not in the interpreter's last flush
+    except BrokenPipeError:
+        return silence_stdout()
     except UsageError as exc:
-        return _report(str(exc), 1)
+        return _failed(args, str(exc), exc.__cause__)
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # unforeseen (a bug, the system): one line, the traceback with -v
+        from .containment import describe_exception
+
+        return _failed(args, describe_exception(exc), exc, hint=True)
     return code
+
+
+def _failed(args: argparse.Namespace, message: str, cause: BaseException | None, *, hint: bool = False) -> int:
+    """One redacted line on stderr (and ``{"version", "error"}`` on stdout under ``--json``); with ``-v``
+    the traceback of what caused it."""
+    from .redact import redact_text, redacted_traceback
+
+    message = redact_text(message, env_secrets())
+    try:
+        if getattr(args, "json", False):
+            print_json(json_object(error=message))
+        print(f"lorenz: {message}", file=sys.stderr)
+        if args.verbose and cause is not None:
+            print(redacted_traceback(cause, env_secrets()), file=sys.stderr)
+        elif hint and not args.verbose:
+            print("(lorenz -v shows the traceback)", file=sys.stderr)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return silence_stdout()
+    return 1
 
 
 if __name__ == "__main__":

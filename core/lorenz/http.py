@@ -32,9 +32,12 @@ __all__ = [
     "RetryEvent",
     "RetryPolicy",
     "backoff_delay",
+    "describe_timeout",
     "retry_after_seconds",
+    "request_origin",
     "send_with_retry",
     "summarize_body",
+    "timeout_message",
 ]
 
 DEFAULT_TIMEOUT = 30.0
@@ -156,7 +159,8 @@ async def send_with_retry(
     sent, waits (``Retry-After`` seconds or HTTP date, capped at ``policy.max_retry_after``; else capped
     exponential backoff), calling ``on_retry(RetryEvent)`` (may be async) before each sleep, and sends again.
     Returns the last response whatever its status: classifying it is the caller's job. Transport errors
-    (``httpx.HTTPError``, including timeouts) propagate. ``request_kwargs`` go to ``client.request`` and
+    (``httpx.HTTPError``) propagate; a timeout is re-raised as the same type with a message naming the host
+    and the limit (:func:`timeout_message`). ``request_kwargs`` go to ``client.request`` and
     must be replayable (``json=``, ``content=bytes``, ``params=``, ``headers=``…, not a stream).
     ``sleep`` (default ``anyio.sleep``) and ``now`` (default ``time.time``) are injectable for tests.
     """
@@ -165,7 +169,14 @@ async def send_with_retry(
     attempt = 0
     while True:
         attempt += 1
-        response = await client.request(method, url, timeout=timeout, **request_kwargs)
+        try:
+            response = await client.request(method, url, timeout=timeout, **request_kwargs)
+        except httpx.TimeoutException as exc:
+            # httpx's own message is empty or "timed out": say which host and which limit instead.
+            message = timeout_message(exc, None)
+            if message is None:
+                raise
+            raise type(exc)(message, request=exc.request) from exc
         if response.status_code not in policy.retry_statuses or attempt >= policy.max_attempts:
             return response
         delay = _retry_delay(response, attempt - 1, policy, clock())
@@ -176,6 +187,50 @@ async def send_with_retry(
                 await outcome
         await response.aclose()
         await sleep_fn(delay)
+
+
+def request_origin(url: httpx.URL | str) -> str:
+    """``scheme://host[:port]`` of ``url``: all of it an error message may show (a path or query can hold
+    a token, the userinfo a password)."""
+    parsed = httpx.URL(url)
+    host = f"[{parsed.host}]" if ":" in parsed.host else parsed.host
+    port = f":{parsed.port}" if parsed.port is not None else ""
+    return f"{parsed.scheme}://{host}{port}"
+
+
+_TIMEOUT_PHASE: tuple[tuple[type[httpx.TimeoutException], str], ...] = (
+    (httpx.ConnectTimeout, "connect"),
+    (httpx.ReadTimeout, "read"),
+    (httpx.WriteTimeout, "write"),
+    (httpx.PoolTimeout, "pool"),
+)
+
+
+def describe_timeout(backend: str | None, url: httpx.URL | str, limit: float | None) -> str:
+    """The one wording of a timeout: ``jira request to https://acme.atlassian.net timed out after 30 s``.
+
+    ``backend`` names who sent the request (``None`` leaves it out); only the URL's scheme, host and
+    port are shown (:func:`request_origin`); ``limit`` is in seconds (``None``: unknown, left out).
+    """
+    who = f"{backend} request" if backend else "request"
+    after = f" after {limit:g} s" if limit is not None else ""
+    return f"{who} to {request_origin(url)} timed out{after}"
+
+
+def timeout_message(exc: BaseException, backend: str | None) -> str | None:
+    """:func:`describe_timeout` for an httpx timeout, its limit the one of the phase that ran out
+    (connect, read, write, pool); ``None`` for anything else. Every bundled client words its timeouts with
+    this, and :func:`send_with_retry` re-raises with it."""
+    if not isinstance(exc, httpx.TimeoutException):
+        return None
+    try:
+        request = exc.request
+    except RuntimeError:  # raised by hand without a request
+        return None
+    limits = request.extensions.get("timeout") or {}
+    phase = next((name for kind, name in _TIMEOUT_PHASE if isinstance(exc, kind)), None)
+    limit = limits.get(phase) if isinstance(limits, dict) and phase else None
+    return describe_timeout(backend, request.url, limit if isinstance(limit, int | float) else None)
 
 
 def _body_text(body: object) -> str:

@@ -24,6 +24,7 @@ from typing import Any
 import attrs
 
 from ..contracts import ToolProvider, ToolSpec
+from ..plugin_paths import import_path, package_root
 from ..results import error_message
 from ..settings.model import Settings
 from .contract import check_contract, run_sync
@@ -341,25 +342,23 @@ def _project_modules(root: Path) -> list[str]:
 
 def load_plugins_at(path: Path) -> list[object]:
     """The plugin modules of a project directory (its ``lorenz.tool_packs`` entry points, imported
-    from source), of a ``.py`` file, or of an importable module name."""
-    if path.is_dir():
-        if not (path / "pyproject.toml").is_file():
+    from source), of a package directory inside one (or on its own), of a ``.py`` file (its package's
+    relative imports work), or of an importable module name."""
+    if path.is_dir() and not (path / "pyproject.toml").is_file():
+        if not (path / "__init__.py").is_file():
             msg = f"{path} has no pyproject.toml"
             raise ValueError(msg)
+        root, _ = package_root(path)
+        if not (root / "pyproject.toml").is_file():
+            return [import_path(path)]
+        path = root  # the package of a project: lint the project, whose entry points name the hook modules
+    if path.is_dir():
         for candidate in (path / "src", path):
             if candidate.is_dir() and str(candidate) not in sys.path:
                 sys.path.insert(0, str(candidate))
         return [importlib.import_module(module) for module in _project_modules(path)]
     if path.suffix == ".py" and path.is_file():
-        module_name = f"lorenz_lint_{path.stem}"
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        if spec is None or spec.loader is None:
-            msg = f"cannot import {path}"
-            raise ValueError(msg)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        spec.loader.exec_module(module)
-        return [module]
+        return [import_path(path)]
     if not path.exists() and re.match(r"^[\w.]+$", str(path)):
         return [importlib.import_module(str(path))]
     msg = f"{path}: not a project directory, a .py file or a module name"

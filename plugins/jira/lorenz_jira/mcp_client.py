@@ -17,7 +17,15 @@ import attrs
 import httpx
 from attrs import define
 
-from lorenz.http import DEFAULT_TIMEOUT, PaginationError, RetryPolicy, send_with_retry, summarize_body
+from lorenz.http import (
+    DEFAULT_TIMEOUT,
+    PaginationError,
+    RetryPolicy,
+    describe_timeout,
+    send_with_retry,
+    summarize_body,
+    timeout_message,
+)
 from lorenz.issue import Issue, TrackerComment, normalize_issue
 from lorenz.redact import redact_text
 
@@ -264,6 +272,11 @@ class JiraMcpClient:
         """The redacted error for a failed exchange, naming the HTTP status when there was one."""
         if self.http_failures:
             return JiraError(self.http_failures[-1])
+        from mcp_types import REQUEST_TIMEOUT
+
+        if getattr(getattr(exc, "error", None), "code", None) == REQUEST_TIMEOUT and self.options.mcp.url:
+            # The SDK's own read timeout (the same limit) may fire before the HTTP one: name the host all the same.
+            return JiraError(describe_timeout("jira-mcp", self.options.mcp.url, self._timeout))
         message = getattr(getattr(exc, "error", None), "message", None) or str(exc) or type(exc).__name__
         return JiraError(f"jira-mcp error: {redact_text(str(message), self.secrets)}")
 
@@ -315,7 +328,8 @@ class JiraMcpClient:
                 raise leaf from exc
             if isinstance(leaf, httpx.HTTPError):
                 detail = redact_text(str(leaf) or type(leaf).__name__, self.secrets)
-                raise JiraError(f"jira-mcp request failed: {type(leaf).__name__}: {detail}") from exc
+                failed = f"jira-mcp request failed: {type(leaf).__name__}: {detail}"
+                raise JiraError(timeout_message(leaf, "jira-mcp") or failed) from exc
             raise self.protocol_error(leaf) from exc
 
     # -- normalisation ----------------------------------------------------------------------

@@ -12,7 +12,14 @@ from urllib.parse import quote
 import attrs
 import httpx
 
-from lorenz.http import DEFAULT_TIMEOUT, PaginationGuard, RetryPolicy, send_with_retry, summarize_body
+from lorenz.http import (
+    DEFAULT_TIMEOUT,
+    PaginationGuard,
+    RetryPolicy,
+    send_with_retry,
+    summarize_body,
+    timeout_message,
+)
 from lorenz.issue import Issue, TrackerComment
 from lorenz.redact import redact_text
 
@@ -125,7 +132,9 @@ class JiraRestClient:
             )
         except httpx.HTTPError as exc:
             detail = redact_text(str(exc) or type(exc).__name__, self._secrets)
-            raise JiraError(f"jira request failed: {type(exc).__name__}: {detail}") from exc
+            raise JiraError(
+                timeout_message(exc, "jira") or f"jira request failed: {type(exc).__name__}: {detail}"
+            ) from exc
         return self._decode(response)
 
     def _decode(self, response: httpx.Response) -> Any:

@@ -292,6 +292,14 @@ async def test_unreachable_server(http: httpx.AsyncClient) -> None:
         await JiraMcpClient(options, http).read_issue("ENG-1")
 
 
+async def test_a_server_that_never_answers_names_host_and_limit(silent_server: str, http: httpx.AsyncClient) -> None:
+    """A remote MCP server that never answers is a timeout naming the host and the limit, not a hang."""
+    options = jira_options(mcp_settings(f"{silent_server}/mcp"))
+    with pytest.raises(JiraError) as info:
+        await JiraMcpClient(options, http, timeout=0.3).read_issue("ENG-1")
+    assert str(info.value) == f"jira-mcp request to {silent_server} timed out after 0.3 s"
+
+
 class _ToolCall503(httpx.AsyncBaseTransport):
     """Forwards everything, but answers the first ``tools/call`` with a 503 after the server applied it."""
 

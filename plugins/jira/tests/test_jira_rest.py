@@ -330,6 +330,14 @@ async def test_transport_errors_are_reported(http: httpx.AsyncClient) -> None:
         await JiraRestClient(options, http).read_issue("ENG-1")
 
 
+async def test_a_backend_that_never_answers_names_host_and_limit(silent_server: str, http: httpx.AsyncClient) -> None:
+    """A Jira that accepts the connection and never answers is a timeout naming the host and the limit."""
+    options = jira_options(rest_settings(silent_server))
+    with pytest.raises(JiraError) as info:
+        await JiraRestClient(options, http, timeout=0.3).read_issue("ENG-1")
+    assert str(info.value) == f"jira request to {silent_server} timed out after 0.3 s"
+
+
 async def test_every_request_has_a_timeout() -> None:
     """Requests carry the client's explicit timeout (30 s by default) whatever the host client's."""
     seen: list[dict[str, float | None]] = []

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from lorenz.http import PaginationGuard, RetryPolicy, summarize_body
+from lorenz.http import PaginationGuard, RetryPolicy, summarize_body, timeout_message
 from lorenz.issue import Issue
 from lorenz.redact import redact_text
 from lorenz.results import error_message
@@ -103,7 +103,7 @@ class LinearClient:
         try:
             response = await post_graphql(self._http, request, policy=self._policy, sleep=self._sleep, now=self._now)
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            message = redact_text(error_message(exc), self._secrets)
+            message = redact_text(timeout_message(exc, "linear") or error_message(exc), self._secrets)
             logger.error("Linear GraphQL request failed: %s operation=%s", message, request.operation)
             raise LinearApiError(message) from None
         return self._data(response, request)

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 
 from lorenz.contracts import ToolContext, ToolSpec
-from lorenz.http import RetryPolicy, summarize_body
+from lorenz.http import RetryPolicy, summarize_body, timeout_message
 from lorenz.redact import redact_text, redact_value
 from lorenz.results import ToolResult, error_message, tool_failure, tool_success, unsupported_tool_failure
 from lorenz.settings.model import Settings
@@ -117,7 +117,7 @@ class LinearToolPack:
         try:
             response = await post_graphql(context.http, request, policy=self._policy, sleep=self._sleep, now=self._now)
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            reason = redact_text(error_message(exc), request.secrets)
+            reason = redact_text(timeout_message(exc, "linear") or error_message(exc), request.secrets)
             logger.error("Linear GraphQL request failed: %s operation=%s", reason, request.operation)
             return tool_failure(TRANSPORT_FAILED, reason=reason)
         return _result(response, request)

@@ -125,6 +125,20 @@ async def test_transport_error_is_logged_and_raised(caplog: pytest.LogCaptureFix
     assert line == "Linear GraphQL request failed: network down operation=LorenzTsViewer"
 
 
+async def test_an_endpoint_that_never_answers_names_host_and_limit(
+    silent_server: str, short_timeouts: httpx.AsyncBaseTransport, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Linear accepting the connection and never answering is a timeout naming the host and the limit
+    (the path of the endpoint stays out), in the error and in the log line."""
+    async with httpx.AsyncClient(transport=short_timeouts) as http:
+        linear = LinearClient(linear_settings(f"{silent_server}/graphql"), http=http)
+        with pytest.raises(LinearApiError) as info:
+            await linear.viewer()
+    assert str(info.value) == f"linear request to {silent_server} timed out after 0.5 s"
+    [line] = records(caplog, "ERROR")
+    assert line == f"Linear GraphQL request failed: {info.value} operation=LorenzTsViewer"
+
+
 async def test_rate_limit_honours_retry_after_seconds(
     fake: FakeLinear, http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
 ) -> None:

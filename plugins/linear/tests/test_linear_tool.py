@@ -252,6 +252,16 @@ async def test_unreachable_endpoint_is_a_transport_failure(http: httpx.AsyncClie
     assert result.result["error"]["reason"]
 
 
+async def test_an_endpoint_that_never_answers_is_a_named_timeout(
+    silent_server: str, short_timeouts: httpx.AsyncBaseTransport
+) -> None:
+    """`linear_graphql` against a Linear that never answers fails with a reason naming host and limit."""
+    async with httpx.AsyncClient(transport=short_timeouts) as http:
+        result = await call(linear_settings(f"{silent_server}/graphql"), http, VIEWER)
+    assert result.error == "Linear GraphQL request failed before receiving a successful response."
+    assert result.result["error"]["reason"] == f"linear request to {silent_server} timed out after 0.5 s"
+
+
 async def test_non_ascii_api_key_is_a_transport_failure(
     fake: FakeLinear, http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
 ) -> None:

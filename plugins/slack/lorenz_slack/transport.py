@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from lorenz.http import DEFAULT_TIMEOUT, RetryEvent, RetryPolicy, send_with_retry, summarize_body
+from lorenz.http import DEFAULT_TIMEOUT, RetryEvent, RetryPolicy, send_with_retry, summarize_body, timeout_message
 from lorenz.redact import redact_text
 from lorenz.settings.model import Settings
 
@@ -264,7 +264,7 @@ class SlackWebTransport:
                     **kwargs,
                 )
         except httpx.TimeoutException as exc:
-            msg = f"slack {method} request failed: timed out ({type(exc).__name__})"
+            msg = timeout_message(exc, f"slack {method}") or f"slack {method} request failed: timed out"
             raise SlackTransportError(redact_text(msg, self._secrets), ambiguous=True) from exc
         except httpx.HTTPError as exc:
             detail = str(exc) or type(exc).__name__

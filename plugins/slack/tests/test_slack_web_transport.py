@@ -226,9 +226,22 @@ async def test_transport_errors_are_not_retried_and_are_redacted() -> None:
         with pytest.raises(SlackTransportError, match=r"conversations\.history request failed") as info:
             await transport.get_message("C1", "1.1")
         assert TOKEN not in str(info.value)
-        with pytest.raises(SlackTransportError, match=r"reactions\.add request failed: timed out"):
+        with pytest.raises(SlackTransportError, match=r"^slack reactions\.add request to http://127\.0\.0\.1:9 timed"):
             await transport.add_reaction("C1", "1.1", "eyes")
     assert len(attempts) == 2
+
+
+async def test_a_slack_that_never_answers_names_host_and_limit(
+    silent_server: str, short_timeouts: httpx.AsyncBaseTransport
+) -> None:
+    """A Web API that accepts the connection and never answers is a timeout naming the method, the host
+    and the limit (not the path or the token), raised at once as an ambiguous transport error."""
+    async with httpx.AsyncClient(transport=short_timeouts) as client:
+        transport = SlackWebTransport(slack_settings(f"{silent_server}/api"), http=client)
+        with pytest.raises(SlackTransportError) as info:
+            await transport.get_message("C1", "1.1")
+    assert str(info.value) == f"slack conversations.history request to {silent_server} timed out after 0.5 s"
+    assert info.value.ambiguous
 
 
 async def test_point_read_and_post_bodies(fake: FakeSlack, http: httpx.AsyncClient) -> None:

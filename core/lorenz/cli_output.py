@@ -1,0 +1,113 @@
+"""How the ``lorenz`` command talks: JSON objects, one-line errors, a pipe closed early, suggestions
+for a misspelled name, and a progress line for slow work."""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any, TextIO
+
+__all__ = [
+    "JSON_VERSION",
+    "UsageError",
+    "did_you_mean",
+    "json_object",
+    "print_json",
+    "progress",
+    "silence_stdout",
+]
+
+JSON_VERSION = 1
+"""The ``"version"`` of every ``--json`` object (docs/cli-json.md): bumped only when a field changes
+meaning or goes away, never for a new field."""
+
+SIGPIPE_EXIT = 141
+"""What a shell reports for a command killed by SIGPIPE (128 + 13), as ``git log | head -1`` gives."""
+
+PROGRESS_AFTER = 1.0
+"""Seconds of silence before the progress line shows up: quick work never draws one."""
+
+_FRAMES = "|/-\\"
+
+
+class UsageError(Exception):
+    """A mistake on the command line or in the workflow: one line on stderr, exit 1."""
+
+
+def json_object(**fields: Any) -> dict[str, Any]:
+    """A ``--json`` output object: ``{"version": JSON_VERSION, **fields}``."""
+    return {"version": JSON_VERSION, **fields}
+
+
+def print_json(value: Any) -> None:
+    from .wire import scrub_surrogates
+
+    # A lone surrogate (from a hand-edited file, a pack) cannot be written to a UTF-8 stream.
+    print(scrub_surrogates(json.dumps(value, indent=2, ensure_ascii=False, default=str)))
+
+
+def silence_stdout() -> int:
+    """After the reader of stdout went away (``lorenz tools | head -1``): point stdout at /dev/null so
+    the interpreter's final flush cannot fail again, and give the shell's SIGPIPE exit status."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return SIGPIPE_EXIT
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """``' (did you mean "tools"?)'`` for the closest of ``choices``, or ``""`` when none is close."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f' (did you mean "{close[0]}"?)' if close else ""
+
+
+@contextlib.contextmanager
+def progress(label: str, stream: TextIO | None = None) -> Iterator[None]:
+    """A spinner line ``| fetching issues (3 s)`` on ``stream`` (stderr) while the block runs, drawn only
+    when the stream is a terminal and the work has taken longer than :data:`PROGRESS_AFTER`; erased after."""
+    out = sys.stderr if stream is None else stream
+    if not _is_terminal(out):
+        yield
+        return
+    done = threading.Event()
+    drawn = threading.Event()
+
+    def spin() -> None:
+        started = time.monotonic()
+        if done.wait(PROGRESS_AFTER):
+            return
+        frame = 0
+        while not done.is_set():
+            elapsed = int(time.monotonic() - started)
+            with contextlib.suppress(OSError, ValueError):
+                out.write(f"\r{_FRAMES[frame % len(_FRAMES)]} {label} ({elapsed} s)")
+                out.flush()
+                drawn.set()
+            frame += 1
+            done.wait(0.1)
+
+    spinner = threading.Thread(target=spin, name="lorenz-progress", daemon=True)
+    spinner.start()
+    try:
+        yield
+    finally:
+        done.set()
+        spinner.join()
+        if drawn.is_set():
+            with contextlib.suppress(OSError, ValueError):
+                out.write("\r\033[K")  # erase the line, so what follows starts clean
+                out.flush()
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -1,0 +1,109 @@
+"""What the ``lorenz`` commands stand on: plugins named on the command line (``-p``, ``--plugins-dir``),
+the workspace of a workflow, and redacted warnings."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from .cli_install import plugin_owner
+from .cli_output import UsageError
+
+__all__ = ["allow_list_note", "env_secrets", "load_plugin_modules", "open_for_command", "show_traceback", "warn"]
+
+
+def import_plugin(name: str) -> object:
+    """``-p NAME``: a module name, or the path of a ``.py`` file or package directory."""
+    from .containment import describe_exception
+    from .plugin_paths import import_path
+
+    try:
+        if name.endswith(".py") or "/" in name or os.sep in name:
+            return import_path(Path(name))
+        return importlib.import_module(name)
+    except Exception as exc:
+        msg = f"cannot import plugin module {name!r}: {describe_exception(exc)}"
+        raise UsageError(msg) from exc
+
+
+def load_plugin_modules(args: argparse.Namespace) -> list[object]:
+    """The ``-p`` modules and every ``.py`` file of each ``--plugins-dir``, noting a ``-p`` module that
+    is an installed plugin already (discovery takes that one once, from its distribution)."""
+    from .plugin_paths import import_plugins_dir
+
+    plugins = [import_plugin(name) for name in args.plugin]
+    for name, module in zip(args.plugin, plugins, strict=True):
+        owner = plugin_owner(getattr(module, "__name__", ""))
+        if owner is not None:
+            warn(f"-p {name}: already installed ({owner.label}); using the installed plugin")
+    for folder in args.plugins_dir:
+        try:
+            plugins += import_plugins_dir(Path(folder))
+        except Exception as exc:
+            raise UsageError(f"--plugins-dir: {exc}") from exc
+    return plugins
+
+
+def env_secrets() -> list[str]:
+    """Values of secret-looking environment variables: all there is to redact with before settings exist.
+
+    Short values are left out: flags such as ``TOKENIZERS_PARALLELISM=false`` are no secrets, and
+    redacting every ``false`` would garble the message.
+    """
+    from .redact import is_secret_key
+
+    return [value for name, value in os.environ.items() if is_secret_key(name) and len(value.strip()) >= 8]
+
+
+def allow_list_note() -> str:
+    """Why a plugin may seem missing: ``LORENZ_LOAD_PLUGINS`` limits which distributions load."""
+    from .plugins import LOAD_PLUGINS_ENV
+
+    value = os.environ.get(LOAD_PLUGINS_ENV)
+    return "" if value is None else f" ({LOAD_PLUGINS_ENV}={value!r} limits which plugins load)"
+
+
+def open_for_command(args: argparse.Namespace, workflow: str | None) -> Any:
+    from .redact import redact_text
+    from .results import error_message
+    from .workspace import open_workspace
+
+    plugins = load_plugin_modules(args)
+    try:
+        workspace = open_workspace(workflow, plugins=plugins)
+    except Exception as exc:  # ConfigError, RegistryError, MountError, and whatever a pack raises
+        text = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {error_message(exc)}"
+        text = " ".join(redact_text(text, env_secrets()).split())
+        if any(hint in text for hint in ("unsupported tracker.kind", "unsupported tool pack", "embedded default")):
+            text += allow_list_note()
+        raise UsageError(text) from exc
+    for failure in workspace.discovery.failures:
+        warn(f"warning: plugin {failure.name} ({failure.origin}) failed to load: {failure.error}")
+        show_traceback(args, failure.traceback)
+    for pack_failure in workspace.mounted.failures:
+        warn(pack_failure.error)
+        show_traceback(args, pack_failure.traceback)
+    if workspace.embedded_default:
+        print(
+            f"lorenz: no WORKFLOW.md in {Path.cwd()}; using the embedded default (local board at .lorenz/local)",
+            file=sys.stderr,
+        )
+    return workspace
+
+
+def warn(message: str) -> None:
+    """One redacted line on stderr (a plugin's message may span lines or quote a secret)."""
+    from .redact import redact_text
+
+    print(f"lorenz: {' '.join(redact_text(message, env_secrets()).split())}", file=sys.stderr)
+
+
+def show_traceback(args: argparse.Namespace, text: str | None, stream: Any = None) -> None:
+    """With ``-v``, an (already redacted) traceback, indented under the line it explains."""
+    if args.verbose and text:
+        print(textwrap.indent(text.rstrip(), "    "), file=sys.stderr if stream is None else stream)

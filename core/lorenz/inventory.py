@@ -1,0 +1,128 @@
+"""Every installed tool, mounted or not: ``lorenz tools --all``, and the hint for calling a tool whose
+pack is installed but not in the workflow.
+
+The packs a workflow does not mount are asked for their tools with the workflow's settings (they get no
+options of their own); one whose ``tool_specs`` raises is reported, never fatal.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from attrs import frozen
+
+from .containment import call_plugin
+from .contracts import ToolSpec
+from .mount import Mounted, PackFailure
+from .results import error_message
+
+if TYPE_CHECKING:
+    from .plugins import Discovery
+    from .settings.model import Settings
+
+__all__ = ["InstalledTool", "Inventory", "installed_tools", "mount_hint", "mount_instruction"]
+
+
+@frozen(kw_only=True)
+class InstalledTool:
+    """One tool of an installed pack: where it comes from and whether the workflow mounts it."""
+
+    spec: ToolSpec
+    pack: str
+    distribution: str | None = None
+    version: str | None = None
+    mounted: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def origin(self) -> str:
+        """``lorenz-acme 0.1.0``, or ``in-process`` for a ``-p`` plugin."""
+        if self.distribution is None:
+            return "in-process"
+        return f"{self.distribution} {self.version}" if self.version else self.distribution
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{name, pack, distribution: {name, version} | null, mounted, description, inputSchema, ...}``."""
+        wire = self.spec.to_wire()
+        dist = None if self.distribution is None else {"name": self.distribution, "version": self.version}
+        return {"name": wire.pop("name"), "pack": self.pack, "distribution": dist, "mounted": self.mounted, **wire}
+
+
+@frozen(kw_only=True)
+class Inventory:
+    """The installed tools (mounted packs first, in mount order; then the rest by pack name) and the
+    packs that could not list theirs."""
+
+    tools: tuple[InstalledTool, ...] = ()
+    failures: tuple[PackFailure, ...] = ()
+
+    def find(self, name: str) -> InstalledTool | None:
+        return next((tool for tool in self.tools if tool.name == name), None)
+
+    def unmounted_packs(self) -> list[str]:
+        return list(dict.fromkeys(tool.pack for tool in self.tools if not tool.mounted))
+
+
+def _origins(discovery: Discovery) -> dict[str, tuple[str | None, str | None]]:
+    return {pack: (info.distribution, info.version) for info in discovery.plugins for pack in info.packs}
+
+
+def _specs(pack: Any, settings: Settings) -> list[ToolSpec]:
+    specs = list(pack.tool_specs(settings))
+    for spec in specs:
+        if not isinstance(spec, ToolSpec):
+            msg = f"tool_specs returned a {type(spec).__name__}, not a ToolSpec"
+            raise TypeError(msg)
+    return specs
+
+
+def installed_tools(discovery: Discovery, settings: Settings, mounted: Mounted, *, unmounted: bool = True) -> Inventory:
+    """Every tool of every registered pack, each marked mounted or not (``unmounted=False``: the mounted
+    ones only, no other pack asked)."""
+    origins = _origins(discovery)
+    tools: list[InstalledTool] = []
+    for spec in mounted.specs:
+        owner = mounted.owners[spec.name].name
+        dist, version = origins.get(owner, (None, None))
+        tools.append(InstalledTool(spec=spec, pack=owner, distribution=dist, version=version, mounted=True))
+    failures: list[PackFailure] = []
+    taken = {pack.name for pack in mounted.packs} | {failure.pack for failure in mounted.failures}
+    for pack in discovery.tools if unmounted else ():
+        if pack.name in taken:
+            continue
+        try:
+            specs = call_plugin(f"pack {pack.name}", "tool_specs", _specs, pack, settings)
+        except Exception as exc:
+            failures.append(PackFailure(pack=pack.name, error=error_message(exc)))
+            continue
+        dist, version = origins.get(pack.name, (None, None))
+        tools.extend(
+            InstalledTool(spec=spec, pack=pack.name, distribution=dist, version=version, mounted=False)
+            for spec in specs
+        )
+    return Inventory(tools=tuple(tools), failures=tuple(failures))
+
+
+def mount_instruction(pack: str, workflow: Path | None) -> str:
+    """``add "tools: {acme: {}}" to WORKFLOW.md``; ``workflow`` is ``None`` under the embedded default."""
+    where = _shown(workflow) if workflow is not None else 'a new WORKFLOW.md (with "tracker: {kind: local}")'
+    return f'add "tools: {{{pack}: {{}}}}" to {where}'
+
+
+def mount_hint(tool: InstalledTool, workflow: Path | None) -> str:
+    """Why ``tool`` cannot be called, and how to mount its pack."""
+    return (
+        f'{tool.name} is in the installed pack "{tool.pack}" ({tool.origin}), which the workflow does not mount: '
+        f"{mount_instruction(tool.pack, workflow)}"
+    )
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)

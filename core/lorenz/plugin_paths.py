@@ -1,0 +1,70 @@
+"""Plugin modules named by path (``-p path/to/plugin.py``, ``--plugins-dir DIR``, ``lorenz lint FILE``).
+
+A file inside a package is imported under its dotted name with the package's root on ``sys.path``, so
+the relative imports a scaffolded pack uses (``from .tools import PACK``) work; a lone file is imported
+under its own name, as datasette's ``--plugins-dir`` does.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+__all__ = ["import_path", "import_plugins_dir", "package_root"]
+
+
+def package_root(path: Path) -> tuple[Path, list[str]]:
+    """``(the directory to put on sys.path, the dotted name's parts)`` of a ``.py`` file or a package
+    directory: the parts walk up through every directory holding an ``__init__.py``."""
+    path = path.resolve()
+    parts = [] if path.is_dir() or path.stem == "__init__" else [path.stem]
+    folder = path if path.is_dir() else path.parent
+    while (folder / "__init__.py").is_file():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return folder, parts
+
+
+def import_path(path: Path) -> ModuleType:
+    """Import the module at ``path``: a ``.py`` file or a package directory. Raises ``ValueError`` when
+    it is neither, or when a different module of that name is already imported."""
+    if not (path.is_file() and path.suffix == ".py") and not (path / "__init__.py").is_file():
+        msg = f"{path}: not a .py file or a package directory"
+        raise ValueError(msg)
+    root, parts = package_root(path)
+    name = ".".join(parts)
+    target = path.resolve() / "__init__.py" if path.is_dir() else path.resolve()
+    loaded = sys.modules.get(name)
+    if loaded is None and len(parts) == 1 and target.name != "__init__.py":
+        spec = importlib.util.spec_from_file_location(name, target)
+        if spec is None or spec.loader is None:
+            msg = f"{path}: cannot be imported"
+            raise ValueError(msg)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # attrs and cattrs resolve a class's annotations through sys.modules
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+        return module
+    if loaded is None:
+        if str(root) not in sys.path:
+            sys.path.insert(0, str(root))
+        loaded = importlib.import_module(name)
+    origin = getattr(loaded, "__file__", None)
+    if origin is None or Path(origin).resolve() != target:
+        msg = f"{path}: a module named {name!r} is already imported from {origin or 'elsewhere'}"
+        raise ValueError(msg)
+    return loaded
+
+
+def import_plugins_dir(folder: Path) -> list[ModuleType]:
+    """Every ``.py`` file of ``folder`` (not its subfolders), by name; ``ValueError`` if it is no folder."""
+    if not folder.is_dir():
+        msg = f"{folder}: not a directory"
+        raise ValueError(msg)
+    return [import_path(file) for file in sorted(folder.glob("*.py")) if file.name != "__init__.py"]

@@ -1,0 +1,141 @@
+"""``lorenz install`` / ``lorenz uninstall`` into a temporary virtual environment (issue 13): by name, wheel,
+directory and ``-e``, each followed by what the new distribution registered; the confirmation; and the core
+refusing to uninstall itself.
+
+The venv sees this environment's packages (the core, pip, hatchling) through a ``.pth`` that calls
+``site.addsitedir``, so nothing is downloaded: ``--system-site-packages`` would give the base interpreter's
+packages, not this venv's. pip's own settings come from the environment, as a user's would.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+WEATHER = ROOT / "examples" / "weather"
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def venv(tmp_path: Path) -> tuple[Path, Path]:
+    """``(its python, its site-packages)``: a fresh venv over this environment's packages."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True)
+    python = tmp_path / "venv" / "bin" / "python"
+    purelib = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
+    here = sysconfig.get_paths()["purelib"]
+    (purelib / "_lorenz_test_env.pth").write_text(f"import site; site.addsitedir({here!r})\n", encoding="utf-8")
+    return python, purelib
+
+
+def lorenz_in(python: Path, *args: str, cwd: Path, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
+    environ = {key: value for key, value in os.environ.items() if not key.startswith(("LORENZ_", "PIP_"))}
+    environ.pop("PYTHONPATH", None)
+    # Offline and fast: the core and the build backend are there already, nothing to fetch.
+    environ.update(PIP_NO_BUILD_ISOLATION="0", PIP_NO_DEPS="1", PIP_DISABLE_PIP_VERSION_CHECK="1", **env)
+    return subprocess.run(
+        [str(python), "-m", "lorenz", *args],
+        cwd=cwd,
+        env=environ,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+def test_install_report_and_uninstall(venv: tuple[Path, Path], tmp_path: Path) -> None:
+    """Each way of naming a pack installs into the venv that runs lorenz and reports the weather pack;
+    uninstall asks first, and lorenz-core is refused."""
+    python, purelib = venv
+    wheels = tmp_path / "wheels"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(wheels),
+            str(WEATHER),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = wheels.glob("lorenz_weather-*.whl")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "WORKFLOW.md").write_text("---\ntracker: {kind: local}\n---\n", encoding="utf-8")
+    offline = {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheels)}
+    for target in (["lorenz-weather"], [str(wheel)], [str(WEATHER)], ["-e", str(WEATHER)]):
+        done = lorenz_in(python, "install", *target, cwd=work, **offline)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "installed lorenz-weather 0.1.0: packs weather" in done.stdout.splitlines(), target
+        assert 'mount a pack: add "tools: {weather: {}}" to WORKFLOW.md' in done.stdout
+        assert list(purelib.glob("lorenz_weather-0.1.0.dist-info")), "installed into the venv that runs lorenz"
+        listed = lorenz_in(python, "tools", "--all", cwd=work)
+        assert any(line.split()[:2] == ["weather_get_forecast", "weather"] for line in listed.stdout.splitlines())
+        gone = lorenz_in(python, "uninstall", "-y", "lorenz-weather", cwd=work)
+        assert gone.returncode == 0, gone.stdout + gone.stderr
+        assert "uninstalled lorenz-weather 0.1.0" in gone.stdout
+        assert not list(purelib.glob("lorenz_weather-*.dist-info"))
+
+    assert lorenz_in(python, "install", str(wheel), cwd=work).returncode == 0
+    assert "  lorenz-weather 0.1.0: weather" in lorenz_in(python, "--version", cwd=work).stdout.splitlines()
+    kept = lorenz_in(python, "uninstall", "lorenz-weather", cwd=work, stdin="n\n")
+    assert kept.returncode == 1
+    assert "Proceed? [y/N]" in kept.stderr and "nothing uninstalled" in kept.stderr
+    assert list(purelib.glob("lorenz_weather-0.1.0.dist-info"))
+    confirmed = lorenz_in(python, "uninstall", "lorenz-weather", cwd=work, stdin="y\n")
+    assert confirmed.returncode == 0, confirmed.stderr
+    assert not list(purelib.glob("lorenz_weather-*.dist-info"))
+
+
+def test_uninstall_refuses_the_core_and_names_a_near_miss(venv: tuple[Path, Path], tmp_path: Path) -> None:
+    """The core is never uninstalled by lorenz (whatever its spelling); an unknown name gets a suggestion."""
+    python, _ = venv
+    for name in ("lorenz-core", "Lorenz_Core"):
+        done = lorenz_in(python, "uninstall", "-y", name, cwd=tmp_path)
+        assert done.returncode == 1
+        assert "lorenz: refusing to uninstall lorenz-core: it is the lorenz command itself" in done.stderr
+    missing = lorenz_in(python, "uninstall", "-y", "lorenz-lcoal", cwd=tmp_path)
+    assert missing.returncode == 1
+    assert 'lorenz: lorenz-lcoal is not installed (did you mean "lorenz-local"?)' in missing.stderr
+
+
+def test_install_of_a_non_plugin_and_a_pip_failure(venv: tuple[Path, Path], tmp_path: Path) -> None:
+    """A distribution without the entry point is reported as no plugin; a pip failure is one line, exit 1."""
+    project = tmp_path / "plain"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n\n'
+        '[project]\nname = "plain-helper"\nversion = "2.0"\n\n'
+        '[tool.hatch.build.targets.wheel]\npackages = ["plain_helper"]\n',
+        encoding="utf-8",
+    )
+    (project / "plain_helper").mkdir()
+    (project / "plain_helper" / "__init__.py").write_text("", encoding="utf-8")
+    python, _ = venv
+    done = lorenz_in(python, "install", str(project), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "installed plain-helper 2.0: not a Lorenz plugin (no lorenz.tool_packs entry point)" in done.stdout
+    failed = lorenz_in(python, "install", str(tmp_path / "nowhere"), cwd=tmp_path)
+    assert failed.returncode == 1
+    assert "lorenz: pip install failed (exit 1)" in failed.stderr
