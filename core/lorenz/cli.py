@@ -188,9 +188,9 @@ def cmd_call(args: argparse.Namespace) -> int:
 def _unknown_tool(workspace: Any, tool: str) -> None:
     """Why ``tool`` is not there: its pack is installed but not mounted (and how to mount it), or the
     closest tool name."""
-    from .inventory import installed_tools, mount_hint
+    from .inventory import mount_hint
 
-    inventory = installed_tools(workspace.discovery, workspace.settings, workspace.mounted, unmounted=True)
+    inventory = workspace.inventory
     found = inventory.find(tool)
     if found is not None:
         warn(mount_hint(found, workspace.settings.workflow_path))

@@ -14,14 +14,22 @@ from attrs import frozen
 
 from .containment import call_plugin
 from .contracts import ToolSpec
-from .mount import Mounted, PackFailure
-from .results import error_message
+from .mount import Mounted, PackFailure, checked_tool_specs
+from .policy import disabled_failure
+from .results import ToolResult, error_message, tool_failure, unsupported_tool_failure
 
 if TYPE_CHECKING:
     from .plugins import Discovery
     from .settings.model import Settings
 
-__all__ = ["InstalledTool", "Inventory", "installed_tools", "mount_hint", "mount_instruction"]
+__all__ = [
+    "InstalledTool",
+    "Inventory",
+    "installed_tools",
+    "mount_hint",
+    "mount_instruction",
+    "unsupported_failure",
+]
 
 
 @frozen(kw_only=True)
@@ -71,15 +79,6 @@ def _origins(discovery: Discovery) -> dict[str, tuple[str | None, str | None]]:
     return {pack: (info.distribution, info.version) for info in discovery.plugins for pack in info.packs}
 
 
-def _specs(pack: Any, settings: Settings) -> list[ToolSpec]:
-    specs = list(pack.tool_specs(settings))
-    for spec in specs:
-        if not isinstance(spec, ToolSpec):
-            msg = f"tool_specs returned a {type(spec).__name__}, not a ToolSpec"
-            raise TypeError(msg)
-    return specs
-
-
 def installed_tools(discovery: Discovery, settings: Settings, mounted: Mounted, *, unmounted: bool = True) -> Inventory:
     """Every tool of every registered pack, each marked mounted or not (``unmounted=False``: the mounted
     ones only, no other pack asked)."""
@@ -95,7 +94,7 @@ def installed_tools(discovery: Discovery, settings: Settings, mounted: Mounted, 
         if pack.name in taken:
             continue
         try:
-            specs = call_plugin(f"pack {pack.name}", "tool_specs", _specs, pack, settings)
+            specs = call_plugin(f"pack {pack.name}", "tool_specs", checked_tool_specs, pack, settings)
         except Exception as exc:
             failures.append(PackFailure(pack=pack.name, error=error_message(exc)))
             continue
@@ -126,3 +125,18 @@ def _shown(path: Path) -> str:
         return str(path.relative_to(Path.cwd()))
     except ValueError:
         return str(path)
+
+
+def unsupported_failure(name: str, mounted: Mounted, inventory: Inventory, workflow: Path | None) -> ToolResult:
+    """The failure for a tool no mounted pack serves: why a switched-off one is off, how to mount
+    an installed one, else ``Unsupported tool`` listing the mounted tools."""
+    off = mounted.disabled.get(name)
+    if off is not None:
+        return disabled_failure(off)
+    failure = unsupported_tool_failure(name, [spec.name for spec in mounted.specs])
+    tool = inventory.find(name)
+    if tool is None or tool.mounted:
+        return failure
+    message = f"{failure.error} {mount_hint(tool, workflow)}"
+    supported = failure.result["error"]["supportedTools"] if isinstance(failure.result, dict) else []
+    return tool_failure(message, supportedTools=supported, pack=tool.pack)

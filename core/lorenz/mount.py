@@ -17,10 +17,10 @@ from attrs import frozen
 from .containment import PluginError, call_plugin
 from .contracts import ToolContext, ToolProvider, ToolSpec
 from .execution import call_pack, failure_from_exception
-from .policy import apply_policy, disabled_failure
+from .policy import apply_policy
 from .redact import redact_text, redacted_traceback
 from .registry import ToolRegistry, TrackerRegistry
-from .results import ToolResult, error_message, tool_failure, unsupported_tool_failure
+from .results import ToolResult, error_message, unsupported_tool_failure
 from .settings.errors import ConfigError
 from .settings.model import Settings
 
@@ -31,16 +31,14 @@ if TYPE_CHECKING:
 __all__ = [
     "MountError",
     "Mounted",
-    "InstalledTool",
     "PackFailure",
+    "checked_tool_specs",
     "execute_mounted_tool",
-    "installed_tools",
     "mount",
     "mounted_pack_names",
     "mounted_packs",
     "mounted_skill_sources",
     "mounted_tool_specs",
-    "unmounted_tool_failure",
 ]
 
 
@@ -137,7 +135,8 @@ def _claim(owner: dict[str, str], tool: str, pack: str) -> bool:
     return True
 
 
-def _tool_specs(pack: ToolProvider, settings: Settings) -> list[ToolSpec]:
+def checked_tool_specs(pack: ToolProvider, settings: Settings) -> list[ToolSpec]:
+    """``pack.tool_specs(settings)`` as a list, refusing anything that is not a :class:`ToolSpec`."""
     specs = list(pack.tool_specs(settings))
     for spec in specs:
         if not isinstance(spec, ToolSpec):
@@ -191,7 +190,7 @@ def mount(settings: Settings, discovery: Discovery) -> Mounted:
             continue
         try:
             _validate_options(pack, name, (settings.tool_options or {}).get(name, {}))
-            pack_specs = call_plugin(f"pack {name}", "tool_specs", _tool_specs, pack, settings)
+            pack_specs = call_plugin(f"pack {name}", "tool_specs", checked_tool_specs, pack, settings)
         except PluginError as exc:
             failures.append(_pack_failure(name, exc, settings))
             continue
@@ -222,65 +221,13 @@ async def execute_mounted_tool(
     every: list[str] = []
     for pack in packs:
         try:
-            specs = call_plugin(f"pack {pack.name}", "tool_specs", _tool_specs, pack, context.settings)
+            specs = call_plugin(f"pack {pack.name}", "tool_specs", checked_tool_specs, pack, context.settings)
         except PluginError as exc:
             return failure_from_exception(exc, context)
         if any(spec.name == name for spec in specs):
             return await call_pack(pack, name, input, context)
         every.extend(spec.name for spec in specs)
     return unsupported_tool_failure(name, every)
-
-
-@frozen(kw_only=True)
-class InstalledTool:
-    """A tool of an installed pack, mounted by the workflow or not."""
-
-    spec: ToolSpec
-    pack: str
-    distribution: str | None
-    mounted: bool
-
-
-def installed_tools(settings: Settings, discovery: Discovery, mounted: Mounted) -> list[InstalledTool]:
-    """Every tool every registered pack declares for these settings (a pack whose ``tool_specs``
-    raises is skipped: it is reported where it is mounted)."""
-    origin = {pack: info.distribution for info in discovery.plugins for pack in info.packs}
-    mounted_names = {pack.name for pack in mounted.packs}
-    tools: list[InstalledTool] = []
-    for pack in discovery.tools:
-        is_mounted = pack.name in mounted_names
-        if is_mounted:
-            specs = [spec for spec in mounted.specs if mounted.owners[spec.name] is pack]
-        else:
-            try:
-                specs = call_plugin(f"pack {pack.name}", "tool_specs", _tool_specs, pack, settings)
-            except PluginError:
-                continue
-        tools += [
-            InstalledTool(spec=spec, pack=pack.name, distribution=origin.get(pack.name), mounted=is_mounted)
-            for spec in specs
-        ]
-    return tools
-
-
-def unmounted_tool_failure(name: str, mounted: Mounted, installed: Sequence[InstalledTool]) -> ToolResult:
-    """``Unsupported tool`` for ``name``, saying how to mount it when an installed pack declares it
-    (or, for a switched-off tool, why it is off and how to enable it)."""
-    off = mounted.disabled.get(name)
-    if off is not None:
-        return disabled_failure(off)
-    failure = unsupported_tool_failure(name, [spec.name for spec in mounted.specs])
-    owner = next((tool for tool in installed if tool.spec.name == name and not tool.mounted), None)
-    if owner is None:
-        return failure
-    origin = f" ({owner.distribution})" if owner.distribution else ""
-    message = (
-        f"{failure.error} It belongs to the installed pack {owner.pack}{origin}, which this workflow does not "
-        f'mount: add "tools: {{{owner.pack}: {{}}}}" to WORKFLOW.md'
-    )
-    details = dict(failure.result["error"]) if isinstance(failure.result, dict) else {}
-    details.update(message=message, pack=owner.pack)
-    return tool_failure(message, **{key: value for key, value in details.items() if key != "message"})
 
 
 def mounted_skill_sources(packs: Sequence[ToolProvider]) -> list[str]:

@@ -15,7 +15,8 @@ from attrs import frozen
 
 from .contracts import ToolContext, ToolProvider, ToolSpec, TrackerContext
 from .execution import ToolRunner
-from .mount import InstalledTool, Mounted, installed_tools, mount, unmounted_tool_failure
+from .inventory import Inventory, installed_tools, unsupported_failure
+from .mount import Mounted, mount
 from .plugins import Discovery, discover
 from .results import ToolResult
 from .schemas import compile_schema, validate_arguments
@@ -53,13 +54,14 @@ class Workspace:
         return mount(self.settings, self.discovery)
 
     @functools.cached_property
-    def installed_tools(self) -> list[InstalledTool]:
+    def inventory(self) -> Inventory:
         """Every installed pack's tools, each marked mounted or not (computed once)."""
-        return installed_tools(self.settings, self.discovery, self.mounted)
+        return installed_tools(self.discovery, self.settings, self.mounted)
 
     def unsupported(self, name: str) -> ToolResult:
-        """The failure for a tool no mounted pack declares, saying how to mount it if one installed does."""
-        return unmounted_tool_failure(name, self.mounted, self.installed_tools)
+        """The failure for a tool no mounted pack serves, saying how to mount it if an installed one
+        declares it (or why it is switched off)."""
+        return unsupported_failure(name, self.mounted, self.inventory, self.settings.workflow_path)
 
     def pack_names(self) -> list[str]:
         return [pack.name for pack in self.mounted.packs]
