@@ -74,6 +74,8 @@ def _workspace(args: argparse.Namespace, workflow: str | None) -> Any:
         raise UsageError(text) from exc
     for failure in workspace.discovery.failures:
         _warn(f"warning: plugin {failure.name} ({failure.origin}) failed to load: {failure.error}")
+    for warning in workspace.settings.warnings:
+        _warn(f"warning: {warning}")
     for pack_failure in workspace.mounted.failures:
         _warn(pack_failure.error)
     if workspace.embedded_default:
@@ -136,6 +138,9 @@ def cmd_plugins(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from .redact import redact_text
+    from .settings import check_pack_settings
+
     workspace = _workspace(args, args.workflow)
     settings = workspace.settings
     where = settings.workflow_path or "embedded default"
@@ -143,8 +148,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     if workspace.mounted.failures:
         broken = ", ".join(failure.pack for failure in workspace.mounted.failures)
         raise UsageError(f"{where}: the workflow mounts broken packs: {broken}")
+    problems = check_pack_settings(settings, workspace.packs())
+    if problems:
+        raise UsageError(redact_text(f"{where}: {'; '.join(problems)}", settings.secrets))
     print(
-        f"ok: {where}: tracker {settings.tracker.kind}, packs {', '.join(workspace.pack_names()) or '-'} "
+        f"ok: {where}: tracker {settings.tracker.kind or '-'}, packs {', '.join(workspace.pack_names()) or '-'} "
         f"({len(specs)} tools)"
     )
     return 0
@@ -228,6 +236,9 @@ def cmd_issues(args: argparse.Namespace) -> int:
     from .redact import redact_text
 
     workspace = _workspace(args, args.workflow)
+    if workspace.settings.tracker.kind is None:
+        where = workspace.settings.workflow_path
+        raise UsageError(f"{where}: no tracker is configured (this workflow only serves its tools: packs)")
     try:
         owner = f"tracker {workspace.settings.tracker.kind}"
         issues = call_plugin(owner, "fetching issues", asyncio.run, _candidates(workspace))
