@@ -8,9 +8,10 @@ from collections.abc import Iterable
 __all__ = ["did_you_mean", "unknown_keys"]
 
 
-def did_you_mean(key: str, candidates: Iterable[str]) -> str:
-    """`` (did you mean "<closest candidate>"?)``, or ``""`` when none is close."""
-    matches = difflib.get_close_matches(key, list(candidates), n=1)
+def did_you_mean(key: str, candidates: Iterable[str], *, cutoff: float = 0.6) -> str:
+    """`` (did you mean "<closest candidate>"?)``, or ``""`` when none is ``cutoff`` close
+    (:func:`difflib.get_close_matches`)."""
+    matches = difflib.get_close_matches(key, list(candidates), n=1, cutoff=cutoff)
     return f' (did you mean "{matches[0]}"?)' if matches else ""
 
 

@@ -185,8 +185,9 @@ def _provider_options(
 
 
 def _reject_core_key_typos(options: Mapping[str, Any]) -> None:
-    """Without a kind no provider owns the other keys; one that looks like a core key is a typo."""
-    typos = [str(key) for key in options if did_you_mean(str(key), CORE_TRACKER_KEYS)]
+    """Without a kind no provider owns the other keys; one very close to a core key is a typo
+    (``knd``); the others wait for ``tracker.kind is required``."""
+    typos = [str(key) for key in options if did_you_mean(str(key), CORE_TRACKER_KEYS, cutoff=0.8)]
     if typos:
         msg = f"tracker contains unsupported keys: {unknown_keys(typos, sorted(CORE_TRACKER_KEYS))}"
         raise ConfigError(msg)
