@@ -155,6 +155,8 @@ def test_tools_only_workflow_is_valid() -> None:
     tools_only = parse({"tools": {"acme": {}}})
     assert not has_tracker(tools_only)
     validate_dispatch_config(tools_only, TrackerRegistry())
+    with pytest.raises(ConfigError, match=r"^tracker\.kind is required \(it selects one of trackers: a, b\)$"):
+        parse({"trackers": {"a": {"provider": "site"}, "b": {}}, "tools": {"acme": {}}})
     for config in ({}, {"tools": {}}, {"tracker": {"active_states": ["Todo"]}, "tools": {"acme": {}}}):
         settings = parse(config)
         assert has_tracker(settings)

@@ -14,6 +14,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.constructor import ConstructorError, DuplicateKeyError, SafeConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.reader import ReaderError
 from ruamel.yaml.resolver import BaseResolver
 
 __all__ = ["YamlError", "load_yaml"]
@@ -120,6 +121,10 @@ def load_yaml(text: str) -> Any:
         raise
     except MarkedYAMLError as exc:
         raise _describe(exc) from None
+    except ReaderError as exc:  # a control character: ruamel gives its offset, not a mark
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - text.rfind("\n", 0, exc.position)
+        raise YamlError(f"unacceptable character #x{exc.character:04x}: {exc.reason}", line, column) from None
     except YAMLError as exc:
         raise YamlError(" ".join(str(exc).split())) from None
     except RecursionError:

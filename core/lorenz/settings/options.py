@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .errors import ConfigError
-from .suggest import did_you_mean, unknown_keys
+from .suggest import did_you_mean, shown, unknown_keys
 
 __all__ = [
     "UnknownOptionsError",
@@ -57,7 +57,7 @@ def reject_unknown_keys(options: Mapping[str, Any], known: Sequence[str], label:
     for key in options:
         if key not in known:
             hint = did_you_mean(str(key), known) or f" (known keys: {', '.join(known)})"
-            msg = f"{label}.{key} is not supported{hint}"
+            msg = f"{label}.{shown(str(key))} is not supported{hint}"
             raise ConfigError(msg)
 
 

@@ -15,7 +15,7 @@ from .errors import ConfigError
 from .model import Settings
 from .secrets import SecretRecorder
 from .server import parse_server
-from .suggest import did_you_mean
+from .suggest import did_you_mean, quoted
 from .tools import parse_tool_options
 from .tracker import parse_tracker
 from .workflow import display_path, load_workflow
@@ -61,7 +61,7 @@ def parse_config(
     if not isinstance(config, Mapping):
         msg = "config must be a map"
         raise ConfigError(msg)
-    warnings = _top_level_warnings(config)
+    warnings = _check_top_level(config)
     selector = _section(config, "tracker")
     bundles = _map_of_maps(config, "trackers")
     tools = _map_of_maps(config, "tools")
@@ -103,7 +103,7 @@ def load_settings(path: str | os.PathLike[str], *, env: Mapping[str, str], track
     )
 
 
-def _top_level_warnings(config: Mapping[str, Any]) -> list[str]:
+def _check_top_level(config: Mapping[str, Any]) -> list[str]:
     """One warning per daemon section; an unknown key raises, naming the closest known one."""
     warnings: list[str] = []
     for raw_key in config:
@@ -111,10 +111,10 @@ def _top_level_warnings(config: Mapping[str, Any]) -> list[str]:
         if key in TOP_LEVEL_KEYS:
             continue
         if camel_to_snake(key) in OTHER_HOST_KEYS:
-            warnings.append(f'top-level key "{key}" is read by the Lorenz daemon; this host ignores it')
+            warnings.append(f"top-level key {quoted(key)} is read by the Lorenz daemon; this host ignores it")
             continue
         hint = did_you_mean(key, (*TOP_LEVEL_KEYS, *OTHER_HOST_KEYS)) or f" (known keys: {', '.join(TOP_LEVEL_KEYS)})"
-        msg = f'unknown top-level key "{key}"{hint}'
+        msg = f"unknown top-level key {quoted(key)}{hint}"
         raise ConfigError(msg)
     return warnings
 

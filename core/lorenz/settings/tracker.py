@@ -78,6 +78,9 @@ def _effective_record(selector: Mapping[str, Any], bundles: Mapping[str, Any]) -
     chosen = _validate(selector, "tracker")
     selected = _trimmed(chosen.core.kind)
     if selected is None:
+        if bundles:  # a tools-only workflow has no tracker at all, but bundles mean one was meant
+            msg = f"tracker.kind is required (it selects one of trackers: {', '.join(map(str, bundles))})"
+            raise ConfigError(msg)
         return None, chosen
     if selected in bundles:
         bundle = _validate(bundles[selected], f"trackers.{selected}")
