@@ -120,6 +120,10 @@ def _positive_number(value: Any, _: object) -> float:
     return float(value)
 
 
+def _unsupported(extra: list[str], names: frozenset[str]) -> Invalid:
+    return Invalid(f"contains unsupported keys: {unknown_keys(extra, sorted(names))}")
+
+
 def _is(kind: object) -> Callable[[Any], bool]:
     return lambda type_: bool(type_ == kind)
 
@@ -158,16 +162,15 @@ def _make_converter() -> Converter:
                 raise Invalid("must be a map")
             normalized = normalize_aliases(value, names)
             extra = [str(key) for key in normalized if key not in names]
-            unsupported = Invalid(f"contains unsupported keys: {unknown_keys(extra, sorted(names))}")
             try:
                 result = structure_fields(normalized, cls)
             except Exception as exc:
                 # a wrong type comes first, but a misspelt key explains the missing one
                 if extra and all(isinstance(p.error, KeyError) for p in flatten_errors(exc)):
-                    raise unsupported from None
+                    raise _unsupported(extra, names) from None
                 raise
             if extra:
-                raise unsupported
+                raise _unsupported(extra, names)
             return result
 
         return hook
