@@ -82,6 +82,23 @@ def test_secret_looking_assignments_are_redacted(text: str, expected: str) -> No
     assert redact_text(text) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("tracker.api_key: $JIRA_API_KEY is not set", "tracker.api_key: $JIRA_API_KEY is not set"),
+        ("server.tokens.0.token: $CI_TOKEN_2 is not set", "server.tokens.0.token: $CI_TOKEN_2 is not set"),
+        # anything but a whole upper-case `$NAME` is still a value
+        ("api_key=$lower_case", "api_key=[REDACTED]"),
+        ("token: $ABCdef", "token: [REDACTED]"),
+        ("password: $SECRET$1", "password: [REDACTED]"),
+        ("token=$X/y", "token=[REDACTED]"),
+    ],
+)
+def test_an_environment_variable_name_is_not_a_credential(text: str, expected: str) -> None:
+    """A whole `$NAME` after a secret-looking key names a variable (`… $JIRA_API_KEY is not set`)."""
+    assert redact_text(text) == expected
+
+
 def test_op_references_are_redacted() -> None:
     """1Password op:// references are replaced whole, but a scheme merely ending in `op` is not."""
     assert redact_text("could not read op://Private/jira/token here") == "could not read [REDACTED] here"

@@ -99,10 +99,11 @@ def test_token_must_be_a_string() -> None:
 
 
 def test_configured_token_resolving_empty_is_an_error() -> None:
-    """A server.token that resolves to nothing fails instead of turning auth off."""
-    for raw in ("$MY_MCP_TOKEN", ""):
-        with pytest.raises(ConfigError, match=r"^server\.token is set but resolves to an empty value$"):
-            server({"token": raw}, env={"MY_MCP_TOKEN": ""})
+    """A server.token that resolves to nothing fails instead of turning auth off; an unset $VAR is named."""
+    with pytest.raises(ConfigError, match=r"^server\.token is set but resolves to an empty value$"):
+        server({"token": ""})
+    with pytest.raises(ConfigError, match=r"^server\.token: \$MY_MCP_TOKEN is not set$"):
+        server({"token": "$MY_MCP_TOKEN"}, env={"MY_MCP_TOKEN": ""})
 
 
 def test_mcp_host_keys() -> None:
@@ -221,7 +222,9 @@ def test_scoped_tokens_resolve_and_are_secret() -> None:
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
-        ([{"token": "$UNSET_TOKEN"}], r"^server\.tokens\.0\.token is set but resolves to an empty value$"),
+        ([{"token": "$UNSET_TOKEN"}], r"^server\.tokens\.0\.token: \$UNSET_TOKEN is not set$"),
+        ([{"token": " "}], r"^server\.tokens\.0\.token is set but resolves to an empty value$"),
+        ([{"tokn": "a-b-c"}], r'^server\.tokens\.0 contains unsupported keys: tokn \(did you mean "token"\?\)$'),
         ([{"name": "x"}], r"^server\.tokens\.0\.token is required$"),
         ([{"token": "a-b-c", "name": "x"}, {"token": "d-e-f", "name": "x"}], r"^server\.tokens\.1\.name 'x' is used"),
         ([{"token": "a-b-c", "scopes": []}], r"^server\.tokens\.0 contains unsupported keys: scopes$"),

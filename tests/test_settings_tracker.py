@@ -359,8 +359,19 @@ def test_empty_state_lists_are_kept() -> None:
 
 
 def test_endpoint_is_not_secret_resolved() -> None:
-    """endpoint stays the literal `$EP` and overrides the default endpoint."""
-    assert parse({"tracker": {"kind": "linear", "endpoint": "$EP"}}, env={"EP": "x"}).tracker.endpoint == "$EP"
+    """endpoint is not resolved, so `$EP` is refused as no URL; a URL overrides the default endpoint."""
+    with pytest.raises(ConfigError, match=r"^tracker\.endpoint must be an http\(s\) URL with a host \(\$VAR is"):
+        parse({"tracker": {"kind": "linear", "endpoint": "$EP"}}, env={"EP": "x"})
+    assert parse({"tracker": {"kind": "linear", "endpoint": "https://l.example/gql"}}).tracker.endpoint == (
+        "https://l.example/gql"
+    )
+
+
+@pytest.mark.parametrize("endpoint", ["not a url", "ftp://files.example", "https://", "http://[::1", "http://a b"])
+def test_endpoint_must_be_an_http_url(endpoint: str) -> None:
+    """tracker.endpoint is an http(s) URL with a host; the message does not echo the value."""
+    with pytest.raises(ConfigError, match=r"^tracker\.endpoint must be an http\(s\) URL with a host$"):
+        parse({"tracker": {"kind": "linear", "endpoint": endpoint}})
 
 
 def test_only_routes_normalisation() -> None:
@@ -446,10 +457,19 @@ def test_string_lists_are_not_coerced(value: object) -> None:
         parse({"tracker": {"active_states": value}})
 
 
-def test_unknown_top_level_keys_are_ignored() -> None:
-    """tracker_kind, max_turns and codex_command at the top level are ignored (item 82)."""
-    settings = parse({"tracker_kind": "linear", "max_turns": 3, "codex_command": "x", "tracker": {"kind": "memory"}})
-    assert settings.tracker.kind == "memory"
+@pytest.mark.parametrize(
+    ("key", "message"),
+    [
+        ("tracker_kind", 'unknown top-level key "tracker_kind" (did you mean "tracker"?)'),
+        ("trakcers", 'unknown top-level key "trakcers" (did you mean "trackers"?)'),
+        ("codex_command", 'unknown top-level key "codex_command" (known keys: server, tools, tracker, trackers)'),
+    ],
+)
+def test_unknown_top_level_keys_are_errors(key: str, message: str) -> None:
+    """Item 82 ignored these; issue 13 makes every unknown top-level key an error naming it."""
+    with pytest.raises(ConfigError) as info:
+        parse({key: "x", "tracker": {"kind": "memory"}})
+    assert str(info.value) == message
 
 
 def test_memory_rejects_options_in_order() -> None:
@@ -480,8 +500,11 @@ def test_notion_provider_end_to_end() -> None:
 def test_notion_typo_and_missing_key() -> None:
     """A typo is an unsupported option; a missing key fails the provider's dispatch check (item 86)."""
     trackers = registry(NotionProvider())
-    with pytest.raises(ConfigError, match=r'^unsupported tracker option\(s\) for kind "notion": database_idd$'):
+    with pytest.raises(ConfigError) as info:
         parse({"tracker": {"kind": "notion", "database_idd": "x"}}, trackers=trackers)
+    assert str(info.value) == (
+        'unsupported tracker option(s) for kind "notion": database_idd (did you mean "database_id"?)'
+    )
     settings = parse({"tracker": {"kind": "notion", "database_id": "db"}}, trackers=trackers)
     with pytest.raises(ConfigError, match=r"^tracker\.api_key is required for kind notion \(or set NOTION_API_KEY\)$"):
         validate_dispatch_config(settings, trackers)

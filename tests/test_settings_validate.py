@@ -97,13 +97,28 @@ def test_unknown_kind_lists_known_kinds() -> None:
 
 
 def test_unknown_kind_with_empty_registry() -> None:
-    """With no trackers the hint says to register some (item 74)."""
-    with pytest.raises(
-        ConfigError,
-        match=r"^unsupported tracker\.kind: github \(no tracker providers registered - "
-        r"register tracker extensions at the composition root\)$",
-    ):
+    """With no trackers the hint says what to install (issue 13 replaces item 74's composition-root hint)."""
+    with pytest.raises(ConfigError) as info:
         validate_dispatch_config(settings_for({"tracker": {"kind": "github"}}), trackers())
+    assert str(info.value) == (
+        "unsupported tracker.kind: github (no tracker plugins are installed; pip install the plugin that provides it)"
+    )
+    with pytest.raises(ConfigError) as info:
+        validate_dispatch_config(settings_for({"tracker": {"kind": "jira-mcp"}}), trackers())
+    assert str(info.value) == (
+        "unsupported tracker.kind: jira-mcp (no tracker plugins are installed; "
+        "the jira-mcp tracker comes with lorenz-jira: pip install lorenz-jira)"
+    )
+
+
+def test_missing_bundled_kind_names_its_distribution() -> None:
+    """A bundled kind whose plugin is not installed names the distribution beside the known kinds."""
+    with pytest.raises(ConfigError) as info:
+        validate_dispatch_config(settings_for({"tracker": {"kind": "linear"}}), trackers(Tracker("memory")))
+    assert str(info.value) == (
+        "unsupported tracker.kind: linear (known kinds: memory; the linear tracker comes with lorenz-linear: "
+        "pip install lorenz-linear)"
+    )
 
 
 def test_registry_errors_stay_value_errors() -> None:

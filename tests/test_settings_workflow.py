@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -51,24 +52,40 @@ def test_key_value_front_matter() -> None:
     assert parsed.body == "Body text here"
 
 
-def test_no_front_matter_is_all_body() -> None:
-    """Without an opening fence the whole trimmed text is the body."""
-    assert parse_workflow_content("  just text\n") == Workflow({}, "just text")
+def test_no_front_matter_is_an_error() -> None:
+    """Without an opening fence there are no settings: issue 13 makes that its own error (not item 91's body)."""
+    with pytest.raises(ConfigError) as info:
+        parse_workflow_content("  just text\n---\nmore\n")
+    assert str(info.value) == (
+        "WORKFLOW.md:1:1: no front matter: "
+        'a workflow starts with a "---" line, then its settings, then another "---" line'
+    )
 
 
-def test_empty_content() -> None:
-    """Empty content gives an empty config and body."""
-    assert parse_workflow_content("") == Workflow({}, "")
+@pytest.mark.parametrize("text", ["", "  \n\t\n"])
+def test_empty_content_is_an_error(text: str) -> None:
+    """An empty (or blank) file says so."""
+    with pytest.raises(ConfigError) as info:
+        parse_workflow_content(text)
+    assert str(info.value) == (
+        'WORKFLOW.md: the file is empty; a workflow starts with front matter between two "---" lines'
+    )
 
 
 def test_fence_with_trailing_space_is_not_a_fence() -> None:
-    """`--- ` (trailing space) does not open front matter."""
-    assert parse_workflow_content("--- \na: 1\n---\nx").config == {}
+    """`--- ` (trailing space) does not open front matter, and the message says why."""
+    with pytest.raises(ConfigError) as info:
+        parse_workflow_content("--- \na: 1\n---\nx")
+    assert str(info.value) == 'WORKFLOW.md:1:1: no front matter: the first line must be exactly "---", without spaces'
 
 
-def test_unclosed_front_matter_is_body() -> None:
-    """An opening fence without a closing one leaves everything as body."""
-    assert parse_workflow_content("---\na: 1\n") == Workflow({}, "---\na: 1")
+def test_unclosed_front_matter_is_an_error() -> None:
+    """An opening fence without a closing one points at the opening fence."""
+    with pytest.raises(ConfigError) as info:
+        parse_workflow_content("---\na: 1\n", name="flows/W.md")
+    assert str(info.value) == (
+        'flows/W.md:1:1: the front matter opened here is not closed: add a "---" line after the settings'
+    )
 
 
 def test_crlf_and_later_fences_stay_in_body() -> None:
@@ -110,16 +127,24 @@ def test_front_matter_is_plain_data() -> None:
 
 
 def test_duplicate_keys_are_a_parse_error() -> None:
-    """A key given twice is a workflow_parse_error."""
-    with pytest.raises(ConfigError, match=r"^workflow_parse_error: .*duplicate key"):
+    """A key given twice is an error at the second one, in the file's own line numbers."""
+    with pytest.raises(ConfigError) as raised:
         parse_workflow_content("---\na: 1\na: 2\n---\n")
+    assert str(raised.value) == 'WORKFLOW.md:3:1: found duplicate key "a"'
 
 
 def test_duplicate_key_error_does_not_echo_values() -> None:
     """A duplicate key names the key and where it is, never either value (they may be secrets)."""
     with pytest.raises(ConfigError) as raised:
         parse_workflow_content("---\nserver:\n  token: first-s3cret\n  token: second-s3cret\n---\n")
-    assert str(raised.value) == 'workflow_parse_error: found duplicate key "token" at line 3, column 3'
+    assert str(raised.value) == 'WORKFLOW.md:4:3: found duplicate key "token"'
+
+
+def test_yaml_error_lines_count_from_the_file() -> None:
+    """Line numbers are the file's (the opening fence is line 1), with CRLF counted as one break."""
+    with pytest.raises(ConfigError) as raised:
+        parse_workflow_content("---\r\ntracker:\r\n  kind: local\r\n  path: a: b\r\n---\r\n")
+    assert str(raised.value) == "WORKFLOW.md:4:10: mapping values are not allowed here"
 
 
 @pytest.mark.parametrize(
@@ -137,22 +162,23 @@ def test_duplicate_key_error_does_not_echo_values() -> None:
 )
 def test_parse_errors_do_not_echo_values(value: str) -> None:
     """Parse errors about a value (a bad explicit tag, escape or timestamp) never quote it."""
-    with pytest.raises(ConfigError, match=r"^workflow_parse_error: [^\n]+$") as raised:
+    with pytest.raises(ConfigError, match=r"^WORKFLOW\.md(:2:\d+)?: [^\n]+$") as raised:
         parse_workflow_content(f"---\napi_key: {value}\n---\n")
     assert "s3cret" not in str(raised.value)
     assert not any(fragment in str(raised.value) for fragment in ("'Z'", "'q'", "\\xe9", "\u00e9"))
 
 
 def test_malformed_yaml_is_a_parse_error() -> None:
-    """Broken YAML reports workflow_parse_error with the parser's message on one line."""
-    with pytest.raises(ConfigError, match=r"^workflow_parse_error: [^\n]+$"):
+    """Broken YAML reports where, then the parser's message on one line, with no internal prefix."""
+    with pytest.raises(ConfigError) as raised:
         parse_workflow_content("---\nfoo: [unclosed\n---\nbody")
+    assert str(raised.value) == "WORKFLOW.md:2:15: expected ',' or ']', but got '<stream end>'"
 
 
 @pytest.mark.parametrize("front_matter", ["- a\n- b", "just a scalar", "~", "# only a comment"])
 def test_non_map_front_matter(front_matter: str) -> None:
     """Lists, scalars, null and comment-only front matter are not a map."""
-    with pytest.raises(ConfigError, match="^workflow_front_matter_not_a_map: front matter must be a map$"):
+    with pytest.raises(ConfigError, match="^WORKFLOW.md:2:1: front matter must be a map$"):
         parse_workflow_content(f"---\n{front_matter}\n---\nbody")
 
 
@@ -198,19 +224,19 @@ def test_aliases_are_expanded_once() -> None:
 
 def test_recursive_alias_is_a_parse_error() -> None:
     """A node that contains itself is refused."""
-    with pytest.raises(ConfigError, match=r"^workflow_parse_error: recursive aliases are not supported$"):
+    with pytest.raises(ConfigError, match=r"^WORKFLOW\.md: recursive aliases are not supported$"):
         parse_workflow_content("---\na: &a [*a]\n---\n")
 
 
 def test_absurd_nesting_is_a_parse_error() -> None:
     """Nesting deeper than the interpreter can follow is a parse error, not a crash."""
-    with pytest.raises(ConfigError, match=r"^workflow_parse_error: front matter nests too deeply$"):
+    with pytest.raises(ConfigError, match=r"^WORKFLOW\.md: front matter nests too deeply$"):
         parse_workflow_content("---\nx: " + "[" * 1100 + "]" * 1100 + "\n---\n")
 
 
 def test_unknown_tag_is_a_parse_error() -> None:
     """Custom tags cannot be constructed into plain data."""
-    with pytest.raises(ConfigError, match=r"^workflow_parse_error: "):
+    with pytest.raises(ConfigError, match=r"^WORKFLOW\.md:2:4: could not determine a constructor for the tag"):
         parse_workflow_content("---\na: !python/object:os.system echo\n---\n")
 
 
@@ -221,11 +247,14 @@ def test_byte_order_mark_is_ignored(tmp_path: Path) -> None:
     assert load_workflow(path) == Workflow({"key": "value"}, "Body", path)
 
 
-def test_invalid_utf8_is_a_parse_error(tmp_path: Path) -> None:
-    """Bytes that are not UTF-8 give workflow_parse_error, not a crash."""
+def test_invalid_utf8_is_a_parse_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bytes that are not UTF-8 are an error at their line and column, not a crash."""
     path = tmp_path / "WORKFLOW.md"
     path.write_bytes(b"---\nkey: \xff\n---\n")
-    with pytest.raises(ConfigError, match=r"^workflow_parse_error: not valid UTF-8 at byte 9$"):
+    with pytest.raises(ConfigError, match=f"^{re.escape(str(path))}:2:6: not valid UTF-8$"):
+        load_workflow(path)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match=r"^WORKFLOW\.md:2:6: not valid UTF-8$"):
         load_workflow(path)
 
 

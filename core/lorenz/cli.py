@@ -73,6 +73,9 @@ def _check_object(workspace: Any) -> dict[str, Any]:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from .redact import redact_text
+    from .settings import check_pack_settings
+
     workspace = _workspace(args, args.workflow)
     settings = workspace.settings
     where = settings.workflow_path or "embedded default"
@@ -80,11 +83,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     if workspace.mounted.failures:
         broken = ", ".join(failure.pack for failure in workspace.mounted.failures)
         raise UsageError(f"{where}: the workflow mounts broken packs: {broken}")
+    problems = check_pack_settings(settings, workspace.packs())
+    if problems:
+        raise UsageError(redact_text(f"{where}: {'; '.join(problems)}", settings.secrets))
     if args.json:
         print_json(_check_object(workspace))
         return 0
     print(
-        f"ok: {where}: tracker {settings.tracker.kind}, packs {', '.join(workspace.pack_names()) or '-'} "
+        f"ok: {where}: tracker {settings.tracker.kind or '-'}, packs {', '.join(workspace.pack_names()) or '-'} "
         f"({len(specs)} tools)"
     )
     return 0
@@ -214,6 +220,9 @@ def cmd_issues(args: argparse.Namespace) -> int:
 
     workspace = _workspace(args, args.workflow)
     kind = workspace.settings.tracker.kind
+    if kind is None:
+        where = workspace.settings.workflow_path
+        raise UsageError(f"{where}: no tracker is configured (this workflow only serves its tools: packs)")
     try:
         with progress(f"fetching issues from {kind}"):
             issues = call_plugin(f"tracker {kind}", "fetching issues", asyncio.run, _candidates(workspace))

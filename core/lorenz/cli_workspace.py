@@ -85,6 +85,8 @@ def open_for_command(args: argparse.Namespace, workflow: str | None) -> Any:
     for failure in workspace.discovery.failures:
         warn(f"warning: plugin {failure.name} ({failure.origin}) failed to load: {failure.error}")
         show_traceback(args, failure.traceback)
+    for warning in workspace.settings.warnings:
+        warn(f"warning: {warning}")
     for pack_failure in workspace.mounted.failures:
         warn(pack_failure.error)
         show_traceback(args, pack_failure.traceback)

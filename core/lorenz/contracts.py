@@ -111,9 +111,16 @@ class TrackerContext:
 class ToolProvider(Protocol):
     """A tool pack: a named bundle of tools an agent can call.
 
-    Optional members, looked up with ``getattr``: ``skills`` (absolute skill directories) and
-    ``validate_options(options)``, which raises ``ValueError`` with a message naming the
-    ``tools.<pack>.<key>`` at fault.
+    Optional members, looked up with ``getattr``:
+
+    * ``skills``: absolute skill directories.
+    * ``validate_options(options)``: raise ``ValueError`` with a message naming the
+      ``tools.<pack>.<key>`` at fault.
+    * ``check_settings(settings) -> Sequence[str]``: what the pack still lacks to work with these
+      settings, one sentence each naming the key (``tools.linear.api_key is required``); empty when
+      it can work. For the case where every call would fail (no credentials, a tracker of another
+      kind); ``lorenz check`` fails with these problems, ``lorenz serve`` does not ask. A problem
+      about a key whose ``$VAR`` is unset is reworded as ``<key>: $VAR is not set``. No I/O.
     """
 
     name: str

@@ -89,7 +89,7 @@ def pack_shape_problem(pack: Any, owner: str) -> str | None:
     """What a registered tool pack lacks of :class:`~lorenz.ToolProvider` (``None`` when complete)."""
     label, problem = _label_problem(pack, owner, "name")
     problems = [problem] if problem else []
-    problems += _member_problems(pack, owner, ("tool_specs", "execute_tool"), ("validate_options",))
+    problems += _member_problems(pack, owner, ("tool_specs", "execute_tool"), ("validate_options", "check_settings"))
     if not problems:
         return None
     what = f'tool pack "{label}"' if label else f"tool pack {type(pack).__name__}"

@@ -58,7 +58,9 @@ _ASSIGNMENT = re.compile(
     r"""\\"(?:[^"\\\n]|\\[^"\n])*(?:\\"|\\?$)"""  # JSON-escaped quotes: \"…\"
     r"""|"(?:[^"\\\n]|\\.)*(?:"|$)"""  # "…" (an unterminated value is redacted to the line end)
     r"""|'[^'\n]*(?:'|$)"""  # '…'
-    r"""|(?!\[REDACTED\])(?![A-Za-z][\w-]*[ \t]+\[REDACTED\])[^\s"',}\]]+"""  # bare value
+    # bare value; a whole `$NAME` is an environment variable's name (`api_key: $JIRA_API_KEY is not set`)
+    r"""|(?!\[REDACTED\])(?![A-Za-z][\w-]*[ \t]+\[REDACTED\])(?!(?-i:\$[A-Z_][A-Z0-9_]*)(?![^\s"',}\]]))"""
+    r"""[^\s"',}\]]+"""
     r""")""",
     re.IGNORECASE | re.MULTILINE,
 )

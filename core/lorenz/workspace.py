@@ -61,7 +61,8 @@ class Workspace:
     def unsupported(self, name: str) -> ToolResult:
         """The failure for a tool no mounted pack serves, saying how to mount it if an installed one
         declares it (or why it is switched off)."""
-        return unsupported_failure(name, self.mounted, self.inventory, self.settings.workflow_path)
+        path = self.settings.workflow_path  # agents are told the file's name, never a server path
+        return unsupported_failure(name, self.mounted, self.inventory, Path(path.name) if path is not None else None)
 
     def pack_names(self) -> list[str]:
         return [pack.name for pack in self.mounted.packs]

@@ -14,13 +14,25 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.constructor import ConstructorError, DuplicateKeyError, SafeConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.reader import ReaderError
 from ruamel.yaml.resolver import BaseResolver
 
 __all__ = ["YamlError", "load_yaml"]
 
 
 class YamlError(ValueError):
-    """The text is not valid YAML (or holds a value plain data cannot carry)."""
+    """The text is not valid YAML (or holds a value plain data cannot carry).
+
+    ``problem`` is the message alone; ``line`` and ``column`` (1-based, within the parsed text)
+    say where, when the parser knows. ``str()`` is ``<problem> at line L, column C``.
+    """
+
+    def __init__(self, problem: str, line: int | None = None, column: int | None = None) -> None:
+        where = f" at line {line}, column {column}" if line is not None and column is not None else ""
+        super().__init__(problem + where)
+        self.problem = problem
+        self.line = line
+        self.column = column
 
 
 # YAML 1.2.2, 10.3.2 "Tag Resolution" of the core schema.
@@ -108,7 +120,11 @@ def load_yaml(text: str) -> Any:
     except YamlError:
         raise
     except MarkedYAMLError as exc:
-        raise YamlError(_describe(exc)) from None
+        raise _describe(exc) from None
+    except ReaderError as exc:  # a control character: ruamel gives its offset, not a mark
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - text.rfind("\n", 0, exc.position)
+        raise YamlError(f"unacceptable character #x{exc.character:04x}: {exc.reason}", line, column) from None
     except YAMLError as exc:
         raise YamlError(" ".join(str(exc).split())) from None
     except RecursionError:
@@ -119,13 +135,13 @@ def load_yaml(text: str) -> Any:
         raise YamlError(msg) from None
 
 
-def _describe(exc: MarkedYAMLError) -> str:
+def _describe(exc: MarkedYAMLError) -> YamlError:
     problem = " ".join(str(exc.problem or exc.context or "invalid YAML").split())
     problem = _QUOTES_VALUE.sub(r"\1", problem)
     mark = exc.problem_mark or exc.context_mark
     if mark is None:
-        return problem
-    return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
+        return YamlError(problem)
+    return YamlError(problem, mark.line + 1, mark.column + 1)
 
 
 class _Plain:

@@ -99,6 +99,8 @@ def serve(
             workspace = open_workspace(workflow, cwd=cwd, env=env, discovery=discovery)
         except Exception as exc:  # ConfigError, RegistryError, MountError, or a plugin's own error
             return _fail(redact_text(error_message(exc)))
+        for warning in workspace.settings.warnings:
+            _warn(warning)
         for pack_failure in workspace.mounted.failures:
             _warn(f"{pack_failure.error}; serving the other packs (see /healthz)", level="error")
 

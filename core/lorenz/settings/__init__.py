@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from .model import DispatchSettings, ServerSettings, Settings, TrackerSettings
     from .parse import EMBEDDED_DEFAULT_CONFIG, load_settings, parse_config
     from .secrets import resolve_configured_secret, resolve_env_reference
-    from .validate import validate_dispatch_config
+    from .validate import check_pack_settings, has_tracker, validate_dispatch_config
     from .workflow import Workflow, load_workflow, parse_workflow_content, workflow_path
 
 _EXPORTS = {
@@ -28,6 +28,8 @@ _EXPORTS = {
     "parse_config": ".parse",
     "load_settings": ".parse",
     "validate_dispatch_config": ".validate",
+    "check_pack_settings": ".validate",
+    "has_tracker": ".validate",
     "EMBEDDED_DEFAULT_CONFIG": ".parse",
     "resolve_configured_secret": ".secrets",
     "resolve_env_reference": ".secrets",
@@ -49,6 +51,8 @@ __all__ = [
     "parse_config",
     "load_settings",
     "validate_dispatch_config",
+    "check_pack_settings",
+    "has_tracker",
     "EMBEDDED_DEFAULT_CONFIG",
     "resolve_configured_secret",
     "resolve_env_reference",

@@ -17,6 +17,7 @@ from cattrs.gen import make_dict_structure_fn
 
 from ..strict import WrongType, flatten_errors, make_strict_converter
 from .errors import ConfigError
+from .suggest import unknown_keys
 
 __all__ = [
     "FlexBool",
@@ -119,6 +120,10 @@ def _positive_number(value: Any, _: object) -> float:
     return float(value)
 
 
+def _unsupported(extra: list[str], names: frozenset[str]) -> Invalid:
+    return Invalid(f"contains unsupported keys: {unknown_keys(extra, sorted(names))}")
+
+
 def _is(kind: object) -> Callable[[Any], bool]:
     return lambda type_: bool(type_ == kind)
 
@@ -156,10 +161,16 @@ def _make_converter() -> Converter:
             if not isinstance(value, Mapping):
                 raise Invalid("must be a map")
             normalized = normalize_aliases(value, names)
-            result = structure_fields(normalized, cls)
             extra = [str(key) for key in normalized if key not in names]
+            try:
+                result = structure_fields(normalized, cls)
+            except Exception as exc:
+                # a wrong type comes first, but a misspelt key explains the missing one
+                if extra and all(isinstance(p.error, KeyError) for p in flatten_errors(exc)):
+                    raise _unsupported(extra, names) from None
+                raise
             if extra:
-                raise Invalid(f"contains unsupported keys: {', '.join(extra)}")
+                raise _unsupported(extra, names)
             return result
 
         return hook
@@ -174,7 +185,8 @@ _CONVERTER = _make_converter()
 def structure(raw: Any, cls: type[T], label: str) -> T:
     """Structure ``raw`` into the strict attrs section ``cls``; errors are :class:`ConfigError`.
 
-    Keys may be given in camelCase too (snake_case wins); unknown keys are an error.
+    Keys may be given in camelCase too (snake_case wins); unknown keys are an error naming each
+    with the closest known key (``server contains unsupported keys: prot (did you mean "port"?)``).
     """
     try:
         return _CONVERTER.structure(raw, cls)

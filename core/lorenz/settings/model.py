@@ -133,3 +133,10 @@ class Settings:
     body: str = ""
     #: Resolved secrets, redacted from every diagnostic (see :mod:`lorenz.redact`).
     secrets: frozenset[str] = field(factory=frozenset, repr=False)
+    #: One sentence per key the workflow sets that this host ignores or that is deprecated;
+    #: ``WORKFLOW.md: …`` when loaded from a file. The commands print each once.
+    warnings: tuple[str, ...] = ()
+    #: ``{config key: NAME}`` for each whole-value ``$NAME`` reference that resolved to nothing
+    #: (``tracker.api_key``, ``tracker.base_url``, ``tools.linear.api_key``), so a "required"
+    #: problem with that key can name the variable.
+    unset_variables: Mapping[str, str] = field(factory=dict)

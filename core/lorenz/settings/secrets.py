@@ -20,6 +20,7 @@ __all__ = [
     "read_op_reference",
     "resolve_configured_secret",
     "resolve_env_reference",
+    "unset_reference",
 ]
 
 #: Shorter values are not recorded: redacting them would mangle ordinary text.
@@ -80,6 +81,14 @@ def resolve_env_reference(value: str, env: Mapping[str, str]) -> str:
     if match is None:
         return value
     return env.get(match.group(1)) or ""
+
+
+def unset_reference(value: object, env: Mapping[str, str]) -> str | None:
+    """``NAME`` when ``value`` is a whole-value ``$NAME`` reference that resolves to nothing in ``env``."""
+    match = _ENV_REFERENCE.match(value) if isinstance(value, str) else None
+    if match is None or env.get(match.group(1)):
+        return None
+    return match.group(1)
 
 
 def is_secret_key(key: str) -> bool:

@@ -22,7 +22,7 @@ from .model import (
     ScopedToken,
     ServerSettings,
 )
-from .secrets import SecretRecorder, resolve_configured_secret
+from .secrets import SecretRecorder, resolve_configured_secret, unset_reference
 
 __all__ = ["MCP_TOKEN_ENV", "parse_server"]
 
@@ -83,8 +83,7 @@ def parse_server(raw: Mapping[str, Any], *, env: Mapping[str, str], record_secre
     token = resolve_configured_secret(section.token, env, fallback_env_name=MCP_TOKEN_ENV, register=record_secret)
     if section.token is not None and not token:
         # A configured token must never silently leave the server unauthenticated.
-        msg = "server.token is set but resolves to an empty value"
-        raise ConfigError(msg)
+        raise ConfigError(_empty_token("server.token", section.token, env))
     return ServerSettings(
         host=section.host.strip() or DEFAULT_HOST,
         port=section.port,
@@ -121,8 +120,7 @@ def _scoped_tokens(
     for index, entry in enumerate(entries):
         token = resolve_configured_secret(entry.token, env, register=record_secret)
         if not token or not token.strip():
-            msg = f"server.tokens.{index}.token is set but resolves to an empty value"
-            raise ConfigError(msg)
+            raise ConfigError(_empty_token(f"server.tokens.{index}.token", entry.token, env))
         name = (entry.name or "").strip() or f"token-{index}"
         if name in names:
             msg = f"server.tokens.{index}.name {name!r} is used by another token"
@@ -130,3 +128,8 @@ def _scoped_tokens(
         names.add(name)
         tokens.append(ScopedToken(token=token, name=name, tools=entry.tools))
     return tuple(tokens)
+
+
+def _empty_token(label: str, configured: str, env: Mapping[str, str]) -> str:
+    name = unset_reference(configured, env)
+    return f"{label}: ${name} is not set" if name else f"{label} is set but resolves to an empty value"

@@ -6,17 +6,23 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from .secrets import SecretRecorder, is_secret_key, resolve_secret_source
+from ._structure import camel_to_snake
+from .secrets import SecretRecorder, is_secret_key, resolve_secret_source, unset_reference
 
 __all__ = ["parse_tool_options"]
 
 
 def parse_tool_options(
-    raw: Mapping[str, Mapping[str, Any]], *, env: Mapping[str, str], record_secret: SecretRecorder
+    raw: Mapping[str, Mapping[str, Any]],
+    *,
+    env: Mapping[str, str],
+    record_secret: SecretRecorder,
+    unset: dict[str, str],
 ) -> dict[str, dict[str, Any]] | None:
     """Deep-copy each pack's options, resolving top-level strings (``$VAR``, ``op://``).
 
-    A string that resolves to nothing is dropped; values under secret-looking keys are recorded.
+    A string that resolves to nothing is dropped (an unset ``$VAR`` noted in ``unset`` as
+    ``tools.<pack>.<key>``); values under secret-looking keys are recorded.
     ``None`` when the map is empty. Pack names are checked later, by ``validate_dispatch_config``.
     """
     if not raw:
@@ -30,6 +36,8 @@ def parse_tool_options(
                 continue
             resolved, from_op = resolve_secret_source(value, env)
             if not resolved:
+                if name := unset_reference(value, env):
+                    unset[f"tools.{pack}.{camel_to_snake(str(key))}"] = name
                 continue
             if from_op or is_secret_key(str(key)):
                 record_secret(resolved)

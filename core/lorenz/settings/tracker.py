@@ -10,10 +10,12 @@ from typing import TYPE_CHECKING, Any
 from attrs import Factory, frozen
 
 from ..contracts import TrackerContext
-from ._structure import FlexBool, Routes, normalize_aliases, structure
+from ._structure import FlexBool, Routes, camel_to_snake, normalize_aliases, structure
 from .errors import ConfigError
 from .model import DEFAULT_ACTIVE_STATES, DEFAULT_TERMINAL_STATES, DispatchSettings, TrackerSettings
-from .secrets import SecretRecorder, resolve_configured_secret, resolve_secret_source
+from .options import UnknownOptionsError, check_url, unknown_options_message
+from .secrets import SecretRecorder, resolve_configured_secret, resolve_secret_source, unset_reference
+from .suggest import did_you_mean, unknown_keys
 
 if TYPE_CHECKING:
     from ..contracts import TrackerProvider
@@ -76,6 +78,9 @@ def _effective_record(selector: Mapping[str, Any], bundles: Mapping[str, Any]) -
     chosen = _validate(selector, "tracker")
     selected = _trimmed(chosen.core.kind)
     if selected is None:
+        if bundles:  # a tools-only workflow has no tracker at all, but bundles mean one was meant
+            msg = f"tracker.kind is required (it selects one of trackers: {', '.join(map(str, bundles))})"
+            raise ConfigError(msg)
         return None, chosen
     if selected in bundles:
         bundle = _validate(bundles[selected], f"trackers.{selected}")
@@ -100,8 +105,12 @@ def parse_tracker(
     trackers: TrackerRegistry,
     base_dir: Path,
     record_secret: SecretRecorder,
+    unset: dict[str, str],
 ) -> TrackerSettings:
-    """Select, merge, alias and resolve the dispatch tracker's settings (core.md §7.3)."""
+    """Select, merge, alias and resolve the dispatch tracker's settings (core.md §7.3).
+
+    Each whole-value ``$VAR`` that resolves to nothing is noted in ``unset`` under its key.
+    """
     kind, record = _effective_record(selector, bundles)
     core = record.core
     provider = trackers.get(kind)
@@ -113,11 +122,20 @@ def parse_tracker(
     assignee, from_op = resolve_secret_source(core.assignee, env, fallback_env_name=fallbacks.get("assignee"))
     if from_op:
         record_secret(assignee)
+    for key, configured, resolved in (("api_key", core.api_key, api_key), ("assignee", core.assignee, assignee)):
+        if not resolved and (name := unset_reference(configured, env)):
+            unset[f"tracker.{key}"] = name
+    if core.endpoint is not None:
+        check_url(core.endpoint, "tracker.endpoint")
     endpoint = core.endpoint if core.endpoint is not None else getattr(provider, "default_endpoint", None)
 
     options = {key: copy.deepcopy(value) for key, value in record.raw.items() if key not in CORE_TRACKER_KEYS}
+    if kind is None:
+        _reject_core_key_typos(options)
     if provider is not None:
-        options = _provider_options(provider, options, env=env, base_dir=base_dir, record_secret=record_secret)
+        options = _provider_options(
+            provider, options, env=env, base_dir=base_dir, record_secret=record_secret, unset=unset
+        )
 
     return TrackerSettings(
         kind=kind,
@@ -138,6 +156,7 @@ def _provider_options(
     env: Mapping[str, str],
     base_dir: Path,
     record_secret: SecretRecorder,
+    unset: dict[str, str],
 ) -> dict[str, Any]:
     aliases: Mapping[str, str] = getattr(provider, "config_aliases", None) or {}
     for alias, canonical in aliases.items():
@@ -152,12 +171,29 @@ def _provider_options(
 
     context = TrackerContext(env=env, cwd=base_dir, resolve_secret=resolve_secret)
     try:
-        parsed = parse_options(options, context)
+        parsed = dict(parse_options(options, context) or {})
+    except UnknownOptionsError as exc:
+        # suggest what the workflow may write: a core key, or a provider key as its alias spells it
+        spelled = {canonical: alias for alias, canonical in aliases.items()}
+        candidates = [*sorted(CORE_TRACKER_KEYS), *(spelled.get(key, key) for key in exc.known)]
+        raise ConfigError(unknown_options_message(exc.kind, exc.unknown, candidates)) from None
     except ConfigError:
         raise
     except Exception as exc:
         raise ConfigError(str(exc)) from exc
-    return dict(parsed) if parsed is not None else {}
+    for key, value in options.items():
+        if not parsed.get(key) and (name := unset_reference(value, env)):
+            unset[f"tracker.{camel_to_snake(str(key))}"] = name
+    return parsed
+
+
+def _reject_core_key_typos(options: Mapping[str, Any]) -> None:
+    """Without a kind no provider owns the other keys; one very close to a core key is a typo
+    (``knd``); the others wait for ``tracker.kind is required``."""
+    typos = [str(key) for key in options if did_you_mean(str(key), CORE_TRACKER_KEYS, cutoff=0.8)]
+    if typos:
+        msg = f"tracker contains unsupported keys: {unknown_keys(typos, sorted(CORE_TRACKER_KEYS))}"
+        raise ConfigError(msg)
 
 
 def _dispatch(raw: _Dispatch) -> DispatchSettings:

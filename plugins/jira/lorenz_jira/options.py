@@ -11,7 +11,7 @@ from lorenz.contracts import ResolveSecret
 from lorenz.redact import is_secret_key
 from lorenz.settings import resolve_env_reference
 from lorenz.settings.model import Settings
-from lorenz.settings.options import reject_unknown_options, string_list_option, string_option
+from lorenz.settings.options import check_url, reject_unknown_options, string_list_option, string_option
 
 from .backend import JiraError
 
@@ -67,7 +67,7 @@ def _parse_mcp(value: object, env: Mapping[str, str], resolve_secret: ResolveSec
         if not isinstance(url, str):
             raise ValueError("tracker.mcp.url must be a string")
         if resolved := resolve_env_reference(url, env):
-            out["url"] = resolved
+            out["url"] = check_url(resolved, "tracker.mcp.url")
     token = value.get("token")
     if token is not None:
         if not isinstance(token, str):
@@ -124,7 +124,7 @@ def parse_jira_options(
     out: dict[str, Any] = {}
     base_url = string_option(options, "baseUrl")
     if resolved_base := resolve_env_reference(base_url if base_url is not None else "$JIRA_BASE_URL", env):
-        out["baseUrl"] = resolved_base
+        out["baseUrl"] = check_url(resolved_base, "tracker.base_url")
     email = string_option(options, "email")
     if resolved_email := resolve(email, "JIRA_EMAIL"):
         out["email"] = resolved_email

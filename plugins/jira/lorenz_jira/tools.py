@@ -12,9 +12,10 @@ from lorenz.query import apply_query, parse_query_spec, parse_select, pick_field
 from lorenz.redact import redact_text
 from lorenz.results import ToolResult, error_message, tool_failure, tool_success, unsupported_tool_failure
 from lorenz.settings.model import Settings
+from lorenz.settings.validate import needs_tracker_kind
 
 from .backend import JiraBackend, NewIssue
-from .options import jira_options
+from .options import JIRA_KINDS, jira_options
 from .tracker import JIRA_PACK, open_backend
 
 __all__ = ["DEFAULT_SELECT", "JIRA_TOOL_NAMES", "JiraToolPack"]
@@ -179,6 +180,10 @@ class JiraToolPack:
     def tool_specs(self, settings: Settings) -> list[ToolSpec]:
         """The seven tools, always, in a fixed order."""
         return list(_SPECS)
+
+    def check_settings(self, settings: Settings) -> list[str]:
+        """The site and credentials are the Jira tracker's (its ``validate_dispatch`` checks them)."""
+        return needs_tracker_kind(settings, JIRA_KINDS, ("tracker.base_url", "tracker.email", "tracker.api_key"))
 
     async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
         """Run one ``jira_*`` tool; every failure is a redacted ``tool_failure``."""

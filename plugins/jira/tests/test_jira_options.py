@@ -10,9 +10,10 @@ import pytest
 import lorenz_jira.plugin
 from lorenz.contracts import TrackerContext
 from lorenz.plugins import Discovery, discover
-from lorenz.settings import ConfigError, parse_config, validate_dispatch_config
+from lorenz.settings import ConfigError, check_pack_settings, parse_config, validate_dispatch_config
 from lorenz.settings.model import Settings, TrackerSettings
 from lorenz_jira.options import jira_options, parse_jira_options
+from lorenz_jira.tools import JiraToolPack
 from lorenz_jira.tracker import JiraMcpTracker, JiraTracker
 
 MCP_CONFIG: dict[str, Any] = {
@@ -207,3 +208,57 @@ def test_project_url() -> None:
     assert tracker.project_url(settings) == "https://x.atlassian.net/jira/software/c/projects/A%20B/issues"
     assert tracker.project_url(Settings(tracker=TrackerSettings(kind="jira", options={"projectKeys": ["A"]}))) is None
     assert JiraMcpTracker().project_url(Settings(tracker=TrackerSettings(kind="jira-mcp", options={}))) is None
+
+
+@pytest.mark.parametrize(
+    ("tracker", "message"),
+    [
+        ({"kind": "jira", "base_url": "not a url"}, "tracker.base_url must be an http(s) URL with a host"),
+        ({"kind": "jira", "base_url": "$SITE"}, "tracker.base_url must be an http(s) URL with a host"),
+        ({"kind": "jira-mcp", "mcp": {"url": "mcp.example"}}, "tracker.mcp.url must be an http(s) URL with a host"),
+        (
+            {"kind": "jira", "base_ur": "https://x"},
+            'unsupported tracker option(s) for kind "jira": base_ur (did you mean "base_url"?)',
+        ),
+    ],
+)
+def test_urls_and_typos_are_refused(found: Discovery, tracker: dict[str, Any], message: str) -> None:
+    """The site and the MCP server must be http(s) URLs (the default `$JIRA_BASE_URL` too); typos suggest."""
+    with pytest.raises(ConfigError) as raised:
+        parse({"tracker": tracker}, {"SITE": "acme.atlassian.net"}, found)
+    assert str(raised.value) == message
+    with pytest.raises(ConfigError, match=r"^tracker\.base_url must be an http\(s\) URL with a host$"):
+        parse({"tracker": {"kind": "jira"}}, {"JIRA_BASE_URL": "acme.atlassian.net"}, found)
+
+
+def test_pack_check_settings_needs_a_jira_tracker(found: Discovery) -> None:
+    """Beside another tracker (or none) every jira_* call would fail: check_settings names what it reads."""
+    pack = JiraToolPack()
+    rest = parse(
+        {"tracker": {"kind": "jira", "base_url": "https://x.example", "email": "e@x", "api_key": "k", "jql": "x"}},
+        {},
+        found,
+    )
+    assert pack.check_settings(rest) == []
+    mcp = parse({"tracker": {"kind": "jira-mcp", "mcp": {"url": "https://m.example"}}}, {}, found)
+    assert pack.check_settings(mcp) == []
+    beside = Settings(tracker=TrackerSettings(kind="local"), tool_options={"jira": {}})
+    assert check_pack_settings(beside, [pack]) == [
+        "pack jira: reads tracker.base_url, tracker.email, tracker.api_key from a jira or jira-mcp tracker, "
+        "but tracker.kind is local"
+    ]
+    alone = Settings(tool_options={"jira": {}})
+    assert pack.check_settings(alone) == [
+        "reads tracker.base_url, tracker.email, tracker.api_key from a jira or jira-mcp tracker, "
+        "but this workflow has no tracker"
+    ]
+
+
+def test_unset_api_key_variable_is_named(found: Discovery) -> None:
+    """`api_key: $JIRA_API_KEY` unset: the dispatch check names the variable (issue 13)."""
+    config = {
+        "tracker": {"kind": "jira", "base_url": "https://x.example", "email": "e@x", "api_key": "$JIRA_API_KEY"}
+    }
+    with pytest.raises(ConfigError) as raised:
+        validate(config, {}, found)
+    assert str(raised.value) == "tracker.api_key: $JIRA_API_KEY is not set"

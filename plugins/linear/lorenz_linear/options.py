@@ -10,7 +10,13 @@ from attrs import frozen
 
 from lorenz.settings import resolve_env_reference
 from lorenz.settings.model import Settings
-from lorenz.settings.options import reject_unknown_options, string_list_option, string_option
+from lorenz.settings.options import (
+    check_url,
+    reject_unknown_keys,
+    reject_unknown_options,
+    string_list_option,
+    string_option,
+)
 
 __all__ = [
     "CONFIG_ALIASES",
@@ -118,14 +124,14 @@ def project_url(settings: Settings) -> str | None:
 
 
 def validate_tool_options(options: Mapping[str, Any]) -> None:
-    """Check ``tools.linear``: only ``apiKey``/``api_key``/``endpoint``, each a string."""
+    """Check ``tools.linear``: only ``apiKey``/``api_key``/``endpoint``, each a string, the endpoint a URL."""
+    reject_unknown_keys(options, _TOOL_OPTION_KEYS, "tools.linear")
     for key, value in options.items():
-        if key not in _TOOL_OPTION_KEYS:
-            msg = f"tools.linear.{key} is not supported (known keys: {', '.join(_TOOL_OPTION_KEYS)})"
-            raise ValueError(msg)
         if value is not None and not isinstance(value, str):
             msg = f"tools.linear.{key} must be a string"
             raise ValueError(msg)
+        if key == "endpoint" and value is not None:
+            check_url(value, "tools.linear.endpoint")
 
 
 @frozen(kw_only=True)

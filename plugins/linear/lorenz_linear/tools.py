@@ -97,6 +97,12 @@ class LinearToolPack:
         """``tools.linear`` accepts ``apiKey``/``api_key`` and ``endpoint``, all strings."""
         validate_tool_options(options)
 
+    def check_settings(self, settings: Settings) -> list[str]:
+        """Without a key (``tools.linear`` or a linear tracker's) every call fails."""
+        if tool_credentials(settings).api_key:
+            return []
+        return ["tools.linear.api_key is required (or a linear tracker's tracker.api_key)"]
+
     async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
         if name != LINEAR_GRAPHQL:
             return unsupported_tool_failure(name, [LINEAR_GRAPHQL])

@@ -10,7 +10,7 @@ import pytest
 from lorenz.contracts import TrackerContext
 from lorenz.mount import mounted_packs, mounted_skill_sources, mounted_tool_specs
 from lorenz.plugins import Discovery, discover
-from lorenz.settings import ConfigError, Settings, parse_config, validate_dispatch_config
+from lorenz.settings import ConfigError, Settings, check_pack_settings, parse_config, validate_dispatch_config
 from lorenz_linear import DEFAULT_ENDPOINT, LinearClient
 from lorenz_linear.plugin import PACK, TRACKER
 
@@ -143,6 +143,8 @@ def test_create_client_uses_the_context_http_client(discovery: Discovery) -> Non
         ({"surprise": "x"}, "tools.linear.surprise is not supported (known keys: apiKey, api_key, endpoint)"),
         ({"api_key": 5}, "tools.linear.api_key must be a string"),
         ({"endpoint": ["x"]}, "tools.linear.endpoint must be a string"),
+        ({"endpoint": "linear.example/graphql"}, "tools.linear.endpoint must be an http(s) URL with a host"),
+        ({"apikey": "k"}, 'tools.linear.apikey is not supported (did you mean "api_key"?)'),
     ],
 )
 def test_tool_option_errors(discovery: Discovery, options: dict[str, Any], message: str) -> None:
@@ -166,3 +168,18 @@ def test_tool_options_resolve_env_and_drop_unset(discovery: Discovery) -> None:
     assert with_key.tool_options == {"linear": {"api_key": "pack-token", "endpoint": "http://127.0.0.1:1/graphql"}}
     assert without.tool_options == {"linear": {"endpoint": "http://127.0.0.1:1/graphql"}}
     validate(discovery, with_key)
+
+
+def test_pack_check_settings_wants_a_key(discovery: Discovery) -> None:
+    """Without a key (its own or a linear tracker's) every call fails: check_settings says so, naming an
+    unset variable."""
+    beside_local = {"tracker": {"kind": "local"}, "tools": {"linear": {"api_key": "$PACK_KEY"}}}
+    assert PACK.check_settings(parse(discovery, beside_local, {"PACK_KEY": "k-1"})) == []
+    settings = parse(discovery, beside_local)
+    assert check_pack_settings(settings, [PACK]) == ["pack linear: tools.linear.api_key: $PACK_KEY is not set"]
+    plain = parse(discovery, {"tools": {"linear": {}}})
+    assert check_pack_settings(plain, [PACK]) == [
+        "pack linear: tools.linear.api_key is required (or a linear tracker's tracker.api_key)"
+    ]
+    tracked = parse(discovery, {"tracker": {"kind": "linear", "api_key": "k", "project_slug": "m"}})
+    assert check_pack_settings(tracked, [PACK]) == []

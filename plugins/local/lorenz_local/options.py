@@ -10,6 +10,7 @@ from typing import Any
 from attrs import frozen
 
 from lorenz.settings.model import Settings
+from lorenz.settings.options import reject_unknown_keys
 
 from .paths import DEFAULT_BOARD_DIR
 
@@ -49,10 +50,8 @@ class BoardConfig:
 
 def validate_pack_options(options: Mapping[str, Any]) -> None:
     """Check ``tools.local``; raise ``ValueError`` naming the first bad ``tools.local.<key>``."""
+    reject_unknown_keys(options, PACK_KEYS, "tools.local")
     for key, value in options.items():
-        if key not in PACK_KEYS:
-            msg = f"tools.local.{key} is not supported (known keys: {', '.join(PACK_KEYS)})"
-            raise ValueError(msg)
         if value is None:
             continue
         if not isinstance(value, str):

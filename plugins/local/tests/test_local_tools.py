@@ -314,6 +314,7 @@ async def test_tools_run_off_the_event_loop(
     ("options", "message"),
     [
         ({"surprise": 1}, "tools.local.surprise is not supported (known keys: path, idPrefix, id_prefix)"),
+        ({"pth": "./b"}, 'tools.local.pth is not supported (did you mean "path"?)'),
         ({"path": 3}, "tools.local.path must be a string"),
         ({"path": "  "}, "tools.local.path must not be empty"),
         ({"idPrefix": 5}, "tools.local.idPrefix must be a string"),

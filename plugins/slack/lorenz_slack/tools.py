@@ -19,6 +19,7 @@ from lorenz.query import apply_query, parse_query_spec, parse_select, pick_field
 from lorenz.redact import redact_text
 from lorenz.results import ToolResult, error_message, tool_failure, tool_success, unsupported_tool_failure
 from lorenz.settings.model import Settings
+from lorenz.settings.validate import needs_tracker_kind
 
 from .fold import observe_thread, resolve_state_name, state_from_thread
 from .ids import issue_id, permalink, split_issue_id
@@ -408,6 +409,10 @@ class SlackToolPack:
     def tool_specs(self, settings: Settings) -> Sequence[ToolSpec]:
         """The seven slack tools."""
         return slack_tool_specs()
+
+    def check_settings(self, settings: Settings) -> list[str]:
+        """The token and channels are the slack tracker's (its ``validate_dispatch`` checks them)."""
+        return needs_tracker_kind(settings, ("slack",), ("tracker.api_key", "tracker.channels"))
 
     async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
         """Run a slack tool over the Web API through the host's HTTP client."""

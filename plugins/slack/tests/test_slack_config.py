@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from lorenz.registry import ToolRegistry, TrackerRegistry
-from lorenz.settings import ConfigError, parse_config, validate_dispatch_config
+from lorenz.settings import ConfigError, check_pack_settings, parse_config, validate_dispatch_config
 from lorenz_slack.options import slack_options, status_emoji_map
 from lorenz_slack.plugin import PACK, TRACKER
 
@@ -171,3 +171,14 @@ def test_tools_slack_accepts_no_keys() -> None:
     settings = parse({"channels": ["C1"], "bot_user_id": "U1"}, tools={"slack": {"x": 1}})
     with pytest.raises(ConfigError, match='tools.slack is not supported by the "slack" pack'):
         validate(settings)
+
+
+def test_pack_check_settings_needs_a_slack_tracker() -> None:
+    """The pack's token and channels are the slack tracker's: beside another tracker it cannot work."""
+    assert PACK.check_settings(parse({"channels": ["C1"], "bot_user_id": "U1"})) == []
+    beside = parse_config(
+        {"tracker": {"kind": "local"}, "tools": {"slack": {}}}, env=ENV, trackers=TrackerRegistry(), base_dir=Path()
+    )
+    assert check_pack_settings(beside, [PACK]) == [
+        "pack slack: reads tracker.api_key, tracker.channels from a slack tracker, but tracker.kind is local"
+    ]
