@@ -75,6 +75,7 @@ __all__ = [
     "QueryResult",
     "QuerySpec",
     "apply_query",
+    "check_list_argument",
     "matches_filter",
     "parse_filter",
     "parse_query_spec",
@@ -104,8 +105,6 @@ _COMPARE_OPS = frozenset({"eq", "ne", "lt", "lte", "gt", "gte"})
 _SET_OPS = frozenset({"in", "nin"})
 _COMBINATORS = ("and", "or", "not")
 _SCALAR_TYPES = (str, int, float, type(None))  # bool is an int
-_JSON_NON_STRINGS = frozenset({int, float, bool, type(None)})
-_JSON_SCALARS = _JSON_NON_STRINGS | {str}
 
 
 class QueryError(ValueError):
@@ -199,16 +198,11 @@ def _parse_predicate(node: Mapping[Any, Any], tally: _Tally) -> Filter:
         _check_string(op, value)
         return {"field": name, "op": op, "value": value}
     if op in _SET_OPS:
-        # Sizes first: a list too long is refused without looking at its items.
         if not is_array(value):
             raise QueryError(f"filter: '{op}' value must be an array of scalars")
-        if len(value) > MAX_IN_VALUES:
-            raise QueryError(f"filter: '{op}' value has more than {MAX_IN_VALUES} items")
-        types = set(map(type, value))  # exact JSON types spare the per-item checks
-        if not types <= _JSON_SCALARS and not all(map(isinstance, value, repeat(_SCALAR_TYPES))):
+        check_list_argument(f"filter: '{op}' value", value)
+        if not all(map(isinstance, value, repeat(_SCALAR_TYPES))):
             raise QueryError(f"filter: '{op}' value must be an array of scalars")
-        if not types <= _JSON_NON_STRINGS and _longest_string(value) > MAX_STRING_LENGTH:
-            raise QueryError(f"filter: '{op}' value has a string longer than {MAX_STRING_LENGTH} characters")
         return {"field": name, "op": op, "value": list(value)}
     if op == "contains":
         tally.contains += 1
@@ -233,6 +227,16 @@ def _parse_predicate(node: Mapping[Any, Any], tally: _Tally) -> Filter:
 def _check_string(op: str, value: object) -> None:
     if isinstance(value, str) and len(value) > MAX_STRING_LENGTH:
         raise QueryError(f"filter: '{op}' value is longer than {MAX_STRING_LENGTH} characters")
+
+
+def check_list_argument(name: str, items: Sequence[object]) -> None:
+    """Refuse a list argument of a query tool (an ``in`` list, ids, states, channels) holding more
+    than ``MAX_IN_VALUES`` items or a string longer than ``MAX_STRING_LENGTH``, before its items
+    are looked at any further. Raises :class:`QueryError` naming ``name``."""
+    if len(items) > MAX_IN_VALUES:
+        raise QueryError(f"{name} has more than {MAX_IN_VALUES} items")
+    if _longest_string(items) > MAX_STRING_LENGTH:
+        raise QueryError(f"{name} has a string longer than {MAX_STRING_LENGTH} characters")
 
 
 def _longest_string(items: Sequence[object]) -> int:
@@ -352,14 +356,23 @@ def query_input_properties(select_description: str) -> dict[str, dict[str, Any]]
             "type": "object",
             "description": (
                 "Row filter: {field, op, value} (op eq/ne/lt/lte/gt/gte/in/nin/contains/exists; "
-                "contains takes an optional boolean ci) or {and: [...]}, {or: [...]}, {not: {...}}."
+                "contains takes an optional boolean ci) or {and: [...]}, {or: [...]}, {not: {...}}. "
+                f"At most {MAX_FILTER_NODES} nodes, {MAX_FILTER_DEPTH} levels deep and {MAX_CONTAINS} contains; "
+                f"in/nin lists of at most {MAX_IN_VALUES} values; strings of at most {MAX_STRING_LENGTH} characters."
             ),
         },
-        "select": {"type": "array", "items": {"type": "string"}, "description": select_description},
+        "select": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": f"{select_description} At most {MAX_SELECT_FIELDS} fields.",
+        },
         "order_by": {
             "type": "array",
             "items": {"type": "object"},
-            "description": "Sort keys in priority order: [{field, dir}] with dir 'asc' (default) or 'desc'.",
+            "description": (
+                "Sort keys in priority order: [{field, dir}] with dir 'asc' (default) or 'desc'; "
+                f"at most {MAX_ORDER_BY_KEYS} keys."
+            ),
         },
         "limit": {
             "type": "number",
