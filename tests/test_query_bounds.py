@@ -83,6 +83,7 @@ REPRODUCTIONS = [
     ({"where": pred("title", "eq", HUGE)}, "filter: 'eq' value is longer than 4096 characters"),
     ({"where": pred("title", "gte", HUGE)}, "filter: 'gte' value is longer than 4096 characters"),
     ({"where": pred(HUGE, "exists", True)}, "filter: predicate 'field' is longer than 4096 characters"),
+    ({"where": pred("title", HUGE, True)}, "filter: predicate 'op' is longer than 4096 characters"),
     ({"where": pred("title", "nin", [HUGE])}, "filter: 'nin' value has a string longer than 4096 characters"),
     ({"order_by": [{"field": HUGE}]}, "order_by field is longer than 4096 characters"),
     ({"select": [HUGE]}, "select has a field name longer than 4096 characters"),
@@ -144,6 +145,13 @@ def test_strings_up_to_the_bound(place: Any, message: str) -> None:
     """A 4096-character string is accepted in every place a query holds one; 4097 are refused."""
     run(place("é" * MAX_STRING_LENGTH))  # characters, not bytes: this is 8 KiB of UTF-8
     assert refusal(place("x" * (MAX_STRING_LENGTH + 1))) == message
+
+
+def test_unknown_ops_are_quoted_back_only_up_to_the_bound() -> None:
+    """An unknown op is named in its message; one too long to quote is refused by the bound."""
+    op = "x" * MAX_STRING_LENGTH
+    assert refusal({"where": pred("n", op, 1)}) == f"filter: unknown op '{op}'"
+    assert refusal({"where": pred("n", op + "x", 1)}) == "filter: predicate 'op' is longer than 4096 characters"
 
 
 def test_order_by_up_to_the_bound() -> None:

@@ -18,7 +18,7 @@ Bounds, so that the cost of a query stays small whatever its size (each refused 
   every record);
 * ``filter: 'in' value has more than 1000 items`` (``MAX_IN_VALUES``, ``nin`` alike);
 * strings of at most 4096 characters (``MAX_STRING_LENGTH``): ``filter: predicate 'field' is
-  longer than 4096 characters``, ``filter: 'eq' value is longer than 4096 characters`` (any
+  longer than 4096 characters`` (``'op'`` alike), ``filter: 'eq' value is longer than 4096 characters`` (any
   compare op, and ``contains``), ``filter: 'in' value has a string longer than 4096
   characters``, ``order_by field is longer than 4096 characters``, ``select has a field name
   longer than 4096 characters``;
@@ -191,6 +191,8 @@ def _parse_predicate(node: Mapping[Any, Any], tally: _Tally) -> Filter:
     op = node.get("op")
     if not isinstance(op, str):
         raise QueryError("filter: predicate 'op' must be a string")
+    if len(op) > MAX_STRING_LENGTH:  # an unknown op is quoted back
+        raise QueryError(f"filter: predicate 'op' is longer than {MAX_STRING_LENGTH} characters")
     value = node.get("value")
     if op in _COMPARE_OPS:
         if "value" not in node or not isinstance(value, _SCALAR_TYPES):
