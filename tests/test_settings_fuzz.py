@@ -4,13 +4,15 @@ Arbitrary text and bytes, and YAML-ish front matter built from the settings' own
 arbitrary values and syntax mutations, go through the loader the host uses (``load_settings``, then
 ``validate_dispatch_config`` with the installed plugins). The invariant: a :class:`Settings` or a
 :class:`ConfigError` with a message (the documented errors: ``workflow_parse_error: …``,
-``workflow_front_matter_not_a_map: …``, or one naming the key at fault), never another exception.
+``workflow_front_matter_not_a_map: …``, or one naming the key at fault), never another exception,
+and no warning either (ruamel's would print the document's lines, secrets included).
 """
 
 from __future__ import annotations
 
 import json
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -148,7 +150,9 @@ files = st.one_of(configured, configured, configured, workflows, st.binary()).ma
 def test_workflow_text_splits_or_fails_with_config_error(text: str) -> None:
     """Any text is a Workflow (a map of front matter and a body) or one of the two parse errors."""
     try:
-        workflow = parse_workflow_content(text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            workflow = parse_workflow_content(text)
     except ConfigError as exc:
         message = str(exc)
         assert message.startswith(("workflow_parse_error: ", "workflow_front_matter_not_a_map: ")), message
@@ -169,8 +173,10 @@ def test_workflow_file_loads_or_fails_with_config_error(content: bytes) -> None:
         path = Path(directory) / "WORKFLOW.md"
         path.write_bytes(content)
         try:
-            loaded = load_settings(path, env=ENV, trackers=DISCOVERY.trackers)
-            validate_dispatch_config(loaded, DISCOVERY.trackers, DISCOVERY.tools)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                loaded = load_settings(path, env=ENV, trackers=DISCOVERY.trackers)
+                validate_dispatch_config(loaded, DISCOVERY.trackers, DISCOVERY.tools)
         except ConfigError as exc:
             message = str(exc)
             assert message, "a ConfigError names what is wrong"
