@@ -1,22 +1,24 @@
-"""Filter evaluation for :mod:`lorenz.query`: every record at once, column by column.
+"""Filter evaluation and sorting for :mod:`lorenz.query`: every record at once, column by column.
 
-A parsed filter is evaluated over the whole record list rather than record by record: each
-predicate is one pass, run by C code (``map`` of an ``operator`` function over a per-field column
-and a repeated operand), and its result is a *match vector*, an int whose big-endian bytes are 1
-for a matching record and 0 otherwise, so ``and``/``or``/``not`` are single int operations. The
-columns (values, equality groups, sorted numbers and strings, ``contains`` haystacks) are built once
-per query and field. A 200-node filter over 10,000 records so costs milliseconds, where walking
-the tree per record cost ~0.7 s (docs/performance.md). Values compare with JavaScript
-semantics (:mod:`lorenz._jsvalues`, the :mod:`lorenz.query` docstring).
+A parsed filter is evaluated over the whole record list rather than record by record. Each node
+yields a *match vector*, an int whose big-endian bytes are 1 for a matching record and 0
+otherwise, so ``and``/``or``/``not`` are single int operations. Predicates read per-field
+columns built once per query: equality keys with the last record holding each (``eq``/``in``
+on a key no record holds, or on a field whose values are all distinct, are dict lookups; else
+one pass, in C, over the keys), sorted numbers and strings with a stored vector every
+``_BLOCK`` records (ordering ops are a bisect), and the field's strings (a ``contains`` is one
+pass, in C, over them). A 200-node filter
+over 10,000 records so costs milliseconds, where walking the tree per record cost ~0.7 s
+(docs/performance.md). Values compare with JavaScript semantics (:mod:`lorenz._jsvalues`, the
+:mod:`lorenz.query` docstring).
 """
 
 from __future__ import annotations
 
-import functools
 import operator
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import chain, compress, repeat
+from itertools import compress, repeat
 from typing import Any, SupportsIndex, TypeVar, cast
 
 from attrs import frozen
@@ -176,43 +178,46 @@ class _Columns:
             return 0
         return self._column("present", name, lambda: _vector(map(operator.is_not, self.values(name), repeat(_ABSENT))))
 
-    def groups(self, name: str) -> dict[object, list[int]]:
-        """The indices of the records per equality key (absent and unequal values left out)."""
+    def keys(self, name: str) -> list[Any]:
+        """The equality key per record (``_ABSENT`` where the field is missing)."""
+        return self._column("keys", name, lambda: _keys(self.values(name), _equality_key))
 
-        def build() -> dict[object, list[int]]:
-            groups: dict[object, list[int]] = {}
-            for index, key in enumerate(_keys(self.values(name), _equality_key)):
-                members = groups.get(key)
-                if members is None:
-                    groups[key] = [index]
-                else:
-                    members.append(index)
-            groups.pop(_ABSENT, None)
-            groups.pop(_UNEQUAL, None)
-            return groups
-
-        return self._column("groups", name, build)
+    def last(self, name: str) -> dict[object, int]:
+        """The index of the last record holding each equality key."""
+        return self._column("last", name, lambda: dict(zip(self.keys(name), range(self.size), strict=True)))
 
     def equal(self, name: str, key: object) -> int:
-        """The vector of the records whose value is ``===`` the operand with this key."""
+        """The vector of the records whose value is ``===`` the operand with this key: none when
+        no record holds the key, one when no key repeats, else one pass over the keys."""
         cached = self._equal.get((name, key))
         if cached is None:
-            cached = self._equal[name, key] = _from_indices(self.size, self.groups(name).get(key, ()))
+            last = self.last(name)
+            if key not in last:
+                cached = 0
+            elif len(last) == self.size:
+                cached = 1 << 8 * (self.size - 1 - last[key])
+            else:
+                cached = _vector(map(operator.eq, self.keys(name), repeat(key)))
+            self._equal[name, key] = cached
         return cached
 
     def equal_any(self, name: str, operands: list[Any]) -> int:
-        groups = self.groups(name)
-        keys = set(filter(groups.__contains__, _keys(operands, _operand_key)))
-        if len(keys) <= _FEW_KEYS:  # the cached per-key vectors, or one vector of every member
-            return functools.reduce(operator.or_, (self.equal(name, key) for key in keys), 0)
-        return _from_indices(self.size, chain.from_iterable(map(groups.__getitem__, keys)))
+        """The vector of the records whose value is ``===`` one of the operands (as for ``equal``)."""
+        last = self.last(name)
+        keys = set(filter(last.__contains__, _keys(operands, _operand_key)))
+        if not keys:
+            return 0
+        if len(last) == self.size:
+            return _from_indices(self.size, map(last.__getitem__, keys))
+        return _vector(map(keys.__contains__, self.keys(name)))
 
     def numbers(self, name: str) -> _Ordered | None:
         def build() -> _Ordered | None:
             if not self._holds(name, (int, float)):
                 return None
-            pairs = [(v, i) for i, v in enumerate(self.values(name)) if is_number(v) and v == v]
-            return _Ordered(self.size, [v for v, _ in pairs], [i for _, i in pairs])
+            values = self.values(name)
+            indices = [i for i, v in enumerate(values) if is_number(v) and v == v]  # NaN orders nowhere
+            return _Ordered(self.size, list(map(values.__getitem__, indices)), indices)
 
         return self._column("numbers", name, build)
 
@@ -220,8 +225,12 @@ class _Columns:
         def build() -> _Ordered | None:
             if not self._holds(name, (str,)):
                 return None
-            pairs = [(js_order(v), i) for i, v in enumerate(self.values(name)) if isinstance(v, str)]
-            return _Ordered(self.size, [v for v, _ in pairs], [i for _, i in pairs])
+            values = self.values(name)
+            indices = list(compress(range(self.size), map(isinstance, values, repeat(str))))
+            texts = list(map(values.__getitem__, indices))
+            if not all(map(str.isascii, texts)):
+                texts = list(map(js_order, texts))
+            return _Ordered(self.size, texts, indices)
 
         return self._column("strings", name, build)
 
@@ -295,9 +304,6 @@ class _Columns:
         return found
 
 
-_FEW_KEYS = 8
-
-
 # -- sorting ------------------------------------------------------------------------------------
 
 _Row = TypeVar("_Row", bound=Mapping[str, Any])
@@ -314,7 +320,7 @@ def sort_records(rows: list[_Row], keys: Iterable[tuple[str, bool]]) -> list[_Ro
         values = [row.get(name, _ABSENT) for row in rows]
         types = set(map(type, values))
         if types <= {str}:
-            ranked: list[Any] = list(map(js_order, values))
+            ranked: list[Any] = values if all(map(str.isascii, values)) else list(map(js_order, values))
         elif types <= {int}:
             ranked = values
         elif any(issubclass(t, str | int | float) and t is not bool for t in types):

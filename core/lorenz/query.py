@@ -18,13 +18,16 @@ Bounds, so that the cost of a query stays small whatever its size (each refused 
   every record);
 * ``filter: 'in' value has more than 1000 items`` (``MAX_IN_VALUES``, ``nin`` alike);
 * strings of at most 4096 characters (``MAX_STRING_LENGTH``): ``filter: predicate 'field' is
-  longer than 4096 characters`` (``'op'`` alike), ``filter: 'eq' value is longer than 4096 characters`` (any
-  compare op, and ``contains``), ``filter: 'in' value has a string longer than 4096
-  characters``, ``order_by field is longer than 4096 characters``, ``select has a field name
-  longer than 4096 characters``;
+  longer than 4096 characters`` (``'op'`` alike), ``filter: 'eq' value is longer than 4096
+  characters`` (every compare op, and ``contains``), ``filter: 'in' value has a string longer
+  than 4096 characters``, ``order_by field is longer than 4096 characters``, ``select has a field
+  name longer than 4096 characters``;
 * ``order_by has more than 8 keys`` (``MAX_ORDER_BY_KEYS``) and ``select has more than 64
   fields`` (``MAX_SELECT_FIELDS``);
-* ``limit`` is clamped to 1000 (``MAX_LIMIT``), as in the reference.
+* ``limit`` is clamped to 1000 (``MAX_LIMIT``), as in the reference;
+* the ``*_query`` tools hold their own list arguments (jira ``issueIds``/``states``, slack
+  ``channels``) to the ``in`` bounds with :func:`check_list_argument`: ``issueIds has more than
+  1000 items``, ``states has a string longer than 4096 characters``.
 
 The inputSchema (:func:`query_input_properties`) states these bounds in its descriptions, not as
 ``maxItems``/``maxLength``: the host's schema check would then answer first, with a message that
