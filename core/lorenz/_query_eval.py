@@ -102,9 +102,11 @@ class _Ordered:
         self.indices = [indices[i] for i in order]
         self.size = size
         self.prefixes = [0]  # prefixes[b]: the vector of the first b * _BLOCK records
+        flags = bytearray(size)
         for start in range(0, len(order), _BLOCK):
-            block = _from_indices(size, self.indices[start : start + _BLOCK])
-            self.prefixes.append(self.prefixes[-1] | block)
+            for index in self.indices[start : start + _BLOCK]:
+                flags[index] = 1
+            self.prefixes.append(int.from_bytes(flags, "big"))
 
     def _first(self, count: int) -> int:
         block = count // _BLOCK
@@ -168,10 +170,13 @@ class _Columns:
         """``record[name]`` per record, ``_ABSENT`` where the field is missing."""
         return self._column("values", name, lambda: [record.get(name, _ABSENT) for record in self.records])
 
+    def types(self, name: str) -> set[type]:
+        """The types of the field's values (``_Marker`` where it is missing)."""
+        return self._column("types", name, lambda: set(map(type, self.values(name))))
+
     def _holds(self, name: str, kind: tuple[type, ...]) -> bool:
         """Whether some record's value is an instance of ``kind`` (bools are not numbers)."""
-        types = self._column("types", name, lambda: set(map(type, self.values(name))))
-        return any(issubclass(t, kind) and t is not bool for t in types)
+        return any(issubclass(t, kind) and t is not bool for t in self.types(name))
 
     def present(self, name: str) -> int:
         if name not in self.fields:
@@ -226,8 +231,11 @@ class _Columns:
             if not self._holds(name, (str,)):
                 return None
             values = self.values(name)
-            indices = list(compress(range(self.size), map(isinstance, values, repeat(str))))
-            texts = list(map(values.__getitem__, indices))
+            if self.types(name) == {str}:
+                indices, texts = list(range(self.size)), values
+            else:
+                indices = list(compress(range(self.size), map(isinstance, values, repeat(str))))
+                texts = list(map(values.__getitem__, indices))
             if not all(map(str.isascii, texts)):
                 texts = list(map(js_order, texts))
             return _Ordered(self.size, texts, indices)
