@@ -48,8 +48,10 @@ _UNEQUAL = _Marker("unequal")  # a record value no scalar equals: NaN, a list, a
 _NO_RECORD = _Marker("no record")  # an operand no record value equals: NaN
 _TRUE = _Marker("true")  # bools get their own keys, since True == 1 in Python but not in JS
 _FALSE = _Marker("false")
-# Values of these exact types are their own equality keys (floats are not: NaN).
+# Values of these exact types are their own equality keys (floats are not: NaN); values of
+# _UNEQUAL_TYPES equal no scalar.
 _SELF_KEYED = frozenset({str, int, type(None), _Marker})
+_UNEQUAL_TYPES = frozenset({list, tuple, dict})
 _ORDERINGS = frozenset({"lt", "lte", "gt", "gte"})
 
 
@@ -69,10 +71,10 @@ def _operand_key(value: object) -> object:
     return _NO_RECORD if key is _UNEQUAL else key
 
 
-def _keys(values: list[Any], key: Callable[[object], object]) -> list[Any]:
-    if set(map(type, values)) <= _SELF_KEYED:
-        return values
-    return list(map(key, values))
+def _operand_keys(operands: list[Any]) -> list[Any]:
+    if set(map(type, operands)) <= _SELF_KEYED:
+        return operands
+    return list(map(_operand_key, operands))
 
 
 # -- match vectors ------------------------------------------------------------------------------
@@ -98,8 +100,8 @@ class _Ordered:
 
     def __init__(self, size: int, values: list[Any], indices: list[int]) -> None:
         order = sorted(range(len(values)), key=values.__getitem__)
-        self.values = [values[i] for i in order]
-        self.indices = [indices[i] for i in order]
+        self.values = list(map(values.__getitem__, order))
+        self.indices = list(map(indices.__getitem__, order))
         self.size = size
         self.prefixes = [0]  # prefixes[b]: the vector of the first b * _BLOCK records
         flags = bytearray(size)
@@ -185,7 +187,16 @@ class _Columns:
 
     def keys(self, name: str) -> list[Any]:
         """The equality key per record (``_ABSENT`` where the field is missing)."""
-        return self._column("keys", name, lambda: _keys(self.values(name), _equality_key))
+
+        def build() -> list[Any]:
+            values, types = self.values(name), self.types(name)
+            if types <= _SELF_KEYED:
+                return values
+            if types <= _SELF_KEYED | _UNEQUAL_TYPES:
+                return [v if type(v) in _SELF_KEYED else _UNEQUAL for v in values]
+            return list(map(_equality_key, values))
+
+        return self._column("keys", name, build)
 
     def last(self, name: str) -> dict[object, int]:
         """The index of the last record holding each equality key."""
@@ -209,7 +220,7 @@ class _Columns:
     def equal_any(self, name: str, operands: list[Any]) -> int:
         """The vector of the records whose value is ``===`` one of the operands (as for ``equal``)."""
         last = self.last(name)
-        keys = set(filter(last.__contains__, _keys(operands, _operand_key)))
+        keys = set(filter(last.__contains__, _operand_keys(operands)))
         if not keys:
             return 0
         if len(last) == self.size:
