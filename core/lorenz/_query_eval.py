@@ -7,10 +7,9 @@ columns built once per query: equality keys with the last record holding each (`
 on a key no record holds, or on a field whose values are all distinct, are dict lookups; else
 one pass, in C, over the keys), sorted numbers and strings with a stored vector every
 ``_BLOCK`` records (ordering ops are a bisect), and the field's strings (a ``contains`` is one
-pass, in C, over them). A 200-node filter
-over 10,000 records so costs milliseconds, where walking the tree per record cost ~0.7 s
-(docs/performance.md). Values compare with JavaScript semantics (:mod:`lorenz._jsvalues`, the
-:mod:`lorenz.query` docstring).
+pass, in C, over them). A 200-node filter over 10,000 records so costs milliseconds, where
+walking the tree per record cost 0.8-5 s (docs/performance.md). Values compare with JavaScript
+semantics (:mod:`lorenz._jsvalues`, the :mod:`lorenz.query` docstring).
 """
 
 from __future__ import annotations
