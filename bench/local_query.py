@@ -1,6 +1,8 @@
-"""Benchmark the local board: `local_query` cold vs warm on generated boards, and multi-process writes.
+"""Benchmark the local board: `local_query` cold vs warm on generated boards, hostile queries at the
+DSL's bounds, and multi-process writes.
 
 Usage: .venv/bin/python bench/local_query.py [--sizes 1000,10000] [--runs 30] [--dir /tmp/x]
+       [--sections queries,hostile,writes]
 
 * cold = the parse cache emptied before each query (files are in the OS page cache: this is the
   cost of reading + parsing every issue file, not of the disk);
@@ -9,6 +11,10 @@ Usage: .venv/bin/python bench/local_query.py [--sizes 1000,10000] [--runs 30] [-
 * after a write = a comment is appended to one issue (untimed) before each query, so the query
   stats every file and re-parses that one (what a query costs while the board is being written,
   and at least every ``SNAPSHOT_MAX_AGE`` seconds on a quiet board);
+* hostile = queries at each bound of the query DSL and just past it, each body up to ~1 MiB (the
+  host's body cap), on a warm 10,000-issue board: the pack's time to its result or error (process
+  CPU time, which other load on the machine barely changes, and wall time), and the host's own CPU
+  on the same body before the pack runs (``json.loads`` and the inputSchema check);
 * writes/s = 4 processes x 250 `local_comment` on one issue, all started together (each comment
   is a locked read-modify-write with two fsyncs).
 """
@@ -16,6 +22,7 @@ Usage: .venv/bin/python bench/local_query.py [--sizes 1000,10000] [--runs 30] [-
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -27,11 +34,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from lorenz.query import MAX_CONTAINS, MAX_FILTER_NODES, MAX_IN_VALUES, MAX_SELECT_FIELDS, MAX_STRING_LENGTH
+from lorenz.schemas import compile_schema, validate_arguments
 from lorenz.settings.model import Settings, TrackerSettings
 from lorenz_local.board import BoardDocument, render_document
 from lorenz_local.cache import CACHE, SNAPSHOTS
 from lorenz_local.store import BoardStore
-from lorenz_local.tools import run_local_tool
+from lorenz_local.tools import local_tool_specs, run_local_tool
 
 STATUSES = ("Todo", "In Progress", "Done", "Backlog", "Reviewing")
 LABELS = ("backend", "frontend", "bug", "infra", "docs")
@@ -103,6 +112,105 @@ def bench_queries(root: Path, sizes: list[int], runs: int) -> None:
             )
 
 
+MIB = 1 << 20
+FIELDS = ("id", "identifier", "title", "description", "state", "stateType", "labels", "createdAt", "updatedAt")
+ALL_KEYS = [{"field": name, "dir": "desc" if n % 2 else "asc"} for n, name in enumerate(FIELDS[:8])]
+
+
+def pred(name: str, op: str, value: Any, **extra: Any) -> dict[str, Any]:
+    return {"field": name, "op": op, "value": value, **extra}
+
+
+def fill(make: Callable[[int], dict[str, Any]], count: int = MAX_FILTER_NODES - 1) -> dict[str, Any]:
+    """{"or": [make(0), make(1), ...]}: ``count`` predicates, fewer if the body would pass 1 MiB."""
+    while len(json.dumps({"where": {"or": [make(i) for i in range(count)]}})) > MIB:
+        count -= 1
+    return {"or": [make(i) for i in range(count)]}
+
+
+def mixed(i: int) -> dict[str, Any]:
+    """Every op kind over every field, none short-circuiting the `or` (each matches few or none)."""
+    name = FIELDS[i % len(FIELDS)]
+    kind = (i // len(FIELDS)) % 5
+    if kind == 0:
+        return pred(name, "eq", f"x{i}" * 8)
+    if kind == 1:
+        return pred(name, "in", [f"v{i}-{k}" for k in range(40)])
+    if kind == 2:
+        return pred(name, "gt", "\uffff" * 4)
+    if kind == 3:
+        return pred(name, "lt", -i)
+    return pred(name, "exists", False)
+
+
+CONTAINS = [pred(f, "contains", f"zq{i}", ci=bool(i % 2)) for i, f in enumerate(("title", "description") * 8)]
+assert len(CONTAINS) == MAX_CONTAINS
+LONG = "q" * MAX_STRING_LENGTH
+HOSTILE: dict[str, dict[str, Any]] = {
+    "in: lists of 1000 ints, as many as fit in 1 MiB": {
+        "where": fill(lambda i: pred("title", "in", list(range(i * 1000, i * 1000 + MAX_IN_VALUES))))
+    },
+    "nin: 1001 values (over)": {"where": pred("title", "nin", list(range(MAX_IN_VALUES + 1)))},
+    "nin: 150,000 values (issue)": {"where": pred("title", "nin", [0] * 150_000)},
+    "contains: 16 short needles, ci and not, on title/description": {"where": {"or": CONTAINS}},
+    "contains: 16 x 4096-char needles": {"where": {"or": [{**c, "value": LONG} for c in CONTAINS]}},
+    "contains: 17 (over)": {"where": {"or": [*CONTAINS, CONTAINS[0]]}},
+    "strings: 199 eq 4096 chars": {"where": fill(lambda i: pred("description", "eq", LONG[:-4] + f"{i:04}"))},
+    "strings: 4097 chars (over)": {"where": pred("title", "eq", LONG + "q")},
+    "strings: a 1 MiB string (issue)": {"where": pred("title", "contains", "q" * MIB)},
+    "199 ordering predicates on title": {"where": fill(lambda i: pred("title", "gte", f"Issue number {i}9"))},
+    "199 mixed predicates over every field": {"where": fill(mixed)},
+    "order_by: 8 keys, limit 1000": {"order_by": ALL_KEYS, "limit": 1000},
+    "order_by: 9 keys (over)": {"order_by": [*ALL_KEYS, {"field": "updatedAt"}]},
+    "order_by: 10,000 keys (issue)": {"order_by": [{"field": "title"}] * 10_000},
+    "select: 64 fields, limit 1000": {"select": [*FIELDS, *(f"f{n}" for n in range(55))], "limit": 1000},
+    "select: 64 fields with comments, limit 1000": {
+        "select": [*FIELDS, "comments", *(f"f{n}" for n in range(54))],
+        "limit": 1000,
+    },
+    "select: 65 fields (over)": {"select": [f"f{n}" for n in range(MAX_SELECT_FIELDS + 1)]},
+    "select: 100,000 fields (issue)": {"select": ["title"] * 100_000},
+    "everything at once: 16 contains + 183 mixed, 8 keys, 64 fields, limit 1000": {
+        "where": {"or": [*CONTAINS, *(mixed(i) for i in range(MAX_FILTER_NODES - 1 - MAX_CONTAINS))]},
+        "order_by": ALL_KEYS,
+        "select": [*FIELDS, *(f"f{n}" for n in range(55))],
+        "limit": 1000,
+    },
+}
+
+
+def bench_hostile(root: Path, runs: int, size: int = 10_000) -> None:
+    board = root / f"board-{size}"
+    if not board.exists():
+        generate(board, size)
+        time.sleep(1.1)
+    settings = Settings(tracker=TrackerSettings(kind="local", options={"path": str(board)}))
+    (spec,) = (tool for tool in local_tool_specs() if tool.name == "local_query")
+    validator = compile_schema(spec.input_schema)
+    run_local_tool("local_query", {}, settings)  # warm the board snapshot
+    print(f"\nHostile queries on a warm {size:,}-issue board ({runs} runs):\n")
+    print("| query | body | pack: result or error | CPU p50 (ms) | wall p50 (ms) | wall max (ms) | host CPU (ms) |")
+    print("|---|---:|---|---:|---:|---:|---:|")
+    for label, args in HOSTILE.items():
+        body = json.dumps(args)
+        outcome = run_local_tool("local_query", args, settings)
+        answer = f"{outcome.result['total']:,} rows" if outcome.success else f"`{outcome.error}`"
+        wall, cpu = [], []
+        for _ in range(runs):
+            started, started_cpu = time.perf_counter(), time.process_time()
+            run_local_tool("local_query", args, settings)
+            cpu.append((time.process_time() - started_cpu) * 1000)
+            wall.append((time.perf_counter() - started) * 1000)
+        started = time.process_time()
+        assert validate_arguments("local_query", json.loads(body), validator) is None
+        host = (time.process_time() - started) * 1000
+        print(
+            f"| {label} | {len(body) / 1024:,.0f} KiB | {answer} | {statistics.median(cpu):.1f} | "
+            f"{statistics.median(wall):.1f} | {max(wall):.1f} | {host:.0f} |",
+            flush=True,
+        )
+
+
 COMMENTER = textwrap.dedent(
     """
     import sys
@@ -152,12 +260,18 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--dir", default=None, help="where to generate boards (default: a temp dir)")
+    parser.add_argument("--sections", default="queries,hostile,writes")
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs\n")
+    sections = set(args.sections.split(","))
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}\n")
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
-        bench_queries(Path(tmp), sizes, args.runs)
-        bench_writes(Path(tmp))
+        if "queries" in sections:
+            bench_queries(Path(tmp), sizes, args.runs)
+        if "hostile" in sections:
+            bench_hostile(Path(tmp), max(5, args.runs // 3))
+        if "writes" in sections:
+            bench_writes(Path(tmp))
 
 
 if __name__ == "__main__":

@@ -571,7 +571,11 @@ def test_query_input_properties_describe_the_envelope() -> None:
 
     props = query_input_properties("Fields: id, title.")
     assert list(props) == ["where", "select", "order_by", "limit", "offset"]
-    assert props["select"] == {"type": "array", "items": {"type": "string"}, "description": "Fields: id, title."}
+    assert props["select"] == {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "Fields: id, title. At most 64 fields.",
+    }
     assert all(prop.get("description") for prop in props.values())
     assert "1000" in props["limit"]["description"]
 

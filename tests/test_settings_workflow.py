@@ -222,6 +222,15 @@ def test_aliases_are_expanded_once() -> None:
     assert config["i"][0][0][0][0][0][0][0][0] == ["x"] * 9
 
 
+def test_redefined_anchor_is_silent(recwarn: pytest.WarningsRecorder) -> None:
+    """An anchor defined twice is valid YAML 1.2 (an alias takes the latest) and warns nothing:
+    ruamel's warning would print the document's lines, secrets included, to stderr."""
+    text = "---\napi_key: &k s3cret-one\ntoken: &k s3cret-two\nother: *k\n---\n"
+    expected = {"api_key": "s3cret-one", "token": "s3cret-two", "other": "s3cret-two"}
+    assert parse_workflow_content(text).config == expected
+    assert [str(warning.message) for warning in recwarn] == []
+
+
 def test_recursive_alias_is_a_parse_error() -> None:
     """A node that contains itself is refused."""
     with pytest.raises(ConfigError, match=r"^WORKFLOW\.md: recursive aliases are not supported$"):

@@ -6,9 +6,32 @@ Grammar (core.md §5)::
     Predicate := {"field": <non-empty str>, "op": Op, "value": ..., ["ci": bool]}
 
 Ops: ``eq ne lt lte gt gte`` take a scalar (str, number, bool, None); ``in nin`` a list of
-scalars; ``contains`` a string (plus optional ``ci``); ``exists`` a bool. Filters are at most
-``MAX_FILTER_DEPTH`` levels deep and ``MAX_FILTER_NODES`` nodes big. Every bad input raises
+scalars; ``contains`` a string (plus optional ``ci``); ``exists`` a bool. Every bad input raises
 :class:`QueryError` with the exact message of the reference implementation.
+
+Bounds, so that the cost of a query stays small whatever its size (each refused with a
+:class:`QueryError` naming the argument and the bound; sizes are checked before contents):
+
+* ``filter nesting exceeds 12 levels`` (``MAX_FILTER_DEPTH``) and ``filter has more than 200
+  nodes`` (``MAX_FILTER_NODES``), as in the reference;
+* ``filter has more than 16 'contains' predicates`` (``MAX_CONTAINS``: each scans the text of
+  every record);
+* ``filter: 'in' value has more than 1000 items`` (``MAX_IN_VALUES``, ``nin`` alike);
+* strings of at most 4096 characters (``MAX_STRING_LENGTH``): ``filter: predicate 'field' is
+  longer than 4096 characters`` (``'op'`` alike), ``filter: 'eq' value is longer than 4096
+  characters`` (every compare op, and ``contains``), ``filter: 'in' value has a string longer
+  than 4096 characters``, ``order_by field is longer than 4096 characters``, ``select has a field
+  name longer than 4096 characters``;
+* ``order_by has more than 8 keys`` (``MAX_ORDER_BY_KEYS``) and ``select has more than 64
+  fields`` (``MAX_SELECT_FIELDS``);
+* ``limit`` is clamped to 1000 (``MAX_LIMIT``), as in the reference;
+* the ``*_query`` tools hold their own list arguments (jira ``issueIds``/``states``, slack
+  ``channels``) to the ``in`` bounds with :func:`check_list_argument`: ``issueIds has more than
+  1000 items``, ``states has a string longer than 4096 characters``.
+
+The inputSchema (:func:`query_input_properties`) states these bounds in its descriptions, not as
+``maxItems``/``maxLength``: the host's schema check would then answer first, with a message that
+quotes the whole oversized value.
 
 Evaluation follows JavaScript semantics, not Python's:
 
@@ -30,23 +53,32 @@ direction. Ties fall through to the next key and finally to input order (the sor
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal, TypeAlias, TypeGuard
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import compress, repeat
+from typing import Any, Literal, TypeAlias, cast
 
-from attrs import field, frozen
+from attrs import define, field, frozen
+
+from ._jsvalues import is_array
+from ._query_eval import filter_records, sort_records
 
 __all__ = [
     "DEFAULT_LIMIT",
+    "MAX_CONTAINS",
     "MAX_FILTER_DEPTH",
     "MAX_FILTER_NODES",
+    "MAX_IN_VALUES",
     "MAX_LIMIT",
+    "MAX_ORDER_BY_KEYS",
+    "MAX_SELECT_FIELDS",
+    "MAX_STRING_LENGTH",
     "Filter",
     "OrderBy",
     "QueryError",
     "QueryResult",
     "QuerySpec",
     "apply_query",
+    "check_list_argument",
     "matches_filter",
     "parse_filter",
     "parse_query_spec",
@@ -59,6 +91,13 @@ MAX_FILTER_DEPTH = 12
 MAX_FILTER_NODES = 200
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
+# Size bounds (not in the reference), so that no query within the host's body cap costs more
+# than a few tens of milliseconds on a 10,000-issue board (docs/performance.md).
+MAX_IN_VALUES = 1000
+MAX_CONTAINS = 16
+MAX_STRING_LENGTH = 4096
+MAX_ORDER_BY_KEYS = 8
+MAX_SELECT_FIELDS = 64
 
 Filter: TypeAlias = dict[str, Any]
 """A parsed filter: a rebuilt plain dict (combinator, or predicate with field/op/value[/ci])."""
@@ -68,6 +107,7 @@ SortDirection: TypeAlias = Literal["asc", "desc"]
 _COMPARE_OPS = frozenset({"eq", "ne", "lt", "lte", "gt", "gte"})
 _SET_OPS = frozenset({"in", "nin"})
 _COMBINATORS = ("and", "or", "not")
+_SCALAR_TYPES = (str, int, float, type(None))  # bool is an int
 
 
 class QueryError(ValueError):
@@ -104,26 +144,6 @@ class QueryResult:
     total: int
 
 
-# -- value classification ---------------------------------------------------------------------
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _is_scalar(value: object) -> bool:
-    return value is None or isinstance(value, str | int | float)
-
-
-def _is_array(value: object) -> TypeGuard[list[Any] | tuple[Any, ...]]:
-    return isinstance(value, list | tuple)
-
-
-def _utf16(text: str) -> bytes:
-    # Big-endian UTF-16 bytes order like JS code units; surrogatepass keeps lone surrogates.
-    return text.encode("utf-16-be", "surrogatepass")
-
-
 # -- parse_filter -------------------------------------------------------------------------------
 
 
@@ -132,14 +152,22 @@ def parse_filter(node: object) -> Filter:
 
     Raises :class:`QueryError` with the reference message on the first problem found.
     """
-    return _parse_node(node, 1, [0])
+    return _parse_node(node, 1, _Tally())
 
 
-def _parse_node(node: object, depth: int, counter: list[int]) -> Filter:
+@define
+class _Tally:
+    """What a filter has used so far of the bounds on its whole size."""
+
+    nodes: int = 0
+    contains: int = 0
+
+
+def _parse_node(node: object, depth: int, tally: _Tally) -> Filter:
     if depth > MAX_FILTER_DEPTH:
         raise QueryError(f"filter nesting exceeds {MAX_FILTER_DEPTH} levels")
-    counter[0] += 1
-    if counter[0] > MAX_FILTER_NODES:
+    tally.nodes += 1
+    if tally.nodes > MAX_FILTER_NODES:
         raise QueryError(f"filter has more than {MAX_FILTER_NODES} nodes")
     if not isinstance(node, Mapping):
         raise QueryError("filter: each node must be an object")
@@ -150,32 +178,44 @@ def _parse_node(node: object, depth: int, counter: list[int]) -> Filter:
         key = present[0]
         operand = node[key]
         if key == "not":
-            return {"not": _parse_node(operand, depth + 1, counter)}
-        if not _is_array(operand) or not operand:
+            return {"not": _parse_node(operand, depth + 1, tally)}
+        if not is_array(operand) or not operand:
             raise QueryError(f"filter: '{key}' must be a non-empty array of filters")
-        return {key: [_parse_node(child, depth + 1, counter) for child in operand]}
-    return _parse_predicate(node)
+        return {key: [_parse_node(child, depth + 1, tally) for child in operand]}
+    return _parse_predicate(node, tally)
 
 
-def _parse_predicate(node: Mapping[Any, Any]) -> Filter:
+def _parse_predicate(node: Mapping[Any, Any], tally: _Tally) -> Filter:
     name = node.get("field")
     if not isinstance(name, str) or not name:
         raise QueryError("filter: predicate 'field' must be a non-empty string")
+    if len(name) > MAX_STRING_LENGTH:
+        raise QueryError(f"filter: predicate 'field' is longer than {MAX_STRING_LENGTH} characters")
     op = node.get("op")
     if not isinstance(op, str):
         raise QueryError("filter: predicate 'op' must be a string")
+    if len(op) > MAX_STRING_LENGTH:  # an unknown op is quoted back
+        raise QueryError(f"filter: predicate 'op' is longer than {MAX_STRING_LENGTH} characters")
     value = node.get("value")
     if op in _COMPARE_OPS:
-        if "value" not in node or not _is_scalar(value):
+        if "value" not in node or not isinstance(value, _SCALAR_TYPES):
             raise QueryError(f"filter: '{op}' value must be a string, number, boolean, or null")
+        _check_string(op, value)
         return {"field": name, "op": op, "value": value}
     if op in _SET_OPS:
-        if not _is_array(value) or not all(_is_scalar(item) for item in value):
+        if not is_array(value):
+            raise QueryError(f"filter: '{op}' value must be an array of scalars")
+        check_list_argument(f"filter: '{op}' value", value)
+        if not all(map(isinstance, value, repeat(_SCALAR_TYPES))):
             raise QueryError(f"filter: '{op}' value must be an array of scalars")
         return {"field": name, "op": op, "value": list(value)}
     if op == "contains":
+        tally.contains += 1
+        if tally.contains > MAX_CONTAINS:
+            raise QueryError(f"filter has more than {MAX_CONTAINS} 'contains' predicates")
         if not isinstance(value, str):
             raise QueryError("filter: 'contains' value must be a string")
+        _check_string(op, value)
         rebuilt: Filter = {"field": name, "op": op, "value": value}
         if "ci" in node:
             if not isinstance(node["ci"], bool):
@@ -189,131 +229,33 @@ def _parse_predicate(node: Mapping[Any, Any]) -> Filter:
     raise QueryError(f"filter: unknown op '{op}'")
 
 
+def _check_string(op: str, value: object) -> None:
+    if isinstance(value, str) and len(value) > MAX_STRING_LENGTH:
+        raise QueryError(f"filter: '{op}' value is longer than {MAX_STRING_LENGTH} characters")
+
+
+def check_list_argument(name: str, items: Sequence[object]) -> None:
+    """Refuse a list argument of a query tool (an ``in`` list, ids, states, channels) holding more
+    than ``MAX_IN_VALUES`` items or a string longer than ``MAX_STRING_LENGTH``, before its items
+    are looked at any further. Raises :class:`QueryError` naming ``name``."""
+    if len(items) > MAX_IN_VALUES:
+        raise QueryError(f"{name} has more than {MAX_IN_VALUES} items")
+    if _longest_string(items) > MAX_STRING_LENGTH:
+        raise QueryError(f"{name} has a string longer than {MAX_STRING_LENGTH} characters")
+
+
+def _longest_string(items: Sequence[object]) -> int:
+    """The length of the longest string among ``items`` (0 for none), without a Python loop."""
+    strings = cast(Iterable[str], compress(items, map(isinstance, items, repeat(str))))
+    return max(map(len, strings), default=0)
+
+
 # -- matches_filter -----------------------------------------------------------------------------
 
 
 def matches_filter(record: Mapping[str, Any], filter: Filter) -> bool:
     """Whether ``record`` satisfies a filter returned by :func:`parse_filter`. Never raises."""
-    if "and" in filter:
-        return all(matches_filter(record, child) for child in filter["and"])
-    if "or" in filter:
-        return any(matches_filter(record, child) for child in filter["or"])
-    if "not" in filter:
-        return not matches_filter(record, filter["not"])
-    name, op, expected = filter["field"], filter["op"], filter["value"]
-    if name not in record:
-        return op == "exists" and expected is False
-    actual = record[name]
-    if op == "eq":
-        return _strict_equal(actual, expected)
-    if op == "ne":
-        return not _strict_equal(actual, expected)
-    if op == "in":
-        return any(_strict_equal(actual, item) for item in expected)
-    if op == "nin":
-        return not any(_strict_equal(actual, item) for item in expected)
-    if op in ("lt", "lte", "gt", "gte"):
-        return _ordered(actual, op, expected)
-    if op == "contains":
-        return _contains(actual, expected, bool(filter.get("ci", False)))
-    if op == "exists":
-        return expected is True
-    return False
-
-
-def _strict_equal(left: object, right: object) -> bool:
-    """JS ``===`` on JSON values: bool only equals bool, numbers equal across int/float."""
-    if isinstance(left, bool) or isinstance(right, bool):
-        return isinstance(left, bool) and isinstance(right, bool) and left == right
-    if _is_number(left) and _is_number(right):
-        return left == right
-    if isinstance(left, str) and isinstance(right, str):
-        return left == right
-    return left is None and right is None
-
-
-def _ordered(actual: object, op: str, expected: object) -> bool:
-    left: Any
-    right: Any
-    if _is_number(actual) and _is_number(expected):
-        left, right = actual, expected
-    elif isinstance(actual, str) and isinstance(expected, str):
-        left, right = _utf16(actual), _utf16(expected)
-    else:
-        return False
-    if op == "lt":
-        return bool(left < right)
-    if op == "lte":
-        return bool(left <= right)
-    if op == "gt":
-        return bool(left > right)
-    return bool(left >= right)
-
-
-def _contains(actual: object, needle: str, ci: bool) -> bool:
-    if isinstance(actual, str):
-        haystacks = [actual]
-    elif _is_array(actual):
-        haystacks = [_js_string(item) for item in actual]
-    else:
-        return False
-    if ci:
-        needle = needle.lower()
-        return any(needle in hay.lower() for hay in haystacks)
-    return any(needle in hay for hay in haystacks)
-
-
-def _js_string(value: object, _active: frozenset[int] = frozenset()) -> str:
-    """JS ``String(value)`` for JSON-like values."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return _js_number(value)
-    if isinstance(value, list | tuple):
-        if id(value) in _active:  # Array.prototype.join renders a cycle as ""
-            return ""
-        inner = _active | {id(value)}
-        return ",".join("" if item is None else _js_string(item, inner) for item in value)
-    if isinstance(value, Mapping):
-        return "[object Object]"
-    return str(value)
-
-
-def _js_number(value: float) -> str:
-    """JS ``Number.prototype.toString()`` for a float (ECMA-262 Number::toString)."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0:
-        return "0"
-    sign = "-" if value < 0 else ""
-    # repr gives the shortest round-tripping digits, as JS does; only the layout differs.
-    mantissa, _, exp_text = repr(abs(value)).partition("e")
-    whole, _, fraction = mantissa.partition(".")
-    digits = whole + fraction
-    point = len(whole) + (int(exp_text) if exp_text else 0)
-    stripped = digits.lstrip("0")
-    point -= len(digits) - len(stripped)
-    digits = stripped.rstrip("0")
-    k, n = len(digits), point
-    if k <= n <= 21:
-        text = digits + "0" * (n - k)
-    elif 0 < n <= 21:
-        text = f"{digits[:n]}.{digits[n:]}"
-    elif -6 < n <= 0:
-        text = "0." + "0" * -n + digits
-    else:
-        exponent = n - 1
-        head = digits if k == 1 else f"{digits[0]}.{digits[1:]}"
-        text = f"{head}e{'+' if exponent >= 0 else '-'}{abs(exponent)}"
-    return sign + text
+    return bool(filter_records([record], filter))
 
 
 # -- parse_query_spec ---------------------------------------------------------------------------
@@ -346,12 +288,16 @@ def parse_query_spec(args: Mapping[str, Any]) -> QuerySpec:
 
 
 def _parse_order_by(value: object) -> tuple[OrderBy, ...]:
-    if not _is_array(value):
+    if not is_array(value):
         raise QueryError("order_by must be an array")
+    if len(value) > MAX_ORDER_BY_KEYS:
+        raise QueryError(f"order_by has more than {MAX_ORDER_BY_KEYS} keys")
     keys: list[OrderBy] = []
     for item in value:
         if not isinstance(item, Mapping) or not isinstance(item.get("field"), str) or not item["field"]:
             raise QueryError("order_by items must be { field: string, dir?: 'asc' | 'desc' }")
+        if len(item["field"]) > MAX_STRING_LENGTH:
+            raise QueryError(f"order_by field is longer than {MAX_STRING_LENGTH} characters")
         direction = item.get("dir", "asc")
         if direction not in ("asc", "desc"):
             raise QueryError("order_by dir must be 'asc' or 'desc'")
@@ -376,29 +322,9 @@ def _as_integer(value: object) -> int | None:
 def apply_query(records: Sequence[Mapping[str, Any]], spec: QuerySpec) -> QueryResult:
     """Filter, sort (stable and total, see the module docstring) and page ``records``."""
     where = spec.where
-    rows = [record for record in records if matches_filter(record, where)] if where is not None else list(records)
-    # A stable sort per key, least significant first, gives the multi-key order.
-    for key in reversed(spec.order_by):
-        descending = key.dir == "desc"
-        rows.sort(key=_sort_key(key.field, descending), reverse=descending)
+    rows = filter_records(records, where) if where is not None else list(records)
+    rows = sort_records(rows, [(key.field, key.dir == "desc") for key in spec.order_by])
     return QueryResult(rows=rows[spec.offset : spec.offset + spec.limit], total=len(rows))
-
-
-def _sort_key(name: str, descending: bool) -> Callable[[Mapping[str, Any]], tuple[int, Any]]:
-    # Ranks are mirrored for `desc` (the sort runs reversed) so numbers < strings < rest holds
-    # in both directions; the second slot is only ever compared within one rank.
-    number_rank, string_rank, other_rank = (2, 1, 0) if descending else (0, 1, 2)
-
-    def key(record: Mapping[str, Any]) -> tuple[int, Any]:
-        if name in record:
-            value = record[name]
-            if _is_number(value) and value == value:  # NaN is unordered, so it ranks with the rest
-                return (number_rank, value)
-            if isinstance(value, str):
-                return (string_rank, _utf16(value))
-        return (other_rank, 0)
-
-    return key
 
 
 # -- select -------------------------------------------------------------------------------------
@@ -408,8 +334,14 @@ def parse_select(value: object) -> list[str] | None:
     """``None`` (use the tool's default fields) or a list of field names; ``[]`` is valid."""
     if value is None:
         return None
-    if not _is_array(value) or not all(isinstance(item, str) for item in value):
+    if not is_array(value):
         raise QueryError("select must be an array of field-name strings")
+    if len(value) > MAX_SELECT_FIELDS:
+        raise QueryError(f"select has more than {MAX_SELECT_FIELDS} fields")
+    if not all(isinstance(item, str) for item in value):
+        raise QueryError("select must be an array of field-name strings")
+    if _longest_string(value) > MAX_STRING_LENGTH:
+        raise QueryError(f"select has a field name longer than {MAX_STRING_LENGTH} characters")
     return list(value)
 
 
@@ -450,12 +382,18 @@ def query_input_properties(select_description: str) -> dict[str, dict[str, Any]]
             "type": "object",
             "description": (
                 "Row filter: {field, op, value} (op eq/ne/lt/lte/gt/gte/in/nin/contains/exists; "
-                "contains takes an optional boolean ci) or {and: [...]}, {or: [...]}, {not: {...}}."
+                "contains takes an optional boolean ci) or {and: [...]}, {or: [...]}, {not: {...}}. "
+                f"At most {MAX_FILTER_NODES} nodes, {MAX_FILTER_DEPTH} levels deep and {MAX_CONTAINS} contains; "
+                f"in/nin lists of at most {MAX_IN_VALUES} values; strings of at most {MAX_STRING_LENGTH} characters."
             ),
             "properties": _where_keys(),
             "additionalProperties": False,
         },
-        "select": {"type": "array", "items": {"type": "string"}, "description": select_description},
+        "select": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": f"{select_description} At most {MAX_SELECT_FIELDS} fields.",
+        },
         "order_by": {
             "type": "array",
             "items": {
@@ -467,7 +405,10 @@ def query_input_properties(select_description: str) -> dict[str, dict[str, Any]]
                 "required": ["field"],
                 "additionalProperties": False,
             },
-            "description": "Sort keys in priority order: [{field, dir}] with dir 'asc' (default) or 'desc'.",
+            "description": (
+                "Sort keys in priority order: [{field, dir}] with dir 'asc' (default) or 'desc'; "
+                f"at most {MAX_ORDER_BY_KEYS} keys."
+            ),
         },
         "limit": {
             "type": "number",

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from ruamel.yaml import YAML
+from ruamel.yaml.composer import Composer
 from ruamel.yaml.constructor import ConstructorError, DuplicateKeyError, SafeConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.reader import ReaderError
@@ -102,9 +103,19 @@ _QUOTES_VALUE = re.compile(
 )
 
 
+class _QuietComposer(Composer):
+    """YAML 1.2 lets an anchor be defined again (an alias takes the latest); ruamel's warning
+    about it would print the document's lines, secrets included, to stderr."""
+
+    def __init__(self, loader: Any = None) -> None:
+        super().__init__(loader)
+        self.warn_double_anchors = False
+
+
 def _yaml() -> YAML:
     yaml = YAML(typ="safe", pure=True)
     yaml.Resolver = _CoreSchemaResolver
+    yaml.Composer = _QuietComposer
     yaml.Constructor = _QuietConstructor
     return yaml
 

@@ -8,7 +8,14 @@ from typing import Any
 from lorenz.arguments import ArgumentError, as_arguments, optional_str, require_str
 from lorenz.contracts import ToolContext, ToolSpec
 from lorenz.issue import Issue
-from lorenz.query import apply_query, parse_query_spec, parse_select, pick_fields, query_input_properties
+from lorenz.query import (
+    apply_query,
+    check_list_argument,
+    parse_query_spec,
+    parse_select,
+    pick_fields,
+    query_input_properties,
+)
 from lorenz.redact import redact_text
 from lorenz.results import ToolResult, error_message, tool_failure, tool_success, unsupported_tool_failure
 from lorenz.settings.model import Settings
@@ -140,10 +147,16 @@ _SPECS: tuple[ToolSpec, ...] = (
 JIRA_TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in _SPECS)
 
 
-def _string_list(value: object) -> list[str] | None:
+def _string_list(args: Mapping[str, Any], key: str) -> list[str] | None:
+    """``args[key]`` as a list of strings (``None`` when absent), within the DSL's list bounds:
+    each becomes a JQL ``in (…)`` list or, over MCP, one remote call per id."""
+    value = args.get(key)
     if value is None:
         return None
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+    if not isinstance(value, list):
+        raise ArgumentError("expected an array of strings")
+    check_list_argument(key, value)
+    if not all(isinstance(item, str) for item in value):
         raise ArgumentError("expected an array of strings")
     return list(value)
 
@@ -235,11 +248,11 @@ class JiraToolPack:
         """``issueIds`` → by ids; ``query``/``jql`` → search; ``states`` → by states; else candidates."""
         selected = parse_select(args.get("select"))
         select = list(DEFAULT_SELECT) if selected is None else selected
-        ids = _string_list(args.get("issueIds"))
+        ids = _string_list(args, "issueIds")
         query, jql = args.get("query"), args.get("jql")
         native = query if isinstance(query, str) else jql if isinstance(jql, str) else ""
         searching = ids is None and bool(native.strip())
-        states = _string_list(args.get("states")) if ids is None and not searching else None
+        states = _string_list(args, "states") if ids is None and not searching else None
         spec = parse_query_spec(args)
         issues: list[Issue]
         if ids is not None:

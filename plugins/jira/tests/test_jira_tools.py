@@ -22,6 +22,7 @@ from lorenz_jira.tools import JIRA_TOOL_NAMES, JiraToolPack
 pytestmark = pytest.mark.anyio
 
 PACK = JiraToolPack()
+QUERY_NIN_BOUND = "filter: 'nin' value has more than 1000 items"
 
 
 async def call(settings: Settings, http: httpx.AsyncClient, name: str, args: Any) -> ToolResult:
@@ -88,6 +89,12 @@ def test_seven_tools_in_order_with_schemas() -> None:
         ("jira_query", {"states": ["ok", 3]}, "expected an array of strings"),
         ("jira_query", {"select": "id"}, "select must be an array of field-name strings"),
         ("jira_query", {"limit": 0}, "limit must be a positive integer"),
+        ("jira_query", {"issueIds": ["ENG-1"] * 1001}, "issueIds has more than 1000 items"),
+        ("jira_query", {"issueIds": [3] * 1001}, "issueIds has more than 1000 items"),
+        ("jira_query", {"states": ["x" * 4097]}, "states has a string longer than 4096 characters"),
+        ("jira_query", {"where": {"field": "t", "op": "nin", "value": [0] * 150_000}}, QUERY_NIN_BOUND),
+        ("jira_query", {"order_by": [{"field": "title"}] * 10_000}, "order_by has more than 8 keys"),
+        ("jira_query", {"select": ["title"] * 100_000}, "select has more than 64 fields"),
     ],
 )
 async def test_bad_arguments_fail_before_any_request(name: str, args: Any, message: str) -> None:

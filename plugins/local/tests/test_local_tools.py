@@ -394,3 +394,30 @@ def test_lorenz_call_refuses_the_misspelled_status(
     assert list(tmp_path.rglob("*.md")) == []
     assert main(["call", "local_create_issue", '{"title": "t", "status": "Done"}']) == 0
     assert json.loads(capsys.readouterr().out)["result"]["issue"]["state"] == "Done"
+
+
+OVERSIZED_QUERIES = [
+    ({"where": {"field": "t", "op": "nin", "value": [0] * 150_000}}, "filter: 'nin' value has more than 1000 items"),
+    ({"order_by": [{"field": "title"}] * 10_000}, "order_by has more than 8 keys"),
+    ({"select": ["title"] * 100_000}, "select has more than 64 fields"),
+    (
+        {"where": {"field": "title", "op": "contains", "value": "x" * (1 << 20)}},
+        "filter: 'contains' value is longer than 4096 characters",
+    ),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), OVERSIZED_QUERIES)
+async def test_query_refuses_oversized_queries(
+    tmp_path: Path, http: httpx.AsyncClient, args: dict[str, Any], message: str
+) -> None:
+    """The issue's reproductions (seconds of CPU each on a 1,000-issue board) fail with the DSL
+    bound's message, in the pack and over MCP: the host's schema check lets them through."""
+    from lorenz.testing import make_pack_host
+
+    await _three(http, tmp_path)
+    assert (await call(http, tmp_path, "local_query", args)).error == message
+    host = make_pack_host(PACK, options={"local": {"path": str(tmp_path)}}, base_dir=tmp_path)
+    reply = await host.call_mcp("local_query", args)
+    assert reply.is_error
+    assert json.loads(reply.content[0].text) == {"error": {"message": message}}  # type: ignore[union-attr]

@@ -15,7 +15,14 @@ from typing import Any
 
 from lorenz.arguments import ArgumentError, as_arguments, optional_str, require_str
 from lorenz.contracts import ToolContext, ToolSpec
-from lorenz.query import apply_query, parse_query_spec, parse_select, pick_fields, query_input_properties
+from lorenz.query import (
+    apply_query,
+    check_list_argument,
+    parse_query_spec,
+    parse_select,
+    pick_fields,
+    query_input_properties,
+)
 from lorenz.redact import redact_text
 from lorenz.results import ToolResult, error_message, tool_failure, tool_success, unsupported_tool_failure
 from lorenz.settings.model import Settings
@@ -249,9 +256,13 @@ async def _query(args: Mapping[str, Any], settings: Settings, transport: SlackTr
     raw_channels = args.get("channels")
     channels = list(options.channels)
     if raw_channels is not None:
-        if not isinstance(raw_channels, list) or not all(isinstance(c, str) for c in raw_channels):
+        if not isinstance(raw_channels, list):
             return tool_failure("channels must be an array of strings")
-        channels = [c for c in channels if c in raw_channels]
+        check_list_argument("channels", raw_channels)
+        if not all(isinstance(c, str) for c in raw_channels):
+            return tool_failure("channels must be an array of strings")
+        wanted = set(raw_channels)
+        channels = [c for c in channels if c in wanted]
     scan = await transport.scan_channels(channels) if channels else None
     team_url = await transport.team_url()
     rows: list[dict[str, Any]] = []

@@ -249,6 +249,26 @@ async def test_query_rows_states_labels_select_and_expand() -> None:
     assert bad.error == "limit must be a positive integer"
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"channels": ["C1"] * 1001}, "channels has more than 1000 items"),
+        ({"channels": ["C" * 4097]}, "channels has a string longer than 4096 characters"),
+        (
+            {"where": {"field": "t", "op": "nin", "value": [0] * 150_000}},
+            "filter: 'nin' value has more than 1000 items",
+        ),
+        ({"order_by": [{"field": "title"}] * 10_000}, "order_by has more than 8 keys"),
+        ({"select": ["title"] * 100_000}, "select has more than 64 fields"),
+    ],
+)
+async def test_query_refuses_oversized_arguments(args: dict[str, Any], message: str) -> None:
+    """Oversized lists fail with the DSL bound's message before any Slack call."""
+    transport = memory(mention("1.1", "<@U_BOT> fix the build"))
+    assert (await call(transport, "slack_query", args)).error == message
+    assert transport.scan_calls == 0
+
+
 async def test_query_includes_marked_reply_threads() -> None:
     """A marked chatter root whose reply asked the bot is a row titled by the request."""
     replies = [
