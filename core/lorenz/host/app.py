@@ -11,7 +11,7 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -32,6 +32,7 @@ from ..settings.model import ServerSettings
 from .loopback import serve_app_in_thread
 from .mcp_server import HostState, build_server
 from .pages import counted, healthz, landing_page, server_card
+from .protocol import HostConfig
 from .reload import LiveWorkspace
 from .security import MCP_PATH, SecurityMiddleware
 
@@ -239,13 +240,20 @@ UVICORN_OPTIONS: dict[str, Any] = {
     "access_log": False,
     "timeout_keep_alive": 5,
     "timeout_graceful_shutdown": 5,
-    # Headers are capped by h11 (16 KiB); the body cap is SecurityMiddleware's.
-    "limit_concurrency": 1000,
+    # Headers are capped by h11 (16 KiB); the body cap is SecurityMiddleware's. No
+    # limit_concurrency: it counts idle connections too (HostConfig's protocol does the accounting).
+    "ws": "none",
 }
 
 
-def uvicorn_config(app: Starlette) -> uvicorn.Config:
-    return uvicorn.Config(app, **UVICORN_OPTIONS)
+def read_timeout(live: LiveWorkspace) -> Callable[[], float]:
+    """The live ``server.read_timeout_seconds`` (a reload applies to the next deadline)."""
+
+    def seconds() -> float:
+        value: float = live.snapshot().settings.server.read_timeout_seconds
+        return value
+
+    return seconds
 
 
 @frozen
@@ -301,7 +309,8 @@ def serve_in_thread(
         env["LORENZ_MCP_TOKEN"] = token
     live = LiveWorkspace.open(workflow, cwd=cwd, env=env, plugins=list(plugins), reload=reload)
     app = build_app(live, bind_host="127.0.0.1")
-    with serve_app_in_thread(app, start_timeout=30, name="lorenz-serve", **UVICORN_OPTIONS) as server:
+    options = {**UVICORN_OPTIONS, "read_timeout": read_timeout(live)}
+    with serve_app_in_thread(app, start_timeout=30, name="lorenz-serve", config=HostConfig, **options) as server:
         yield RunningServer(base_url=server.base_url, app=app)
 
 
@@ -331,7 +340,7 @@ def run_http(live: LiveWorkspace, *, host: str, port: int) -> int:
         )
 
     app = build_app(live, bind_host=host)
-    server = _Server(uvicorn_config(app), on_started=announce)
+    server = _Server(HostConfig(app, read_timeout=read_timeout(live), **UVICORN_OPTIONS), on_started=announce)
     try:
         server.run(sockets=[sock])
     finally:
