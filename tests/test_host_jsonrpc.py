@@ -5,7 +5,11 @@ response modes; well-formed messages are untouched."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -179,3 +183,52 @@ def test_rejection_names_what_is_wrong() -> None:
     parse = rejection(b'{"a": }')
     assert parse is not None
     assert parse["error"]["data"] == "Expecting value: line 1 column 7 (char 6)"
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_lone_surrogate_is_a_parse_error_naming_the_field(server: RunningServer, era: str) -> None:
+    """A string holding a lone surrogate escape cannot be text: -32700 naming where it is, in every era."""
+    body = json.dumps(call(era, 1) | {"params": {"name": "demo_add", "arguments": {"a": "\ud800"}}})
+    async with httpx.AsyncClient() as http:
+        response = await http.post(server.url, content=body, headers=headers(era))
+    assert response.status_code == 400
+    assert response.json()["error"] == {
+        "code": -32700,
+        "message": "Parse error",
+        "data": "params.arguments.a: a lone surrogate escape is not text",
+    }
+
+
+@pytest.mark.slow
+def test_stdio_answers_what_is_not_one_message(tmp_path: Path) -> None:
+    """Over stdio, an invalid id, a batch and a parse error each get their JSON-RPC error (before,
+    no reply at all); a well-formed request after them is answered as usual."""
+    (tmp_path / "WORKFLOW.md").write_text("---\ntracker:\n  kind: local\n  path: board\n---\n")
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json.dumps({"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}),
+        json.dumps([{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]),
+        "{bad",
+        json.dumps({"jsonrpc": "2.0", "id": 3, "method": "ping"}),
+    ]
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "lorenz", "serve", "--stdio"],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**env, "LORENZ_LOAD_PLUGINS": "lorenz-local"},
+        timeout=60,
+    )
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [(reply["id"], reply.get("error", {}).get("code")) for reply in replies] == [
+        (0, None),
+        (None, -32600),
+        (None, -32600),
+        (None, -32700),
+        (3, None),
+    ]
+    assert done.returncode == 0

@@ -8,12 +8,14 @@ import asyncio
 import contextlib
 import json
 import resource
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import httpx
 import pytest
 from starlette.applications import Starlette
@@ -143,10 +145,16 @@ async def test_tricklers_are_closed_after_the_read_timeout(tmp_path: Path) -> No
     assert after.status_code == 200
 
 
+#: Released by each request to /hold, which then waits for RELEASE (the app runs in the server's thread).
+ARRIVED = threading.Semaphore(0)
+RELEASE = threading.Event()
+
+
 async def slow_app(request: Request) -> PlainTextResponse:
     await request.body()
     if request.url.path == "/hold":
-        await anyio.sleep(3)
+        ARRIVED.release()
+        await anyio.to_thread.run_sync(RELEASE.wait, 10)
     return PlainTextResponse("ok")
 
 
@@ -181,6 +189,7 @@ async def test_at_the_cap_the_longest_waiting_connection_makes_room() -> None:
 
 async def test_at_the_cap_with_every_request_in_flight_a_new_one_gets_503() -> None:
     """Connections whose requests the app is working on are never closed to make room."""
+    RELEASE.clear()
     with capped(max_connections=2) as server:
         held: list[int] = []
         async with httpx.AsyncClient(base_url=server.base_url, timeout=10) as http, anyio.create_task_group() as group:
@@ -190,9 +199,11 @@ async def test_at_the_cap_with_every_request_in_flight_a_new_one_gets_503() -> N
 
             group.start_soon(hold)
             group.start_soon(hold)
-            await anyio.sleep(0.5)
+            for _ in range(2):
+                assert await anyio.to_thread.run_sync(ARRIVED.acquire, True, 10)
             async with httpx.AsyncClient() as other:
                 refused = await other.post(server.base_url + "/now", content=b"x")
+            RELEASE.set()
     assert refused.status_code == 503
     assert held == [200, 200]
 

@@ -240,9 +240,9 @@ UVICORN_OPTIONS: dict[str, Any] = {
     "access_log": False,
     "timeout_keep_alive": 5,
     "timeout_graceful_shutdown": 5,
-    # Headers are capped by h11 (16 KiB); the body cap is SecurityMiddleware's. No
+    # Headers are capped by h11 (16 KiB); the body cap is SecurityMiddleware's. Not uvicorn's
     # limit_concurrency: it counts idle connections too (HostConfig's protocol does the accounting).
-    "ws": "none",
+    "ws": "none",  # nothing here speaks WebSocket
 }
 
 

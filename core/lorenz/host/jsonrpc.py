@@ -6,13 +6,15 @@ with a pydantic validation dump. :func:`rejection` answers those in both protoco
 plain JSON-RPC error: ``-32700 Parse error`` for a body that is not JSON, ``-32600 Invalid Request``
 for JSON that is not one message (with ``id: null`` unless the message had a valid id),
 ``-32602 Invalid params`` for ``params`` that are not an object. JSON here is strict: UTF-8, no
-``NaN``/``Infinity``, no number too large for a float. A well-formed message passes unchanged.
+``NaN``/``Infinity``, no number too large for a float, no lone surrogate (``"\\ud800"``) in a
+string. A well-formed message passes unchanged.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 __all__ = ["INVALID_PARAMS", "INVALID_REQUEST", "PARSE_ERROR", "error_reply", "rejection"]
@@ -41,6 +43,31 @@ def _finite(text: str) -> float:
     return value
 
 
+#: A ``\uD800``-``\uDFFF`` escape: only then can a parsed string hold a lone surrogate (which no
+#: reply could encode, and which the SDK's own parser refuses on some paths but not others).
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _lone_surrogate(message: Any) -> str | None:
+    """The path of the first key or string holding a lone surrogate, else ``None``."""
+    stack: list[tuple[str, Any]] = [("", message)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str):
+            if not value.isascii():
+                try:
+                    value.encode("utf-8")
+                except UnicodeEncodeError:
+                    return path or "the body"
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                stack.append((path, key))
+                stack.append((f"{path}.{key}".lstrip(".")[:200], item))
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{index}]"[:200], item) for index, item in enumerate(value))
+    return None
+
+
 def _valid_id(value: Any) -> bool:
     return type(value) is int or type(value) is str
 
@@ -59,6 +86,8 @@ def rejection(body: bytes) -> dict[str, Any] | None:
         return error_reply(PARSE_ERROR, "Parse error", data="the body is nested too deeply")
     except ValueError as exc:  # json.JSONDecodeError included: its message gives the position
         return error_reply(PARSE_ERROR, "Parse error", data=str(exc))
+    if _SURROGATE_ESCAPE.search(body) and (where := _lone_surrogate(message)) is not None:
+        return error_reply(PARSE_ERROR, "Parse error", data=f"{where}: a lone surrogate escape is not text")
     if isinstance(message, list):
         return _invalid("batch requests are not supported; send one message per request")
     if not isinstance(message, dict):
