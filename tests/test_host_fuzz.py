@@ -156,7 +156,8 @@ def board_files(board: Path) -> dict[str, bytes]:
 
 def workflow(directory: Path, extra: str = "") -> Path:
     path = directory / "WORKFLOW.md"
-    path.write_text(f"---\ntracker:\n  kind: local\n  path: board\n{extra}---\n", encoding="utf-8")
+    board = json.dumps(str(directory / "board"))
+    path.write_text(f"---\ntracker:\n  kind: local\n  path: {board}\n{extra}---\n", encoding="utf-8")
     BoardStore(directory / "board").create("Seed", "A body")
     return path
 
@@ -222,17 +223,14 @@ def test_http_bodies(http_board: Board, era: str | None) -> None:
 
     with http:
         post()
+        read = {"name": "local_read_issue", "arguments": {"issueId": "BOARD-1"}, "_meta": META}
         alive = http.post(
             http_board.server.url,
-            json={
-                "jsonrpc": "2.0",
-                "id": "alive",
-                "method": "tools/call",
-                "params": {"name": "local_query", "_meta": META},
-            },
-            headers=http_headers(era, {"method": "tools/call", "params": {"name": "local_query"}}),
+            json={"jsonrpc": "2.0", "id": "alive", "method": "tools/call", "params": read},
+            headers=http_headers(era, {"method": "tools/call", "params": read}),
         )
-    assert http_replies(alive)[0]["result"]["isError"] is False
+    # Still answering, from the board these checks watched (the seed issue is there).
+    assert http_replies(alive)[0]["result"]["structuredContent"]["issue"]["title"] == "Seed"
 
 
 # -- over stdio --------------------------------------------------------------------------------

@@ -203,7 +203,8 @@ async def test_lone_surrogate_is_a_parse_error_naming_the_field(server: RunningS
 def test_stdio_answers_what_is_not_one_message(tmp_path: Path) -> None:
     """Over stdio, an invalid id, a batch and a parse error each get their JSON-RPC error (before,
     no reply at all); a well-formed request after them is answered as usual."""
-    (tmp_path / "WORKFLOW.md").write_text("---\ntracker:\n  kind: local\n  path: board\n---\n")
+    board = json.dumps(str(tmp_path / "board"))
+    (tmp_path / "WORKFLOW.md").write_text(f"---\ntracker:\n  kind: local\n  path: {board}\n---\n")
     init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
     lines = [
         json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}),
