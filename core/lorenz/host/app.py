@@ -246,6 +246,11 @@ UVICORN_OPTIONS: dict[str, Any] = {
 }
 
 
+def uvicorn_config(app: Starlette) -> HostConfig:
+    """The foreground server's config for an app from :func:`build_app`."""
+    return HostConfig(app, read_timeout=read_timeout(app.state.live), **UVICORN_OPTIONS)
+
+
 def read_timeout(live: LiveWorkspace) -> Callable[[], float]:
     """The live ``server.read_timeout_seconds`` (a reload applies to the next deadline)."""
 
@@ -340,7 +345,7 @@ def run_http(live: LiveWorkspace, *, host: str, port: int) -> int:
         )
 
     app = build_app(live, bind_host=host)
-    server = _Server(HostConfig(app, read_timeout=read_timeout(live), **UVICORN_OPTIONS), on_started=announce)
+    server = _Server(uvicorn_config(app), on_started=announce)
     try:
         server.run(sockets=[sock])
     finally:
