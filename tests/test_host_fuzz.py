@@ -53,7 +53,16 @@ values = st.recursive(
     lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=3),
     max_leaves=8,
 )
-ids = st.integers() | st.text(max_size=8) | st.none() | st.booleans() | st.floats() | st.just({}) | st.just([])
+ids = st.one_of(
+    st.integers(),
+    st.text(max_size=8),
+    st.just("\udc00"),
+    st.none(),
+    st.booleans(),
+    st.floats(),
+    st.just({}),
+    st.just([]),
+)
 arguments = st.fixed_dictionaries(
     {},
     optional={
@@ -318,7 +327,7 @@ def expected_reply(line: bytes) -> list[Any]:
     text = line.decode("utf-8", "replace")  # as the server reads it
     if not text.strip():
         return []
-    error = rejection(text.encode("utf-8"))
+    error = rejection(text.encode("utf-8"), refuse_lone_surrogates=True)
     if error is not None:
         return [error["id"]]
     message = json.loads(text)

@@ -1,6 +1,7 @@
 """The stdio transport with its input checked: each line that is not one well-formed JSON-RPC
-message gets its error (:mod:`lorenz.host.jsonrpc`), where the SDK's ``stdio_server()`` would drop
-it without a word (or take a request whose id is ``1.5`` for a notification).
+message, or that holds a lone surrogate escape, gets its error (:mod:`lorenz.host.jsonrpc`), where
+the SDK's ``stdio_server()`` would drop it without a word (or take a request whose id is ``1.5``
+for a notification).
 
 The protocol is read from a private duplicate of fd 0 while fd 0 itself points at the null device
 (as the SDK does for the stdin it reads itself), so neither a pack nor a process it starts can
@@ -56,7 +57,7 @@ class CheckedLines(anyio.AsyncFile[str]):
 
     async def __aiter__(self) -> AsyncIterator[str]:
         while line := await self.readline():
-            error = rejection(line.encode("utf-8")) if line.strip() else None
+            error = rejection(line.encode("utf-8"), refuse_lone_surrogates=True) if line.strip() else None
             if error is None:
                 yield line
                 continue

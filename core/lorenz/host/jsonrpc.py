@@ -6,8 +6,7 @@ with a pydantic validation dump. :func:`rejection` answers those in both protoco
 plain JSON-RPC error: ``-32700 Parse error`` for a body that is not JSON, ``-32600 Invalid Request``
 for JSON that is not one message (with ``id: null`` unless the message had a valid id),
 ``-32602 Invalid params`` for ``params`` that are not an object. JSON here is strict: UTF-8, no
-``NaN``/``Infinity``, no number too large for a float, no lone surrogate (``"\\ud800"``) in a
-string. A well-formed message passes unchanged.
+``NaN``/``Infinity``, no number too large for a float. A well-formed message passes unchanged.
 """
 
 from __future__ import annotations
@@ -43,8 +42,7 @@ def _finite(text: str) -> float:
     return value
 
 
-#: A ``\uD800``-``\uDFFF`` escape: only then can a parsed string hold a lone surrogate (which no
-#: reply could encode, and which the SDK's own parser refuses on some paths but not others).
+#: A ``\uD800``-``\uDFFF`` escape: only then can a parsed string hold a lone surrogate.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
@@ -76,8 +74,14 @@ def _invalid(reason: str, id: Any = None) -> dict[str, Any]:
     return error_reply(INVALID_REQUEST, f"Invalid Request: {reason}", id)
 
 
-def rejection(body: bytes) -> dict[str, Any] | None:
-    """The error response for a body that is not one well-formed JSON-RPC message, else ``None``."""
+def rejection(body: bytes, *, refuse_lone_surrogates: bool = False) -> dict[str, Any] | None:
+    """The error response for a body that is not one well-formed JSON-RPC message, else ``None``.
+
+    ``refuse_lone_surrogates`` makes a string holding a lone surrogate escape (``"\\ud800"``) a
+    parse error naming the field: for stdio, where the SDK's parser would drop such a line without
+    a reply. Over HTTP they are left to the host, which names the field in its ``isError`` result
+    (or the SDK's handshake-era parser refuses them with its own parse error).
+    """
     try:
         message = json.loads(body.decode("utf-8"), parse_constant=_not_a_constant, parse_float=_finite)
     except UnicodeDecodeError:
@@ -86,7 +90,7 @@ def rejection(body: bytes) -> dict[str, Any] | None:
         return error_reply(PARSE_ERROR, "Parse error", data="the body is nested too deeply")
     except ValueError as exc:  # json.JSONDecodeError included: its message gives the position
         return error_reply(PARSE_ERROR, "Parse error", data=str(exc))
-    if _SURROGATE_ESCAPE.search(body) and (where := _lone_surrogate(message)) is not None:
+    if refuse_lone_surrogates and _SURROGATE_ESCAPE.search(body) and (where := _lone_surrogate(message)):
         return error_reply(PARSE_ERROR, "Parse error", data=f"{where}: a lone surrogate escape is not text")
     if isinstance(message, list):
         return _invalid("batch requests are not supported; send one message per request")
