@@ -137,17 +137,20 @@ async def test_bearer_token_rejected_and_accepted(token_server: RunningServer) -
 
 
 async def test_foreign_origin_and_host_rejected(server: RunningServer) -> None:
-    """DNS-rebinding guard: a foreign Origin gets 403 and a foreign Host 421; loopback passes."""
+    """DNS-rebinding guard: a foreign Origin (another loopback port included) gets 403 and a foreign
+    Host 421; the server's own origin passes."""
     async with httpx.AsyncClient() as http:
         origin = await http.post(
             server.url, json=rpc("tools/list"), headers={**JSON_HEADERS, "Origin": "http://evil.example"}
         )
         host = await http.post(server.url, json=rpc("tools/list"), headers={**JSON_HEADERS, "Host": "evil.example"})
         landing = await http.get(server.base_url + "/", headers={"Host": "evil.example:80"})
-        local = await http.post(
+        other_port = await http.post(
             server.url, json=rpc("tools/list"), headers={**JSON_HEADERS, "Origin": "http://localhost:3000"}
         )
+        local = await http.post(server.url, json=rpc("tools/list"), headers={**JSON_HEADERS, "Origin": server.base_url})
     assert origin.status_code == 403
+    assert other_port.status_code == 403
     assert host.status_code == 421
     assert landing.status_code == 421
     assert local.status_code == 200

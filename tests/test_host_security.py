@@ -57,24 +57,41 @@ def test_host_allow_list_entries() -> None:
     ("origin", "allowed"),
     [
         (None, True),  # CLI clients send none
-        ("http://localhost:6274", True),
-        ("http://127.0.0.1", True),
-        ("https://[::1]:3000", True),
-        ("http://evil.example", False),
-        ("http://localhost.evil.example", False),
+        ("http://127.0.0.1:4040", True),  # the server's own origin
+        ("HTTP://127.0.0.1:4040", True),
+        ("http://localhost:4040", True),  # another loopback name for the same port: the same server
+        ("http://[::1]:4040", True),
+        ("http://localhost:6274", False),  # a page on another loopback port (the MCP Inspector, or anything)
+        ("http://127.0.0.1", False),  # port 80
+        ("https://127.0.0.1:4040", False),  # not the scheme it is served with
+        ("http://127.0.0.1:4040/", False),  # an Origin has no path
+        ("http://evil.example:4040", False),
+        ("http://localhost.evil.example:4040", False),
         ("null", False),
         ("file://", False),
     ],
 )
-def test_origin_allowed_defaults_to_loopback(origin: str | None, allowed: bool) -> None:
-    """An absent Origin or a loopback one passes; any other web origin is refused."""
-    assert origin_allowed(origin) is allowed
+def test_origin_allowed_is_the_servers_own_by_default(origin: str | None, allowed: bool) -> None:
+    """An absent Origin or the server's own (as reached at Host 127.0.0.1:4040) passes; any other
+    origin, loopback pages on other ports included, is refused."""
+    assert origin_allowed(origin, host="127.0.0.1:4040") is allowed
+
+
+def test_own_origin_follows_the_host_it_is_reached_at() -> None:
+    """The own origin is scheme://Host: a configured host name on its port, default ports implied."""
+    assert origin_allowed("http://mcp.internal:9000", host="mcp.internal:9000")
+    assert not origin_allowed("http://localhost:9000", host="mcp.internal:9000")
+    assert origin_allowed("http://localhost", host="localhost:80")
+    assert origin_allowed("https://mcp.internal", host="mcp.internal", scheme="https")
+    assert not origin_allowed("https://mcp.internal", host="mcp.internal")  # served over http: port 80
+    assert not origin_allowed("http://127.0.0.1:4040")  # no Host: nothing is its own
 
 
 def test_origin_allow_list_entries() -> None:
     """`server.allowed_origins` entries: exact origins and a `:*` port wildcard."""
     assert origin_allowed("https://app.example", ["https://app.example"])
     assert origin_allowed("https://app.example:8443", ["https://app.example:*"])
+    assert origin_allowed("http://localhost:6274", ["http://localhost:*"], host="127.0.0.1:4040")
     assert not origin_allowed("https://app.example.evil:8443", ["https://app.example:*"])
     assert not origin_allowed("https://evil.example", ["https://app.example"])
 
@@ -164,9 +181,12 @@ async def test_body_cap_follows_settings(tmp_path: Path, host_pack: ModuleType) 
     assert over.json()["error"]["code"] == "payload_too_large"
 
 
-async def test_allowed_browser_origin_gets_cors(tmp_path: Path, host_pack: ModuleType) -> None:
-    """A loopback browser origin gets a CORS preflight answer (no token needed) and readable replies."""
-    (tmp_path / "WORKFLOW.md").write_text("---\ntracker:\n  kind: demo\n---\n")
+async def test_configured_browser_origin_gets_cors(tmp_path: Path, host_pack: ModuleType) -> None:
+    """An origin in server.allowed_origins gets a CORS preflight answer (no token needed) and
+    readable replies."""
+    (tmp_path / "WORKFLOW.md").write_text(
+        "---\ntracker:\n  kind: demo\nserver:\n  allowed_origins: ['http://localhost:6274']\n---\n"
+    )
     origin = "http://localhost:6274"
     with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack], token="t0k") as server:
         async with httpx.AsyncClient() as http:
@@ -185,6 +205,36 @@ async def test_allowed_browser_origin_gets_cors(tmp_path: Path, host_pack: Modul
     assert reply.headers["access-control-allow-origin"] == origin
     assert denied.status_code == 401
     assert denied.headers["access-control-allow-origin"] == origin
+
+
+async def test_other_loopback_pages_may_not_call_tools(tmp_path: Path, host_pack: ModuleType) -> None:
+    """With no token and no allowed_origins, a page on another localhost port gets 403 for its
+    preflight and its call, and nothing runs; the server's own origin, by either loopback name, and
+    a request with no Origin are served."""
+    (tmp_path / "WORKFLOW.md").write_text("---\ntracker:\n  kind: demo\n---\n")
+    host_pack.CALLS.clear()
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "demo_add", "arguments": {"a": 1, "b": 2}},
+    }
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack]) as server:
+        port = server.base_url.rsplit(":", 1)[1]
+        async with httpx.AsyncClient() as http:
+            preflight = await http.options(
+                server.url, headers={"Origin": "http://localhost:6274", "Access-Control-Request-Method": "POST"}
+            )
+            foreign = await http.post(server.url, json=call, headers={**HEADERS, "Origin": "http://localhost:6274"})
+            assert host_pack.CALLS == []
+            own = await http.post(server.url, json=call, headers={**HEADERS, "Origin": server.base_url})
+            alias = await http.post(server.url, json=call, headers={**HEADERS, "Origin": f"http://localhost:{port}"})
+            bare = await http.post(server.url, json=call, headers=HEADERS)
+    assert preflight.status_code == 403
+    assert "access-control-allow-origin" not in preflight.headers
+    assert foreign.status_code == 403
+    assert (own.status_code, alias.status_code, bare.status_code) == (200, 200, 200)
+    assert host_pack.CALLS == ["demo_add"] * 3
 
 
 def test_token_matches_scheme_case_bytes_and_configured_whitespace() -> None:

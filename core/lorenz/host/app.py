@@ -12,7 +12,7 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -34,6 +34,7 @@ from ..settings.model import ServerSettings
 from .loopback import serve_app_in_thread
 from .mcp_server import HostState, build_server
 from .pages import counted, healthz, landing_page, server_card
+from .protocol import HostConfig
 from .reload import LiveWorkspace
 from .security import MCP_PATH, SecurityMiddleware
 from .tracing import TraceHeaders, configure_server
@@ -253,13 +254,25 @@ UVICORN_OPTIONS: dict[str, Any] = {
     "access_log": False,
     "timeout_keep_alive": 5,
     "timeout_graceful_shutdown": 5,
-    # Headers are capped by h11 (16 KiB); the body cap is SecurityMiddleware's.
-    "limit_concurrency": 1000,
+    # Headers are capped by h11 (16 KiB); the body cap is SecurityMiddleware's. Not uvicorn's
+    # limit_concurrency: it counts idle connections too (HostConfig's protocol does the accounting).
+    "ws": "none",  # nothing here speaks WebSocket
 }
 
 
-def uvicorn_config(app: Starlette) -> uvicorn.Config:
-    return uvicorn.Config(app, **UVICORN_OPTIONS)
+def uvicorn_config(app: Starlette) -> HostConfig:
+    """The foreground server's config for an app from :func:`build_app`."""
+    return HostConfig(app, read_timeout=read_timeout(app.state.live), **UVICORN_OPTIONS)
+
+
+def read_timeout(live: LiveWorkspace) -> Callable[[], float]:
+    """The live ``server.read_timeout_seconds`` (a reload applies to the next deadline)."""
+
+    def seconds() -> float:
+        value: float = live.snapshot().settings.server.read_timeout_seconds
+        return value
+
+    return seconds
 
 
 @frozen
@@ -315,7 +328,8 @@ def serve_in_thread(
         env["LORENZ_MCP_TOKEN"] = token
     live = LiveWorkspace.open(workflow, cwd=cwd, env=env, plugins=list(plugins), reload=reload)
     app = build_app(live, bind_host="127.0.0.1")
-    with serve_app_in_thread(app, start_timeout=30, name="lorenz-serve", **UVICORN_OPTIONS) as server:
+    options = {**UVICORN_OPTIONS, "read_timeout": read_timeout(live)}
+    with serve_app_in_thread(app, start_timeout=30, name="lorenz-serve", config=HostConfig, **options) as server:
         yield RunningServer(base_url=server.base_url, app=app)
 
 

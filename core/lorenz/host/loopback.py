@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import uvicorn
@@ -32,9 +32,15 @@ class LoopbackServer:
 
 @contextlib.contextmanager
 def serve_app_in_thread(
-    app: Any, *, start_timeout: float = 10.0, name: str = "lorenz-loopback", **options: Any
+    app: Any,
+    *,
+    start_timeout: float = 10.0,
+    name: str = "lorenz-loopback",
+    config: Callable[..., uvicorn.Config] = uvicorn.Config,
+    **options: Any,
 ) -> Iterator[LoopbackServer]:
-    """Serve ``app`` until the block exits; ``options`` are passed to ``uvicorn.Config``.
+    """Serve ``app`` until the block exits; ``config(app, host=..., port=0, **options)`` makes the
+    ``uvicorn.Config`` (``uvicorn.Config`` itself unless given).
 
     uvicorn binds the port itself (``port=0``): its own listening socket is a TCP one, so accepted
     connections get ``TCP_NODELAY`` (a socket bound without ``IPPROTO_TCP`` and handed over costs a
@@ -42,7 +48,7 @@ def serve_app_in_thread(
     during startup or is not accepting after ``start_timeout`` seconds.
     """
     options = {"log_level": "warning", "access_log": False, "lifespan": "auto", **options}
-    server = uvicorn.Server(uvicorn.Config(app, host=LOOPBACK_HOST, port=0, **options))
+    server = uvicorn.Server(config(app, host=LOOPBACK_HOST, port=0, **options))
     failure: list[BaseException] = []
 
     def run() -> None:

@@ -1,4 +1,5 @@
-"""The HTTP guard in front of every route: Host/Origin checks, the bearer token, the body cap.
+"""The HTTP guard in front of every route: Host/Origin checks, the bearer token, the body cap,
+and JSON-RPC bodies that are one well-formed message (:mod:`lorenz.host.jsonrpc`).
 
 One pure ASGI middleware, so a rejected request costs no framework work and nothing behind it
 runs. The limits are read from the live settings on every request, so a hot reload that
@@ -16,6 +17,7 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..settings.model import ServerSettings
+from .jsonrpc import rejection
 
 __all__ = [
     "LOOPBACK_HOSTS",
@@ -64,9 +66,13 @@ def host_allowed(value: str | None, extra: Iterable[str] = ()) -> bool:
     return host in LOOPBACK_HOSTS or _matches(host, port, extra)
 
 
-def origin_allowed(value: str | None, extra: Iterable[str] = ()) -> bool:
-    """Whether an ``Origin`` may call ``/mcp``: absent (non-browser clients), a loopback origin,
-    or an ``extra`` entry (``scheme://host[:port]``, port ``*`` for any)."""
+def origin_allowed(
+    value: str | None, extra: Iterable[str] = (), *, host: str | None = None, scheme: str = "http"
+) -> bool:
+    """Whether an ``Origin`` may call ``/mcp``: absent (non-browser clients), the server's own
+    origin (``scheme://host`` as the request reached it, ``host`` being its ``Host`` header; the
+    loopback names on one port are one server), or an ``extra`` entry (``scheme://host[:port]``,
+    port ``*`` for any). Pages on other loopback ports are other origins."""
     if value is None:
         return True
     origin = value.strip().lower()
@@ -76,11 +82,19 @@ def origin_allowed(value: str | None, extra: Iterable[str] = ()) -> bool:
             return True
         if pattern.endswith(":*") and origin.startswith(pattern[:-1]) and origin[len(pattern) - 1 :].isdigit():
             return True
-    scheme, sep, rest = origin.partition("://")
-    if not sep or scheme not in ("http", "https"):
+    return host is not None and _same_origin(origin, host, scheme)
+
+
+def _same_origin(origin: str, host: str, scheme: str) -> bool:
+    origin_scheme, sep, rest = origin.partition("://")
+    if not sep or origin_scheme != scheme or "/" in rest:
         return False
-    host, _port = _split_host(rest)
-    return host in LOOPBACK_HOSTS
+    origin_host, origin_port = _split_host(rest)
+    host_name, host_port = _split_host(host)
+    default = "443" if scheme == "https" else "80"
+    if (origin_port or default) != (host_port or default):
+        return False
+    return origin_host == host_name or (origin_host in LOOPBACK_HOSTS and host_name in LOOPBACK_HOSTS)
 
 
 def token_matches(header: str | bytes | None, token: str) -> bool:
@@ -151,9 +165,10 @@ async def _send_json(send: Send, status: int, body: Any, headers: Iterable[tuple
 
 
 class SecurityMiddleware:
-    """Guard the app: a foreign ``Host`` gets 421 everywhere; on ``/mcp`` a foreign ``Origin``
-    gets 403, a missing or wrong bearer token 401 and a body over the cap 413, before the MCP
-    transport sees the request."""
+    """Guard the app: a foreign ``Host`` gets 421 everywhere; on ``/mcp`` an ``Origin`` other
+    than the server's own or a configured one gets 403 (CORS preflights included), a missing or
+    wrong bearer token 401, a body over the cap 413 and a POST body that is not one JSON-RPC
+    message a 400 JSON-RPC error, before the MCP transport sees the request."""
 
     def __init__(
         self,
@@ -179,14 +194,15 @@ class SecurityMiddleware:
             return
         current = self.server_settings()
         server = await current if inspect.isawaitable(current) else current
-        if not host_allowed(_header(scope, b"host"), (*server.allowed_hosts, *self.bind_hosts)):
+        host = _header(scope, b"host")
+        if not host_allowed(host, (*server.allowed_hosts, *self.bind_hosts)):
             await _send_json(send, 421, {"error": {"code": "misdirected", "message": "Invalid Host header"}})
             return
         if scope["path"] != MCP_PATH:
             await self.app(scope, receive, send)
             return
         origin = _header(scope, b"origin")
-        if not origin_allowed(origin, server.allowed_origins):
+        if not origin_allowed(origin, server.allowed_origins, host=host, scheme=scope.get("scheme", "http")):
             await _send_json(send, 403, {"error": {"code": "forbidden", "message": "Invalid Origin header"}})
             return
         cors: list[tuple[bytes, bytes]] = []
@@ -227,13 +243,18 @@ class SecurityMiddleware:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
+        body = b"".join(chunks)
+        rejected = rejection(body)
+        if rejected is not None:
+            await _send_json(send, 400, rejected)
+            return
         replayed = False
 
         async def replay() -> Message:
             nonlocal replayed
             if not replayed:
                 replayed = True
-                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+                return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
         await self.mcp_endpoint(scope, replay, send)

@@ -1,7 +1,8 @@
 """``lorenz serve --stdio``: the same MCP server over stdin/stdout.
 
 The SDK's ``stdio_server()`` points fd 1 at stderr while it serves, so a stray ``print`` in a
-pack cannot corrupt the protocol stream; logs go to stderr.
+pack cannot corrupt the protocol stream; logs go to stderr. Input lines that are not one JSON-RPC
+message get their error (:mod:`lorenz.host.checked_input`).
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ import signal
 import threading
 
 import anyio
-from mcp.server.stdio import stdio_server
 
 from ..containment import note_host_signal
 from .app import RELOAD_POLL_SECONDS
+from .checked_input import checked_stdio_server
 from .mcp_server import HostState, build_server
 from .reload import LiveWorkspace
 from .tracing import configure_server
@@ -47,7 +48,7 @@ async def serve_stdio(live: LiveWorkspace) -> None:
     watchdog = LoopWatchdog(loop)
     watchdog.start()
     try:
-        async with stdio_server() as (read_stream, write_stream), anyio.create_task_group() as tg:
+        async with checked_stdio_server() as (read_stream, write_stream), anyio.create_task_group() as tg:
             if live.reloads:
                 tg.start_soon(watch)
             if threading.current_thread() is threading.main_thread():

@@ -79,7 +79,7 @@ class ServerSettings:
     mcp_port: int | None = None
     #: Bearer token required on ``/mcp`` when set (``server.token`` or ``LORENZ_MCP_TOKEN``).
     token: str | None = field(default=None, repr=False)
-    #: Extra ``Origin`` values allowed besides loopback (``http://host:port`` or ``http://host:*``).
+    #: ``Origin`` values allowed besides the server's own (``http://host:port`` or ``http://host:*``).
     allowed_origins: tuple[str, ...] = ()
     #: Extra ``Host`` header values allowed besides loopback (``host:port`` or ``host:*``).
     allowed_hosts: tuple[str, ...] = ()

@@ -1,0 +1,187 @@
+"""How the host reads HTTP/1.1 off its sockets: uvicorn's h11 protocol with read deadlines and
+connection accounting, so clients that are slow, idle or trickling cannot lock real ones out.
+
+- A client has ``server.read_timeout_seconds`` to send a request's headers (counted from the
+  connection, or from the first byte of a keep-alive connection's next request), then as long
+  again to send its body; past a deadline it gets ``408 Request Timeout`` and the connection is
+  closed. A request the app is working on has no deadline (tools have their own timeout), and an
+  idle keep-alive connection is closed by uvicorn's keep-alive timeout.
+- Connections are capped below the process's open-file limit, but a new connection is never
+  refused for the sake of connections that are only waiting on their clients: at the cap the one
+  that has waited longest is closed (with a 408) to make room. Only when every connection has a
+  request in flight is a new one refused: its request gets ``503``.
+
+uvicorn's own ``limit_concurrency`` counted every open connection, so 1,000 trickling clients
+were enough to answer every real request with 503.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable
+from typing import Any, Literal
+
+import h11
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.server import ServerState
+
+__all__ = ["ConnectionPool", "HostConfig", "ReadDeadlineProtocol", "default_connection_limit"]
+
+#: How long a connection closed for being late still reads what its client sends.
+LINGER_SECONDS = 2.0
+
+Phase = Literal["headers", "body", "busy", "idle", "closed"]
+
+
+_TIMEOUT_TEXT = b"Request Timeout: the request was not sent in time"
+REQUEST_TIMEOUT = (
+    b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
+    b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(_TIMEOUT_TEXT), _TIMEOUT_TEXT)
+)
+
+
+def default_connection_limit() -> int:
+    """Three quarters of the soft open-file limit (the rest is for files, pipes and outbound
+    connections); 10,000 where the platform has no such limit to read."""
+    if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+        return 10_000
+    import resource
+
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return 10_000
+    return max(64, soft * 3 // 4)
+
+
+class ConnectionPool:
+    """The connections one server holds; those waiting on their client are kept oldest first."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.open = 0
+        self.waiting: dict[ReadDeadlineProtocol, None] = {}
+
+    def admit(self, connection: ReadDeadlineProtocol) -> bool:
+        """Count a new connection in, closing the longest-waiting one if at the cap; ``False``
+        when there is no room (every connection has a request in flight)."""
+        if self.open >= self.limit:
+            oldest = next(iter(self.waiting), None)
+            if oldest is None:
+                return False
+            oldest.expire(linger=False)
+        self.open += 1
+        return True
+
+
+class HostConfig(uvicorn.Config):
+    """uvicorn's config for the host: its HTTP protocol is :class:`ReadDeadlineProtocol`.
+
+    ``read_timeout`` is called for each deadline, so a reloaded setting applies to the next one;
+    ``max_connections`` defaults to :func:`default_connection_limit`.
+    """
+
+    def __init__(
+        self,
+        app: Any,
+        *,
+        read_timeout: Callable[[], float],
+        max_connections: int | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__(app, http=ReadDeadlineProtocol, **options)
+        self.read_timeout = read_timeout
+        self.pool = ConnectionPool(default_connection_limit() if max_connections is None else max_connections)
+
+
+class ReadDeadlineProtocol(H11Protocol):
+    """uvicorn's h11 protocol with the read deadlines and connection accounting above."""
+
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        if not isinstance(config, HostConfig):
+            msg = "ReadDeadlineProtocol needs a HostConfig"
+            raise TypeError(msg)
+        self.read_timeout = config.read_timeout
+        self.pool = config.pool
+        self.phase: Phase = "closed"
+        self.admitted = False
+        self.deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self.admitted = self.pool.admit(self)
+        if not self.admitted:
+            self.limit_concurrency = 0  # uvicorn answers its request with 503 and closes
+        self._enter("headers")
+
+    def data_received(self, data: bytes) -> None:
+        if self.phase == "closed":  # lingering after a 408
+            return
+        if self.phase == "idle":  # a keep-alive connection's next request has begun
+            self._enter("headers")
+        super().data_received(data)
+        self._follow()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if self.phase != "closed" and not self.transport.is_closing():
+            self._follow(response_done=True)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._enter("closed")
+        if self.admitted:
+            self.admitted = False
+            self.pool.open -= 1
+        super().connection_lost(exc)
+
+    def expire(self, *, linger: bool = True) -> None:
+        """Close a connection whose client is late (or, ``linger=False``, that must make room): a
+        request not yet answered gets a 408 first. Lingering, the connection reads (and drops)
+        what the client still sends for a moment, so that the 408 is not lost to a reset."""
+        unanswered = self.phase == "headers" or (self.cycle is not None and not self.cycle.response_started)
+        self._enter("closed")
+        if self.transport.is_closing():
+            return
+        if unanswered:
+            if self.cycle is not None:  # the app sees http.disconnect, and its replies go nowhere
+                self.cycle.disconnected = True
+                self.cycle.message_event.set()
+            self.transport.write(REQUEST_TIMEOUT)
+        if linger and self.transport.can_write_eof():
+            self.transport.write_eof()
+            self.loop.call_later(LINGER_SECONDS, self.transport.close)
+        else:
+            self.transport.close()
+
+    def _follow(self, *, response_done: bool = False) -> None:
+        """Move to the phase h11 says the client is in."""
+        state = self.conn.their_state
+        if state is h11.SEND_BODY:
+            if self.phase != "body":
+                self._enter("body")
+        elif state is h11.IDLE:
+            if response_done:  # waiting for the next request, under uvicorn's keep-alive timeout
+                self._enter("idle")
+        elif self.phase != "closed":
+            self._enter("busy")
+
+    def _enter(self, phase: Phase) -> None:
+        if self.deadline is not None:
+            self.deadline.cancel()
+            self.deadline = None
+        if self.phase == "closed" and phase != "headers":
+            return
+        self.phase = phase
+        self.pool.waiting.pop(self, None)
+        if self.admitted and phase in ("headers", "body", "idle"):
+            self.pool.waiting[self] = None  # the newest waiter, evicted last
+        if phase in ("headers", "body"):
+            self.deadline = self.loop.call_later(self.read_timeout(), self.expire)
