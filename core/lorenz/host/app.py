@@ -27,7 +27,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..containment import note_host_signal
 from ..settings.model import ServerSettings
@@ -146,7 +146,10 @@ async def method_not_allowed(request: Request, exc: Exception) -> JSONResponse:
 
 class StatelessEndpoint:
     """``/mcp`` in stateless mode: only POST means anything (there is no session to stream to
-    or delete), so GET and DELETE get 405 instead of an SSE stream that never ends."""
+    or delete), so GET and DELETE get 405 instead of an SSE stream that never ends.
+
+    A client that drops the connection before its answer cancels the request, and so the tool
+    call in flight: with no session, a dropped connection is how a stateless client cancels."""
 
     def __init__(self, transport: ASGIApp) -> None:
         self.transport = transport
@@ -157,10 +160,28 @@ class StatelessEndpoint:
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["method"] == "POST":
-            await self.transport(scope, receive, send)
-        else:
+        if scope["method"] != "POST":
             await self.not_allowed(scope, receive, send)
+            return
+        body_read = anyio.Event()
+
+        async def tracked() -> Message:
+            message = await receive()
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                body_read.set()
+            return message
+
+        async with anyio.create_task_group() as tg:
+
+            async def cancel_on_disconnect() -> None:
+                await body_read.wait()
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(cancel_on_disconnect)
+            await self.transport(scope, tracked, send)
+            tg.cancel_scope.cancel()
 
 
 def display_url(host: str, port: int, path: str = MCP_PATH) -> str:
