@@ -3,6 +3,7 @@ their errors worded as :class:`~lorenz.arguments.ArgumentProblem`\\ s."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import re
@@ -52,12 +53,18 @@ def compile_schema(schema: Mapping[str, Any] | None) -> Validator | None:
     return validator
 
 
+#: Schema problems named in one refusal.
+MAX_REPORTED_PROBLEMS = 10
+
+
 def validate_arguments(tool: str, arguments: Any, validator: Validator | None) -> ToolResult | None:
     """``None`` when ``arguments`` fit the tool's ``inputSchema``; else the
     :func:`~lorenz.arguments.invalid_arguments` failure naming every key at fault."""
     if validator is None or validator.is_valid(arguments):
         return None
-    problems = schema_problems(validator.iter_errors(arguments))
+    # The first few problems say what to fix; collecting every error of a huge argument would cost
+    # seconds and make a message nobody reads.
+    problems = schema_problems(itertools.islice(validator.iter_errors(arguments), MAX_REPORTED_PROBLEMS))
     return invalid_arguments(tool, problems) if problems else None
 
 

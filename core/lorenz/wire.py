@@ -17,7 +17,14 @@ from typing import Any
 
 from .results import ToolResult, tool_failure
 
-__all__ = ["ResultTooLarge", "encode_payload", "lone_surrogate_path", "refuse_lone_surrogates", "scrub_surrogates"]
+__all__ = [
+    "MAX_ARGUMENT_VALUES",
+    "ResultTooLarge",
+    "encode_payload",
+    "lone_surrogate_path",
+    "refuse_lone_surrogates",
+    "scrub_surrogates",
+]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -51,8 +58,46 @@ def lone_surrogate_path(value: Any, path: str = "") -> str | None:
     return None
 
 
+#: Values (strings, numbers, list items, object entries) one call's arguments may hold: far more
+#: than any tool needs, and few enough that checking them against the schema stays cheap.
+MAX_ARGUMENT_VALUES = 20_000
+
+
+def _values_over(value: Any, limit: int) -> tuple[str, int] | None:
+    """When ``value`` holds more than ``limit`` values: the dotted path and size of its largest
+    list or object (to name in the refusal); ``None`` otherwise. Counts only until it knows."""
+    count = 0
+    largest = ("", 0)
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, path = stack.pop()
+        count += 1
+        if isinstance(item, Mapping):
+            children = [(child, f"{path}.{key}" if path else str(key)) for key, child in item.items()]
+        elif isinstance(item, list | tuple):
+            children = [(child, f"{path}.{index}" if path else str(index)) for index, child in enumerate(item)]
+        else:
+            children = []
+        if len(children) > largest[1]:
+            largest = (path, len(children))
+        if count + len(children) > limit:
+            return largest
+        stack.extend(children)
+    return None
+
+
 def refuse_lone_surrogates(tool: str, arguments: Any) -> ToolResult | None:
-    """A failure naming the argument that holds a lone surrogate, or ``None`` when there is none."""
+    """A failure for arguments nothing may store or check cheaply: a lone surrogate (naming the
+    argument) or more than :data:`MAX_ARGUMENT_VALUES` values; ``None`` when they are fine."""
+    over = _values_over(arguments, MAX_ARGUMENT_VALUES)
+    if over is not None:
+        largest, size = over
+        located = f"{largest}: " if largest else ""
+        return tool_failure(
+            f"invalid arguments for tool {tool}: {located}{size:,} values; "
+            f"one call may hold at most {MAX_ARGUMENT_VALUES:,} in all",
+            path=f"$.{largest}" if largest else "$",
+        )
     where = lone_surrogate_path(arguments)
     if where is None:
         return None
