@@ -15,7 +15,7 @@ import pytest
 from lorenz import Settings, ToolContext, ToolResult, run_in_thread, tool_success
 from lorenz.execution import ToolRunner, call_pack
 from lorenz.host.watchdog import LoopWatchdog
-from lorenz.wire import ResultTooLarge, encode_payload, lone_surrogate_path, refuse_lone_surrogates
+from lorenz.wire import ResultTooLarge, encode_payload, lone_surrogate_path, refuse_unsafe_arguments
 
 pytestmark = pytest.mark.anyio
 
@@ -176,7 +176,7 @@ def test_lone_surrogates_become_replacement_characters_in_results() -> None:
 def test_arguments_holding_lone_surrogates_are_refused_naming_the_field() -> None:
     assert lone_surrogate_path({"a": ["ok", {"b": "x\ud800"}]}) == "a.1.b"
     assert lone_surrogate_path({"fine": "😀"}) is None
-    refused = refuse_lone_surrogates("local_update_status", {"issueId": "BOARD-1", "status": "\ud800"})
+    refused = refuse_unsafe_arguments("local_update_status", {"issueId": "BOARD-1", "status": "\ud800"})
     assert refused is not None
     assert refused.error == (
         "invalid arguments for tool local_update_status: status: contains a lone surrogate, which is not valid Unicode"

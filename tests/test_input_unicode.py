@@ -117,13 +117,13 @@ def test_lorenz_call_prints_a_board_holding_a_surrogate(
 
 def test_huge_arguments_are_refused_before_the_schema_walks_them() -> None:
     """More values than any tool needs is one cheap refusal, not seconds of schema checking."""
-    from lorenz.wire import MAX_ARGUMENT_VALUES, refuse_lone_surrogates
+    from lorenz.wire import MAX_ARGUMENT_VALUES, refuse_unsafe_arguments
 
-    refused = refuse_lone_surrogates("local_query", {"select": ["title"] * 100_000})
+    refused = refuse_unsafe_arguments("local_query", {"select": ["title"] * 100_000})
     assert refused is not None
     assert refused.error == (
         f"invalid arguments for tool local_query: select: 100,000 values; one call may hold at most "
         f"{MAX_ARGUMENT_VALUES:,} in all"
     )
     fine = {"where": {"field": "t", "op": "in", "value": list(range(1000))}}
-    assert refuse_lone_surrogates("local_query", fine) is None
+    assert refuse_unsafe_arguments("local_query", fine) is None

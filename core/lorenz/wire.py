@@ -22,7 +22,7 @@ __all__ = [
     "ResultTooLarge",
     "encode_payload",
     "lone_surrogate_path",
-    "refuse_lone_surrogates",
+    "refuse_unsafe_arguments",
     "scrub_surrogates",
 ]
 
@@ -86,7 +86,7 @@ def _values_over(value: Any, limit: int) -> tuple[str, int] | None:
     return None
 
 
-def refuse_lone_surrogates(tool: str, arguments: Any) -> ToolResult | None:
+def refuse_unsafe_arguments(tool: str, arguments: Any) -> ToolResult | None:
     """A failure for arguments nothing may store or check cheaply: a lone surrogate (naming the
     argument) or more than :data:`MAX_ARGUMENT_VALUES` values; ``None`` when they are fine."""
     over = _values_over(arguments, MAX_ARGUMENT_VALUES)

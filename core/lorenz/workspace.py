@@ -29,7 +29,7 @@ from .settings import (
     workflow_path,
 )
 from .settings.model import Settings
-from .wire import refuse_lone_surrogates
+from .wire import refuse_unsafe_arguments
 
 if TYPE_CHECKING:
     import httpx
@@ -86,7 +86,7 @@ class Workspace:
         context = ToolContext(settings=self.settings, http=http)
         if pack is None:
             return self.unsupported(name)
-        refused = refuse_lone_surrogates(name, arguments)
+        refused = refuse_unsafe_arguments(name, arguments)
         if refused is None and not getattr(pack, "validates_arguments", False):  # typed packs name the key
             spec = next(spec for spec in self.mounted.specs if spec.name == name)
             refused = validate_arguments(name, arguments, compile_schema(spec.input_schema))

@@ -32,7 +32,7 @@ from ..redact import redact_text, redacted_traceback
 from ..results import ToolResult, error_message, tool_failure, unsupported_tool_failure
 from ..schemas import validate_arguments
 from ..settings.model import DEFAULT_MAX_RESULT_BYTES
-from ..wire import ResultTooLarge, encode_payload, refuse_lone_surrogates, scrub_surrogates
+from ..wire import ResultTooLarge, encode_payload, refuse_unsafe_arguments, scrub_surrogates
 from .instructions import instructions_for
 from .recording import CallRecorder
 from .skills_mcp import skill_handlers
@@ -266,7 +266,7 @@ async def _call_tool(
         pack = snapshot.owners.get(name)
         if pack is None:  # lists every mounted tool, and says how to mount an installed one
             return call_result(await unsupported(snapshot, name)), "rejected"
-        refused = refuse_lone_surrogates(name, arguments)
+        refused = refuse_unsafe_arguments(name, arguments)
         # Typed packs (lorenz.authoring) refuse bad arguments themselves, naming the key at fault.
         if refused is None and not getattr(pack, "validates_arguments", False):
             refused = validate_arguments(name, arguments, snapshot.input_validators.get(name))
