@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import httpx
 import mcp
@@ -67,3 +68,38 @@ async def test_operator_disabled_tools_are_hidden_and_explained(tmp_path: Path, 
             page = (await http.get(server.base_url + "/")).text
     assert '<section class="tool disabled" id="tool-demo_boom">' in page
     assert "switched off by the operator" in page
+
+
+async def _as(url: str, token: str) -> tuple[list[str], Any, Any]:
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx.AsyncClient(headers=headers) as http:
+        transport = mcp.client.streamable_http.streamable_http_client(url, http_client=http)
+        async with mcp.Client(transport) as client:
+            names = [tool.name for tool in (await client.list_tools()).tools]
+            add = await client.call_tool("demo_add", {"a": 1, "b": 2})
+            boom = await client.call_tool("demo_boom", {})
+    return names, add, boom
+
+
+async def test_scoped_tokens_see_and_call_only_their_tools(tmp_path: Path, host_pack: ModuleType) -> None:
+    front = (
+        "tracker:\n  kind: demo\nserver:\n  token: $FULL_TOKEN\n  call_log: calls.jsonl\n"
+        '  tokens:\n    - {token: $CI_TOKEN, tools: ["demo_a*", "demo_list"], name: ci}\n'
+    )
+    write(tmp_path / "WORKFLOW.md", front)
+    env = {**ENV, "FULL_TOKEN": "full-token-value-1", "CI_TOKEN": "ci-token-value-22"}
+    with serve_in_thread(cwd=tmp_path, env=env, plugins=[host_pack]) as server:
+        names, add, boom = await _as(server.url, "ci-token-value-22")
+        assert names == ["demo_add", "demo_list"]
+        assert add.is_error is False
+        assert boom.is_error is True and boom.structured_content is not None
+        assert boom.structured_content["error"]["message"] == 'Unsupported tool: "demo_boom".'
+        assert boom.structured_content["error"]["supportedTools"] == ["demo_add", "demo_list"]
+        names, _, boom = await _as(server.url, "full-token-value-1")
+        assert names == ["demo_add", "demo_fail", "demo_boom", "demo_list"]
+        assert boom.structured_content is not None and boom.structured_content["error"]["message"] == "kaboom"
+        async with httpx.AsyncClient(headers={"Authorization": "Bearer nope"}) as http:
+            refused = await http.post(server.url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+            assert refused.status_code == 401
+    lines = (tmp_path / "calls.jsonl").read_text(encoding="utf-8")
+    assert '"token":"ci"' in lines and "ci-token-value" not in lines and "full-token-value" not in lines

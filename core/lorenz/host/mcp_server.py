@@ -33,6 +33,7 @@ from ..results import ToolResult, error_message, tool_failure, unsupported_tool_
 from ..schemas import validate_arguments
 from ..settings.model import DEFAULT_MAX_RESULT_BYTES
 from ..wire import ResultTooLarge, encode_payload, refuse_unsafe_arguments, scrub_surrogates
+from .grants import FULL, grant_of
 from .instructions import instructions_for
 from .recording import CallRecorder
 from .skills_mcp import skill_handlers
@@ -263,6 +264,10 @@ async def _call_tool(
         session = ctx.session if ctx is not None else None
         sink = session.report_progress if session is not None else None
         context = ToolContext(settings=snapshot.settings, http=state.client(), progress_sink=sink)
+        grant = grant_of(ctx.request if ctx is not None else None)
+        if not grant.allows(name):  # a scoped token: other tools do not exist for it
+            allowed = grant.allowed(spec.name for spec in snapshot.specs)
+            return call_result(unsupported_tool_failure(name, allowed)), "rejected"
         pack = snapshot.owners.get(name)
         if pack is None:  # lists every mounted tool, and says how to mount an installed one
             return call_result(await unsupported(snapshot, name)), "rejected"
@@ -296,7 +301,11 @@ def build_server(state: HostState) -> LorenzServer:
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         state.remember(ctx)
-        return types.ListToolsResult(tools=wire_tools(await state.live.current_async()))
+        tools = wire_tools(await state.live.current_async())
+        grant = grant_of(ctx.request)
+        if grant is not FULL:
+            tools = [tool for tool in tools if grant.allows(tool.name)]
+        return types.ListToolsResult(tools=tools)
 
     async def on_call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 
 from .calllog import CALL_LOG_ENV, CallLog, CallRecord, CallStats, clean_error
+from .grants import grant_of
 from .tracing import current_trace_id
 
 if TYPE_CHECKING:
@@ -119,6 +120,7 @@ class CallRecorder:
             session_id=_session_id(ctx),
             request_id=ctx.request_id if ctx is not None else None,
             trace_id=current_trace_id(),
+            token=grant_of(ctx.request if ctx is not None else None).name,
         )
         self.stats.add(record)
         if log is not None:

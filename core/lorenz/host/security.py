@@ -8,7 +8,6 @@ changes ``server.token`` or the allow-lists takes effect at once.
 
 from __future__ import annotations
 
-import hmac
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Iterable
@@ -17,6 +16,7 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..settings.model import ServerSettings
+from .grants import grant_for, remember, token_matches
 from .jsonrpc import rejection
 
 __all__ = [
@@ -95,25 +95,6 @@ def _same_origin(origin: str, host: str, scheme: str) -> bool:
     if (origin_port or default) != (host_port or default):
         return False
     return origin_host == host_name or (origin_host in LOOPBACK_HOSTS and host_name in LOOPBACK_HOSTS)
-
-
-def token_matches(header: str | bytes | None, token: str) -> bool:
-    """Whether ``Authorization`` carries ``Bearer <token>``, compared in constant time.
-
-    The scheme is case-insensitive (RFC 7235); the credential is compared as bytes, the raw
-    header's against the token's UTF-8 (a ``str`` header is taken as text, UTF-8 too); the
-    configured token's surrounding whitespace is not part of it.
-    """
-    if not header:
-        return False
-    raw = header.encode("utf-8") if isinstance(header, str) else header
-    parts = raw.strip().split(None, 1)
-    if len(parts) != 2 or parts[0].lower() != b"bearer":
-        return False
-    expected = token.strip().encode("utf-8")
-    if not expected:
-        return False
-    return hmac.compare_digest(parts[1].strip(), expected)
 
 
 def _raw_header(scope: Scope, name: bytes) -> bytes | None:
@@ -214,9 +195,11 @@ class SecurityMiddleware:
                 return
             cors.append((b"access-control-expose-headers", b"Mcp-Session-Id, Mcp-Protocol-Version"))
             send = _adding_headers(send, cors)
-        if server.token and not token_matches(_raw_header(scope, b"authorization"), server.token):
+        grant = grant_for(_raw_header(scope, b"authorization"), server)
+        if grant is None:
             await _send_json(send, 401, _UNAUTHORIZED, [(b"www-authenticate", b'Bearer realm="lorenz"')])
             return
+        remember(scope, grant)
         if scope["method"] != "POST":
             await self.mcp_endpoint(scope, receive, send)
             return

@@ -1,0 +1,87 @@
+"""What a request's bearer token lets it do: every tool (``server.token``), or only the tools a
+scoped token names (``server.tokens: [{token, tools: [glob, …], name}]``).
+
+Every configured token is compared, in constant time, whichever matches; the grant travels in
+the ASGI scope to the MCP handlers, which list and run only the tools it allows. The call log and
+traces carry the token's ``name``, never its value.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hmac
+from collections.abc import Iterable, MutableMapping
+from typing import Any
+
+from attrs import frozen
+
+from ..settings.model import ServerSettings
+
+__all__ = ["FULL", "Grant", "grant_for", "grant_of", "remember", "token_matches"]
+
+#: Where the grant is kept in the ASGI scope's ``state``.
+_STATE_KEY = "lorenz.grant"
+
+
+@frozen
+class Grant:
+    """The tools a request may see and call (``("*",)``: all) and the token's name."""
+
+    name: str | None
+    tools: tuple[str, ...] = ("*",)
+
+    def allows(self, tool: str) -> bool:
+        return any(fnmatch.fnmatchcase(tool, pattern) for pattern in self.tools)
+
+    def allowed(self, names: Iterable[str]) -> list[str]:
+        return [name for name in names if self.allows(name)]
+
+
+#: No token configured, the full token, stdio, an in-process client.
+FULL = Grant(name=None)
+
+
+def token_matches(header: str | bytes | None, token: str) -> bool:
+    """Whether ``Authorization`` carries ``Bearer <token>``, compared in constant time.
+
+    The scheme is case-insensitive (RFC 7235); the credential is compared as bytes, the raw
+    header's against the token's UTF-8 (a ``str`` header is taken as text, UTF-8 too); the
+    configured token's surrounding whitespace is not part of it.
+    """
+    if not header:
+        return False
+    raw = header.encode("utf-8") if isinstance(header, str) else header
+    parts = raw.strip().split(None, 1)
+    if len(parts) != 2 or parts[0].lower() != b"bearer":
+        return False
+    expected = token.strip().encode("utf-8")
+    if not expected:
+        return False
+    return hmac.compare_digest(parts[1].strip(), expected)
+
+
+def grant_for(authorization: bytes | None, server: ServerSettings) -> Grant | None:
+    """The grant the ``Authorization`` header earns, ``FULL`` when no token is configured, ``None``
+    when one is required and none matches. Every token is compared, so timing says nothing."""
+    if not server.token and not server.tokens:
+        return FULL
+    full = bool(server.token) and token_matches(authorization, server.token or "")
+    scoped = [entry for entry in server.tokens if token_matches(authorization, entry.token)]
+    if full:
+        return FULL
+    if scoped:
+        return Grant(name=scoped[0].name, tools=scoped[0].tools)
+    return None
+
+
+def remember(scope: MutableMapping[str, Any], grant: Grant) -> None:
+    scope.setdefault("state", {})[_STATE_KEY] = grant
+
+
+def grant_of(request: Any) -> Grant:
+    """The grant of an MCP request (its Starlette ``Request``); ``FULL`` off HTTP."""
+    scope = getattr(request, "scope", None)
+    if not isinstance(scope, MutableMapping):
+        return FULL
+    grant = scope.get("state", {}).get(_STATE_KEY)
+    return grant if isinstance(grant, Grant) else FULL
