@@ -122,3 +122,34 @@ def test_rotation_keeps_the_configured_number_of_files(tmp_path: Path) -> None:
     assert files == ["calls.jsonl", "calls.jsonl.1", "calls.jsonl.2"]
     assert all(p.stat().st_size <= 2_000 for p in tmp_path.iterdir())
     assert all(json.loads(line)["tool"] == "t" for line in path.read_text().splitlines())
+
+
+@pytest.mark.slow
+def test_access_log_names_requests_never_the_token(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    board = json.dumps(str(tmp_path / "board"))
+    front = f"tracker:\n  kind: local\n  path: {board}\nserver:\n  access_log: true\n  token: $LORENZ_MCP_TOKEN\n"
+    (tmp_path / "WORKFLOW.md").write_text(f"---\n{front}---\n", encoding="utf-8")
+    env = {**os.environ, "LORENZ_LOAD_PLUGINS": "lorenz-local", "LORENZ_MCP_TOKEN": "tok-secret-12345"}
+    command = [sys.executable, "-m", "lorenz", "serve", "--port", "0"]
+    process = subprocess.Popen(command, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    url = ""
+    for line in process.stderr:
+        if " at http://127.0.0.1:" in line:
+            url = line.rsplit(" at ", 1)[1].strip()
+            break
+    headers = {"Authorization": "Bearer tok-secret-12345", "Accept": "application/json, text/event-stream"}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    assert httpx.post(url, json=body, headers={**headers, "MCP-Protocol-Version": "2025-11-25"}).status_code == 200
+    assert httpx.get(url.removesuffix("/mcp") + "/healthz?token=tok-secret-12345").status_code == 200
+    process.send_signal(signal.SIGTERM)
+    log = process.stderr.read()
+    process.wait(timeout=15)
+    assert '"POST /mcp HTTP/1.1" 200' in log
+    assert "GET /healthz" in log
+    assert "tok-secret-12345" not in log

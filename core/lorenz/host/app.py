@@ -282,8 +282,41 @@ UVICORN_OPTIONS: dict[str, Any] = {
 
 
 def uvicorn_config(app: Starlette) -> HostConfig:
-    """The foreground server's config for an app from :func:`build_app`."""
-    return HostConfig(app, read_timeout=read_timeout(app.state.live), **UVICORN_OPTIONS)
+    """The foreground server's config for an app from :func:`build_app` (with uvicorn's access log
+    when ``server.access_log`` is on)."""
+    live: LiveWorkspace = app.state.live
+    access_log = bool(live.snapshot().settings.server.access_log)
+    config = HostConfig(app, read_timeout=read_timeout(live), **{**UVICORN_OPTIONS, "access_log": access_log})
+    if access_log:
+        enable_access_log(live)
+    return config
+
+
+class _RedactedAccess(logging.Filter):
+    """Access lines never carry a secret (a token in a query string, say): they are redacted."""
+
+    def __init__(self, live: LiveWorkspace) -> None:
+        super().__init__()
+        self._live = live
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from ..redact import redact_text
+
+        record.msg = redact_text(record.getMessage(), self._live.snapshot().settings.secrets)
+        record.args = None
+        return True
+
+
+def enable_access_log(live: LiveWorkspace) -> None:
+    """uvicorn's access log, one line per HTTP request, on stderr (stdout stays quiet)."""
+    access = logging.getLogger("uvicorn.access")
+    access.handlers.clear()
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    handler.addFilter(_RedactedAccess(live))
+    access.addHandler(handler)
+    access.setLevel(logging.INFO)
+    access.propagate = False
 
 
 def read_timeout(live: LiveWorkspace) -> Callable[[], float]:
