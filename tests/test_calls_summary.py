@@ -67,3 +67,22 @@ def test_follow_prints_new_calls(tmp_path: Path) -> None:
         time.sleep(0.02)
     assert out.getvalue().endswith("local_read_issue  failure  3.5 ms  not found\n")
     assert "local_query" not in out.getvalue()  # only what came after the start
+
+
+def test_lorenz_calls_prints_the_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from lorenz.cli import main
+
+    log = tmp_path / "calls.jsonl"
+    log.write_text("\n".join(LOG) + "\n", encoding="utf-8")
+    assert main(["calls", str(log), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["version"] == 1
+    assert [(tool["tool"], tool["calls"], tool["failures"]) for tool in report["tools"]] == [
+        ("local_query", 11, 1),
+        ("jira_query", 3, 3),
+    ]
+    assert main(["calls", str(log), "--tool", "jira_query"]) == 0
+    out = capsys.readouterr().out
+    assert "jira_query" in out and "100.0%" in out and "2 × jira 401" in out and "local_query" not in out
+    assert main(["calls", str(tmp_path / "missing.jsonl")]) == 1
+    assert "no such call log" in capsys.readouterr().err

@@ -84,3 +84,23 @@ async def test_resources_and_prompts_are_the_mounted_packs_skills(tmp_path: Path
             assert "linear_graphql" in text.text
             with pytest.raises(mcp.MCPError, match="Resource not found"):
                 await client.read_resource("skill://lorenz-linear/../../../etc/passwd")
+
+
+def test_lorenz_skills_lists_and_exports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from lorenz.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LORENZ_LOAD_PLUGINS", "lorenz-local,lorenz-linear")
+    _workflow(tmp_path, "  linear: {api_key: lin_api_test}\n")
+    assert main(["skills"]) == 0
+    assert capsys.readouterr().out.startswith("lorenz-linear  (")
+    assert main(["skills", "export", ".claude/skills"]) == 0
+    exported = tmp_path / ".claude" / "skills" / "lorenz-linear" / "SKILL.md"
+    assert exported.read_text(encoding="utf-8") == (LINEAR_SKILL / "SKILL.md").read_text(encoding="utf-8")
+    exported.write_text("mine\n", encoding="utf-8")
+    assert main(["skills", "export", ".claude/skills"]) == 1
+    assert exported.read_text(encoding="utf-8") == "mine\n"
+    assert main(["skills", "export", ".claude/skills", "--force"]) == 0
+    assert "linear_graphql" in exported.read_text(encoding="utf-8")

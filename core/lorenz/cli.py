@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .cli_extras import cmd_calls, cmd_skills
 from .cli_install import cmd_install, cmd_uninstall
 from .cli_output import UsageError, did_you_mean, json_object, print_json, progress, silence_stdout
 from .cli_parser import build_parser
@@ -305,6 +306,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "lint": cmd_lint,
     "install": cmd_install,
     "uninstall": cmd_uninstall,
+    "calls": cmd_calls,
+    "skills": cmd_skills,
 }
 
 

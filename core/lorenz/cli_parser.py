@@ -101,6 +101,20 @@ _COMMANDS = {
         ("lorenz install lorenz-acme", "lorenz install dist/lorenz_acme-0.1.0-py3-none-any.whl", "lorenz install -e ."),
         (*_PIP_ENV, *_PLUGINS_ENV),
     ),
+    "calls": _Command(
+        "summarise a call log: per tool count, failure rate, p50/p95/max, top errors",
+        "Summarise the JSON-lines call log lorenz serve writes (server.call_log, LORENZ_CALL_LOG): per tool "
+        "the calls, the failure rate, p50/p95/max durations and the most frequent errors; --follow tails it.",
+        ("lorenz calls", "lorenz calls calls.jsonl --since 1h --tool jira_query", "lorenz calls --follow"),
+        (("LORENZ_CALL_LOG", "the call log when none is named"), *_WORKFLOW_ENV),
+    ),
+    "skills": _Command(
+        "list the mounted packs' skills, or export them into a folder",
+        "List the skills (SKILL.md directories) the mounted packs ship, or copy them into DIR (e.g. "
+        ".claude/skills), de-duplicated, never overwriting a changed file without --force.",
+        ("lorenz skills", "lorenz skills export .claude/skills", "lorenz skills export .claude/skills --force"),
+        _WORKFLOW_ENV,
+    ),
     "uninstall": _Command(
         "pip uninstall packs from the environment that runs lorenz (asks first)",
         "pip uninstall distributions from the interpreter that runs lorenz, after asking (unless -y). "
@@ -214,6 +228,18 @@ def _add_arguments(name: str, p: argparse.ArgumentParser) -> None:
         p.add_argument("packages", nargs="*", metavar="PACKAGE", help="a distribution name, a path or a wheel")
         p.add_argument("-e", "--editable", action="append", default=[], metavar="PATH", help="install PATH editable")
         p.add_argument("-U", "--upgrade", action="store_true", help="upgrade to the newest version")
+    elif name == "calls":
+        p.add_argument("path", nargs="?", help="the call log (default: server.call_log or $LORENZ_CALL_LOG)")
+        p.add_argument("--since", help="only calls this recent: 30s, 15m, 1h, 2d")
+        p.add_argument("--tool", help="only this tool")
+        p.add_argument("--json", action="store_true", help="print a JSON object (docs/cli-json.md)")
+        p.add_argument("--follow", action="store_true", help="print each new call as it is logged")
+    elif name == "skills":
+        p.add_argument("action", nargs="?", choices=["export"], help="export: copy the skills into DIR")
+        p.add_argument("dir", nargs="?", metavar="DIR", help="where to export (e.g. .claude/skills)")
+        p.add_argument("--workflow", help="WORKFLOW.md path (default: $LORENZ_WORKFLOW or ./WORKFLOW.md)")
+        p.add_argument("--force", action="store_true", help="replace files that differ from the pack's copy")
+        p.add_argument("--json", action="store_true", help="print a JSON object (docs/cli-json.md)")
     elif name == "uninstall":
         p.add_argument("packages", nargs="+", metavar="PACKAGE", help="an installed distribution name")
         p.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")

@@ -1,0 +1,103 @@
+"""``lorenz calls`` (summaries of a call log) and ``lorenz skills`` (the mounted packs' skills)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from .cli_output import UsageError, json_object, print_json
+from .cli_workspace import open_for_command
+
+__all__ = ["cmd_calls", "cmd_skills"]
+
+
+def _call_log_path(args: argparse.Namespace) -> Path:
+    from .host.calllog import CALL_LOG_ENV
+
+    if args.path:
+        return Path(args.path)
+    configured = os.environ.get(CALL_LOG_ENV)
+    if configured and configured != "-":
+        return Path(configured)
+    settings = open_for_command(args, None).settings
+    path = settings.server.call_log
+    if not path or path == "-":
+        msg = "no call log named: lorenz calls PATH, or server.call_log in WORKFLOW.md, or LORENZ_CALL_LOG"
+        raise UsageError(msg)
+    return Path(settings.base_dir) / str(path)
+
+
+def cmd_calls(args: argparse.Namespace) -> int:
+    from .calls import follow, parse_since, read_calls, summarize
+
+    path = _call_log_path(args)
+    try:
+        since = parse_since(args.since) if args.since else None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    if args.follow:
+        try:
+            follow(path, sys.stdout, tool=args.tool)
+        except FileNotFoundError as exc:
+            raise UsageError(f"{path}: no such call log") from exc
+        return 0
+    try:
+        with path.open(encoding="utf-8") as handle:
+            summaries = summarize(read_calls(handle, since=since, tool=args.tool))
+    except FileNotFoundError as exc:
+        raise UsageError(f"{path}: no such call log") from exc
+    if args.json:
+        print_json(json_object(log=str(path), tools=[summary.to_dict() for summary in summaries]))
+        return 0
+    if not summaries:
+        print("no calls")
+        return 0
+    width = max(len(summary.tool) for summary in summaries)
+    print(f"{'tool'.ljust(width)}  calls  failed     p50 ms     p95 ms     max ms")
+    for summary in summaries:
+        print(
+            f"{summary.tool.ljust(width)}  {summary.calls:5}  {summary.failure_rate:6.1%} "
+            f"{summary.p50_ms:10.1f} {summary.p95_ms:10.1f} {summary.max_ms:10.1f}"
+        )
+        for error, count in summary.top_errors:
+            print(f"{''.ljust(width)}    {count} × {error}")
+    return 0
+
+
+def cmd_skills(args: argparse.Namespace) -> int:
+    from .skills import export_skills, mounted_skills
+
+    workspace = open_for_command(args, args.workflow)
+    skills = mounted_skills(workspace.packs())
+    if args.action == "export":
+        if not args.dir:
+            raise UsageError("usage: lorenz skills export DIR [--force]")
+        report = export_skills(skills, Path(args.dir), force=args.force)
+        print(
+            f"{len(report.written)} written, {len(report.unchanged)} unchanged, {len(report.refused)} kept as changed"
+        )
+        for label in report.refused:
+            print(f"kept {label}: it differs from the pack's copy (--force replaces it)", file=sys.stderr)
+        return 1 if report.refused and not args.force else 0
+    if args.json:
+        print_json(
+            json_object(
+                skills=[
+                    {
+                        "name": skill.name,
+                        "description": skill.description,
+                        "directory": str(skill.directory),
+                        "files": [f.relative for f in skill.files],
+                    }
+                    for skill in skills
+                ]
+            )
+        )
+        return 0
+    if not skills:
+        print("no skills: the mounted packs ship none")
+    for skill in skills:
+        print(f"{skill.name}  ({len(skill.files)} files)  {skill.description}")
+    return 0
