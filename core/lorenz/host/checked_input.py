@@ -57,7 +57,7 @@ class CheckedLines(anyio.AsyncFile[str]):
 
     async def __aiter__(self) -> AsyncIterator[str]:
         while line := await self.readline():
-            error = rejection(line.encode("utf-8"), refuse_unsafe_arguments=True) if line.strip() else None
+            error = rejection(line.encode("utf-8"), refuse_lone_surrogates=True) if line.strip() else None
             if error is None:
                 yield line
                 continue

@@ -74,10 +74,10 @@ def _invalid(reason: str, id: Any = None) -> dict[str, Any]:
     return error_reply(INVALID_REQUEST, f"Invalid Request: {reason}", id)
 
 
-def rejection(body: bytes, *, refuse_unsafe_arguments: bool = False) -> dict[str, Any] | None:
+def rejection(body: bytes, *, refuse_lone_surrogates: bool = False) -> dict[str, Any] | None:
     """The error response for a body that is not one well-formed JSON-RPC message, else ``None``.
 
-    ``refuse_unsafe_arguments`` makes a string holding a lone surrogate escape (``"\\ud800"``) a
+    ``refuse_lone_surrogates`` makes a string holding a lone surrogate escape (``"\\ud800"``) a
     parse error naming the field: for stdio, where the SDK's parser would drop such a line without
     a reply. Over HTTP they are left to the host, which names the field in its ``isError`` result
     (or the SDK's handshake-era parser refuses them with its own parse error).
@@ -90,7 +90,7 @@ def rejection(body: bytes, *, refuse_unsafe_arguments: bool = False) -> dict[str
         return error_reply(PARSE_ERROR, "Parse error", data="the body is nested too deeply")
     except ValueError as exc:  # json.JSONDecodeError included: its message gives the position
         return error_reply(PARSE_ERROR, "Parse error", data=str(exc))
-    if refuse_unsafe_arguments and _SURROGATE_ESCAPE.search(body) and (where := _lone_surrogate(message)):
+    if refuse_lone_surrogates and _SURROGATE_ESCAPE.search(body) and (where := _lone_surrogate(message)):
         return error_reply(PARSE_ERROR, "Parse error", data=f"{where}: a lone surrogate escape is not text")
     if isinstance(message, list):
         return _invalid("batch requests are not supported; send one message per request")
