@@ -190,7 +190,7 @@ def test_lone_surrogates_are_refused_only_when_asked() -> None:
     passes (the host names the field in its isError result); a paired escape is text either way."""
     lone = json.dumps(call("2025-11-25", 1) | {"params": {"name": "x", "arguments": {"a": ["ok", "\ud800"]}}})
     paired = json.dumps(call("2025-11-25", 1) | {"params": {"name": "x", "arguments": {"a": "\U0001f600"}}})
-    refused = rejection(lone.encode(), refuse_unsafe_arguments=True)
+    refused = rejection(lone.encode(), refuse_lone_surrogates=True)
     assert refused is not None
     assert refused["error"] == {
         "code": -32700,
@@ -198,7 +198,7 @@ def test_lone_surrogates_are_refused_only_when_asked() -> None:
         "data": "params.arguments.a[1]: a lone surrogate escape is not text",
     }
     assert rejection(lone.encode()) is None
-    assert rejection(paired.encode(), refuse_unsafe_arguments=True) is None
+    assert rejection(paired.encode(), refuse_lone_surrogates=True) is None
 
 
 @pytest.mark.slow
