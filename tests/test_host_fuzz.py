@@ -327,7 +327,7 @@ def expected_reply(line: bytes) -> list[Any]:
     text = line.decode("utf-8", "replace")  # as the server reads it
     if not text.strip():
         return []
-    error = rejection(text.encode("utf-8"), refuse_unsafe_arguments=True)
+    error = rejection(text.encode("utf-8"), refuse_lone_surrogates=True)
     if error is not None:
         return [error["id"]]
     message = json.loads(text)
