@@ -36,7 +36,8 @@ def _context() -> ToolContext:
 
 
 async def _run(runner: ToolRunner, pack: Pack, *, time_limit: float = 5.0, concurrency: int = 4) -> ToolResult:
-    return await runner.run(pack, "go", {}, _context(), time_limit=time_limit, concurrency=concurrency)
+    outcome = await runner.run(pack, "go", {}, _context(), time_limit=time_limit, concurrency=concurrency)
+    return outcome.result
 
 
 async def test_own_cancelled_error_is_a_failure_not_a_closed_connection() -> None:

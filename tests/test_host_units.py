@@ -210,7 +210,8 @@ class _Raises:
 async def _run(pack: object, name: str, context: object, *, time_limit: float = 5.0) -> ToolResult:
     from lorenz.execution import ToolRunner
 
-    return await ToolRunner().run(pack, name, {}, context, time_limit=time_limit, concurrency=4)  # type: ignore[arg-type]
+    outcome = await ToolRunner().run(pack, name, {}, context, time_limit=time_limit, concurrency=4)  # type: ignore[arg-type]
+    return outcome.result
 
 
 def _context(secrets: frozenset[str] = frozenset()) -> object:

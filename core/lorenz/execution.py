@@ -146,23 +146,10 @@ class ToolRunner:
         *,
         time_limit: float,
         concurrency: int,
-    ) -> ToolResult:
-        """One call, answered within ``time_limit`` seconds at the latest; never raises except for a real
-        host signal or this call's own cancellation (which cancels the pack's task too)."""
-        outcome = await self.run_call(pack, name, arguments, context, time_limit=time_limit, concurrency=concurrency)
-        return outcome.result
-
-    async def run_call(
-        self,
-        pack: ToolProvider,
-        name: str,
-        arguments: Any,
-        context: ToolContext,
-        *,
-        time_limit: float,
-        concurrency: int,
     ) -> CallOutcome:
-        """:meth:`run`, also saying how the call ended."""
+        """One call, answered within ``time_limit`` seconds at the latest, and how it ended; never
+        raises except for a real host signal or this call's own cancellation (which cancels the
+        pack's task too)."""
         pack_name = str(pack.name)
         slots, threads = self._limiters(pack_name, concurrency)
         loop = asyncio.get_running_loop()

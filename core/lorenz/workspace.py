@@ -93,9 +93,10 @@ class Workspace:
         if refused is not None:
             return refused
         server = self.settings.server
-        return await ToolRunner().run(
+        outcome = await ToolRunner().run(
             pack, name, arguments, context, time_limit=server.tool_timeout_seconds, concurrency=server.pack_concurrency
         )
+        return outcome.result
 
     def tracker_client(
         self, *, http: httpx.AsyncClient | None = None, env: Mapping[str, str] | None = None

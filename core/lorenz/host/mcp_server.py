@@ -277,7 +277,7 @@ async def _call_tool(
             refused = validate_arguments(name, arguments, snapshot.input_validators.get(name))
         if refused is not None:
             return call_result(refused), "rejected"
-        outcome = await state.runner.run_call(
+        outcome = await state.runner.run(
             pack, name, arguments, context, time_limit=server.tool_timeout_seconds, concurrency=server.pack_concurrency
         )
         spec = snapshot.by_name[name]
