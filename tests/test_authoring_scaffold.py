@@ -85,4 +85,4 @@ def test_generated_project_lints_and_passes_its_tests(tmp_path: Path, tracker: b
         timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert f"{5 if tracker else 4} passed" in result.stdout
+    assert f"{6 if tracker else 5} passed" in result.stdout

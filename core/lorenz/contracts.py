@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ProgressSink",
     "ResolveSecret",
+    "send_progress",
     "RuntimeTrackerClient",
     "ToolContext",
     "ToolProvider",
@@ -77,12 +78,17 @@ class ToolContext:
     async def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
         """Tell the client how far the call got (``notifications/progress`` when it asked for progress
         with a ``progressToken``; a no-op otherwise). Never raises: progress is best effort."""
-        if self.progress_sink is None:
-            return
-        try:
-            await self.progress_sink(done, total, message)
-        except Exception:  # a client that went away must not fail the tool
-            return
+        await send_progress(self.progress_sink, done, total, message)
+
+
+async def send_progress(sink: ProgressSink | None, done: float, total: float | None, message: str | None) -> None:
+    """Send one progress report to ``sink``, if any; a client that went away never fails the tool."""
+    if sink is None:
+        return
+    try:
+        await sink(done, total, message)
+    except Exception:
+        return
 
 
 class ProgressSink(Protocol):

@@ -165,6 +165,8 @@ class PackHost:
 
     def __init__(self, workspace: Workspace, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.workspace = workspace
+        #: ``(done, total, message)`` of every progress report the tools made through :meth:`call`.
+        self.progress: list[tuple[float, float | None, str | None]] = []
         self.transport = transport if transport is not None else httpx.MockTransport(no_network)
 
     @property
@@ -185,9 +187,14 @@ class PackHost:
         return httpx.AsyncClient(transport=self.transport, timeout=10.0)
 
     async def call(self, name: str, arguments: Any = None) -> ToolResult:
-        """The exact ``ToolResult`` of one call, routed like the host routes it (never raises)."""
+        """The exact ``ToolResult`` of one call, routed like the host routes it (never raises). What
+        the tool reported with ``context.progress`` is appended to :attr:`progress`."""
+
+        async def record(done: float, total: float | None, message: str | None) -> None:
+            self.progress.append((done, total, message))
+
         async with self._http() as http:
-            return await self.workspace.call(name, {} if arguments is None else arguments, http)
+            return await self.workspace.call(name, {} if arguments is None else arguments, http, progress=record)
 
     def server(self) -> mcp.server.Server[Any]:
         """The host's MCP server (the SDK's low-level ``Server``) over this workspace."""

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
-from .contracts import ToolContext, ToolProvider, ToolSpec, TrackerContext
+from .contracts import ProgressSink, ToolContext, ToolProvider, ToolSpec, TrackerContext
 from .execution import ToolRunner
 from .inventory import Inventory, installed_tools, unsupported_failure
 from .mount import Mounted, mount
@@ -78,12 +78,14 @@ class Workspace:
         """``{tool name: pack name}`` for every mounted tool."""
         return {name: pack.name for name, pack in self.mounted.owners.items()}
 
-    async def call(self, name: str, arguments: Any, http: httpx.AsyncClient) -> ToolResult:
+    async def call(
+        self, name: str, arguments: Any, http: httpx.AsyncClient, *, progress: ProgressSink | None = None
+    ) -> ToolResult:
         """Run one mounted tool as the MCP host does (arguments checked against its ``inputSchema``
         first, within the tool timeout); never raises."""
         name = name.strip()
         pack = self.mounted.owners.get(name)
-        context = ToolContext(settings=self.settings, http=http)
+        context = ToolContext(settings=self.settings, http=http, progress_sink=progress)
         if pack is None:
             return self.unsupported(name)
         refused = refuse_unsafe_arguments(name, arguments)

@@ -181,5 +181,11 @@ class Pack:
                     recovery="Use another available tool; this one is turned off in this deployment.",
                 )
             return unsupported_tool_failure(name, [entry.name for entry in enabled])
-        call = CallContext(settings=context.settings, http=context.http, options=options, tool=target)
+        call = CallContext(
+            settings=context.settings,
+            http=context.http,
+            options=options,
+            tool=target,
+            progress_sink=context.progress_sink,
+        )
         return await target.run(input, call)

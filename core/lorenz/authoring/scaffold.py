@@ -184,6 +184,9 @@ async def reverse_text(ctx: CallContext, args: ReverseArgs) -> Reversed:
     if len(args.text) > options.max_length:
         message = f"The text has {len(args.text)} characters; the maximum is {options.max_length}."
         raise ctx.fail("text_too_long", message)
+    # Long work reports how far it got (a no-op unless the client asked for progress). A client that
+    # cancels raises CancelledError at the next await: clean up in `finally` and let it propagate.
+    await ctx.progress(1, 1, "reversed")
     return Reversed(text=args.text[::-1], length=len(args.text))
 
 
@@ -271,6 +274,13 @@ async def test_reverse_text(lorenz_host: HostFactory) -> None:
     assert outcome.result.success
     assert outcome.mcp.structured_content == {"text": "desserts", "length": 8}
     assert getattr(outcome.mcp.content[0], "text", "").startswith("**Reversed:** desserts")
+
+
+async def test_reverse_text_reports_progress(lorenz_host: HostFactory) -> None:
+    """What the tool reports with ctx.progress is recorded by the test host."""
+    host = lorenz_host(PACK)
+    await host.call("${tool}", {"text": "abc"})
+    assert host.progress == [(1, 1, "reversed")]
 
 
 async def test_too_long_is_a_declared_failure(lorenz_host: HostFactory) -> None:

@@ -79,7 +79,9 @@ class CallContext:
     """What a typed handler gets besides its arguments.
 
     ``options`` is the pack's structured ``tools.<pack>`` options (or the raw mapping when the pack
-    declares no options class); make outbound HTTP calls through ``http``.
+    declares no options class); make outbound HTTP calls through ``http``; report how far long work
+    got with ``await ctx.progress(done, total, message)``. A call the client cancels raises
+    ``CancelledError`` at the handler's next ``await``: clean up in ``finally`` and let it propagate.
     """
 
     settings: Settings
@@ -87,6 +89,14 @@ class CallContext:
     options: Any
     tool: Tool[Any, Any]
     log: logging.Logger = field(factory=lambda: logger)
+    #: The host's progress channel (``ToolContext.progress``); ``None`` in tests without one.
+    progress_sink: Any = field(default=None, repr=False)
+
+    async def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
+        """Tell the client how far the call got (a no-op unless it asked for progress)."""
+        from ..contracts import send_progress
+
+        await send_progress(self.progress_sink, done, total, message)
 
     def fail(self, reason: str, message: str | None = None, /, **details: Any) -> ToolFailure:
         """The failure for a declared ``reason`` (``message`` defaults to the contract's ``when``).
