@@ -67,10 +67,10 @@ def test_tools_json_mounted_and_all(lorenz: Lorenz) -> None:
 
 
 def test_issues_json(lorenz: Lorenz) -> None:
-    """`issues --json`: {version, tracker, issues}, each issue the camelCase record."""
+    """`issues --json`: {version, tracker, projectUrl, issues}, each issue the camelCase record."""
     report = run_json(lorenz, "issues", "--json")
-    assert set(report) == {"version", "tracker", "issues"}
-    assert report["tracker"] == "acme"
+    assert set(report) == {"version", "tracker", "projectUrl", "issues"}
+    assert report["tracker"] == "acme" and report["projectUrl"] is None
     (issue,) = report["issues"]
     assert (issue["id"], issue["identifier"], issue["stateType"]) == ("A-1", "A-1", "unstarted")
 

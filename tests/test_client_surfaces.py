@@ -103,3 +103,32 @@ async def test_scoped_tokens_see_and_call_only_their_tools(tmp_path: Path, host_
             assert refused.status_code == 401
     lines = (tmp_path / "calls.jsonl").read_text(encoding="utf-8")
     assert '"token":"ci"' in lines and "ci-token-value" not in lines and "full-token-value" not in lines
+
+
+async def test_project_url_is_on_the_landing_page(tmp_path: Path, host_pack: ModuleType) -> None:
+    class Linked:
+        kind = "linked"
+
+        def create_client(self, settings: Any, context: Any) -> Any:
+            raise NotImplementedError
+
+        def default_tool_packs(self, settings: Any) -> list[str]:
+            return ["demo"]
+
+        def project_url(self, settings: Any) -> str:
+            return "https://tracker.example/projects/ACME?x=<y>"
+
+    from lorenz import hookimpl
+
+    class Plugin:
+        __name__ = "linked-plugin"
+
+        @hookimpl
+        def lorenz_register_trackers(self, register: Any) -> None:
+            register(Linked())
+
+    write(tmp_path / "WORKFLOW.md", "tracker:\n  kind: linked\n")
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack, Plugin()]) as server:
+        async with httpx.AsyncClient() as http:
+            page = (await http.get(server.base_url + "/")).text
+    assert '<a href="https://tracker.example/projects/ACME?x=&lt;y&gt;">' in page

@@ -229,9 +229,12 @@ def cmd_issues(args: argparse.Namespace) -> int:
             issues = call_plugin(f"tracker {kind}", "fetching issues", asyncio.run, _candidates(workspace))
     except Exception as exc:
         raise UsageError(redact_text(f"fetching candidate issues failed: {exc}", workspace.settings.secrets)) from exc
+    project = workspace.project_url
     if args.json:
-        print_json(json_object(tracker=kind, issues=[issue.to_record() for issue in issues]))
+        print_json(json_object(tracker=kind, projectUrl=project, issues=[issue.to_record() for issue in issues]))
         return 0
+    if project:
+        print(f"project: {project}", file=sys.stderr)
     if not issues:
         print("no candidate issues")
     for issue in issues:

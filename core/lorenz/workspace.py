@@ -100,6 +100,21 @@ class Workspace:
         )
         return outcome.result
 
+    @functools.cached_property
+    def project_url(self) -> str | None:
+        """The dispatch tracker's project page (its optional ``project_url`` hook), if it has one."""
+        from .containment import PluginError, call_plugin
+
+        provider = self.discovery.trackers.get(self.settings.tracker.kind)
+        hook = getattr(provider, "project_url", None)
+        if not callable(hook):
+            return None
+        try:
+            url = call_plugin(f"tracker {self.settings.tracker.kind}", "project_url", hook, self.settings)
+        except PluginError:
+            return None
+        return url if isinstance(url, str) and url.startswith(("http://", "https://")) else None
+
     def tracker_client(
         self, *, http: httpx.AsyncClient | None = None, env: Mapping[str, str] | None = None
     ) -> RuntimeTrackerClient:

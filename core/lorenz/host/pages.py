@@ -245,6 +245,10 @@ def render_landing(
         parts.append("<p>The tool inventory is available to callers presenting the bearer token.</p>")
     else:
         parts += _failures(snapshot)
+        project = snapshot.workspace.project_url
+        if project:
+            kind = escape(str(snapshot.settings.tracker.kind))
+            parts.append(f'<p>Tracker: {kind}, project <a href="{escape(project)}">{escape(project)}</a></p>')
         parts += ['<h2 id="instructions">Instructions</h2>', f"<pre>{escape(instructions_for(snapshot))}</pre>"]
         parts += _recent_calls(stats, refresh)
         tools_by_pack: dict[str, list[dict[str, Any]]] = {}

@@ -138,3 +138,4 @@ async def test_runtime_client_from_the_workspace(jira: FakeJira, tmp_path: Path)
     assert workspace.discovery.trackers.require("jira").project_url(workspace.settings) == (  # type: ignore[attr-defined]
         f"{jira.base_url}/jira/software/c/projects/ENG/issues"
     )
+    assert workspace.project_url == f"{jira.base_url}/jira/software/c/projects/ENG/issues"  # what the host shows
