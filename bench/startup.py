@@ -156,9 +156,8 @@ def main() -> None:
         print(f"{'command':<42} {'wall s':>7} {'min s':>6} {'× httpx':>8} {'CPU s':>6} {'× httpx':>8}")
         for name, values in times.items():
             wall, used = statistics.median(values), statistics.median(cpu[name])
-            print(
-                f"{name:<42} {wall:>7.3f} {min(values):>6.3f} {wall / base:>7.2f}× {used:>6.3f} {used / base_cpu:>7.2f}×"
-            )
+            ratios = f"{wall / base:>7.2f}× {used:>6.3f} {used / base_cpu:>7.2f}×"
+            print(f"{name:<42} {wall:>7.3f} {min(values):>6.3f} {ratios}")
         if args.profile:
             for name, code in PROFILED.items():
                 print(f"\nimport profile of {name} (ms, min of 5 runs; top by cumulative)")
