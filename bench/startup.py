@@ -11,6 +11,7 @@ the local board) with the four bundled plugins installed:
   stdio          ``lorenz serve --stdio``: spawn, then ``initialize``, ``notifications/initialized``
                  and ``tools/list`` written at once; the time is until the ``tools/list`` answer is read
 
+Children run with byte-code caches (in a temporary ``PYTHONPYCACHEPREFIX``, filled by a warm-up round).
 Commands are interleaved round by round, so load on the (shared) machine hits them alike; the figures
 are medians over rounds. Wall time is what the targets are about; the CPU time of the child (user +
 system, for ``stdio`` until it exits after the answer) is printed beside it because it moves much less
@@ -21,16 +22,18 @@ import time (``python -X importtime``, minimum over 5 runs per module, since loa
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 BIN = Path(sys.executable).parent
@@ -46,10 +49,16 @@ INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
 
 
+#: Byte-code caches for the children, as an installed wheel has them (this machine sets
+#: ``PYTHONDONTWRITEBYTECODE``, which would re-compile every editable-installed module on every run).
+PYCACHE = tempfile.mkdtemp(prefix="lorenz-bench-pycache-")
+
+
 def _env() -> dict[str, str]:
-    env = dict(os.environ)
+    env = dict(os.environ, PYTHONPYCACHEPREFIX=PYCACHE)
     for name in ("LORENZ_LOAD_PLUGINS", "LORENZ_DISABLE_PLUGINS", "LORENZ_WORKFLOW", "PYTHONPATH"):
         env.pop(name, None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 
@@ -131,12 +140,20 @@ def import_profile(code: str, cwd: Path, runs: int = 5, top: int = 25) -> list[t
     return rows[:top]
 
 
+@contextlib.contextmanager
+def _removed(path: str) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=15, help="rounds (default 15)")
     parser.add_argument("--profile", action="store_true", help="also print an import-time profile")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, _removed(PYCACHE):
         cwd = Path(tmp)
         runs = commands(cwd)
         for run in runs.values():  # warm-up: byte-code caches, the local board's first creation
