@@ -15,13 +15,14 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anyio
 import attrs
-import httpx
 
 from lorenz.redact import REDACTED, redact_text, registered_secrets
+
+if TYPE_CHECKING:  # httpx and anyio load on first use: plugins import this module while registering
+    import httpx
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -160,7 +161,10 @@ async def send_with_retry(
     must be replayable (``json=``, ``content=bytes``, ``params=``, ``headers=``…, not a stream).
     ``sleep`` (default ``anyio.sleep``) and ``now`` (default ``time.time``) are injectable for tests.
     """
-    sleep_fn: Sleep = sleep if sleep is not None else anyio.sleep
+    if sleep is None:
+        import anyio
+
+        sleep = anyio.sleep
     clock: Clock = now if now is not None else time.time
     attempt = 0
     while True:
@@ -175,7 +179,7 @@ async def send_with_retry(
             if inspect.isawaitable(outcome):
                 await outcome
         await response.aclose()
-        await sleep_fn(delay)
+        await sleep(delay)
 
 
 def _body_text(body: object) -> str:
