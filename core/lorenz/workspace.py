@@ -14,11 +14,9 @@ from typing import TYPE_CHECKING, Any
 from attrs import frozen
 
 from .contracts import ToolContext, ToolProvider, ToolSpec, TrackerContext
-from .execution import ToolRunner
 from .mount import InstalledTool, Mounted, installed_tools, mount, unmounted_tool_failure
 from .plugins import Discovery, discover
 from .results import ToolResult
-from .schemas import compile_schema, validate_arguments
 from .settings import (
     EMBEDDED_DEFAULT_CONFIG,
     ConfigError,
@@ -78,6 +76,9 @@ class Workspace:
     async def call(self, name: str, arguments: Any, http: httpx.AsyncClient) -> ToolResult:
         """Run one mounted tool as the MCP host does (arguments checked against its ``inputSchema``
         first, within the tool timeout); never raises."""
+        from .execution import ToolRunner  # anyio: only when a tool runs
+        from .schemas import compile_schema, validate_arguments
+
         name = name.strip()
         pack = self.mounted.owners.get(name)
         context = ToolContext(settings=self.settings, http=http)

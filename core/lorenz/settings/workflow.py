@@ -11,7 +11,6 @@ from typing import Any
 
 from attrs import field, frozen
 
-from ..yaml12 import YamlError, load_yaml
 from .errors import ConfigError
 
 __all__ = ["WORKFLOW_FILE", "Workflow", "load_workflow", "parse_workflow_content", "workflow_path"]
@@ -57,6 +56,8 @@ def parse_workflow_content(text: str) -> Workflow:
     body = "\n".join(lines[closing + 1 :]).strip()
     if not front_matter.strip():
         return Workflow({}, body)
+    from ..yaml12 import YamlError, load_yaml  # the YAML parser loads only when there is front matter
+
     try:
         config = load_yaml(front_matter)
     except YamlError as exc:
