@@ -10,6 +10,7 @@ the local board) with the four bundled plugins installed:
   tools          ``lorenz tools`` (embedded default)
   stdio          ``lorenz serve --stdio``: spawn, then ``initialize``, ``notifications/initialized``
                  and ``tools/list`` written at once; the time is until the ``tools/list`` answer is read
+  import mcp     ``python -c "import mcp"``: the MCP SDK's own import, the floor under ``stdio``
 
 Children run with byte-code caches (in a temporary ``PYTHONPYCACHEPREFIX``, filled by a warm-up round).
 Commands are interleaved round by round, so load on the (shared) machine hits them alike; the figures
@@ -77,7 +78,7 @@ def stdio_first_tools_list(cwd: Path) -> float:
     """Seconds from spawning ``lorenz serve --stdio`` to reading its ``tools/list`` answer."""
     start = time.perf_counter()
     process = subprocess.Popen(
-        [*LORENZ, "serve", "--stdio", "--no-reload"],
+        [*LORENZ, "serve", "--stdio"],
         cwd=cwd,
         env=_env(),
         stdin=subprocess.PIPE,
@@ -115,6 +116,7 @@ def commands(cwd: Path) -> dict[str, Callable[[], float]]:
         "lorenz plugins": lambda: run_command([*LORENZ, "plugins"], cwd),
         "lorenz tools (embedded default)": lambda: run_command([*LORENZ, "tools"], cwd),
         "lorenz serve --stdio: first tools/list": lambda: stdio_first_tools_list(cwd),
+        'python -c "import mcp" (SDK floor)': lambda: run_command([sys.executable, "-c", "import mcp"], cwd),
     }
 
 

@@ -33,7 +33,7 @@ HEAVY_PLUGIN_MODULES = (
     "lorenz_local.store",
     "lorenz_local.board",
 )
-HEAVY_LIBRARIES = ("httpx", "httpx2", "mcp", "anyio", "jsonschema", "ruamel")
+HEAVY_LIBRARIES = ("httpx", "httpx2", "mcp", "anyio", "jsonschema", "ruamel", "packaging.requirements")
 
 PROBE = """
 import contextlib, io, json, sys
@@ -41,8 +41,7 @@ from lorenz.cli import main
 out = io.StringIO()
 with contextlib.redirect_stdout(out):
     code = main({argv!r})
-loaded = sorted({{name.split(".")[0] if not name.startswith("lorenz") else name for name in sys.modules}})
-print(json.dumps({{"code": code, "out": out.getvalue(), "modules": loaded}}))
+print(json.dumps({{"code": code, "out": out.getvalue(), "modules": sorted(sys.modules)}}))
 """
 
 
