@@ -8,7 +8,6 @@ Output manners live in :mod:`lorenz.cli_output`, the parser and help texts in :m
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -185,6 +184,8 @@ def cmd_call(args: argparse.Namespace) -> int:
     arguments = _parse_arguments(raw)
     workspace = _workspace(args, workflow)
     with progress(f"running {tool}"):
+        import asyncio  # ~20 ms: only the commands that run async work pay for it
+
         result = asyncio.run(_call(workspace, tool, arguments))
     print_json(result.to_dict())
     if not result.success and workspace.mounted.pack_of(tool.strip()) is None:
@@ -226,6 +227,8 @@ def cmd_issues(args: argparse.Namespace) -> int:
         raise UsageError(f"{where}: no tracker is configured (this workflow only serves its tools: packs)")
     try:
         with progress(f"fetching issues from {kind}"):
+            import asyncio
+
             issues = call_plugin(f"tracker {kind}", "fetching issues", asyncio.run, _candidates(workspace))
     except Exception as exc:
         raise UsageError(redact_text(f"fetching candidate issues failed: {exc}", workspace.settings.secrets)) from exc

@@ -15,13 +15,14 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anyio
 import attrs
-import httpx
 
 from lorenz.redact import REDACTED, redact_text, registered_secrets
+
+if TYPE_CHECKING:  # httpx and anyio load on first use: plugins import this module while registering
+    import httpx
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -164,7 +165,12 @@ async def send_with_retry(
     must be replayable (``json=``, ``content=bytes``, ``params=``, ``headers=``…, not a stream).
     ``sleep`` (default ``anyio.sleep``) and ``now`` (default ``time.time``) are injectable for tests.
     """
-    sleep_fn: Sleep = sleep if sleep is not None else anyio.sleep
+    import httpx
+
+    if sleep is None:
+        import anyio
+
+        sleep = anyio.sleep
     clock: Clock = now if now is not None else time.time
     attempt = 0
     while True:
@@ -186,24 +192,18 @@ async def send_with_retry(
             if inspect.isawaitable(outcome):
                 await outcome
         await response.aclose()
-        await sleep_fn(delay)
+        await sleep(delay)
 
 
 def request_origin(url: httpx.URL | str) -> str:
     """``scheme://host[:port]`` of ``url``: all of it an error message may show (a path or query can hold
     a token, the userinfo a password)."""
+    import httpx
+
     parsed = httpx.URL(url)
     host = f"[{parsed.host}]" if ":" in parsed.host else parsed.host
     port = f":{parsed.port}" if parsed.port is not None else ""
     return f"{parsed.scheme}://{host}{port}"
-
-
-_TIMEOUT_PHASE: tuple[tuple[type[httpx.TimeoutException], str], ...] = (
-    (httpx.ConnectTimeout, "connect"),
-    (httpx.ReadTimeout, "read"),
-    (httpx.WriteTimeout, "write"),
-    (httpx.PoolTimeout, "pool"),
-)
 
 
 def describe_timeout(backend: str | None, url: httpx.URL | str, limit: float | None) -> str:
@@ -221,6 +221,8 @@ def timeout_message(exc: BaseException, backend: str | None) -> str | None:
     """:func:`describe_timeout` for an httpx timeout, its limit the one of the phase that ran out
     (connect, read, write, pool); ``None`` for anything else. Every bundled client words its timeouts with
     this, and :func:`send_with_retry` re-raises with it."""
+    import httpx
+
     if not isinstance(exc, httpx.TimeoutException):
         return None
     try:
@@ -228,7 +230,13 @@ def timeout_message(exc: BaseException, backend: str | None) -> str | None:
     except RuntimeError:  # raised by hand without a request
         return None
     limits = request.extensions.get("timeout") or {}
-    phase = next((name for kind, name in _TIMEOUT_PHASE if isinstance(exc, kind)), None)
+    phases: tuple[tuple[type[httpx.TimeoutException], str], ...] = (
+        (httpx.ConnectTimeout, "connect"),
+        (httpx.ReadTimeout, "read"),
+        (httpx.WriteTimeout, "write"),
+        (httpx.PoolTimeout, "pool"),
+    )
+    phase = next((name for kind, name in phases if isinstance(exc, kind)), None)
     limit = limits.get(phase) if isinstance(limits, dict) and phase else None
     return describe_timeout(backend, request.url, limit if isinstance(limit, int | float) else None)
 

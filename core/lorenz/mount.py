@@ -16,7 +16,6 @@ from attrs import frozen
 
 from .containment import PluginError, call_plugin
 from .contracts import ToolContext, ToolProvider, ToolSpec
-from .execution import call_pack, failure_from_exception
 from .policy import apply_policy
 from .redact import redact_text, redacted_traceback
 from .registry import ToolRegistry, TrackerRegistry
@@ -218,6 +217,8 @@ async def execute_mounted_tool(
     """Route a call to the first pack declaring ``name`` and run it in-line (no timeout: the host
     runs its calls through :class:`lorenz.execution.ToolRunner`). Never raises: whatever the pack
     raises becomes a failure result and an unknown name lists every mounted tool."""
+    from .execution import call_pack, failure_from_exception  # anyio: only when a tool runs
+
     every: list[str] = []
     for pack in packs:
         try:

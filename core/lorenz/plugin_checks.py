@@ -40,26 +40,62 @@ def is_first_party(distribution: str | None) -> bool:
     return distribution is not None and normalize_distribution(distribution) in FIRST_PARTY_DISTRIBUTIONS
 
 
+#: The name a requirement starts with (PEP 508), and a requirement that is a name followed by nothing
+#: but version specifiers (``lorenz-core``, ``lorenz-core>=0.1,<1``, ``lorenz_core (==0.1.*)``).
+_NAME = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)")
+_PLAIN = re.compile(r"(?:\s*\(\s*(?P<inner>[<>=!~][^()\[\];@]*)?\)|\s*(?P<bare>[<>=!~][^()\[\];@]*))?\s*")
+
+
 def core_requirement_problem(distribution: str, version: str | None, requires: Iterable[str] | None) -> str | None:
     """Why a distribution cannot load on this core: its ``lorenz-core`` requirement excludes the running
-    version (``acme-pack 1.0 requires lorenz-core<0.1; this is 0.2.0``), or ``None`` when it fits."""
-    from packaging.requirements import InvalidRequirement, Requirement
+    version (``acme-pack 1.0 requires lorenz-core<0.1; this is 0.2.0``), or ``None`` when it fits.
 
+    Discovery runs this for every installed plugin, so the common cases skip the full PEP 508 parser
+    (``packaging.requirements`` and its markers, ~10 ms to import): another distribution's requirement
+    is not ours to judge, and a plain ``lorenz-core`` specifier this core satisfies fits. Everything
+    else, a refusal included, is decided by the full parser.
+    """
     from . import __version__
 
     for text in requires or ():
-        try:
-            requirement = Requirement(text)
-        except InvalidRequirement:
-            continue  # not ours to judge: pip installed it
-        if normalize_distribution(requirement.name) != _CORE or not requirement.specifier:
+        name = _NAME.match(text)
+        if name is not None and normalize_distribution(name[1]) != _CORE:
             continue
-        if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+        plain = _PLAIN.fullmatch(text, name.end()) if name is not None else None
+        if plain is not None and _plainly_fits(plain["inner"] or plain["bare"], __version__):
             continue
-        if not requirement.specifier.contains(__version__, prereleases=True):
-            label = f"{distribution} {version}" if version else distribution
-            return f"{label} requires {_CORE}{requirement.specifier}; this is {__version__}"
+        problem = _full_requirement_problem(text, distribution, version, __version__)
+        if problem is not None:
+            return problem
     return None
+
+
+def _plainly_fits(specifiers: str | None, core_version: str) -> bool:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    if specifiers is None:
+        return True
+    try:
+        return SpecifierSet(specifiers).contains(core_version, prereleases=True)
+    except InvalidSpecifier:
+        return False  # the full parser has the last word
+
+
+def _full_requirement_problem(text: str, distribution: str, version: str | None, core_version: str) -> str | None:
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        requirement = Requirement(text)
+    except InvalidRequirement:
+        return None  # not ours to judge: pip installed it
+    if normalize_distribution(requirement.name) != _CORE or not requirement.specifier:
+        return None
+    if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+        return None
+    if requirement.specifier.contains(core_version, prereleases=True):
+        return None
+    label = f"{distribution} {version}" if version else distribution
+    return f"{label} requires {_CORE}{requirement.specifier}; this is {core_version}"
 
 
 def _member_problems(obj: Any, owner: str, required: Iterable[str], optional: Iterable[str] = ()) -> list[str]:

@@ -14,12 +14,10 @@ from typing import TYPE_CHECKING, Any
 from attrs import frozen
 
 from .contracts import ProgressSink, ToolContext, ToolProvider, ToolSpec, TrackerContext
-from .execution import ToolRunner
 from .inventory import Inventory, installed_tools, unsupported_failure
 from .mount import Mounted, mount
 from .plugins import Discovery, discover
 from .results import ToolResult
-from .schemas import compile_schema, validate_arguments
 from .settings import (
     EMBEDDED_DEFAULT_CONFIG,
     ConfigError,
@@ -83,6 +81,9 @@ class Workspace:
     ) -> ToolResult:
         """Run one mounted tool as the MCP host does (arguments checked against its ``inputSchema``
         first, within the tool timeout); never raises."""
+        from .execution import ToolRunner  # anyio: only when a tool runs
+        from .schemas import compile_schema, validate_arguments
+
         name = name.strip()
         pack = self.mounted.owners.get(name)
         context = ToolContext(settings=self.settings, http=http, progress_sink=progress)

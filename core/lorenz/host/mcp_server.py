@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
-import httpx
 import mcp_types as types
 from jsonschema.exceptions import best_match
 from mcp.server import Server, ServerRequestContext
@@ -40,6 +39,7 @@ from .skills_mcp import skill_handlers
 from .tracing import instrument_http, tracing_enabled
 
 if TYPE_CHECKING:
+    import httpx
     from mcp.server.session import ServerSession
 
     from ..schemas import Validator
@@ -74,6 +74,8 @@ class HostState:
 
     def client(self) -> httpx.AsyncClient:
         if self.http is None:
+            import httpx  # on the first tool call, not before the first answer
+
             self.http = httpx.AsyncClient(timeout=30.0)
             if tracing_enabled():
                 instrument_http(self.http)

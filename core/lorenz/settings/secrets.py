@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from collections.abc import Callable, Mapping
 
 from .errors import ConfigError
@@ -133,6 +132,8 @@ def resolve_secret_source(
 
 def read_op_reference(reference: str, env: Mapping[str, str]) -> str:
     """``op read <reference>`` with a whitelisted environment and a timeout; stdout trimmed."""
+    import subprocess  # only for op:// references: plugins import this module while registering
+
     timeout_ms = _op_timeout_ms(env)
     try:
         completed = subprocess.run(

@@ -7,12 +7,14 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attrs import field, frozen
 
-from ..yaml12 import YamlError, load_yaml
 from .errors import ConfigError
+
+if TYPE_CHECKING:
+    from ..yaml12 import YamlError
 
 __all__ = ["WORKFLOW_FILE", "Workflow", "display_path", "load_workflow", "parse_workflow_content", "workflow_path"]
 
@@ -76,6 +78,8 @@ def parse_workflow_content(text: str, *, name: str = WORKFLOW_FILE) -> Workflow:
     body = "\n".join(lines[closing + 1 :]).strip()
     if not front_matter.strip():
         return Workflow({}, body)
+    from ..yaml12 import YamlError, load_yaml  # the YAML parser loads only when there is front matter
+
     try:
         config = load_yaml(front_matter)
     except YamlError as exc:

@@ -1,23 +1,26 @@
-"""The ``jira`` and ``jira-mcp`` tracker providers and their runtime client."""
+"""The ``jira`` and ``jira-mcp`` tracker providers and their runtime client.
+
+The transports (:mod:`.rest`, :mod:`.mcp_client`) and ``httpx`` load when a backend is opened, not
+when the plugin registers (``lorenz plugins`` lists the trackers without paying for them).
+"""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-import httpx
-
 from lorenz.contracts import TrackerContext
-from lorenz.http import DEFAULT_TIMEOUT
 from lorenz.issue import Issue
 from lorenz.settings.model import Settings
 
-from .backend import JiraBackend
-from .mcp_client import JiraMcpClient
 from .options import CONFIG_ALIASES, JiraOptions, jira_options, parse_jira_options
-from .rest import JiraRestClient
+
+if TYPE_CHECKING:
+    import httpx
+
+    from .backend import JiraBackend
 
 __all__ = ["JIRA_PACK", "JiraMcpTracker", "JiraTracker", "JiraTrackerClient", "open_backend"]
 
@@ -29,7 +32,11 @@ def open_backend(settings: Settings, http: httpx.AsyncClient) -> JiraBackend:
     """The MCP client for ``jira-mcp`` settings, else the REST client, over ``http``."""
     options = jira_options(settings)
     if settings.tracker.kind == "jira-mcp":
+        from .mcp_client import JiraMcpClient
+
         return JiraMcpClient(options, http, secrets=settings.secrets)
+    from .rest import JiraRestClient
+
     return JiraRestClient(options, http, secrets=settings.secrets)
 
 
@@ -45,6 +52,10 @@ class JiraTrackerClient:
         if self._http is not None:
             yield open_backend(self.settings, self._http)
             return
+        import httpx
+
+        from lorenz.http import DEFAULT_TIMEOUT
+
         async with httpx.AsyncClient(timeout=DEFAULT_TIMEOUT) as http:
             yield open_backend(self.settings, http)
 

@@ -1,13 +1,14 @@
-"""The ``linear`` tool pack: ``linear_graphql``, any GraphQL operation with Lorenz's Linear credentials."""
+"""The ``linear`` tool pack: ``linear_graphql``, any GraphQL operation with Lorenz's Linear credentials.
+
+The transport (:mod:`.transport`, ``httpx``) loads on the first call, not at registration.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from lorenz.contracts import ToolContext, ToolSpec
 from lorenz.http import RetryPolicy, summarize_body, timeout_message
@@ -16,7 +17,11 @@ from lorenz.results import ToolResult, error_message, tool_failure, tool_success
 from lorenz.settings.model import Settings
 
 from .options import tool_credentials, validate_tool_options
-from .transport import LINEAR_RETRY_POLICY, Clock, GraphQLRequest, Sleep, logger, post_graphql, secrets_with
+
+if TYPE_CHECKING:
+    import httpx
+
+    from .transport import Clock, GraphQLRequest, Sleep
 
 __all__ = ["LINEAR_GRAPHQL", "SKILL_DIR", "LinearToolPack", "linear_tool_specs"]
 
@@ -74,14 +79,15 @@ def _operation(input: object) -> tuple[str, Mapping[str, Any]] | ToolResult:
 
 class LinearToolPack:
     """Pack ``linear``. Forwards any query or mutation as-is: safety rests on the key's scope and the
-    bundled ``lorenz-linear`` skill. ``sleep``/``now``/``policy`` tune the 429 retry loop (tests)."""
+    bundled ``lorenz-linear`` skill. ``sleep``/``now``/``policy`` tune the 429 retry loop (tests; the
+    default policy is :data:`~.transport.LINEAR_RETRY_POLICY`)."""
 
     name = "linear"
 
     def __init__(
         self,
         *,
-        policy: RetryPolicy = LINEAR_RETRY_POLICY,
+        policy: RetryPolicy | None = None,
         sleep: Sleep | None = None,
         now: Clock | None = None,
     ) -> None:
@@ -104,6 +110,10 @@ class LinearToolPack:
         return ["tools.linear.api_key is required (or a linear tracker's tracker.api_key)"]
 
     async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
+        import httpx
+
+        from .transport import LINEAR_RETRY_POLICY, GraphQLRequest, logger, post_graphql, secrets_with
+
         if name != LINEAR_GRAPHQL:
             return unsupported_tool_failure(name, [LINEAR_GRAPHQL])
         operation = _operation(input)
@@ -120,8 +130,9 @@ class LinearToolPack:
             variables=variables,
             secrets=secrets_with(context.settings.secrets, credentials.api_key),
         )
+        policy = LINEAR_RETRY_POLICY if self._policy is None else self._policy
         try:
-            response = await post_graphql(context.http, request, policy=self._policy, sleep=self._sleep, now=self._now)
+            response = await post_graphql(context.http, request, policy=policy, sleep=self._sleep, now=self._now)
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             reason = redact_text(timeout_message(exc, "linear") or error_message(exc), request.secrets)
             logger.error("Linear GraphQL request failed: %s operation=%s", reason, request.operation)
@@ -130,6 +141,8 @@ class LinearToolPack:
 
 
 def _http_failure(response: httpx.Response, request: GraphQLRequest) -> ToolResult:
+    from .transport import logger
+
     body = summarize_body(response.text, request.secrets)
     logger.error(
         "Linear GraphQL request failed status=%s operation=%s body=%s",

@@ -1,15 +1,20 @@
-"""The ``linear`` tracker provider: configuration hooks and the runtime client factory."""
+"""The ``linear`` tracker provider: configuration hooks and the runtime client factory.
+
+The client (:mod:`.client`, ``httpx``) loads in :meth:`LinearTracker.create_client`, not at registration.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lorenz.contracts import TrackerContext
 from lorenz.settings.model import Settings
 
 from . import options
-from .client import LinearClient
+
+if TYPE_CHECKING:
+    from .client import LinearClient
 
 __all__ = ["LinearTracker"]
 
@@ -31,6 +36,8 @@ class LinearTracker:
         options.validate_dispatch(settings)
 
     def create_client(self, settings: Settings, context: TrackerContext) -> LinearClient:
+        from .client import LinearClient
+
         return LinearClient(settings, http=context.http)
 
     def default_tool_packs(self, settings: Settings) -> Sequence[str]:

@@ -1,27 +1,56 @@
 """Lorenz local board: a Markdown-file issue tracker and its ``local`` tool pack.
 
 No network, no keys: one ``<prefix><n>.md`` file per issue in a board directory, safe to share
-between several host processes.
+between several host processes. Names load on first use, so registering the plugin
+(:mod:`.plugin`) does not import the board store or the YAML parser.
 """
 
 from __future__ import annotations
 
-from .board import BoardDocument, parse_document, render_document
-from .paths import DEFAULT_BOARD_DIR, resolve_board_dir
-from .store import BoardStore, SkippedFile
-from .tools import LocalToolPack, local_tool_specs
-from .tracker import LocalTrackerClient, LocalTrackerProvider
+import importlib
+from typing import TYPE_CHECKING, Any
 
-__all__ = [
-    "DEFAULT_BOARD_DIR",
-    "BoardDocument",
-    "BoardStore",
-    "LocalToolPack",
-    "LocalTrackerClient",
-    "LocalTrackerProvider",
-    "SkippedFile",
-    "local_tool_specs",
-    "parse_document",
-    "render_document",
-    "resolve_board_dir",
-]
+_EXPORTS = {
+    "DEFAULT_BOARD_DIR": ".paths",
+    "BoardDocument": ".board",
+    "BoardStore": ".store",
+    "LocalToolPack": ".tools",
+    "LocalTrackerClient": ".client",
+    "LocalTrackerProvider": ".tracker",
+    "SkippedFile": ".store",
+    "local_tool_specs": ".tools",
+    "parse_document": ".board",
+    "render_document": ".board",
+    "resolve_board_dir": ".paths",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
+
+if TYPE_CHECKING:
+    # `X as X`: mypy --strict (no implicit re-export) then sees `from lorenz_local import X` as public.
+    from .board import BoardDocument as BoardDocument
+    from .board import parse_document as parse_document
+    from .board import render_document as render_document
+    from .client import LocalTrackerClient as LocalTrackerClient
+    from .paths import DEFAULT_BOARD_DIR as DEFAULT_BOARD_DIR
+    from .paths import resolve_board_dir as resolve_board_dir
+    from .store import BoardStore as BoardStore
+    from .store import SkippedFile as SkippedFile
+    from .tools import LocalToolPack as LocalToolPack
+    from .tools import local_tool_specs as local_tool_specs
+    from .tracker import LocalTrackerProvider as LocalTrackerProvider

@@ -1,13 +1,16 @@
-"""The ``local`` tool pack: five tools an agent uses to work a board."""
+"""The ``local`` tool pack: five tools an agent uses to work a board.
+
+The board store (:mod:`.store`, with the YAML parser) loads on the first call, not when the plugin
+registers.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from lorenz import run_in_thread
 from lorenz.arguments import as_arguments, optional_str, require_str
 from lorenz.contracts import ToolContext, ToolSpec
 from lorenz.query import apply_query, parse_query_spec, parse_select, pick_fields, query_input_properties
@@ -17,7 +20,9 @@ from lorenz.settings.model import Settings
 from .files import os_error_text
 from .options import pack_board_config, validate_pack_options
 from .paths import resolve_board_dir
-from .store import BoardStore
+
+if TYPE_CHECKING:
+    from .store import BoardStore
 
 __all__ = ["DEFAULT_SELECT", "TOOL_NAMES", "LocalToolPack", "local_tool_specs"]
 
@@ -110,6 +115,8 @@ def local_tool_specs() -> list[ToolSpec]:
 def board_store(settings: Settings) -> BoardStore:
     """The store the pack works on: ``tools.local``, else the ``local`` tracker's board, else
     ``.lorenz/local`` under the working directory (live cwd and environment)."""
+    from .store import BoardStore
+
     config = pack_board_config(settings)
     directory = resolve_board_dir(config.path, cwd=Path.cwd(), env=os.environ)
     return BoardStore(directory, id_prefix=config.id_prefix)
@@ -194,5 +201,7 @@ class LocalToolPack:
         validate_pack_options(options)
 
     async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
+        from lorenz import run_in_thread
+
         # File I/O (and fsync) blocks: keep it off the event loop serving other agents.
         return await run_in_thread(run_local_tool, name, input, context.settings)

@@ -24,9 +24,9 @@ import pytest
 from lorenz.settings.model import Settings, TrackerSettings
 from lorenz_local import files as files_module
 from lorenz_local.cache import CACHE, SNAPSHOTS
+from lorenz_local.client import LocalTrackerClient
 from lorenz_local.store import BoardStore
 from lorenz_local.tools import run_local_tool
-from lorenz_local.tracker import LocalTrackerClient
 
 ALL_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("local_query", {}),

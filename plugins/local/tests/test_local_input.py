@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 
 from lorenz.settings.model import Settings, TrackerSettings
 from lorenz_local.board import check_storable
+from lorenz_local.client import LocalTrackerClient
 from lorenz_local.store import BoardStore
 from lorenz_local.tools import run_local_tool
-from lorenz_local.tracker import LocalTrackerClient
 
 UNSTORABLE = {"\ud800": "a lone surrogate (U+D800)", "x\udfffy": "a lone surrogate (U+DFFF)", "a\x00b": "NUL (U+0000)"}
 WRITES: list[tuple[str, dict[str, str], str]] = [

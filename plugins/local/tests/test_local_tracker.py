@@ -13,9 +13,10 @@ from lorenz.plugins import discover
 from lorenz.settings import ConfigError, parse_config, validate_dispatch_config
 from lorenz.settings.model import Settings, TrackerSettings
 from lorenz_local import plugin
+from lorenz_local.client import LocalTrackerClient
 from lorenz_local.paths import resolve_board_dir
 from lorenz_local.store import BoardStore
-from lorenz_local.tracker import LocalTrackerClient, LocalTrackerProvider
+from lorenz_local.tracker import LocalTrackerProvider
 
 pytestmark = pytest.mark.anyio
 

@@ -1,29 +1,61 @@
-"""Lorenz Slack tracker: human bot-mentions in watched channels are issues; status lives in the thread."""
+"""Lorenz Slack tracker: human bot-mentions in watched channels are issues; status lives in the thread.
+
+Names load on first use, so registering the plugin (:mod:`.plugin`) does not import the client,
+the thread fold or the Web API transport.
+"""
 
 from __future__ import annotations
 
-from .client import SlackTrackerClient
-from .fold import state_from_thread
-from .memory import InMemorySlackTransport, SeedMessage
-from .sanitize import strip_broadcast_mentions
-from .tools import SlackToolPack, execute_slack_tool, slack_tool_specs
-from .tracker import SlackTrackerProvider
-from .transport import SlackApiError, SlackTransport, SlackTransportError, SlackWebTransport
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "InMemorySlackTransport",
-    "SeedMessage",
-    "SlackApiError",
-    "SlackToolPack",
-    "SlackTrackerClient",
-    "SlackTrackerProvider",
-    "SlackTransport",
-    "SlackTransportError",
-    "SlackWebTransport",
-    "execute_slack_tool",
-    "slack_tool_specs",
-    "state_from_thread",
-    "strip_broadcast_mentions",
-]
+_EXPORTS = {
+    "InMemorySlackTransport": ".memory",
+    "SeedMessage": ".memory",
+    "SlackApiError": ".transport",
+    "SlackToolPack": ".tools",
+    "SlackTrackerClient": ".client",
+    "SlackTrackerProvider": ".tracker",
+    "SlackTransport": ".transport",
+    "SlackTransportError": ".transport",
+    "SlackWebTransport": ".transport",
+    "execute_slack_tool": ".handlers",
+    "slack_tool_specs": ".tools",
+    "state_from_thread": ".fold",
+    "strip_broadcast_mentions": ".sanitize",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
+
+if TYPE_CHECKING:
+    # `X as X`: mypy --strict (no implicit re-export) then sees `from lorenz_slack import X` as public.
+    from .client import SlackTrackerClient as SlackTrackerClient
+    from .fold import state_from_thread as state_from_thread
+    from .handlers import execute_slack_tool as execute_slack_tool
+    from .memory import InMemorySlackTransport as InMemorySlackTransport
+    from .memory import SeedMessage as SeedMessage
+    from .sanitize import strip_broadcast_mentions as strip_broadcast_mentions
+    from .tools import SlackToolPack as SlackToolPack
+    from .tools import slack_tool_specs as slack_tool_specs
+    from .tracker import SlackTrackerProvider as SlackTrackerProvider
+    from .transport import SlackApiError as SlackApiError
+    from .transport import SlackTransport as SlackTransport
+    from .transport import SlackTransportError as SlackTransportError
+    from .transport import SlackWebTransport as SlackWebTransport

@@ -1,14 +1,17 @@
-"""The ``slack`` tracker provider: options, dispatch checks and the runtime client."""
+"""The ``slack`` tracker provider: options, dispatch checks and the runtime client.
+
+The client (:mod:`.client`, the thread fold, the Web API transport, ``httpx``) loads in
+:meth:`SlackTrackerProvider.create_client`, not at registration.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lorenz.contracts import TrackerContext
 from lorenz.settings.model import Settings
 
-from .client import SlackTrackerClient
 from .options import (
     CONFIG_ALIASES,
     DEFAULT_ENDPOINT,
@@ -17,7 +20,9 @@ from .options import (
     project_url,
     validate_slack_dispatch,
 )
-from .transport import SlackWebTransport
+
+if TYPE_CHECKING:
+    from .client import SlackTrackerClient
 
 __all__ = ["SlackTrackerProvider"]
 
@@ -48,4 +53,7 @@ class SlackTrackerProvider:
 
     def create_client(self, settings: Settings, context: TrackerContext) -> SlackTrackerClient:
         """A client over the Web API through the host's HTTP client (``context.http``)."""
+        from .client import SlackTrackerClient
+        from .transport import SlackWebTransport
+
         return SlackTrackerClient(settings, SlackWebTransport(settings, http=context.http))

@@ -378,7 +378,7 @@ async def test_reconciliation_read_failures_and_page_cap(fake: FakeSlack, http: 
 
 async def test_read_thread_falls_back_to_slack_permalinks(fake: FakeSlack, http: httpx.AsyncClient) -> None:
     """Without a team URL from auth.test, slack_read_thread asks chat.getPermalink."""
-    from lorenz_slack.tools import execute_slack_tool
+    from lorenz_slack.handlers import execute_slack_tool
 
     fake.add_root("C1", "1.1", "<@U_BOT> hi")
     fake.fail("auth.test", 200, {"ok": False, "error": "not_authed"})

@@ -1,0 +1,104 @@
+"""A plugin's ``lorenz-core`` requirement: the fast path discovery takes (no PEP 508 parser for the
+common cases) decides exactly as ``packaging.requirements`` does."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterable
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from packaging.requirements import InvalidRequirement, Requirement
+
+from lorenz import __version__
+from lorenz.plugin_checks import core_requirement_problem, normalize_distribution
+
+
+def reference_problem(distribution: str, version: str | None, requires: Iterable[str] | None) -> str | None:
+    """The verdict with every requirement parsed by ``packaging.requirements`` (the rule before the fast path)."""
+    for text in requires or ():
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if normalize_distribution(requirement.name) != "lorenz-core" or not requirement.specifier:
+            continue
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+            continue
+        if not requirement.specifier.contains(__version__, prereleases=True):
+            label = f"{distribution} {version}" if version else distribution
+            return f"{label} requires lorenz-core{requirement.specifier}; this is {__version__}"
+    return None
+
+
+NAMES = st.sampled_from(
+    [
+        "lorenz-core",
+        "Lorenz_Core",
+        "lorenz.core",
+        "lorenz--core",
+        "lorenz-core-x",
+        "lorenz-cor",
+        "httpx",
+        " lorenz-core",
+    ],
+)
+OPERATORS = st.sampled_from([">=", "<=", "==", "!=", "~=", "<", ">", "===", "", "=>"])
+VERSIONS = st.sampled_from(["0.1", "0.1.0", "0.1.*", "0", "1", "0.2", "0.0.1a1", "99", "junk", "", "0.1.0.post1"])
+SPECIFIER = st.builds(lambda op, sp, v: f"{op}{sp}{v}", OPERATORS, st.sampled_from(["", " "]), VERSIONS)
+SEPARATORS = st.sampled_from([",", ", ", " ,", ",,"])
+
+
+@st.composite
+def requirement_texts(draw: st.DrawFn) -> str:
+    specifiers = draw(st.lists(SPECIFIER, max_size=3))
+    spec = draw(SEPARATORS).join(specifiers)
+    if draw(st.booleans()):
+        spec = f"({spec})"
+    extras = draw(st.sampled_from(["", "[otel]", "[", "[a,b]"]))
+    tail = draw(
+        st.sampled_from(
+            ["", "; python_version >= '3'", "; python_version < '3'", "; extra == 'x'", ";", " @ https://x", " junk"]
+        )
+    )
+    return f"{draw(NAMES)}{extras}{draw(st.sampled_from(['', ' ']))}{spec}{tail}"
+
+
+@given(st.lists(st.one_of(requirement_texts(), st.text(max_size=30)), max_size=4))
+def test_fast_path_agrees_with_the_full_parser(requires: list[str]) -> None:
+    assert core_requirement_problem("acme", "1.0", requires) == reference_problem("acme", "1.0", requires)
+
+
+@pytest.mark.parametrize(
+    ("requires", "problem"),
+    [
+        (["lorenz-core"], None),
+        (["lorenz-core>=0.1.0"], None),
+        (["lorenz_core (>=0.1, <1)"], None),
+        (["httpx>=0.27", "filelock>=3.13; sys_platform == 'win32'"], None),
+        (["lorenz-core<0.1"], "acme 1.0 requires lorenz-core<0.1; this is 0.1.0"),
+        (["Lorenz.Core>=2; python_version >= '3'"], "acme 1.0 requires lorenz-core>=2; this is 0.1.0"),
+        (["lorenz-core>=2; python_version < '3'"], None),
+        (["lorenz-core>=2 junk"], None),  # not a valid requirement: pip's business, not ours
+    ],
+)
+def test_verdicts(requires: list[str], problem: str | None) -> None:
+    assert __version__ == "0.1.0"
+    assert core_requirement_problem("acme", "1.0", requires) == problem
+
+
+@pytest.mark.slow
+def test_the_bundled_plugins_need_no_pep508_parser() -> None:
+    """The four bundled distributions' requirements are decided without ``packaging.requirements``."""
+    code = (
+        "import sys, importlib_metadata as md\n"
+        "from lorenz.plugin_checks import core_requirement_problem, normalize_distribution\n"
+        "for name in ('lorenz-local', 'lorenz-jira', 'lorenz-linear', 'lorenz-slack'):\n"
+        "    dist = md.distribution(name)\n"
+        "    assert core_requirement_problem(name, dist.version, dist.requires) is None\n"
+        "print('packaging.requirements' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

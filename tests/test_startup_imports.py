@@ -1,0 +1,106 @@
+"""Start-up stays light (issue 18): listing plugins and tools imports what registration and the
+tool specs need, not the bundled plugins' clients, transports, board store or tool handlers.
+
+Each check runs in a fresh interpreter with the four bundled plugins installed; timings live in
+``bench/startup.py``, these tests pin which modules load."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BUNDLED = "lorenz-local,lorenz-jira,lorenz-linear,lorenz-slack"
+
+#: What registering the bundled plugins and listing their tools must not load.
+HEAVY_PLUGIN_MODULES = (
+    "lorenz_jira.rest",
+    "lorenz_jira.mcp_client",
+    "lorenz_jira.normalize",
+    "lorenz_jira.adf",
+    "lorenz_linear.client",
+    "lorenz_linear.transport",
+    "lorenz_slack.client",
+    "lorenz_slack.transport",
+    "lorenz_slack.fold",
+    "lorenz_slack.handlers",
+    "lorenz_local.client",
+    "lorenz_local.store",
+    "lorenz_local.board",
+)
+HEAVY_LIBRARIES = ("httpx", "httpx2", "mcp", "anyio", "jsonschema", "ruamel", "packaging.requirements")
+
+PROBE = """
+import contextlib, io, json, sys
+from lorenz.cli import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    code = main({argv!r})
+print(json.dumps({{"code": code, "out": out.getvalue(), "modules": sorted(sys.modules)}}))
+"""
+
+
+def _probe(argv: list[str], cwd: Path) -> tuple[int, str, set[str]]:
+    env = {**os.environ, "LORENZ_LOAD_PLUGINS": BUNDLED}
+    env.pop("LORENZ_WORKFLOW", None)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE.format(argv=argv)], cwd=cwd, env=env, capture_output=True, text=True, check=True
+    )
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    return report["code"], report["out"], set(report["modules"])
+
+
+def _heavy(modules: set[str]) -> list[str]:
+    return sorted(name for name in (*HEAVY_PLUGIN_MODULES, *HEAVY_LIBRARIES) if name in modules)
+
+
+@pytest.mark.slow
+def test_lorenz_plugins_imports_no_client_or_transport(tmp_path: Path) -> None:
+    code, out, modules = _probe(["plugins"], tmp_path)
+    assert code == 0, out
+    for line in ("local (lorenz-local", "jira (lorenz-jira", "linear (lorenz-linear", "slack (lorenz-slack"):
+        assert line in out
+    assert "packs: jira" in out and "trackers: jira, jira-mcp" in out
+    assert {"lorenz_jira.plugin", "lorenz_slack.tools", "lorenz_local.tracker"} <= modules  # really registered
+    assert _heavy(modules) == []
+
+
+@pytest.mark.slow
+def test_lorenz_tools_on_the_embedded_default_imports_no_client_or_parser(tmp_path: Path) -> None:
+    """No WORKFLOW.md: the local pack's specs are listed without its board store, the YAML parser,
+    anyio (tools run nowhere) or any other plugin's transport."""
+    code, out, modules = _probe(["tools"], tmp_path)
+    assert code == 0, out
+    assert "local_query" in out and "[local]" in out
+    assert "lorenz.execution" not in modules
+    assert _heavy(modules) == []
+
+
+@pytest.mark.slow
+def test_a_workflow_with_front_matter_still_parses_and_lists(tmp_path: Path) -> None:
+    (tmp_path / "WORKFLOW.md").write_text("---\ntracker:\n  kind: local\n  path: board\n---\nbody\n", encoding="utf-8")
+    code, out, modules = _probe(["tools"], tmp_path)
+    assert code == 0, out
+    assert "local_comment" in out
+    assert "ruamel" in modules  # front matter needs the parser; the board store still waits for a call
+    assert "lorenz_local.store" not in modules
+
+
+@pytest.mark.parametrize("package", ["lorenz_local", "lorenz_linear", "lorenz_slack"])
+def test_lazy_package_exports_resolve(package: str) -> None:
+    """Every name a bundled package exports loads on first use, is listed by ``dir()``, and is the
+    object its defining module holds."""
+    module = importlib.import_module(package)
+    for name in module.__all__:
+        value = getattr(module, name)
+        assert name in dir(module)
+        home = getattr(value, "__module__", None)
+        if home is not None and home.startswith(package):
+            assert getattr(importlib.import_module(home), name) is value
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        module.nope  # noqa: B018 - the attribute access is what raises
