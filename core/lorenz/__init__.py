@@ -55,6 +55,7 @@ _EXPORTS: dict[str, str] = {
     "PluginFailure": "lorenz.plugins",
     # running tool calls
     "run_in_thread": "lorenz.execution",
+    "report_progress": "lorenz.execution",
     # the read-only query DSL
     "QueryError": "lorenz.query",
     "parse_query_spec": "lorenz.query",
@@ -99,6 +100,7 @@ if TYPE_CHECKING:
     from .contracts import ToolSpec as ToolSpec
     from .contracts import TrackerContext as TrackerContext
     from .contracts import TrackerProvider as TrackerProvider
+    from .execution import report_progress as report_progress
     from .execution import run_in_thread as run_in_thread
     from .hookspecs import hookimpl as hookimpl
     from .issue import ISSUE_STATE_TYPES as ISSUE_STATE_TYPES

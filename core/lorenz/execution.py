@@ -29,9 +29,9 @@ from .redact import redact_text
 from .results import ToolResult, error_message, tool_failure
 
 if TYPE_CHECKING:
-    from .contracts import ToolContext, ToolProvider
+    from .contracts import ProgressSink, ToolContext, ToolProvider
 
-__all__ = ["CallOutcome", "ToolRunner", "call_pack", "failure_from_exception", "run_in_thread"]
+__all__ = ["CallOutcome", "ToolRunner", "call_pack", "failure_from_exception", "report_progress", "run_in_thread"]
 
 logger = logging.getLogger("lorenz.host")
 
@@ -52,6 +52,7 @@ class _PackCall:
     pack: str
     tool: str
     threads: CapacityLimiter
+    progress: ProgressSink | None = None
 
 
 _CURRENT: contextvars.ContextVar[_PackCall | None] = contextvars.ContextVar("lorenz_pack_call", default=None)
@@ -99,6 +100,17 @@ async def _call_pack(pack: ToolProvider, name: str, arguments: Any, context: Too
     if not isinstance(result, ToolResult):
         return CallOutcome(tool_failure(f"tool {name} returned {type(result).__name__}, not a ToolResult"), "crash")
     return CallOutcome(result, "success" if result.success else "failure")
+
+
+async def report_progress(done: float, total: float | None = None, message: str | None = None) -> None:
+    """:meth:`ToolContext.progress <lorenz.ToolContext.progress>` for code deep inside a tool call that
+    has no context at hand (a client's paging loop): reports on behalf of the call running it, and
+    does nothing outside a tool call."""
+    from .contracts import send_progress
+
+    call = _CURRENT.get()
+    if call is not None:
+        await send_progress(call.progress, done, total, message)
 
 
 async def run_in_thread(function: Callable[..., T], *args: Any) -> T:
@@ -163,7 +175,7 @@ class ToolRunner:
                 "(calls that outlive the tool timeout keep theirs until they return); try again later"
             )
             return CallOutcome(busy, "rejected")
-        call = _PackCall(pack=pack_name, tool=name, threads=threads)
+        call = _PackCall(pack=pack_name, tool=name, threads=threads, progress=context.progress_sink)
         task = loop.create_task(_guarded(call, pack, arguments, context, slots, token))
         try:
             done, _ = await asyncio.wait({task}, timeout=max(0.0, deadline - loop.time()))

@@ -179,6 +179,9 @@ class JiraRestClient:
             next_token = page.get("nextPageToken") if isinstance(page, Mapping) else None
             if next_token is None:
                 return issues
+            from lorenz.execution import report_progress  # a tool call's progress; a no-op elsewhere
+
+            await report_progress(len(issues), None, f"{len(issues)} issues so far")
             token = guard.next_cursor(next_token, "nextPageToken")
 
     async def fetch_candidate_issues(self) -> list[Issue]:

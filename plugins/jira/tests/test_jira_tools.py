@@ -299,3 +299,22 @@ async def test_invalid_options_are_a_redacted_failure() -> None:
     async with httpx.AsyncClient() as http:
         result = await call(settings, http, "jira_read_issue", {"issueId": "ENG-1"})
     assert (result.success, result.error) == (False, "tracker.baseUrl must be a string")
+
+
+async def test_a_multi_page_search_reports_progress(jira: FakeJira, http: httpx.AsyncClient) -> None:
+    """`jira_query` over several result pages tells the client how far it got after each page."""
+    from lorenz.execution import ToolRunner
+
+    for n in range(1, 6):
+        jira.add_issue(f"ENG-{n}", summary=f"Issue {n}")
+    jira.search_page_size = 2
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def sink(done: float, total: float | None, message: str | None) -> None:
+        seen.append((done, total, message))
+
+    context = ToolContext(settings=rest_settings(jira.base_url), http=http, progress_sink=sink)
+    args = {"query": 'project in ("ENG")'}
+    outcome = await ToolRunner().run(PACK, "jira_query", args, context, time_limit=30, concurrency=4)
+    assert outcome.result.result["total"] == 5
+    assert seen == [(2, None, "2 issues so far"), (4, None, "4 issues so far")]
