@@ -31,7 +31,7 @@ from .results import ToolResult, error_message, tool_failure
 if TYPE_CHECKING:
     from .contracts import ToolContext, ToolProvider
 
-__all__ = ["ToolRunner", "call_pack", "failure_from_exception", "run_in_thread"]
+__all__ = ["ToolRunner", "call_pack", "failure_from_exception", "run_in_thread", "time_left"]
 
 logger = logging.getLogger("lorenz.host")
 
@@ -43,6 +43,8 @@ class _PackCall:
     pack: str
     tool: str
     threads: CapacityLimiter
+    #: When the tool timeout answers this call (the event loop's clock).
+    deadline: float
 
 
 _CURRENT: contextvars.ContextVar[_PackCall | None] = contextvars.ContextVar("lorenz_pack_call", default=None)
@@ -96,6 +98,13 @@ async def run_in_thread(function: Callable[..., T], *args: Any) -> T:
     return await anyio.to_thread.run_sync(function, *args, limiter=limiter, abandon_on_cancel=True)
 
 
+def time_left() -> float | None:
+    """Seconds until the tool timeout answers the running call (``None`` outside
+    :class:`ToolRunner`): an isolated pack's process is killed at that moment."""
+    call = _CURRENT.get()
+    return None if call is None else call.deadline - asyncio.get_running_loop().time()
+
+
 class ToolRunner:
     """Runs the host's tool calls, each pack within its own concurrency limit."""
 
@@ -147,7 +156,7 @@ class ToolRunner:
                 f"pack {pack_name} is busy: all {concurrency} of its call slots stayed taken for {time_limit:g} s "
                 "(calls that outlive the tool timeout keep theirs until they return); try again later"
             )
-        call = _PackCall(pack=pack_name, tool=name, threads=threads)
+        call = _PackCall(pack=pack_name, tool=name, threads=threads, deadline=deadline)
         task = loop.create_task(_guarded(call, pack, arguments, context, slots, token))
         try:
             done, _ = await asyncio.wait({task}, timeout=max(0.0, deadline - loop.time()))

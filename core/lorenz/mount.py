@@ -10,7 +10,7 @@ request: an unknown pack name, a bad option, two packs declaring one tool name.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from attrs import frozen
 
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .plugins import Discovery
 
 __all__ = [
+    "Isolation",
     "MountError",
     "Mounted",
     "InstalledTool",
@@ -44,6 +45,15 @@ __all__ = [
 
 class MountError(ValueError):
     """Two packs declare the same tool name."""
+
+
+class Isolation(Protocol):
+    """Puts packs in processes of their own (:class:`lorenz.isolation.pool.IsolationPool`)."""
+
+    def pack(self, pack: ToolProvider, settings: Settings, discovery: Discovery) -> ToolProvider:
+        """What to mount for ``pack`` (itself, or a proxy of its processes). Raises ``ConfigError``
+        when the pack refuses its options, anything else when it cannot start."""
+        ...
 
 
 @frozen(kw_only=True)
@@ -158,11 +168,13 @@ def _validate_options(pack: ToolProvider, name: str, options: Mapping[str, Any])
         raise
 
 
-def mount(settings: Settings, discovery: Discovery) -> Mounted:
+def mount(settings: Settings, discovery: Discovery, isolation: Isolation | None = None) -> Mounted:
     """Mount the workflow's packs, leaving out (and reporting) the ones that are broken.
 
-    Raises ``RegistryError`` for an unknown pack name, ``ConfigError`` for options a pack
-    refuses, and :class:`MountError` for a tool name two packs declare.
+    With ``isolation``, each pack ``server.isolated_packs`` names is started in processes of its
+    own and a proxy is mounted in its place. Raises ``RegistryError`` for an unknown pack name,
+    ``ConfigError`` for options a pack refuses, and :class:`MountError` for a tool name two
+    packs declare.
     """
     tools, trackers = discovery.tools, discovery.trackers
     failures: list[PackFailure] = []
@@ -185,6 +197,14 @@ def mount(settings: Settings, discovery: Discovery) -> Mounted:
             error = f"pack {name} is not available: plugin {failure.name} ({failure.origin}) failed: {failure.error}"
             failures.append(PackFailure(pack=name, error=error))
             continue
+        if isolation is not None:
+            try:
+                pack = isolation.pack(pack, settings, discovery)
+            except ConfigError:
+                raise
+            except Exception as exc:  # it cannot start: left out, like a pack whose tool_specs raised
+                failures.append(PackFailure(pack=name, error=redact_text(error_message(exc), settings.secrets)))
+                continue
         try:
             _validate_options(pack, name, (settings.tool_options or {}).get(name, {}))
             pack_specs = call_plugin(f"pack {name}", "tool_specs", _tool_specs, pack, settings)
@@ -245,7 +265,8 @@ def installed_tools(settings: Settings, discovery: Discovery, mounted: Mounted) 
     for pack in discovery.tools:
         is_mounted = pack.name in mounted_names
         if is_mounted:
-            specs = [spec for spec in mounted.specs if mounted.owners[spec.name] is pack]
+            # by name: an isolated pack is mounted as its proxy
+            specs = [spec for spec in mounted.specs if mounted.owners[spec.name].name == pack.name]
         else:
             try:
                 specs = call_plugin(f"pack {pack.name}", "tool_specs", _tool_specs, pack, settings)

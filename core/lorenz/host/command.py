@@ -82,9 +82,10 @@ def serve(
     with its exact message (exit 1); with no WORKFLOW.md the embedded default (the local board)
     is served.
     """
+    from ..isolation.plan import isolation_hint
     from ..plugins import discover
     from ..redact import redact_text
-    from ..workspace import open_workspace
+    from ..workspace import find_workflow, open_workspace
 
     _configure_logging()
     cwd = Path.cwd() if cwd is None else cwd
@@ -92,7 +93,8 @@ def serve(
     # With --stdio, stdout is the protocol stream: whatever plugins print while being imported
     # or listing their tools goes to stderr until the SDK's stdio transport takes fd 1 over.
     with stdout_to_stderr() if stdio else contextlib.nullcontext():
-        discovery = discover(plugins=plugins, env=env)
+        isolate = isolation_hint(find_workflow(workflow, cwd=cwd, env=env))  # left unimported by the host
+        discovery = discover(plugins=plugins, env=env, isolate=isolate)
         for failure in discovery.failures:
             _warn(f"plugin {failure.name} ({failure.origin}) failed to load: {failure.error}")
         try:

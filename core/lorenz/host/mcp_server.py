@@ -77,6 +77,7 @@ class HostState:
         if self.listen is not None:
             self.listen.close()  # ends open listen streams gracefully, so shutdown does not wait on them
         await self.runner.aclose()
+        await self.live.aclose()  # the isolated packs' processes
         if self.http is not None:
             await self.http.aclose()
             self.http = None

@@ -1,0 +1,194 @@
+"""Who owns the isolated packs' processes: an :class:`IsolationPool` per served workflow.
+
+A workspace mounts through its pool (:meth:`IsolationPool.pack`), which starts the processes of
+each isolated pack, or reuses those of an earlier load when the pack's :class:`Plan` is the
+same, so a reload that keeps a pack keeps its processes. After a reload the host calls
+:meth:`IsolationPool.keep_only` with what it now serves, which stops the rest; shutdown calls
+:meth:`IsolationPool.aclose`. A one-shot command (``lorenz call``, ``lorenz tools``) needs
+nothing: the pools still open at interpreter exit are closed then, and a child whose host is
+gone ends itself.
+
+All process I/O runs on one event loop in a daemon thread of its own (the isolation loop), so
+supervision does not depend on the caller's loop, a synchronous mount can wait for a process to
+start, and a host loop never blocks on a pipe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import logging
+import os
+import threading
+import weakref
+from collections.abc import Coroutine, Iterable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ..mount import PackFailure
+from ..settings.errors import ConfigError
+from .plan import plan_for
+from .proxy import IsolatedPack
+from .supervisor import START_TIMEOUT_SECONDS, StartError, Supervisor
+from .survey import IsolatedPackStub
+
+if TYPE_CHECKING:
+    from ..contracts import ToolProvider
+    from ..plugins import Discovery
+    from ..settings.model import Settings
+
+__all__ = ["IsolationPool", "isolation_loop"]
+
+logger = logging.getLogger("lorenz.isolation")
+
+T = TypeVar("T")
+
+#: How long a reload gives the calls in flight on a pack it no longer runs before stopping it.
+RELOAD_DRAIN_SECONDS = 5.0
+#: How long a stopping process has after ``stop`` before it is killed.
+STOP_GRACE_SECONDS = 1.0
+
+_loop: asyncio.AbstractEventLoop | None = None
+_loop_thread: threading.Thread | None = None
+_loop_lock = threading.Lock()
+_pools: weakref.WeakSet[IsolationPool] = weakref.WeakSet()
+
+
+def isolation_loop() -> asyncio.AbstractEventLoop:
+    """The isolation loop, started on first use."""
+    global _loop, _loop_thread
+    with _loop_lock:
+        if _loop is None:
+            _loop = asyncio.new_event_loop()
+            _loop_thread = threading.Thread(target=_loop.run_forever, name="lorenz-isolation", daemon=True)
+            _loop_thread.start()
+        return _loop
+
+
+def _run(coroutine: Coroutine[Any, Any, T], timeout: float | None) -> T:
+    """Run ``coroutine`` on the isolation loop and wait for it, from any other thread."""
+    if threading.current_thread() is _loop_thread:
+        coroutine.close()
+        msg = "the isolation loop cannot wait for itself"
+        raise RuntimeError(msg)
+    return asyncio.run_coroutine_threadsafe(coroutine, isolation_loop()).result(timeout)
+
+
+class IsolationPool:
+    """The supervisors of the isolated packs one workflow (and its reloads) mounts."""
+
+    def __init__(self) -> None:
+        self._supervisors: dict[str, tuple[Supervisor, IsolatedPack]] = {}
+        self._lock = threading.Lock()
+        _pools.add(self)
+
+    # -- mounting (lorenz.mount's isolation hook) ------------------------------------------
+
+    def pack(self, pack: ToolProvider, settings: Settings, discovery: Discovery) -> ToolProvider:
+        """What to mount for ``pack``: itself, or the proxy of its running processes (started
+        now, or kept from an earlier load of the same plan).
+
+        Raises ``ConfigError`` with the pack's message when it refuses its options, and
+        :class:`~lorenz.isolation.supervisor.StartError` (or ``ValueError``) when it cannot start.
+        """
+        plan = plan_for(pack, settings, discovery, os.environ)
+        if plan is None:
+            if isinstance(pack, IsolatedPackStub):
+                # Discovery left it unimported for an isolation this workflow no longer asks for.
+                msg = f"pack {pack.name} is no longer isolated but was never imported here; restart the host"
+                raise StartError(msg)
+            return pack
+        with self._lock:
+            kept = self._supervisors.get(plan.key)
+            if kept is not None and kept[0].failed is None and kept[0].closed is None:
+                return kept[1]
+        supervisor = Supervisor(plan)
+        ready = _run(supervisor.start(), START_TIMEOUT_SECONDS * 2)
+        if ready.options_error is not None:
+            raise ConfigError(ready.options_error)
+        proxy = IsolatedPack(supervisor, ready, isolation_loop())
+        with self._lock:
+            replaced = self._supervisors.get(plan.key)
+            self._supervisors[plan.key] = (supervisor, proxy)
+        if replaced is not None:  # a failed one, retried by this load
+            self._stop([replaced[0]], "it was restarted by a reload", drain=0.0)
+        logger.info(
+            "lorenz: pack %s runs isolated (%s; pid %s)",
+            plan.pack,
+            plan.source.label,
+            ", ".join(str(process.pid) for process in supervisor.slots if process is not None),
+        )
+        return proxy
+
+    # -- lifetime -----------------------------------------------------------------------
+
+    def keep_only(self, packs: Iterable[ToolProvider]) -> None:
+        """Stop (in the background, after :data:`RELOAD_DRAIN_SECONDS` for their calls in flight)
+        the processes of every isolated pack not among ``packs``."""
+        served = {id(pack) for pack in packs}
+        with self._lock:
+            gone = [key for key, (_, proxy) in self._supervisors.items() if id(proxy) not in served]
+            stopped = [self._supervisors.pop(key)[0] for key in gone]
+        self._stop(stopped, "the workflow no longer runs it", drain=RELOAD_DRAIN_SECONDS)
+
+    def _stop(self, supervisors: list[Supervisor], reason: str, *, drain: float) -> None:
+        loop = isolation_loop()
+        for supervisor in supervisors:
+            coroutine = supervisor.aclose(reason, drain=drain, grace=STOP_GRACE_SECONDS)
+            asyncio.run_coroutine_threadsafe(coroutine, loop)
+
+    def _take_all(self) -> list[Supervisor]:
+        with self._lock:
+            supervisors = [supervisor for supervisor, _ in self._supervisors.values()]
+            self._supervisors.clear()
+        return supervisors
+
+    async def _aclose_all(self, supervisors: list[Supervisor], reason: str) -> None:
+        await asyncio.gather(*(supervisor.aclose(reason, grace=STOP_GRACE_SECONDS) for supervisor in supervisors))
+
+    def close(self, reason: str = "the host is shutting down") -> None:
+        """Stop every process now and wait for them (from any thread but the isolation loop's)."""
+        supervisors = self._take_all()
+        if supervisors:
+            _run(self._aclose_all(supervisors, reason), STOP_GRACE_SECONDS * 3)
+
+    async def aclose(self, reason: str = "the host is shutting down") -> None:
+        """:meth:`close` for an event loop: awaits the processes' end without blocking it."""
+        supervisors = self._take_all()
+        if supervisors:
+            future = asyncio.run_coroutine_threadsafe(self._aclose_all(supervisors, reason), isolation_loop())
+            await asyncio.wrap_future(future)
+
+    # -- reporting ----------------------------------------------------------------------
+
+    def failures(self, packs: Iterable[ToolProvider]) -> list[PackFailure]:
+        """The packs among ``packs`` marked failed after crashing too often."""
+        return [
+            PackFailure(pack=pack.name, error=pack.supervisor.failed)
+            for pack in packs
+            if isinstance(pack, IsolatedPack) and pack.supervisor.failed is not None
+        ]
+
+    @staticmethod
+    def status(packs: Iterable[ToolProvider]) -> list[dict[str, Any]]:
+        """``/healthz``'s view of the isolated packs among ``packs``."""
+        return [pack.status() for pack in packs if isinstance(pack, IsolatedPack)]
+
+
+def _close_all_pools() -> None:
+    for pool in list(_pools):
+        try:
+            pool.close("the process is exiting")
+        except (concurrent.futures.TimeoutError, RuntimeError) as exc:
+            logger.warning("lorenz: stopping isolated packs at exit: %s", exc)
+
+
+def _after_fork_in_child() -> None:
+    """A forked copy of the host has no isolation thread, and the processes are not its children."""
+    global _loop, _loop_thread
+    _loop, _loop_thread = None, None
+    _pools.clear()
+
+
+atexit.register(_close_all_pools)
+os.register_at_fork(after_in_child=_after_fork_in_child)
