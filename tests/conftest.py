@@ -123,3 +123,13 @@ def host_pack() -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="session")
+def isolation_packs() -> ModuleType:
+    """``tests/isolation_packs.py`` (the isolated-pack tests' distributions), loaded by path."""
+    spec = importlib.util.spec_from_file_location("isolation_packs", Path(__file__).parent / "isolation_packs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

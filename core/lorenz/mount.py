@@ -50,6 +50,10 @@ class MountError(ValueError):
 class Isolation(Protocol):
     """Puts packs in processes of their own (:class:`lorenz.isolation.pool.IsolationPool`)."""
 
+    def prepare(self, packs: Sequence[ToolProvider], settings: Settings, discovery: Discovery) -> None:
+        """Start the processes of the isolated ones among the packs about to be mounted, all at once."""
+        ...
+
     def pack(self, pack: ToolProvider, settings: Settings, discovery: Discovery) -> ToolProvider:
         """What to mount for ``pack`` (itself, or a proxy of its processes). Raises ``ConfigError``
         when the pack refuses its options, anything else when it cannot start."""
@@ -187,6 +191,8 @@ def mount(settings: Settings, discovery: Discovery, isolation: Isolation | None 
     specs: list[ToolSpec] = []
     owners: dict[str, ToolProvider] = {}
     declared: dict[str, str] = {}
+    if isolation is not None:
+        isolation.prepare([pack for pack in map(tools.get, names) if pack is not None], settings, discovery)
     for name in names:
         pack = tools.get(name)
         if pack is None:

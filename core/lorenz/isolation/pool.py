@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..mount import PackFailure
 from ..settings.errors import ConfigError
 from .plan import plan_for
+from .protocol import Ready
 from .proxy import IsolatedPack
 from .supervisor import START_TIMEOUT_SECONDS, StartError, Supervisor
 from .survey import IsolatedPackStub
@@ -79,10 +80,35 @@ class IsolationPool:
 
     def __init__(self) -> None:
         self._supervisors: dict[str, tuple[Supervisor, IsolatedPack]] = {}
+        #: Supervisors :meth:`prepare` is starting, by plan key, until :meth:`pack` takes them.
+        self._starting: dict[str, tuple[Supervisor, concurrent.futures.Future[Ready]]] = {}
         self._lock = threading.Lock()
         _pools.add(self)
 
     # -- mounting (lorenz.mount's isolation hook) ------------------------------------------
+
+    def prepare(self, packs: Iterable[ToolProvider], settings: Settings, discovery: Discovery) -> None:
+        """Start the processes of every isolated pack among ``packs`` side by side, so that mounting
+        them one by one (:meth:`pack`) waits for the slowest, not for the sum."""
+        for pack in packs:
+            try:
+                plan = plan_for(pack, settings, discovery, os.environ)
+            except ValueError:
+                continue  # pack() reports it
+            if plan is None:
+                continue
+            with self._lock:
+                if plan.key in self._starting or self._usable(plan.key) is not None:
+                    continue
+                supervisor = Supervisor(plan)
+                future = asyncio.run_coroutine_threadsafe(supervisor.start(), isolation_loop())
+                self._starting[plan.key] = (supervisor, future)
+
+    def _usable(self, key: str) -> IsolatedPack | None:
+        kept = self._supervisors.get(key)
+        if kept is not None and kept[0].failed is None and kept[0].closed is None:
+            return kept[1]
+        return None
 
     def pack(self, pack: ToolProvider, settings: Settings, discovery: Discovery) -> ToolProvider:
         """What to mount for ``pack``: itself, or the proxy of its running processes (started
@@ -99,11 +125,16 @@ class IsolationPool:
                 raise StartError(msg)
             return pack
         with self._lock:
-            kept = self._supervisors.get(plan.key)
-            if kept is not None and kept[0].failed is None and kept[0].closed is None:
-                return kept[1]
-        supervisor = Supervisor(plan)
-        ready = _run(supervisor.start(), START_TIMEOUT_SECONDS * 2)
+            kept = self._usable(plan.key)
+            if kept is not None:
+                return kept
+            starting = self._starting.pop(plan.key, None)
+        if starting is None:
+            supervisor = Supervisor(plan)
+            ready = _run(supervisor.start(), START_TIMEOUT_SECONDS * 2)
+        else:
+            supervisor, future = starting
+            ready = future.result(START_TIMEOUT_SECONDS * 2)
         if ready.options_error is not None:
             raise ConfigError(ready.options_error)
         proxy = IsolatedPack(supervisor, ready, isolation_loop())
@@ -129,7 +160,14 @@ class IsolationPool:
         with self._lock:
             gone = [key for key, (_, proxy) in self._supervisors.items() if id(proxy) not in served]
             stopped = [self._supervisors.pop(key)[0] for key in gone]
+            stopped += self._take_starting()
         self._stop(stopped, "the workflow no longer runs it", drain=RELOAD_DRAIN_SECONDS)
+
+    def _take_starting(self) -> list[Supervisor]:
+        """Supervisors started for a load that failed before mounting them (under the lock)."""
+        leftovers = [supervisor for supervisor, _ in self._starting.values()]
+        self._starting.clear()
+        return leftovers
 
     def _stop(self, supervisors: list[Supervisor], reason: str, *, drain: float) -> None:
         loop = isolation_loop()
@@ -139,7 +177,7 @@ class IsolationPool:
 
     def _take_all(self) -> list[Supervisor]:
         with self._lock:
-            supervisors = [supervisor for supervisor, _ in self._supervisors.values()]
+            supervisors = [supervisor for supervisor, _ in self._supervisors.values()] + self._take_starting()
             self._supervisors.clear()
         return supervisors
 
