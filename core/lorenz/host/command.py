@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -83,6 +84,7 @@ def serve(
     is served.
     """
     from ..isolation.plan import isolation_hint
+    from ..isolation.pool import IsolationPool
     from ..plugins import discover
     from ..redact import redact_text
     from ..workspace import find_workflow, open_workspace
@@ -97,8 +99,10 @@ def serve(
         discovery = discover(plugins=plugins, env=env, isolate=isolate)
         for failure in discovery.failures:
             _warn(f"plugin {failure.name} ({failure.origin}) failed to load: {failure.error}")
+        # The isolated packs' processes are supervised from the loop the host will serve on.
+        isolation = IsolationPool(asyncio.new_event_loop())
         try:
-            workspace = open_workspace(workflow, cwd=cwd, env=env, discovery=discovery)
+            workspace = open_workspace(workflow, cwd=cwd, env=env, discovery=discovery, isolation=isolation)
         except Exception as exc:  # ConfigError, RegistryError, MountError, or a plugin's own error
             return _fail(redact_text(error_message(exc)))
         for pack_failure in workspace.mounted.failures:

@@ -15,9 +15,9 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 from attrs import frozen
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 __all__ = ["LiveWorkspace", "Snapshot"]
 
 logger = logging.getLogger("lorenz.host")
+
+T = TypeVar("T")
 
 
 @frozen(kw_only=True, eq=False)
@@ -357,6 +359,11 @@ class LiveWorkspace:
         except Exception as exc:
             return None, exc
         return snapshot, None
+
+    def run_host(self, main: Coroutine[Any, Any, T]) -> T:
+        """Run the host's main coroutine on the event loop the isolated packs are supervised from
+        (``lorenz serve`` gives its pool a loop of its own, so calls to them never change threads)."""
+        return self._isolation.run(main)
 
     async def aclose(self) -> None:
         """Stop the isolated packs' processes (at shutdown)."""

@@ -23,6 +23,7 @@ from typing import Any
 
 from attrs import define
 
+from ..containment import host_interrupted
 from ..results import ToolResult, tool_failure
 from .child import EXIT_OUT_OF_MEMORY
 from .plan import Plan
@@ -279,6 +280,8 @@ class Supervisor:
     def _exited(self, process: ChildProcess, code: int) -> bool:
         """Settle the calls a process took with it; whether it crashed (the host did not end it)."""
         reason = process.kill_reason
+        if self.closed is None and host_interrupted():
+            self.closed = "the host is shutting down"
         if self.closed is not None:
             message, crashed = f"pack {self.pack} was stopped ({self.closed}); try again", False
         elif reason is None:
