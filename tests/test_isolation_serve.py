@@ -21,6 +21,7 @@ import anyio
 import httpx
 import mcp
 import pytest
+from mcp.client.stdio import StdioServerParameters
 
 pytestmark = pytest.mark.slow
 
@@ -140,6 +141,25 @@ def test_lorenz_serve_supervises_isolated_packs_and_stops_them_on_sigterm(served
         assert _gone(pid), f"process {pid} outlived lorenz serve"
 
 
+def test_a_reload_while_serving_keeps_kept_packs_and_stops_unmounted_ones(
+    served: _Served, tmp_path: Path, isolation_packs: ModuleType
+) -> None:
+    first = served.pids()
+    isolation_packs.workflow(tmp_path, tools="  acme: {}\n")
+    deadline = time.monotonic() + 30
+    while "beta" in served.pids() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert served.pids() == {"acme": first["acme"]}
+    assert _gone(first["beta"][0])
+
+    async def scenario() -> None:
+        async with mcp.Client(served.url) as client:
+            result = await client.call_tool("acme_pid", {})
+            assert result.structured_content == {"pid": first["acme"][0]}
+
+    anyio.run(scenario)
+
+
 def test_isolated_processes_end_when_the_host_is_killed_even_spinning(served: _Served) -> None:
     pids = served.pids()
 
@@ -183,3 +203,26 @@ def test_lorenz_tools_and_call_honour_isolated_packs(site: Path, tmp_path: Path,
     crashed = _lorenz(site, tmp_path, "call", "acme_exit")
     assert crashed.returncode == 1
     assert json.loads(crashed.stdout)["error"] == "pack acme crashed (exit code 3); restarted"
+
+
+@pytest.mark.anyio
+async def test_lorenz_serve_stdio_supervises_isolated_packs(
+    site: Path, tmp_path: Path, isolation_packs: ModuleType
+) -> None:
+    isolation_packs.workflow(tmp_path)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "lorenz", "serve", "--stdio"], env=_env(site), cwd=tmp_path
+    )
+    async with mcp.Client(params) as client:
+        first = (await client.call_tool("acme_pid", {})).structured_content
+        assert first is not None and first["pid"] > 0
+        crashed = await client.call_tool("acme_exit", {})
+        assert crashed.is_error is True and "pack acme crashed (exit code 3); restarted" in _text(crashed)
+        assert (await client.call_tool("beta_pid", {})).is_error is False
+        for _ in range(15):  # a call waits for the restart up to the 2 s tool timeout; a busy machine may need more
+            restarted = await client.call_tool("acme_pid", {})
+            if not restarted.is_error:
+                break
+        second = restarted.structured_content
+        assert second is not None and second["pid"] != first["pid"]
+    assert _gone(second["pid"])  # the client closed stdin: lorenz exited and took its children along

@@ -46,6 +46,7 @@ from .protocol import (
     encode,
     read_frame,
     reply_result,
+    small_reads,
 )
 
 if TYPE_CHECKING:
@@ -289,7 +290,8 @@ async def serve(launch: Launch, fd_in: int, fd_out: int) -> None:
     out, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(fd_out, "wb", buffering=0))
     async with httpx.AsyncClient(timeout=30.0) as http:
         calls = _Calls(pack, ToolContext(settings=settings, http=http), out)
-        await loop.connect_read_pipe(lambda: calls, os.fdopen(fd_in, "rb", buffering=0))
+        reading, _ = await loop.connect_read_pipe(lambda: calls, os.fdopen(fd_in, "rb", buffering=0))
+        small_reads(reading)
         out.write(encode(hello))
         await calls.finished
         await calls.aclose()

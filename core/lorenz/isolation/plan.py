@@ -76,7 +76,8 @@ def source_of(pack: ToolProvider, discovery: Discovery) -> Source | None:
 def pack_settings(settings: Settings, pack: str, *, own_tracker: bool) -> Settings:
     """What an isolated pack's process is told: its own ``tools.<pack>`` map, the tracker in full
     only when the same distribution provides it (else its kind and states, no endpoint or key), the
-    server's limits but none of its tokens, and the secrets found in what is left (for redaction)."""
+    limits that bound its calls (no token, no other server key), and the secrets found in what is
+    left (for redaction). What is not here cannot restart its processes on a reload either."""
     tracker = settings.tracker
     if not own_tracker:
         tracker = TrackerSettings(
@@ -93,10 +94,7 @@ def pack_settings(settings: Settings, pack: str, *, own_tracker: bool) -> Settin
         server=ServerSettings(
             tool_timeout_seconds=server.tool_timeout_seconds,
             max_result_bytes=server.max_result_bytes,
-            pack_concurrency=server.pack_concurrency,
-            isolated_packs=server.isolated_packs,
             pack_memory_mb=server.pack_memory_mb,
-            pack_processes=server.pack_processes,
         ),
         workflow_path=settings.workflow_path,
         base_dir=settings.base_dir,

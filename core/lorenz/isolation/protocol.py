@@ -43,10 +43,13 @@ __all__ = [
     "encode",
     "read_frame",
     "reply_result",
+    "small_reads",
     "structure",
 ]
 
 HEADER = struct.Struct(">I")
+#: How much one read of a pipe takes at most (below glibc's 128 KiB mmap threshold).
+PIPE_READ_BYTES = 64 * 1024
 #: The largest hello, survey or launch frame (a pack's tool specs, the settings slice).
 MAX_CONTROL_FRAME_BYTES = 64 * 1024 * 1024
 
@@ -255,6 +258,13 @@ def structure(frame: Any, cls: type[M]) -> M:
         msg = f"a malformed {cls.__name__.lower()} frame ({problems or type(exc).__name__})"
         raise ProtocolError(msg) from None
     return message
+
+
+def small_reads(transport: object) -> None:
+    """Have an asyncio pipe transport read at most :data:`PIPE_READ_BYTES` at a time: its default
+    256 KiB buffer is an mmap, an mremap and a munmap per read, that is per call."""
+    if hasattr(transport, "max_size"):
+        transport.max_size = PIPE_READ_BYTES
 
 
 def read_frame(fd: int, limit: int = MAX_CONTROL_FRAME_BYTES) -> Any:
