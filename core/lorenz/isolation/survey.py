@@ -23,6 +23,7 @@ from ..hookspecs import hookimpl
 from ..plugin_checks import is_first_party
 from ..plugins import ENTRY_POINT_GROUP, PluginFailure
 from ..redact import redact_text
+from ..settings.server import MCP_TOKEN_ENV
 from .plan import is_isolated
 from .protocol import MAX_CONTROL_FRAME_BYTES, FrameReader, Launch, ProtocolError, Source, Survey, encode, structure
 
@@ -116,12 +117,11 @@ def stand_ins_for(
 
 
 def _start(source: Source) -> subprocess.Popen[bytes]:
+    # The workflow's secrets are not known yet (settings need the registries), but the host's own
+    # bearer token never belongs to a plugin.
+    env = {name: value for name, value in os.environ.items() if name != MCP_TOKEN_ENV}
     process = subprocess.Popen(
-        child_command(),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=dict(os.environ),
+        child_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
     )
     stdin, process.stdin = process.stdin, None  # written here, so that the surveys run side by side
     assert stdin is not None
