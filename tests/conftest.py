@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
 
@@ -133,3 +135,46 @@ def isolation_packs() -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+class LorenzServe:
+    """``lorenz serve --port 0`` in a subprocess, its stderr collected as it comes."""
+
+    def __init__(self, directory: Path, env: Mapping[str, str]) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "lorenz", "serve", "--port", "0"],
+            cwd=directory,
+            env=dict(env),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.lines: list[str] = []
+        self.url = ""
+        ready = threading.Event()
+
+        def read() -> None:
+            assert self.process.stderr is not None
+            for line in self.process.stderr:
+                self.lines.append(line)
+                if " at http://127.0.0.1:" in line:
+                    self.url = line.rsplit(" at ", 1)[1].strip()
+                    ready.set()
+
+        threading.Thread(target=read, daemon=True).start()
+        if not ready.wait(60):
+            self.process.kill()
+            raise AssertionError("no URL printed:\n" + "".join(self.lines))
+
+    @property
+    def base(self) -> str:
+        return self.url.removesuffix("/mcp")
+
+    def stderr(self) -> str:
+        return "".join(self.lines)
+
+
+@pytest.fixture(scope="session")
+def lorenz_serve() -> type[LorenzServe]:
+    """:class:`LorenzServe` (test modules cannot import this conftest)."""
+    return LorenzServe

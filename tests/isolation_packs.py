@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+import time
 from pathlib import Path
 
 #: ``acme``: one tool per way a pack can take its process down, and well-behaved ones.
@@ -200,3 +201,14 @@ def workflow(directory: Path, *, tools: str = "  acme: {}\n  beta: {}\n", server
     path = directory / "WORKFLOW.md"
     path.write_text(f"---\n{front}---\nWork the board.\n", encoding="utf-8")
     return path
+
+
+def gone(pid: int, within: float = 10.0) -> bool:
+    """Whether process ``pid`` is gone for good within ``within`` s: neither running nor a zombie
+    waiting to be reaped."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not Path(f"/proc/{pid}").exists():
+            return True
+        time.sleep(0.05)
+    return False

@@ -59,10 +59,26 @@ def workspace(installed: Path, tmp_path: Path, isolation_packs: ModuleType) -> I
     try:
         yield opened
     finally:
-        pids = [pid for pack in opened.mounted.packs if isinstance(pack, IsolatedPack) for pid in _pids(pack)]
+        pids = _isolated_pids(opened.mounted.packs)
         opened.close()
-        for pid in pids:
-            assert _gone(pid), f"process {pid} is still there"
+        assert all(isolation_packs.gone(pid) for pid in pids)
+
+
+@pytest.fixture
+def live(installed: Path, tmp_path: Path, isolation_packs: ModuleType) -> Iterator[LiveWorkspace]:
+    """The workflow as ``lorenz serve`` holds it: reloaded from disk by ``check()``."""
+    isolation_packs.workflow(tmp_path)
+    served = LiveWorkspace.open(cwd=tmp_path, env=_env())
+    try:
+        yield served
+    finally:
+        pids = _isolated_pids(served.snapshot().packs)
+        asyncio.run(served.aclose())
+        assert all(isolation_packs.gone(pid) for pid in pids)
+
+
+def _isolated_pids(packs: Any) -> list[int]:
+    return [pid for pack in packs if isinstance(pack, IsolatedPack) for pid in _pids(pack)]
 
 
 def _pids(pack: Any) -> list[int]:
@@ -74,16 +90,6 @@ def _proxy(workspace: Workspace, name: str) -> IsolatedPack:
     pack = next(pack for pack in workspace.mounted.packs if pack.name == name)
     assert isinstance(pack, IsolatedPack)
     return pack
-
-
-def _gone(pid: int, within: float = 10.0) -> bool:
-    """Whether process ``pid`` is gone for good: neither running nor a zombie waiting to be reaped."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if not Path(f"/proc/{pid}").exists():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def _restarted(pack: IsolatedPack, old: list[int], within: float = 30.0) -> list[int]:
@@ -139,7 +145,9 @@ MISBEHAVIOURS = {
 
 
 @pytest.mark.parametrize("tool", list(MISBEHAVIOURS))
-def test_a_pack_that_takes_its_process_down_costs_only_its_call(workspace: Workspace, tool: str) -> None:
+def test_a_pack_that_takes_its_process_down_costs_only_its_call(
+    workspace: Workspace, tool: str, isolation_packs: ModuleType
+) -> None:
     acme = _proxy(workspace, "acme")
     before = _pids(acme)
 
@@ -156,7 +164,7 @@ def test_a_pack_that_takes_its_process_down_costs_only_its_call(workspace: Works
     assert outcome["seconds"] < 2 + 3  # at the tool timeout at the latest, never a hang
     assert all(other.success for other in outcome["others"])
     after = _restarted(acme, before)
-    assert all(_gone(pid) for pid in before)
+    assert all(isolation_packs.gone(pid) for pid in before)
     assert call(workspace, "acme_pid").result["pid"] == after[0]
     assert acme.status()["restarts"] == 1
 
@@ -204,91 +212,74 @@ def test_pack_processes_runs_several_and_spreads_the_calls(
         assert len(set(_pids(acme)) & set(pids)) == 2  # the other two kept running
     finally:
         workspace.close()
-    assert all(_gone(pid) for pid in pids)
+    assert all(isolation_packs.gone(pid) for pid in pids)
 
 
-def test_a_pack_crashing_again_and_again_is_marked_failed_until_a_reload(
-    installed: Path, tmp_path: Path, isolation_packs: ModuleType
-) -> None:
-    path = isolation_packs.workflow(tmp_path)
-    live = LiveWorkspace.open(cwd=tmp_path, env=_env())
+def test_a_pack_crashing_again_and_again_is_marked_failed_until_a_reload(live: LiveWorkspace) -> None:
     acme = _proxy(live.snapshot().workspace, "acme")
-    try:
-        for attempt in range(MAX_CRASHES):
-            before = _pids(acme)
-            message = _message(call(live.snapshot().workspace, "acme_exit"))
-            if attempt < MAX_CRASHES - 1:
-                assert message == "pack acme crashed (exit code 3); restarted"
-                _restarted(acme, before)
-        assert message == (
-            f"pack acme crashed (exit code 3); it crashed {MAX_CRASHES} times within 60 s, so it is not restarted "
-            "until the workflow is reloaded"
-        )
-        started = time.monotonic()
-        assert "not restarted" in _message(call(live.snapshot().workspace, "acme_pid"))
-        assert time.monotonic() - started < 1  # at once, no waiting for a process
-        assert call(live.snapshot().workspace, "beta_pid").success
-        health = health_data(live.snapshot(), reload_failed=False)
-        assert health["status"] == "degraded"
-        assert health["failed"]["packs"] == [{"pack": "acme", "error": message}]
-        acme_status = next(status for status in health["isolatedPacks"] if status["pack"] == "acme")
-        assert acme_status["state"] == "failed" and acme_status["pids"] == []
+    for attempt in range(MAX_CRASHES):
+        before = _pids(acme)
+        message = _message(call(live.snapshot().workspace, "acme_exit"))
+        if attempt < MAX_CRASHES - 1:
+            assert message == "pack acme crashed (exit code 3); restarted"
+            _restarted(acme, before)
+    assert message == (
+        f"pack acme crashed (exit code 3); it crashed {MAX_CRASHES} times within 60 s, so it is not restarted "
+        "until the workflow is reloaded"
+    )
+    started = time.monotonic()
+    assert "not restarted" in _message(call(live.snapshot().workspace, "acme_pid"))
+    assert time.monotonic() - started < 1  # at once, no waiting for a process
+    assert call(live.snapshot().workspace, "beta_pid").success
+    health = health_data(live.snapshot(), reload_failed=False)
+    assert health["status"] == "degraded"
+    assert health["failed"]["packs"] == [{"pack": "acme", "error": message}]
+    acme_status = next(status for status in health["isolatedPacks"] if status["pack"] == "acme")
+    assert acme_status["state"] == "failed" and acme_status["pids"] == []
 
-        beta_pids = _pids(_proxy(live.snapshot().workspace, "beta"))
-        path.write_text(path.read_text(encoding="utf-8") + "\nEdited.\n", encoding="utf-8")
-        assert live.check()
-        assert call(live.snapshot().workspace, "acme_pid").success  # a reload mounts it afresh
-        assert health_data(live.snapshot(), reload_failed=False)["status"] == "ok"
-        assert _pids(_proxy(live.snapshot().workspace, "beta")) == beta_pids  # kept: same plan
-    finally:
-        pids = [pid for pack in live.snapshot().packs if isinstance(pack, IsolatedPack) for pid in _pids(pack)]
-        asyncio.run(live.aclose())
-    assert all(_gone(pid) for pid in pids)
+    beta_pids = _pids(_proxy(live.snapshot().workspace, "beta"))
+    path = live.watched_path
+    assert path is not None
+    path.write_text(path.read_text(encoding="utf-8") + "\nEdited.\n", encoding="utf-8")
+    assert live.check()
+    assert call(live.snapshot().workspace, "acme_pid").success  # a reload mounts it afresh
+    assert health_data(live.snapshot(), reload_failed=False)["status"] == "ok"
+    assert _pids(_proxy(live.snapshot().workspace, "beta")) == beta_pids  # kept: same plan
 
 
 def test_a_reload_keeps_the_processes_of_the_packs_it_keeps_and_stops_the_rest(
-    installed: Path, tmp_path: Path, isolation_packs: ModuleType
+    live: LiveWorkspace, tmp_path: Path, isolation_packs: ModuleType
 ) -> None:
-    path = isolation_packs.workflow(tmp_path)
-    live = LiveWorkspace.open(cwd=tmp_path, env=_env())
-    try:
-        acme, beta = (_pids(_proxy(live.snapshot().workspace, name)) for name in ("acme", "beta"))
-        path.write_text(path.read_text(encoding="utf-8").replace("Work the board.", "Work it."), encoding="utf-8")
-        assert live.check()
-        assert _pids(_proxy(live.snapshot().workspace, "acme")) == acme
-        isolation_packs.workflow(tmp_path, tools="  acme: {}\n")  # beta is unmounted
-        assert live.check()
-        assert "beta" not in live.snapshot().workspace.pack_names()
-        assert all(_gone(pid) for pid in beta)
-        assert _pids(_proxy(live.snapshot().workspace, "acme")) == acme
-        isolation_packs.workflow(tmp_path, tools="  acme: {limit: 3}\n")  # other options: other processes
-        assert live.check()
-        assert not set(_pids(_proxy(live.snapshot().workspace, "acme"))) & set(acme)
-        assert all(_gone(pid) for pid in acme)
-        isolation_packs.workflow(tmp_path, tools="  acme: {bad: 1}\n")  # refused in its process: old config stays
-        assert not live.check()
-        assert live.last_error == "tools.acme.bad: not an option of acme"
-        assert call(live.snapshot().workspace, "acme_pid").success
-    finally:
-        pids = _pids(_proxy(live.snapshot().workspace, "acme"))
-        asyncio.run(live.aclose())
-    assert all(_gone(pid) for pid in pids)
+    path = tmp_path / "WORKFLOW.md"
+    acme, beta = (_pids(_proxy(live.snapshot().workspace, name)) for name in ("acme", "beta"))
+    path.write_text(path.read_text(encoding="utf-8").replace("Work the board.", "Work it."), encoding="utf-8")
+    assert live.check()
+    assert _pids(_proxy(live.snapshot().workspace, "acme")) == acme
+    isolation_packs.workflow(tmp_path, tools="  acme: {}\n")  # beta is unmounted
+    assert live.check()
+    assert "beta" not in live.snapshot().workspace.pack_names()
+    assert all(isolation_packs.gone(pid) for pid in beta)
+    assert _pids(_proxy(live.snapshot().workspace, "acme")) == acme
+    isolation_packs.workflow(tmp_path, tools="  acme: {limit: 3}\n")  # other options: other processes
+    assert live.check()
+    assert not set(_pids(_proxy(live.snapshot().workspace, "acme"))) & set(acme)
+    assert all(isolation_packs.gone(pid) for pid in acme)
+    isolation_packs.workflow(tmp_path, tools="  acme: {bad: 1}\n")  # refused in its process: old config stays
+    assert not live.check()
+    assert live.last_error == "tools.acme.bad: not an option of acme"
+    assert call(live.snapshot().workspace, "acme_pid").success
 
 
 def test_no_longer_isolating_a_pack_imports_it_afresh(
-    installed: Path, tmp_path: Path, isolation_packs: ModuleType
+    live: LiveWorkspace, tmp_path: Path, isolation_packs: ModuleType
 ) -> None:
-    path = isolation_packs.workflow(tmp_path)
-    live = LiveWorkspace.open(cwd=tmp_path, env=_env())
-    try:
-        pids = _pids(_proxy(live.snapshot().workspace, "acme"))
-        path.write_text(path.read_text(encoding="utf-8").replace("isolated_packs: ['*']", "isolated_packs: []"))
-        assert live.check()
-        assert "iso_acme" in sys.modules  # discovery ran again and imported it
-        assert call(live.snapshot().workspace, "acme_pid").result["pid"] == os.getpid()
-        assert all(_gone(pid) for pid in pids)
-    finally:
-        asyncio.run(live.aclose())
+    path = tmp_path / "WORKFLOW.md"
+    pids = _pids(_proxy(live.snapshot().workspace, "acme"))
+    path.write_text(path.read_text(encoding="utf-8").replace("isolated_packs: ['*']", "isolated_packs: []"))
+    assert live.check()
+    assert "iso_acme" in sys.modules  # discovery ran again and imported it
+    assert call(live.snapshot().workspace, "acme_pid").result["pid"] == os.getpid()
+    assert all(isolation_packs.gone(pid) for pid in pids)
 
 
 def test_a_pack_refusing_its_options_in_its_process_is_a_config_error(

@@ -39,63 +39,15 @@ def _env(site: Path) -> dict[str, str]:
     return env
 
 
-def _gone(pid: int, within: float = 10.0) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if not Path(f"/proc/{pid}").exists():
-            return True
-        time.sleep(0.05)
-    return False
-
-
-class _Served:
-    """``lorenz serve --port 0`` in a subprocess, its stderr collected as it comes."""
-
-    def __init__(self, directory: Path, site: Path) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "lorenz", "serve", "--port", "0"],
-            cwd=directory,
-            env=_env(site),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self.lines: list[str] = []
-        self.url = ""
-        ready = threading.Event()
-
-        def read() -> None:
-            assert self.process.stderr is not None
-            for line in self.process.stderr:
-                self.lines.append(line)
-                if " at http://127.0.0.1:" in line:
-                    self.url = line.rsplit(" at ", 1)[1].strip()
-                    ready.set()
-
-        threading.Thread(target=read, daemon=True).start()
-        if not ready.wait(60):
-            self.process.kill()
-            raise AssertionError("no URL printed:\n" + "".join(self.lines))
-
-    @property
-    def base(self) -> str:
-        return self.url.removesuffix("/mcp")
-
-    def health(self) -> dict[str, Any]:
-        data: dict[str, Any] = httpx.get(self.base + "/healthz").json()
-        return data
-
-    def pids(self) -> dict[str, list[int]]:
-        return {status["pack"]: status["pids"] for status in self.health().get("isolatedPacks", [])}
-
-    def stderr(self) -> str:
-        return "".join(self.lines)
+def _pids(server: Any) -> dict[str, list[int]]:
+    health = httpx.get(server.base + "/healthz").json()
+    return {status["pack"]: status["pids"] for status in health.get("isolatedPacks", [])}
 
 
 @pytest.fixture
-def served(site: Path, tmp_path: Path, isolation_packs: ModuleType) -> Iterator[_Served]:
+def served(site: Path, tmp_path: Path, isolation_packs: ModuleType, lorenz_serve: Any) -> Iterator[Any]:
     isolation_packs.workflow(tmp_path)
-    server = _Served(tmp_path, site)
+    server = lorenz_serve(tmp_path, _env(site))
     try:
         yield server
     finally:
@@ -108,10 +60,12 @@ def _text(result: Any) -> str:
     return str(result.content[0].text)
 
 
-def test_lorenz_serve_supervises_isolated_packs_and_stops_them_on_sigterm(served: _Served) -> None:
-    health = served.health()
+def test_lorenz_serve_supervises_isolated_packs_and_stops_them_on_sigterm(
+    served: Any, isolation_packs: ModuleType
+) -> None:
+    health = httpx.get(served.base + "/healthz").json()
     assert health["status"] == "ok" and health["packs"] == 3
-    first = served.pids()
+    first = _pids(served)
     assert set(first) == {"acme", "beta"} and all(len(pids) == 1 for pids in first.values())
     assert 'acme <span class="pill">isolated</span>' in httpx.get(served.base + "/").text
 
@@ -127,30 +81,32 @@ def test_lorenz_serve_supervises_isolated_packs_and_stops_them_on_sigterm(served
 
     anyio.run(scenario)
     deadline = time.monotonic() + 30
-    while served.pids().get("acme") in (first["acme"], []) and time.monotonic() < deadline:
+    while _pids(served).get("acme") in (first["acme"], []) and time.monotonic() < deadline:
         time.sleep(0.1)
-    restarted = served.pids()
-    assert restarted["acme"] != first["acme"] and _gone(first["acme"][0])
-    acme_status = next(status for status in served.health()["isolatedPacks"] if status["pack"] == "acme")
+    restarted = _pids(served)
+    assert restarted["acme"] != first["acme"] and isolation_packs.gone(first["acme"][0])
+    acme_status = next(
+        status for status in httpx.get(served.base + "/healthz").json()["isolatedPacks"] if status["pack"] == "acme"
+    )
     assert acme_status["restarts"] == 1 and acme_status["state"] == "running"
     assert f"pack acme [pid {first['acme'][0]}]: Fatal Python error: Segmentation fault" in served.stderr()
 
     served.process.send_signal(signal.SIGTERM)
     assert served.process.wait(timeout=20) == 0, served.stderr()
     for pid in [*restarted["acme"], *restarted["beta"]]:
-        assert _gone(pid), f"process {pid} outlived lorenz serve"
+        assert isolation_packs.gone(pid), f"process {pid} outlived lorenz serve"
 
 
 def test_a_reload_while_serving_keeps_kept_packs_and_stops_unmounted_ones(
-    served: _Served, tmp_path: Path, isolation_packs: ModuleType
+    served: Any, tmp_path: Path, isolation_packs: ModuleType
 ) -> None:
-    first = served.pids()
+    first = _pids(served)
     isolation_packs.workflow(tmp_path, tools="  acme: {}\n")
     deadline = time.monotonic() + 30
-    while "beta" in served.pids() and time.monotonic() < deadline:
+    while "beta" in _pids(served) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert served.pids() == {"acme": first["acme"]}
-    assert _gone(first["beta"][0])
+    assert _pids(served) == {"acme": first["acme"]}
+    assert isolation_packs.gone(first["beta"][0])
 
     async def scenario() -> None:
         async with mcp.Client(served.url) as client:
@@ -160,8 +116,8 @@ def test_a_reload_while_serving_keeps_kept_packs_and_stops_unmounted_ones(
     anyio.run(scenario)
 
 
-def test_isolated_processes_end_when_the_host_is_killed_even_spinning(served: _Served) -> None:
-    pids = served.pids()
+def test_isolated_processes_end_when_the_host_is_killed_even_spinning(served: Any, isolation_packs: ModuleType) -> None:
+    pids = _pids(served)
 
     def spin() -> None:
         body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "acme_spin", "arguments": {}}}
@@ -174,7 +130,7 @@ def test_isolated_processes_end_when_the_host_is_killed_even_spinning(served: _S
     served.process.send_signal(signal.SIGKILL)
     served.process.wait(timeout=10)
     for pid in [*pids["acme"], *pids["beta"]]:
-        assert _gone(pid), f"process {pid} was orphaned"
+        assert isolation_packs.gone(pid), f"process {pid} was orphaned"
 
 
 def _lorenz(site: Path, directory: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -198,7 +154,7 @@ def test_lorenz_tools_and_call_honour_isolated_packs(site: Path, tmp_path: Path,
     called = _lorenz(site, tmp_path, "call", "acme_pid")
     assert called.returncode == 0, called.stderr
     pid = json.loads(called.stdout)["result"]["pid"]
-    assert _gone(pid)  # the one-shot command stopped it when it ended
+    assert isolation_packs.gone(pid)  # the one-shot command stopped it when it ended
 
     crashed = _lorenz(site, tmp_path, "call", "acme_exit")
     assert crashed.returncode == 1
@@ -225,4 +181,4 @@ async def test_lorenz_serve_stdio_supervises_isolated_packs(
                 break
         second = restarted.structured_content
         assert second is not None and second["pid"] != first["pid"]
-    assert _gone(second["pid"])  # the client closed stdin: lorenz exited and took its children along
+    assert isolation_packs.gone(second["pid"])  # the client closed stdin: lorenz exited and took its children along
