@@ -17,6 +17,8 @@ from typing import Any
 import httpx
 import pytest
 
+from lorenz.contracts import ToolContext
+from lorenz.execution import ToolRunner
 from lorenz.host.pages import health_data
 from lorenz.host.reload import LiveWorkspace
 from lorenz.isolation.proxy import IsolatedPack
@@ -191,6 +193,41 @@ def test_a_slow_call_does_not_hold_up_a_quick_one(workspace: Workspace) -> None:
         return quick
 
     assert asyncio.run(scenario()) < 1.0
+
+
+def test_a_call_that_waited_for_a_slot_times_out_without_killing_a_healthy_process(
+    installed: Path, tmp_path: Path, isolation_packs: ModuleType
+) -> None:
+    isolation_packs.workflow(tmp_path)
+    workspace = open_workspace(cwd=tmp_path, env=_env())
+    try:
+        pids = _pids(_proxy(workspace, "acme"))
+
+        async def scenario() -> tuple[ToolResult, ToolResult]:
+            runner = ToolRunner()  # the host's: one set of call slots per pack
+
+            async def sleep(seconds: float) -> ToolResult:
+                async with httpx.AsyncClient() as http:
+                    context = ToolContext(settings=workspace.settings, http=http)
+                    acme = _proxy(workspace, "acme")
+                    return await runner.run(
+                        acme, "acme_sleep", {"seconds": seconds}, context, time_limit=2, concurrency=1
+                    )
+
+            first = asyncio.ensure_future(sleep(1.5))
+            await asyncio.sleep(0.1)
+            # Waits ~1.4 s for the one slot, then runs 1 s: its 2 s are up after 0.6 s in the process.
+            second = await sleep(1.0)
+            return await first, second
+
+        first, second = asyncio.run(scenario())
+        assert first.success
+        assert _message(second) == "tool acme_sleep did not finish within 2 s (server.tool_timeout_seconds)"
+        time.sleep(2.0)  # past a full timeout after the process got the call
+        assert call(workspace, "acme_pid").result["pid"] == pids[0]
+        assert _proxy(workspace, "acme").status()["restarts"] == 0
+    finally:
+        workspace.close()
 
 
 def test_pack_processes_runs_several_and_spreads_the_calls(

@@ -35,6 +35,7 @@ from ..settings.model import Settings
 from ..wire import ResultTooLarge, json_size_exceeds
 from .protocol import (
     CONVERTER,
+    EXIT_OUT_OF_MEMORY,
     DisabledEntry,
     Failed,
     FrameReader,
@@ -52,10 +53,8 @@ from .protocol import (
 if TYPE_CHECKING:
     from ..contracts import ToolProvider
 
-__all__ = ["EXIT_OUT_OF_MEMORY", "main"]
+__all__ = ["main"]
 
-#: The exit code of a child whose pack ran out of memory (``server.pack_memory_mb``).
-EXIT_OUT_OF_MEMORY = 86
 #: How often the child looks whether its parent is still the host (without prctl).
 _PARENT_POLL_SECONDS = 0.5
 _PR_SET_PDEATHSIG = 1

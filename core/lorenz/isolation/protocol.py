@@ -28,6 +28,7 @@ from ..wire import json_safe, scrub_surrogates
 
 __all__ = [
     "CONVERTER",
+    "EXIT_OUT_OF_MEMORY",
     "HEADER",
     "MAX_CONTROL_FRAME_BYTES",
     "DisabledEntry",
@@ -50,6 +51,8 @@ __all__ = [
 HEADER = struct.Struct(">I")
 #: How much one read of a pipe takes at most (below glibc's 128 KiB mmap threshold).
 PIPE_READ_BYTES = 64 * 1024
+#: The exit code of a child whose pack ran out of memory (``server.pack_memory_mb``).
+EXIT_OUT_OF_MEMORY = 86
 #: The largest hello, survey or launch frame (a pack's tool specs, the settings slice).
 MAX_CONTROL_FRAME_BYTES = 64 * 1024 * 1024
 

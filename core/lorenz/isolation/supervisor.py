@@ -25,10 +25,9 @@ from attrs import define
 
 from ..containment import host_interrupted
 from ..results import ToolResult, tool_failure
-from .child import EXIT_OUT_OF_MEMORY
 from .plan import Plan
 from .process import ChildGone, ChildProcess
-from .protocol import Failed, Ready, Reply, encode
+from .protocol import EXIT_OUT_OF_MEMORY, Failed, Ready, Reply, encode
 from .survey import describe_exit
 
 __all__ = [
@@ -67,6 +66,8 @@ class Call:
     timeout: float
     deliver: Callable[[ToolResult], None]
     process: ChildProcess | None = None
+    #: When it was sent to its process (the loop's clock).
+    sent_at: float = 0.0
     timer: asyncio.TimerHandle | None = None
     done: bool = False
 
@@ -234,6 +235,7 @@ class Supervisor:
 
     def _send(self, process: ChildProcess, call: Call) -> None:
         call.process = process
+        call.sent_at = asyncio.get_running_loop().time()
         process.pending.add(call.id)
         process.send(call.frame)
 
@@ -256,24 +258,40 @@ class Supervisor:
         call.finish(result)
 
     def _expire(self, call: Call) -> None:
-        """A call still running at its tool timeout: kill its process."""
+        """A call still running at its tool timeout: its process is killed, unless the call spent
+        part of that time waiting for a slot (then it is answered now, cancelled in the process,
+        and the process killed only if it still runs the call a full tool timeout after it got it)."""
         if call.done:
             return
         limit = f"{self.plan.timeout:g} s (server.tool_timeout_seconds)"
-        if call.process is None:
+        process = call.process
+        if process is None:
             with contextlib.suppress(ValueError):
                 self.waiting.remove(call)
             self._settle(call, tool_failure(f"pack {self.pack} did not come back up within {limit}; try again"))
             return
+        loop = asyncio.get_running_loop()
+        if loop.time() - call.sent_at < self.plan.timeout - _DEADLINE_SLACK_SECONDS:
+            process.send(encode({"op": "cancel", "id": call.id}))
+            self._settle(call, tool_failure(f"tool {call.tool} did not finish within {limit}"))
+            loop.call_at(call.sent_at + self.plan.timeout, self._overrun, process, call)
+            return
+        self._overrun(process, call)
+        self._settle(call, tool_failure(f"tool {call.tool} did not finish within {limit}; its process was restarted"))
+
+    def _overrun(self, process: ChildProcess, call: Call) -> None:
+        """Kill ``process`` if it still runs ``call``."""
+        if call.id not in process.pending:
+            return
+        limit = f"{self.plan.timeout:g} s (server.tool_timeout_seconds)"
         logger.warning(
             "lorenz: pack %s: tool %s did not finish within %s; killing its process (pid %d)",
             self.pack,
             call.tool,
             limit,
-            call.process.pid,
+            process.pid,
         )
-        call.process.kill(f"tool {call.tool} did not finish within {limit}")
-        self._settle(call, tool_failure(f"tool {call.tool} did not finish within {limit}; its process was restarted"))
+        process.kill(f"tool {call.tool} did not finish within {limit}")
 
     # -- exits --------------------------------------------------------------------------
 
