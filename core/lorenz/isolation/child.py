@@ -264,7 +264,7 @@ class _Calls(asyncio.Protocol):
         finally:
             self._tasks.pop(request_id, None)
         limit = self._context.settings.server.max_result_bytes
-        if json_size_exceeds(result.result, limit):
+        if json_size_exceeds((result.result, getattr(result, "text", None)), limit):
             result = tool_failure(f"{tool} returned {ResultTooLarge(limit)} (server.max_result_bytes): ask for less")
         self._out.write(encode(reply_result(request_id, result)))
 

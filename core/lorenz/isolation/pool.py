@@ -53,19 +53,17 @@ RELOAD_DRAIN_SECONDS = 5.0
 STOP_GRACE_SECONDS = 1.0
 
 _loop: asyncio.AbstractEventLoop | None = None
-_loop_thread: threading.Thread | None = None
 _loop_lock = threading.Lock()
 _pools: weakref.WeakSet[IsolationPool] = weakref.WeakSet()
 
 
 def isolation_loop() -> asyncio.AbstractEventLoop:
     """The isolation loop, started on first use."""
-    global _loop, _loop_thread
+    global _loop
     with _loop_lock:
         if _loop is None:
             _loop = asyncio.new_event_loop()
-            _loop_thread = threading.Thread(target=_loop.run_forever, name="lorenz-isolation", daemon=True)
-            _loop_thread.start()
+            threading.Thread(target=_loop.run_forever, name="lorenz-isolation", daemon=True).start()
         return _loop
 
 
@@ -253,8 +251,8 @@ def _close_all_pools() -> None:
 
 def _after_fork_in_child() -> None:
     """A forked copy of the host has no isolation thread, and the processes are not its children."""
-    global _loop, _loop_thread
-    _loop, _loop_thread = None, None
+    global _loop
+    _loop = None
     _pools.clear()
 
 
