@@ -7,7 +7,8 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -217,3 +218,57 @@ def lorenz(dist_dir: Path, tmp_path: Path) -> Callable[..., subprocess.Completed
         return subprocess.run([str(script), *args], env=environ, text=True, check=False, timeout=60, **kwargs)
 
     return run
+
+
+
+@pytest.fixture(scope="session")
+def isolation_packs() -> ModuleType:
+    """``tests/isolation_packs.py`` (the isolated-pack tests' distributions), loaded by path."""
+    spec = importlib.util.spec_from_file_location("isolation_packs", Path(__file__).parent / "isolation_packs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class LorenzServe:
+    """``lorenz serve --port 0`` in a subprocess, its stderr collected as it comes."""
+
+    def __init__(self, directory: Path, env: Mapping[str, str]) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "lorenz", "serve", "--port", "0"],
+            cwd=directory,
+            env=dict(env),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.lines: list[str] = []
+        self.url = ""
+        ready = threading.Event()
+
+        def read() -> None:
+            assert self.process.stderr is not None
+            for line in self.process.stderr:
+                self.lines.append(line)
+                if " at http://127.0.0.1:" in line:
+                    self.url = line.rsplit(" at ", 1)[1].strip()
+                    ready.set()
+
+        threading.Thread(target=read, daemon=True).start()
+        if not ready.wait(60):
+            self.process.kill()
+            raise AssertionError("no URL printed:\n" + "".join(self.lines))
+
+    @property
+    def base(self) -> str:
+        return self.url.removesuffix("/mcp")
+
+    def stderr(self) -> str:
+        return "".join(self.lines)
+
+
+@pytest.fixture(scope="session")
+def lorenz_serve() -> type[LorenzServe]:
+    """:class:`LorenzServe` (test modules cannot import this conftest)."""
+    return LorenzServe

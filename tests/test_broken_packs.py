@@ -10,10 +10,10 @@ import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
@@ -229,50 +229,13 @@ def test_lorenz_plugins_survives_sys_exit_at_import_and_exits_1(site: Path, tmp_
     assert "local (lorenz-local 0.1.0): trackers: local; packs: local" in done.stdout
 
 
-class _Server:
-    """``lorenz serve`` in a subprocess, its stderr collected as it comes."""
-
-    def __init__(self, directory: Path, site: Path) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "lorenz", "serve", "--port", "0"],
-            cwd=directory,
-            env=_env(site),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self.lines: list[str] = []
-        self.url = ""
-        ready = threading.Event()
-
-        def read() -> None:
-            assert self.process.stderr is not None
-            for line in self.process.stderr:
-                self.lines.append(line)
-                if " at http://127.0.0.1:" in line:
-                    self.url = line.rsplit(" at ", 1)[1].strip()
-                    ready.set()
-
-        threading.Thread(target=read, daemon=True).start()
-        if not ready.wait(60):
-            self.process.kill()
-            raise AssertionError("no URL printed:\n" + "".join(self.lines))
-
-    @property
-    def base(self) -> str:
-        return self.url.removesuffix("/mcp")
-
-    def stderr(self) -> str:
-        return "".join(self.lines)
-
-
 @pytest.fixture
-def served(site: Path, tmp_path: Path) -> Iterator[_Server]:
+def served(site: Path, tmp_path: Path, lorenz_serve: Any) -> Iterator[Any]:
     packs = [pack for pack, seam, _ in _cases() if seam not in ("import", "register")]
     tools = "".join(f"  {pack}: {{}}\n" for pack in [*packs, "brk_good"])
     front = f"tracker:\n  kind: local\n  path: ./board\ntools:\n{tools}server:\n  tool_timeout_seconds: 2\n"
     (tmp_path / "WORKFLOW.md").write_text(f"---\n{front}---\nWork the board.\n", encoding="utf-8")
-    server = _Server(tmp_path, site)
+    server = lorenz_serve(tmp_path, _env(site))
     try:
         yield server
     finally:
@@ -287,7 +250,7 @@ def served(site: Path, tmp_path: Path) -> Iterator[_Server]:
 
 
 @pytest.mark.slow
-def test_served_host_survives_every_broken_pack(served: _Server) -> None:
+def test_served_host_survives_every_broken_pack(served: Any) -> None:
     """Over real HTTP with the official client: each broken pack costs its own calls only."""
     health = httpx.get(served.base + "/healthz").json()
     assert health["status"] == "degraded"

@@ -31,7 +31,15 @@ from .results import ToolResult, error_message, tool_failure
 if TYPE_CHECKING:
     from .contracts import ProgressSink, ToolContext, ToolProvider
 
-__all__ = ["CallOutcome", "ToolRunner", "call_pack", "failure_from_exception", "report_progress", "run_in_thread"]
+__all__ = [
+    "CallOutcome",
+    "ToolRunner",
+    "call_pack",
+    "failure_from_exception",
+    "report_progress",
+    "run_in_thread",
+    "time_left",
+]
 
 logger = logging.getLogger("lorenz.host")
 
@@ -52,6 +60,8 @@ class _PackCall:
     pack: str
     tool: str
     threads: CapacityLimiter
+    #: When the tool timeout answers this call (the event loop's clock).
+    deadline: float
     progress: ProgressSink | None = None
 
 
@@ -122,6 +132,13 @@ async def run_in_thread(function: Callable[..., T], *args: Any) -> T:
     return await anyio.to_thread.run_sync(function, *args, limiter=limiter, abandon_on_cancel=True)
 
 
+def time_left() -> float | None:
+    """Seconds until the tool timeout answers the running call (``None`` outside
+    :class:`ToolRunner`): an isolated pack's process is killed at that moment."""
+    call = _CURRENT.get()
+    return None if call is None else call.deadline - asyncio.get_running_loop().time()
+
+
 class ToolRunner:
     """Runs the host's tool calls, each pack within its own concurrency limit."""
 
@@ -175,7 +192,17 @@ class ToolRunner:
                 "(calls that outlive the tool timeout keep theirs until they return); try again later"
             )
             return CallOutcome(busy, "rejected")
-        call = _PackCall(pack=pack_name, tool=name, threads=threads, progress=context.progress_sink)
+        sink = getattr(context, "progress_sink", None)
+        call = _PackCall(pack=pack_name, tool=name, threads=threads, deadline=deadline, progress=sink)
+        if getattr(pack, "answers_by_deadline", False):
+            # An isolated pack answers by the deadline itself (its process is killed then) and
+            # cannot block this loop: no task of its own to abandon, one fewer loop turn per call.
+            current = _CURRENT.set(call)
+            try:
+                return await _call_pack(pack, name, arguments, context)
+            finally:
+                _CURRENT.reset(current)
+                slots.release_on_behalf_of(token)
         task = loop.create_task(_guarded(call, pack, arguments, context, slots, token))
         try:
             done, _ = await asyncio.wait({task}, timeout=max(0.0, deadline - loop.time()))

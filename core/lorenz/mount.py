@@ -10,7 +10,7 @@ request: an unknown pack name, a bad option, two packs declaring one tool name.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from attrs import frozen
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .policy import DisabledEntry
 
 __all__ = [
+    "Isolation",
     "MountError",
     "Mounted",
     "PackFailure",
@@ -43,6 +44,19 @@ __all__ = [
 
 class MountError(ValueError):
     """Two packs declare the same tool name."""
+
+
+class Isolation(Protocol):
+    """Puts packs in processes of their own (:class:`lorenz.isolation.pool.IsolationPool`)."""
+
+    def prepare(self, packs: Sequence[ToolProvider], settings: Settings, discovery: Discovery) -> None:
+        """Start the processes of the isolated ones among the packs about to be mounted, all at once."""
+        ...
+
+    def pack(self, pack: ToolProvider, settings: Settings, discovery: Discovery) -> ToolProvider:
+        """What to mount for ``pack`` (itself, or a proxy of its processes). Raises ``ConfigError``
+        when the pack refuses its options, anything else when it cannot start."""
+        ...
 
 
 @frozen(kw_only=True)
@@ -160,11 +174,13 @@ def _validate_options(pack: ToolProvider, name: str, options: Mapping[str, Any])
         raise
 
 
-def mount(settings: Settings, discovery: Discovery) -> Mounted:
+def mount(settings: Settings, discovery: Discovery, isolation: Isolation | None = None) -> Mounted:
     """Mount the workflow's packs, leaving out (and reporting) the ones that are broken.
 
-    Raises ``RegistryError`` for an unknown pack name, ``ConfigError`` for options a pack
-    refuses, and :class:`MountError` for a tool name two packs declare.
+    With ``isolation``, each pack ``server.isolated_packs`` names is started in processes of its
+    own and a proxy is mounted in its place. Raises ``RegistryError`` for an unknown pack name,
+    ``ConfigError`` for options a pack refuses, and :class:`MountError` for a tool name two
+    packs declare.
     """
     tools, trackers = discovery.tools, discovery.trackers
     failures: list[PackFailure] = []
@@ -177,6 +193,8 @@ def mount(settings: Settings, discovery: Discovery) -> Mounted:
     specs: list[ToolSpec] = []
     owners: dict[str, ToolProvider] = {}
     declared: dict[str, str] = {}
+    if isolation is not None:
+        isolation.prepare([pack for pack in map(tools.get, names) if pack is not None], settings, discovery)
     for name in names:
         pack = tools.get(name)
         if pack is None:
@@ -187,6 +205,14 @@ def mount(settings: Settings, discovery: Discovery) -> Mounted:
             error = f"pack {name} is not available: plugin {failure.name} ({failure.origin}) failed: {failure.error}"
             failures.append(PackFailure(pack=name, error=error))
             continue
+        if isolation is not None:
+            try:
+                pack = isolation.pack(pack, settings, discovery)
+            except ConfigError:
+                raise
+            except Exception as exc:  # it cannot start: left out, like a pack whose tool_specs raised
+                failures.append(PackFailure(pack=name, error=redact_text(error_message(exc), settings.secrets)))
+                continue
         try:
             _validate_options(pack, name, (settings.tool_options or {}).get(name, {}))
             pack_specs = call_plugin(f"pack {name}", "tool_specs", checked_tool_specs, pack, settings)

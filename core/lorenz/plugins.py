@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import pluggy
-from attrs import frozen
+from attrs import evolve, frozen
 
 from . import hookspecs
 from .containment import PluginError, call_plugin, describe_exception
@@ -51,6 +51,7 @@ __all__ = [
     "build_registries",
     "discover",
     "load_entry_points",
+    "load_plugin",
     "make_manager",
 ]
 
@@ -123,6 +124,8 @@ class Discovery:
     plugins: tuple[PluginInfo, ...] = ()
     failures: tuple[PluginFailure, ...] = ()
     disabled: tuple[str, ...] = ()
+    #: The ``server.isolated_packs`` discovery ran with: plugins it left unimported for them.
+    isolate: tuple[str, ...] = ()
 
     def failure_for_pack(self, name: str) -> PluginFailure | None:
         """The failure that explains why pack ``name`` is missing: its plugin (entry point) of that
@@ -175,11 +178,32 @@ def _failure(group: str, name: str, dist: str | None, version: str | None, exc: 
     )
 
 
+def load_plugin(
+    pm: pluggy.PluginManager,
+    load: Callable[[], object],
+    *,
+    name: str,
+    entry_point: str,
+    dist: str | None,
+    version: str | None,
+    group: str = ENTRY_POINT_GROUP,
+) -> PluginFailure | None:
+    """Import one plugin (``load()``) and register it under ``name``; the failure when either raised."""
+    owner = _owner(entry_point, dist, version)
+    try:
+        plugin = call_plugin(owner, "import", load)
+        call_plugin(owner, "registering its hooks", pm.register, plugin, name=name)
+    except PluginError as exc:  # a broken plugin must never stop the others
+        return _failure(group, entry_point, dist, version, exc)
+    return None
+
+
 def load_entry_points(
     pm: pluggy.PluginManager,
     *,
     group: str = ENTRY_POINT_GROUP,
     env: Mapping[str, str] | None = None,
+    isolate: Sequence[str] = (),
 ) -> tuple[dict[str, tuple[str | None, str | None]], list[PluginFailure], list[str]]:
     """Load and register every entry point of ``group``, each contained on its own.
 
@@ -187,6 +211,10 @@ def load_entry_points(
     stable order (by distribution, then entry point). Plugin names are the entry point names,
     namespaced by distribution when two distributions share one. A distribution whose
     ``lorenz-core`` requirement excludes this core is reported and never imported.
+
+    With ``isolate`` (``server.isolated_packs``), plugins not shipped with Lorenz are first
+    imported in a child process each (:mod:`lorenz.isolation.survey`); one whose packs all run
+    isolated, and that provides no tracker, is never imported here (a stand-in registers its packs).
     """
     env = os.environ if env is None else env
     allowed, denied = _names(env, LOAD_PLUGINS_ENV), _names(env, DISABLE_PLUGINS_ENV) or set()
@@ -195,6 +223,7 @@ def load_entry_points(
     disabled: dict[str, None] = {}
     found = [(ep, *_dist_of(ep)) for ep in entry_points(group=group)]
     found.sort(key=lambda item: (normalize_distribution(item[1] or ""), item[0].name))
+    accepted: list[tuple[EntryPoint, str | None, str | None]] = []
     for ep, dist, version, requires in found:
         key = normalize_distribution(dist) if dist is not None else None
         if allowed is not None and (key is None or key not in allowed):
@@ -206,16 +235,29 @@ def load_entry_points(
         if problem is not None:
             failures.append(PluginFailure(group=group, name=ep.name, distribution=dist, version=version, error=problem))
             continue
+        accepted.append((ep, dist, version))
+    stand_ins: Mapping[int, object] = {}
+    if isolate:
+        from .isolation.survey import stand_ins_for
+
+        stand_ins = stand_ins_for([(ep.name, dist, version) for ep, dist, version in accepted], isolate)
+    for index, (ep, dist, version) in enumerate(accepted):
+        stand_in = stand_ins.get(index)
+        if isinstance(stand_in, PluginFailure):  # it failed in its survey process: never imported here
+            failures.append(stand_in)
+            continue
         name = ep.name if pm.get_plugin(ep.name) is None else f"{dist}:{ep.name}"
-        owner = _owner(ep.name, dist, version)
-        try:
-            plugin = call_plugin(owner, "import", ep.load)
-            call_plugin(owner, "registering its hooks", pm.register, plugin, name=name)
-        except PluginError as exc:  # a broken plugin must never stop the others
-            failures.append(_failure(group, ep.name, dist, version, exc))
+        load = ep.load if stand_in is None else _given(stand_in)
+        failure = load_plugin(pm, load, name=name, entry_point=ep.name, dist=dist, version=version, group=group)
+        if failure is not None:
+            failures.append(failure)
             continue
         loaded[name] = (dist, version)
     return loaded, failures, list(disabled)
+
+
+def _given(obj: object) -> Callable[[], object]:
+    return lambda: obj
 
 
 def _unknown_hook_failures(pm: pluggy.PluginManager, origins: Origins) -> list[PluginFailure]:
@@ -426,19 +468,21 @@ def discover(
     plugins: Iterable[object] = (),
     entry_points_enabled: bool = True,
     env: Mapping[str, str] | None = None,
+    isolate: Sequence[str] = (),
 ) -> Discovery:
     """Discover installed plugins (and any given in-process ``plugins``) into fresh registries.
 
     ``plugins`` are registered as they are, after the installed ones: this is how tests add a
     pack without installing anything. One that is already registered (an installed plugin's
-    module given again with ``-p``) is taken once.
+    module given again with ``-p``) is taken once. ``isolate`` is the workflow's
+    ``server.isolated_packs`` (see :func:`load_entry_points`).
     """
     pm = make_manager()
     origins: dict[str, tuple[str | None, str | None]] = {}
     failures: list[PluginFailure] = []
     disabled: list[str] = []
     if entry_points_enabled:
-        origins, failures, disabled = load_entry_points(pm, env=env)
+        origins, failures, disabled = load_entry_points(pm, env=env, isolate=isolate)
     for index, plugin in enumerate(plugins):
         if pm.is_registered(plugin):
             continue
@@ -447,4 +491,5 @@ def discover(
             call_plugin(_owner(name, None, None), "registering its hooks", pm.register, plugin, name=name)
         except PluginError as exc:
             failures.append(_failure("in-process", name, None, None, exc))
-    return build_registries(pm, origins=origins, failures=failures, disabled=disabled)
+    discovery = build_registries(pm, origins=origins, failures=failures, disabled=disabled)
+    return evolve(discovery, isolate=tuple(isolate))

@@ -21,6 +21,8 @@ __all__ = [
     "MAX_ARGUMENT_VALUES",
     "ResultTooLarge",
     "encode_payload",
+    "json_safe",
+    "json_size_exceeds",
     "lone_surrogate_path",
     "refuse_unsafe_arguments",
     "scrub_surrogates",
@@ -152,6 +154,17 @@ def _at_least(value: Any, limit: int) -> int:
     return total
 
 
+def json_size_exceeds(value: Any, limit: int) -> bool:
+    """Whether ``value``'s JSON is plainly more than ``limit`` bytes, known without encoding it."""
+    return _at_least(value, limit) > limit
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` as plain JSON data: what JSON cannot hold (a datetime, a set) as its string form,
+    NaN and Infinity as null."""
+    return _finite(json.loads(json.dumps(value, default=str)))
+
+
 def _dumps(payload: Any) -> str:
     return json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False)
 
@@ -163,12 +176,12 @@ def encode_payload(payload: Any, *, max_bytes: int) -> tuple[Any, str]:
     Something JSON cannot hold (a datetime, a set, NaN) is shown as its string form or null.
     Raises :class:`ResultTooLarge` (before building the text when the size is plain from the data).
     """
-    if _at_least(payload, max_bytes) > max_bytes:
+    if json_size_exceeds(payload, max_bytes):
         raise ResultTooLarge(max_bytes)
     try:
         text = _dumps(payload)
     except (TypeError, ValueError):
-        payload = _finite(json.loads(json.dumps(payload, default=str)))
+        payload = json_safe(payload)
         text = _dumps(payload)
     try:
         size = len(text.encode("utf-8"))

@@ -11,10 +11,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attrs import frozen
+from attrs import field, frozen
 
 from .contracts import ProgressSink, ToolContext, ToolProvider, ToolSpec, TrackerContext
 from .inventory import Inventory, installed_tools, unsupported_failure
+from .isolation.hint import isolation_hint
+from .isolation.pool import IsolationPool
 from .mount import Mounted, mount
 from .plugins import Discovery, discover
 from .results import ToolResult
@@ -45,11 +47,18 @@ class Workspace:
     discovery: Discovery
     #: True when no WORKFLOW.md was found and the embedded default (the local board) is used.
     embedded_default: bool = False
+    #: The processes of the packs ``server.isolated_packs`` isolates (shared by a served
+    #: workflow's reloads, so a reload keeps the processes of the packs it keeps).
+    isolation: IsolationPool = field(factory=IsolationPool)
 
     @functools.cached_property
     def mounted(self) -> Mounted:
         """The mounted packs and their tools (computed once), and the packs left out as broken."""
-        return mount(self.settings, self.discovery)
+        return mount(self.settings, self.discovery, self.isolation)
+
+    def close(self) -> None:
+        """Stop the isolated packs' processes (also done at interpreter exit)."""
+        self.isolation.close()
 
     @functools.cached_property
     def inventory(self) -> Inventory:
@@ -148,17 +157,20 @@ def open_workspace(
     env: Mapping[str, str] | None = None,
     discovery: Discovery | None = None,
     plugins: Sequence[object] = (),
+    isolation: IsolationPool | None = None,
 ) -> Workspace:
     """Load, parse and validate a workflow against the discovered plugins, and check it mounts.
 
     Raises ``ConfigError``, ``RegistryError`` or ``MountError`` with the exact message of the
     first problem. A pack that is broken (its plugin failed, its ``tool_specs`` raised) is left
-    out and listed in ``workspace.mounted.failures``.
+    out and listed in ``workspace.mounted.failures``. Isolated packs are started in ``isolation``
+    (a new pool when not given).
     """
     cwd = Path.cwd() if cwd is None else cwd
     env = dict(os.environ if env is None else env)
-    discovery = discovery if discovery is not None else discover(plugins=plugins, env=env)
     path = find_workflow(workflow, cwd=cwd, env=env)
+    if discovery is None:
+        discovery = discover(plugins=plugins, env=env, isolate=isolation_hint(path))
     if path is None:
         kind = EMBEDDED_DEFAULT_CONFIG["tracker"]["kind"]
         if discovery.trackers.get(kind) is None:
@@ -172,6 +184,8 @@ def open_workspace(
     else:
         settings = load_settings(path, env=env, trackers=discovery.trackers)
     validate_dispatch_config(settings, discovery.trackers)
-    workspace = Workspace(settings=settings, discovery=discovery, embedded_default=path is None)
+    workspace = Workspace(
+        settings=settings, discovery=discovery, embedded_default=path is None, isolation=isolation or IsolationPool()
+    )
     workspace.mounted  # noqa: B018 - an unknown pack, a bad option or a collision fails here, not on the first call
     return workspace

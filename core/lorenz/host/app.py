@@ -415,7 +415,7 @@ def run_http(live: LiveWorkspace, *, host: str, port: int) -> int:
     app = build_app(live, bind_host=host, exit_when_stuck=True)
     server = _Server(uvicorn_config(app), on_started=announce)
     try:
-        server.run(sockets=[sock])
+        live.run_host(server.serve(sockets=[sock]))  # on the loop the isolated packs live on
     finally:
         sock.close()
     print("lorenz: stopped", file=sys.stderr)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -82,9 +83,11 @@ def serve(
     with its exact message (exit 1); with no WORKFLOW.md the embedded default (the local board)
     is served.
     """
+    from ..isolation.plan import isolation_hint
+    from ..isolation.pool import IsolationPool
     from ..plugins import discover
     from ..redact import redact_text
-    from ..workspace import open_workspace
+    from ..workspace import find_workflow, open_workspace
 
     _configure_logging()
     cwd = Path.cwd() if cwd is None else cwd
@@ -92,11 +95,14 @@ def serve(
     # With --stdio, stdout is the protocol stream: whatever plugins print while being imported
     # or listing their tools goes to stderr until the SDK's stdio transport takes fd 1 over.
     with stdout_to_stderr() if stdio else contextlib.nullcontext():
-        discovery = discover(plugins=plugins, env=env)
+        isolate = isolation_hint(find_workflow(workflow, cwd=cwd, env=env))  # left unimported by the host
+        discovery = discover(plugins=plugins, env=env, isolate=isolate)
         for failure in discovery.failures:
             _warn(f"plugin {failure.name} ({failure.origin}) failed to load: {failure.error}")
+        # The isolated packs' processes are supervised from the loop the host will serve on.
+        isolation = IsolationPool(asyncio.new_event_loop())
         try:
-            workspace = open_workspace(workflow, cwd=cwd, env=env, discovery=discovery)
+            workspace = open_workspace(workflow, cwd=cwd, env=env, discovery=discovery, isolation=isolation)
         except Exception as exc:  # ConfigError, RegistryError, MountError, or a plugin's own error
             return _fail(redact_text(error_message(exc)))
         for warning in workspace.settings.warnings:

@@ -86,6 +86,7 @@ class HostState:
             self.listen.close()  # ends open listen streams gracefully, so shutdown does not wait on them
         await self.runner.aclose()
         self.recorder.close()
+        await self.live.aclose()  # the isolated packs' processes
         if self.http is not None:
             await self.http.aclose()
             self.http = None

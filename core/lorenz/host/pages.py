@@ -99,6 +99,9 @@ def health_data(snapshot: Snapshot, *, reload_failed: bool) -> dict[str, Any]:
         "tools": len(snapshot.specs),
         "reloadFailed": reload_failed,
     }
+    isolated = snapshot.isolated_status()
+    if isolated:
+        data["isolatedPacks"] = isolated
     if snapshot.degraded:
         data["failed"] = {
             "plugins": [
@@ -259,7 +262,8 @@ def render_landing(
             parts.append("<p>No tool packs are mounted.</p>")
         for pack in snapshot.packs:
             tools = tools_by_pack.get(pack.name, [])
-            parts.append(f'<h3 id="pack-{escape(pack.name)}">{escape(pack.name)}</h3>')
+            pill = ' <span class="pill">isolated</span>' if getattr(pack, "isolated", False) else ""
+            parts.append(f'<h3 id="pack-{escape(pack.name)}">{escape(pack.name)}{pill}</h3>')
             muted = [entry for entry in snapshot.workspace.mounted.disabled.values() if entry.pack == pack.name]
             if not tools and not muted:
                 parts.append('<p class="muted">No tools.</p>')

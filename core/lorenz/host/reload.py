@@ -15,9 +15,9 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 from attrs import frozen
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 __all__ = ["LiveWorkspace", "Snapshot"]
 
 logger = logging.getLogger("lorenz.host")
+
+T = TypeVar("T")
 
 
 @frozen(kw_only=True, eq=False)
@@ -89,8 +91,12 @@ class Snapshot:
 
     @property
     def pack_failures(self) -> tuple[PackFailure, ...]:
-        """Mounted packs left out as broken."""
-        return self.workspace.mounted.failures
+        """Mounted packs left out as broken, and isolated packs marked failed for crashing too often."""
+        return (*self.workspace.mounted.failures, *self.workspace.isolation.failures(self.packs))
+
+    def isolated_status(self) -> list[dict[str, Any]]:
+        """The isolated packs' processes, for ``/healthz``."""
+        return self.workspace.isolation.status(self.packs)
 
     @property
     def degraded(self) -> bool:
@@ -151,6 +157,8 @@ class LiveWorkspace:
         self._reloading: tuple[threading.Event, float] | None = None
         self._reloading_lock = threading.Lock()
         self._snapshot = Snapshot.build(workspace, 0)
+        #: Every reload mounts through the first workspace's pool: a pack it keeps keeps its processes.
+        self._isolation = workspace.isolation
         self._watched = self._watch_path(workspace)
         self._signature = _signature(self._watched)
         #: The message of the last failed reload, cleared by a successful one.
@@ -267,51 +275,68 @@ class LiveWorkspace:
         swapped in. A failed load is logged once per file version and the old config stays; a
         file that changed again while it was loading (a half-written save) is read again."""
         with self._lock:
-            discovery = None
-            if self._rediscover:
-                self._rediscover = False
-                discovery = self._discover()
-            for _ in range(_RELOAD_ATTEMPTS):
-                signature = _signature(self._watched)
-                if signature == self._signature and discovery is None:
-                    return False
-                snapshot, error = self._load(discovery)
-                if _signature(self._watched) == signature:
-                    break
-                # Changed again while loading (still being written): what was read is not the
-                # file's next version, so neither serve it nor report it; read it again.
-            else:
-                return False  # it keeps changing: the next look tries again
-            self._signature = signature
-            if snapshot is None:
-                # Redacted with the last good config's secrets (the failed config's are unknown).
-                self.last_error = redact_text(error_message(error), self._snapshot.settings.secrets)
-                logger.error(
-                    "lorenz: reloading %s failed; still serving the last good config: %s",
-                    self._watched,
-                    self.last_error,
-                )
+            try:
+                return self._check()
+            finally:
+                # The processes of isolated packs only a failed or replaced load mounted stop here.
+                self._isolation.keep_only(self._snapshot.packs)
+
+    def _check(self) -> bool:
+        """:meth:`check`, under its lock."""
+        discovery = None
+        if self._rediscover or self._isolation_changed():
+            self._rediscover = False
+            discovery = self._discover()
+        for _ in range(_RELOAD_ATTEMPTS):
+            signature = _signature(self._watched)
+            if signature == self._signature and discovery is None:
                 return False
-            self._warn_restart_only(self._snapshot, snapshot)
-            self._snapshot = snapshot
-            self.last_error = None
-            logger.info(
-                "lorenz: reloaded %s: %d tools from %d packs",
+            snapshot, error = self._load(discovery)
+            if _signature(self._watched) == signature:
+                break
+            # Changed again while loading (still being written): what was read is not the
+            # file's next version, so neither serve it nor report it; read it again.
+        else:
+            return False  # it keeps changing: the next look tries again
+        self._signature = signature
+        if snapshot is None:
+            # Redacted with the last good config's secrets (the failed config's are unknown).
+            self.last_error = redact_text(error_message(error), self._snapshot.settings.secrets)
+            logger.error(
+                "lorenz: reloading %s failed; still serving the last good config: %s",
                 self._watched,
-                len(snapshot.specs),
-                len(snapshot.packs),
+                self.last_error,
             )
-            return True
+            return False
+        self._warn_restart_only(self._snapshot, snapshot)
+        self._snapshot = snapshot
+        self.last_error = None
+        logger.info(
+            "lorenz: reloaded %s: %d tools from %d packs",
+            self._watched,
+            len(snapshot.specs),
+            len(snapshot.packs),
+        )
+        return True
+
+    def _isolation_changed(self) -> bool:
+        """Whether the file on disk isolates other packs than discovery left unimported for."""
+        from ..isolation.plan import isolation_hint
+
+        changed = _signature(self._watched) != self._signature
+        return changed and isolation_hint(self._watched) != self._snapshot.workspace.discovery.isolate
 
     def _discover(self) -> Discovery:
-        """Discovery run afresh, for an environment where distributions came or went."""
+        """Discovery run afresh, for an environment where distributions came or went (or for
+        another ``server.isolated_packs``, which decides what discovery leaves unimported)."""
         import importlib
 
+        from ..isolation.plan import isolation_hint
         from ..plugins import discover
 
         importlib.invalidate_caches()
         self._installed.mark()
-        discovery = discover(plugins=self._plugins, env=self._env)
+        discovery = discover(plugins=self._plugins, env=self._env, isolate=isolation_hint(self._watched))
         before = {info.distribution for info in self._snapshot.workspace.discovery.plugins}
         after = {info.distribution for info in discovery.plugins}
         logger.info(
@@ -335,6 +360,7 @@ class LiveWorkspace:
                 cwd=self._cwd,
                 env=self._env,
                 discovery=discovery or self._snapshot.workspace.discovery,
+                isolation=self._isolation,
             )
             snapshot = Snapshot.build(workspace, self._snapshot.generation + 1)
             if self.prepare is not None:
@@ -342,6 +368,15 @@ class LiveWorkspace:
         except Exception as exc:
             return None, exc
         return snapshot, None
+
+    def run_host(self, main: Coroutine[Any, Any, T]) -> T:
+        """Run the host's main coroutine on the event loop the isolated packs are supervised from
+        (``lorenz serve`` gives its pool a loop of its own, so calls to them never change threads)."""
+        return self._isolation.run(main)
+
+    async def aclose(self) -> None:
+        """Stop the isolated packs' processes (at shutdown)."""
+        await self._isolation.aclose()
 
     @staticmethod
     def _warn_restart_only(old: Snapshot, new: Snapshot) -> None:

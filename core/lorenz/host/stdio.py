@@ -63,5 +63,5 @@ async def serve_stdio(live: LiveWorkspace) -> None:
 
 def run_stdio(live: LiveWorkspace) -> int:
     """Serve until stdin closes or SIGINT/SIGTERM arrives; exit code 0 either way."""
-    anyio.run(serve_stdio, live)
+    live.run_host(serve_stdio(live))  # on the loop the isolated packs live on
     return exit_past_stuck_threads(0)

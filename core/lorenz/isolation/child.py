@@ -1,0 +1,339 @@
+"""An isolated pack's process: ``python -m lorenz.isolation.child``, started by the host.
+
+It reads one :class:`~lorenz.isolation.protocol.Launch` frame from stdin, then either surveys an
+entry point (what it registers, for discovery) or imports one pack through its entry point and
+serves its calls until told to stop. stdin and stdout carry only frames: fd 0 and 1 are moved
+aside at once, so whatever the pack prints goes to stderr, which the host logs under its name.
+
+The process ends itself when the host goes away (end of stdin, or a new parent process), when a
+``MemoryError`` leaves the pack out of memory (exit :data:`EXIT_OUT_OF_MEMORY`, so the host can
+say so), and ignores SIGINT and SIGTERM: the host stops it (SIGKILL when it must).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import faulthandler
+import importlib
+import os
+import resource
+import signal
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..containment import call_plugin
+from ..contracts import ToolContext, ToolSpec
+from ..execution import call_pack
+from ..plugin_checks import normalize_distribution
+from ..plugins import ENTRY_POINT_GROUP, Discovery, build_registries, load_plugin, make_manager
+from ..results import ToolResult, tool_failure
+from ..settings.model import Settings
+from ..wire import ResultTooLarge, json_size_exceeds
+from .protocol import (
+    CONVERTER,
+    EXIT_OUT_OF_MEMORY,
+    DisabledEntry,
+    Failed,
+    FrameReader,
+    Launch,
+    Ready,
+    Source,
+    Survey,
+    SurveyFailure,
+    encode,
+    read_frame,
+    reply_result,
+    small_reads,
+)
+
+if TYPE_CHECKING:
+    from ..contracts import ToolProvider
+
+__all__ = ["main"]
+
+#: How often the child looks whether its parent is still the host (without prctl).
+_PARENT_POLL_SECONDS = 0.5
+_PR_SET_PDEATHSIG = 1
+#: Frames from the host are trusted; this only bounds a defect.
+_HOST_FRAME_LIMIT = 1024 * 1024 * 1024
+
+
+def _out_of_memory() -> None:
+    os.write(2, b"lorenz: this pack ran out of memory (server.pack_memory_mb); exiting\n")
+    os._exit(EXIT_OUT_OF_MEMORY)
+
+
+def _protocol_fds() -> tuple[int, int]:
+    """The frame pipes, moved off fd 0/1: stdin reads nothing and stdout writes to stderr."""
+    fd_in, fd_out = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return fd_in, fd_out
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _watch_parent() -> None:
+    """End this process when the host is gone, even while the pack holds the event loop or the
+    GIL: an orphan must not spin on alone. On Linux the kernel sends SIGKILL when the host's
+    thread that started this process ends (it is the host's event-loop thread, which lives as
+    long as the host); elsewhere a thread looks at the parent pid (which costs every call some
+    50 µs of GIL traffic, hence not on Linux)."""
+    parent = os.getppid()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
+            if os.getppid() != parent:  # it died before the request took effect
+                os._exit(0)
+            return
+    except (OSError, AttributeError):
+        pass
+
+    def watch() -> None:
+        while True:
+            time.sleep(_PARENT_POLL_SECONDS)
+            if os.getppid() != parent:
+                os._exit(0)
+
+    threading.Thread(target=watch, name="lorenz-parent-watch", daemon=True).start()
+
+
+def _entry_point(source: Source) -> Any:
+    if sys.version_info >= (3, 12):
+        from importlib.metadata import entry_points
+    else:
+        from importlib_metadata import entry_points
+
+    wanted = normalize_distribution(source.distribution or "")
+    for ep in entry_points(group=ENTRY_POINT_GROUP, name=source.entry_point):
+        dist = getattr(ep, "dist", None)
+        name = (dist.metadata["Name"] or dist.name) if dist is not None else ""
+        if normalize_distribution(name) == wanted:
+            return ep
+    msg = f"no entry point {source.entry_point!r} of {source.label} in {ENTRY_POINT_GROUP}"
+    raise LookupError(msg)
+
+
+def load(source: Source) -> Discovery:
+    """What the one plugin of ``source`` registers, checked as discovery checks it in the host."""
+    pm = make_manager()
+    name = source.entry_point or source.module or "?"
+    if source.entry_point is not None:
+        loader = _entry_point(source).load
+    else:
+        module = source.module or ""
+
+        def loader() -> object:
+            return importlib.import_module(module)
+
+    failure = load_plugin(pm, loader, name=name, entry_point=name, dist=source.distribution, version=source.version)
+    origins = {name: (source.distribution, source.version)}
+    return build_registries(pm, origins=origins, failures=[failure] if failure is not None else [])
+
+
+def survey(source: Source) -> Survey:
+    discovery = load(source)
+    return Survey(
+        op="survey",
+        packs=tuple(pack for info in discovery.plugins for pack in info.packs),
+        trackers=tuple(kind for info in discovery.plugins for kind in info.trackers),
+        failures=tuple(CONVERTER.structure(failure.to_dict(), SurveyFailure) for failure in discovery.failures),
+    )
+
+
+def _disabled(pack: ToolProvider, settings: Settings) -> tuple[DisabledEntry, ...]:
+    """The pack's optional ``disabled_tools(settings)`` (muted on the landing page); a pack bug
+    here costs the listing, not the pack."""
+    hook = getattr(pack, "disabled_tools", None)
+    if not callable(hook):
+        return ()
+    try:
+        return tuple(
+            DisabledEntry(
+                spec=entry.spec, reason=str(entry.reason), hint=entry.hint, since=getattr(entry, "since", None)
+            )
+            for entry in hook(settings)
+            if isinstance(getattr(entry, "spec", None), ToolSpec)
+        )
+    except Exception:
+        return ()
+
+
+def start(launch: Launch) -> tuple[Ready | Failed, ToolProvider | None, Settings]:
+    """Import the pack and check it as mounting does: its options, then its tools."""
+    from ..mount import _validate_options, checked_tool_specs
+    from ..settings.errors import ConfigError
+
+    settings: Settings = CONVERTER.structure(launch.settings, Settings)
+    discovery = load(launch.source)
+    name = launch.pack or ""
+    pack = discovery.tools.get(name)
+    if pack is None:
+        failure = discovery.failure_for_pack(name) or (discovery.failures[0] if discovery.failures else None)
+        error = failure.error if failure is not None else f"{launch.source.label} registers no pack named {name}"
+        return Failed(op="failed", error=error, traceback=getattr(failure, "traceback", None)), None, settings
+    try:
+        _validate_options(pack, name, (settings.tool_options or {}).get(name, {}))
+        specs = call_plugin(f"pack {name}", "tool_specs", checked_tool_specs, pack, settings)
+    except ConfigError as exc:
+        return Ready(op="ready", pid=os.getpid(), options_error=str(exc)), None, settings
+    except Exception as exc:
+        return Failed(op="failed", error=str(exc)), None, settings
+    ready = Ready(
+        op="ready",
+        pid=os.getpid(),
+        specs=tuple(specs),
+        validates_arguments=bool(getattr(pack, "validates_arguments", False)),
+        skills=tuple(str(skill) for skill in getattr(pack, "skills", None) or ()),
+        disabled=_disabled(pack, settings),
+    )
+    return ready, pack, settings
+
+
+class _MemoryGuard:
+    """The pack, except that a ``MemoryError`` ends the process (the host restarts it) instead of
+    leaving a half-working interpreter behind."""
+
+    def __init__(self, pack: ToolProvider) -> None:
+        self.name = pack.name
+        self._pack = pack
+
+    def tool_specs(self, settings: Settings) -> Sequence[ToolSpec]:
+        return self._pack.tool_specs(settings)
+
+    async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
+        try:
+            return await self._pack.execute_tool(name, input, context)
+        except MemoryError:
+            _out_of_memory()
+            raise
+
+
+class _Calls(asyncio.Protocol):
+    """The host's frames: each call runs as a task of its own; its reply goes out when it ends."""
+
+    def __init__(self, pack: ToolProvider, context: ToolContext, out: asyncio.WriteTransport) -> None:
+        self._pack = _MemoryGuard(pack)
+        self._context = context
+        self._out = out
+        self._reader = FrameReader(_HOST_FRAME_LIMIT)
+        self._tasks: dict[int, asyncio.Task[None]] = {}
+        self.finished = asyncio.get_running_loop().create_future()
+
+    def data_received(self, data: bytes) -> None:
+        for frame in self._reader.feed(data):
+            op = frame.get("op")
+            if op == "call":
+                task = asyncio.get_running_loop().create_task(self._run(frame["id"], frame["tool"], frame["arguments"]))
+                if not task.done():  # an eager task may have finished already
+                    self._tasks[frame["id"]] = task
+            elif op == "cancel":
+                cancelled = self._tasks.get(frame["id"])
+                if cancelled is not None:
+                    cancelled.cancel()
+            elif op == "stop":
+                self._finish()
+
+    def eof_received(self) -> bool:
+        self._finish()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._finish()
+
+    def _finish(self) -> None:
+        if not self.finished.done():
+            self.finished.set_result(None)
+
+    async def _run(self, request_id: int, tool: str, arguments: Any) -> None:
+        try:
+            result = await call_pack(self._pack, tool, arguments, self._context)
+        except asyncio.CancelledError:
+            result = tool_failure(f"tool {tool} was cancelled")
+        finally:
+            self._tasks.pop(request_id, None)
+        limit = self._context.settings.server.max_result_bytes
+        if json_size_exceeds((result.result, getattr(result, "text", None)), limit):
+            result = tool_failure(f"{tool} returned {ResultTooLarge(limit)} (server.max_result_bytes): ask for less")
+        self._out.write(encode(reply_result(request_id, result)))
+
+    async def aclose(self) -> None:
+        for task in list(self._tasks.values()):
+            task.cancel()
+
+
+async def serve(launch: Launch, fd_in: int, fd_out: int) -> None:
+    """Start the pack, say so (:class:`Ready`) and answer calls until the host stops this process."""
+    import httpx
+
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(_exception_handler)
+    factory = getattr(asyncio, "eager_task_factory", None)  # 3.12+: a call that never waits needs no loop turn
+    if factory is not None:
+        loop.set_task_factory(factory)
+    hello, pack, settings = start(launch)
+    if pack is None:
+        _write_all(fd_out, encode(hello))
+        return
+    out, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(fd_out, "wb", buffering=0))
+    async with httpx.AsyncClient(timeout=30.0) as http:
+        calls = _Calls(pack, ToolContext(settings=settings, http=http), out)
+        reading, _ = await loop.connect_read_pipe(lambda: calls, os.fdopen(fd_in, "rb", buffering=0))
+        small_reads(reading)
+        out.write(encode(hello))
+        await calls.finished
+        await calls.aclose()
+
+
+def _exception_handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    if isinstance(context.get("exception"), MemoryError):
+        _out_of_memory()
+    loop.default_exception_handler(context)
+
+
+def _limit_memory(megabytes: int) -> None:
+    limit = megabytes * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def main() -> int:
+    fd_in, fd_out = _protocol_fds()
+    # Ctrl-C in a terminal, or a SIGTERM to the whole process group (systemd, `kill -- -PGID`), is
+    # the host's to handle: it stops its children in order.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    faulthandler.enable()  # a segfault's Python traceback reaches the host's log
+    frame = read_frame(fd_in)
+    if frame is None:
+        return 0
+    launch: Launch = CONVERTER.structure(frame, Launch)
+    if launch.sys_path:
+        sys.path[:] = launch.sys_path
+    _watch_parent()
+    try:
+        if launch.memory_mb is not None:
+            _limit_memory(launch.memory_mb)
+        if launch.mode == "survey":
+            _write_all(fd_out, encode(survey(launch.source)))
+        else:
+            # Not asyncio.run: it would wait at exit for the pack's threads, which may never end.
+            asyncio.new_event_loop().run_until_complete(serve(launch, fd_in, fd_out))
+    except MemoryError:
+        _out_of_memory()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

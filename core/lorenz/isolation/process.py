@@ -1,0 +1,241 @@
+"""One isolated pack process as the host sees it: frames in and out over its pipes, and its stderr
+logged line by line, redacted, under the pack's name. Everything here runs on the pool's home loop
+(:mod:`lorenz.isolation.pool`)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import os
+import subprocess
+from collections.abc import Callable
+from typing import Any
+
+from ..redact import redact_text
+from .plan import Plan
+from .protocol import (
+    MAX_CONTROL_FRAME_BYTES,
+    Failed,
+    FrameReader,
+    ProtocolError,
+    Ready,
+    Reply,
+    encode,
+    small_reads,
+    structure,
+)
+from .survey import child_command
+
+__all__ = ["ChildProcess"]
+
+logger = logging.getLogger("lorenz.isolation")
+
+#: After the process exits, how long to wait for its pipes to close (a grandchild may hold them).
+_PIPES_GRACE_SECONDS = 0.5
+#: One logged line of a child's stderr is cut at this many characters.
+_MAX_LOG_LINE = 4000
+#: Slack over ``server.max_result_bytes`` (twice: a result and its text) for the rest of a reply.
+_REPLY_SLACK_BYTES = 1024 * 1024
+
+
+class _Pipe(asyncio.Protocol):
+    """One of a child's output pipes: its bytes to ``received``, its end to ``closed``."""
+
+    def __init__(self, received: Callable[[bytes], None], closed: Callable[[], None]) -> None:
+        self._received = received
+        self._closed = closed
+
+    def data_received(self, data: bytes) -> None:
+        self._received(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closed()
+
+
+class ChildProcess:
+    """A spawned child: :attr:`ready` resolves with its first frame, :attr:`exited` with its exit
+    code once it is gone (and reaped), and each reply goes to ``on_reply``.
+
+    A plain :class:`subprocess.Popen` with its pipes on the loop (asyncio's subprocess transport
+    would add a loop turn to every read, and a thread per child to reap it); the exit is seen
+    through a pidfd where there is one."""
+
+    def __init__(
+        self, plan: Plan, on_reply: Callable[[ChildProcess, Reply], None], process: subprocess.Popen[bytes]
+    ) -> None:
+        self.plan = plan
+        self._on_reply = on_reply
+        self._process = process
+        self.pid = process.pid
+        loop = asyncio.get_running_loop()
+        self.ready: asyncio.Future[Ready | Failed] = loop.create_future()
+        self.exited: asyncio.Future[int] = loop.create_future()
+        #: Ids of the calls sent to this process and not answered yet.
+        self.pending: set[int] = set()
+        #: Why the host killed it (a timeout, a protocol violation, stopping), if it did.
+        self.kill_reason: str | None = None
+        self._frames = FrameReader(MAX_CONTROL_FRAME_BYTES)
+        self._stderr = bytearray()
+        self._stdin: asyncio.WriteTransport | None = None
+        self._outputs: list[asyncio.BaseTransport] = []
+        self._open_outputs = 2
+
+    @classmethod
+    async def spawn(cls, plan: Plan, on_reply: Callable[[ChildProcess, Reply], None]) -> ChildProcess:
+        """Start a child (from the loop's thread: on Linux it dies with that thread) and send it
+        its :class:`~lorenz.isolation.protocol.Launch`."""
+        loop = asyncio.get_running_loop()
+        env = {name: value for name, value in os.environ.items() if name not in plan.withheld}
+        if plan.memory_mb is not None:
+            # glibc reserves 64 MiB of address space per thread arena, which a small limit cannot afford.
+            env.setdefault("MALLOC_ARENA_MAX", "2")
+        # In this (the loop's) thread on purpose, as asyncio's own subprocess_exec does: fork+exec
+        # takes a millisecond, and the child's parent-death signal is tied to the forking thread.
+        process = subprocess.Popen(  # noqa: ASYNC220
+            child_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+        )
+        assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+        child = cls(plan, on_reply, process)
+        stdin, _ = await loop.connect_write_pipe(asyncio.Protocol, process.stdin)
+        assert isinstance(stdin, asyncio.WriteTransport)
+        child._stdin = stdin
+        for pipe, received in ((process.stdout, child._stdout), (process.stderr, child._log_stderr)):
+            transport, _ = await loop.connect_read_pipe(functools.partial(_Pipe, received, child._output_closed), pipe)
+            small_reads(transport)
+            child._outputs.append(transport)
+        child._watch_exit(loop)
+        child.send(encode(plan.launch()))
+        return child
+
+    @property
+    def alive(self) -> bool:
+        """Ready for calls: it said it is ready, and it is not dying."""
+        ready = self.ready
+        if self.kill_reason is not None or self.exited.done() or not ready.done() or ready.exception() is not None:
+            return False
+        return isinstance(ready.result(), Ready)
+
+    # -- input --------------------------------------------------------------------------
+
+    def _stdout(self, data: bytes) -> None:
+        try:
+            for frame in self._frames.feed(data):
+                self._received(frame)
+        except ProtocolError as exc:
+            self.kill(f"sent {exc}")
+
+    def _received(self, frame: Any) -> None:
+        if not self.ready.done():
+            message: Ready | Failed = (
+                structure(frame, Failed) if frame.get("op") == "failed" else structure(frame, Ready)
+            )
+            # From now on only replies, bounded by the result cap (a result and its text).
+            limit = self.plan.settings.get("server", {}).get("max_result_bytes", MAX_CONTROL_FRAME_BYTES)
+            self._frames.limit = 2 * int(limit) + _REPLY_SLACK_BYTES
+            self.ready.set_result(message)
+            return
+        reply = structure(frame, Reply)
+        if reply.id in self.pending:
+            self.pending.discard(reply.id)
+            self._on_reply(self, reply)
+
+    # -- the end ------------------------------------------------------------------------
+
+    def _watch_exit(self, loop: asyncio.AbstractEventLoop) -> None:
+        try:
+            pidfd = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):  # no pidfd here: a thread waits for it
+            waiting = loop.run_in_executor(None, self._process.wait)
+            waiting.add_done_callback(lambda _: self._exit_seen())
+            return
+
+        def readable() -> None:
+            loop.remove_reader(pidfd)
+            os.close(pidfd)
+            self._process.wait()  # reaps it: it has exited
+            self._exit_seen()
+
+        loop.add_reader(pidfd, readable)
+
+    def _exit_seen(self) -> None:
+        if self._open_outputs:  # replies written before the end may still be in the pipe
+            asyncio.get_running_loop().call_later(_PIPES_GRACE_SECONDS, self._gone)
+        else:
+            self._gone()
+
+    def _output_closed(self) -> None:
+        self._open_outputs -= 1
+        if not self._open_outputs and self._process.returncode is not None:
+            self._gone()
+
+    def _gone(self) -> None:
+        code = self._process.returncode
+        if self.exited.done() or code is None:
+            return
+        self._flush_stderr()
+        for transport in [self._stdin, *self._outputs]:
+            if transport is not None:
+                transport.close()
+        if not self.ready.done():
+            self.ready.set_exception(ChildGone(code))
+        self.exited.set_result(code)
+
+    # -- control ------------------------------------------------------------------------
+
+    def send(self, frame: bytes) -> None:
+        if self._stdin is not None and not self._stdin.is_closing():
+            self._stdin.write(frame)
+
+    def kill(self, reason: str) -> None:
+        """SIGKILL, once; ``reason`` says why (the supervisor words the failures with it)."""
+        if self.kill_reason is not None or self._process.returncode is not None:
+            return
+        self.kill_reason = reason
+        with contextlib.suppress(ProcessLookupError):
+            self._process.kill()
+
+    async def stop(self, grace: float) -> None:
+        """Ask it to stop (a ``stop`` frame, then end of stdin), and kill it after ``grace`` s."""
+        if self.exited.done():
+            return
+        self.send(encode({"op": "stop"}))
+        if self._stdin is not None:
+            self._stdin.close()
+        try:
+            await asyncio.wait_for(asyncio.shield(self.exited), grace)
+        except TimeoutError:
+            self.kill("stopping")
+            await asyncio.shield(self.exited)
+
+    # -- stderr -------------------------------------------------------------------------
+
+    def _log_stderr(self, data: bytes) -> None:
+        self._stderr += data
+        *lines, rest = bytes(self._stderr).split(b"\n")
+        if len(rest) > _MAX_LOG_LINE:
+            lines.append(rest)
+            rest = b""
+        self._stderr = bytearray(rest)
+        for line in lines:
+            self._log_line(line)
+
+    def _flush_stderr(self) -> None:
+        if self._stderr:
+            self._log_line(bytes(self._stderr))
+            self._stderr.clear()
+
+    def _log_line(self, line: bytes) -> None:
+        text = line.decode("utf-8", "replace").rstrip()
+        if text:
+            text = redact_text(text[:_MAX_LOG_LINE], self.plan.secrets)
+            logger.warning("lorenz: pack %s [pid %d]: %s", self.plan.pack, self.pid, text)
+
+
+class ChildGone(Exception):
+    """The child exited before it said it was ready."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code

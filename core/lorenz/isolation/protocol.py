@@ -1,0 +1,296 @@
+"""The pipe between the host and an isolated pack's process: length-prefixed JSON, nothing pickled.
+
+A frame is a 4-byte big-endian length, then that many bytes of UTF-8 JSON holding one object with
+an ``op``. The host writes :class:`Launch` first, then ``call``/``cancel``/``stop`` frames; the
+child answers with one :class:`Ready` (or :class:`Failed`, or a :class:`Survey` in survey mode),
+then one :class:`Reply` per call, matched by ``id``, in any order (calls run concurrently).
+
+The host trusts nothing a child sends: every frame is structured with the strict converter
+(:data:`CONVERTER`) and bounded in size; a frame that does not fit is a protocol violation and
+the child is killed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from collections.abc import Mapping
+from typing import Any, Literal, TypeVar
+
+from attrs import frozen
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
+from ..contracts import ToolSpec
+from ..results import FormattedResult, ToolResult
+from ..strict import flatten_errors, make_strict_converter
+from ..wire import json_safe, scrub_surrogates
+
+__all__ = [
+    "CONVERTER",
+    "EXIT_OUT_OF_MEMORY",
+    "HEADER",
+    "MAX_CONTROL_FRAME_BYTES",
+    "DisabledEntry",
+    "Failed",
+    "FrameReader",
+    "Launch",
+    "ProtocolError",
+    "Ready",
+    "Reply",
+    "Source",
+    "Survey",
+    "SurveyFailure",
+    "encode",
+    "read_frame",
+    "reply_result",
+    "small_reads",
+    "structure",
+]
+
+HEADER = struct.Struct(">I")
+#: How much one read of a pipe takes at most (below glibc's 128 KiB mmap threshold).
+PIPE_READ_BYTES = 64 * 1024
+#: The exit code of a child whose pack ran out of memory (``server.pack_memory_mb``).
+EXIT_OUT_OF_MEMORY = 86
+#: The largest hello, survey or launch frame (a pack's tool specs, the settings slice).
+MAX_CONTROL_FRAME_BYTES = 64 * 1024 * 1024
+
+M = TypeVar("M")
+
+
+class ProtocolError(ValueError):
+    """A frame that is too large, not JSON, or not the message expected."""
+
+
+@frozen(kw_only=True)
+class Source:
+    """Where the child imports the plugin from: an entry point of ``lorenz.tool_packs`` of one
+    distribution, or (for a ``-p`` plugin module) a module name."""
+
+    distribution: str | None = None
+    version: str | None = None
+    entry_point: str | None = None
+    module: str | None = None
+
+    @property
+    def label(self) -> str:
+        if self.distribution is None:
+            return f"module {self.module}"
+        return f"{self.distribution} {self.version}" if self.version else self.distribution
+
+
+@frozen(kw_only=True)
+class Launch:
+    """The first frame to a child: what to load and with which settings."""
+
+    mode: Literal["serve", "survey"]
+    source: Source
+    pack: str | None = None
+    #: The pack's settings slice, unstructured with :data:`CONVERTER`.
+    settings: Mapping[str, Any] | None = None
+    memory_mb: int | None = None
+    sys_path: tuple[str, ...] = ()
+
+
+@frozen(kw_only=True)
+class DisabledEntry:
+    """One tool the pack keeps disabled (``disabled_tools``), for the landing page."""
+
+    spec: ToolSpec
+    reason: str = ""
+    hint: str | None = None
+    since: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+
+@frozen(kw_only=True)
+class Ready:
+    """The child loaded its pack: what the host mounts in its place."""
+
+    op: Literal["ready"]
+    pid: int
+    specs: tuple[ToolSpec, ...] = ()
+    validates_arguments: bool = False
+    skills: tuple[str, ...] = ()
+    disabled: tuple[DisabledEntry, ...] = ()
+    #: The message of the ``ValueError`` the pack's ``validate_options`` raised, if it did.
+    options_error: str | None = None
+
+
+@frozen(kw_only=True)
+class Failed:
+    """The child could not load its pack (the plugin failed, ``tool_specs`` raised...)."""
+
+    op: Literal["failed"]
+    error: str
+    traceback: str | None = None
+
+
+@frozen(kw_only=True)
+class SurveyFailure:
+    """A :class:`lorenz.plugins.PluginFailure` as a survey reports it."""
+
+    group: str
+    name: str
+    distribution: str | None = None
+    version: str | None = None
+    error: str
+    traceback: str | None = None
+
+
+@frozen(kw_only=True)
+class Survey:
+    """What one entry point registers, found by importing it in a child instead of the host."""
+
+    op: Literal["survey"]
+    packs: tuple[str, ...] = ()
+    trackers: tuple[str, ...] = ()
+    failures: tuple[SurveyFailure, ...] = ()
+
+
+@frozen(kw_only=True)
+class Reply:
+    """The outcome of one call: a :class:`~lorenz.results.ToolResult`'s fields."""
+
+    op: Literal["result"]
+    id: int
+    success: bool
+    result: Any = None
+    error: str | None = None
+    text: str | None = None
+
+    def to_result(self) -> ToolResult:
+        if self.text is not None:
+            return FormattedResult(success=self.success, result=self.result, error=self.error, text=self.text)
+        return ToolResult(success=self.success, result=self.result, error=self.error)
+
+
+def _converter() -> Any:
+    converter = make_strict_converter(forbid_extra_keys=False)
+    camel = {
+        ToolSpec: {"input_schema": "inputSchema", "output_schema": "outputSchema"},
+        Ready: {"validates_arguments": "validatesArguments", "options_error": "optionsError"},
+        Launch: {"memory_mb": "memoryMb", "sys_path": "sysPath"},
+        Source: {"entry_point": "entryPoint"},
+    }
+    for cls, renames in camel.items():
+        overrides: dict[str, Any] = {name: override(rename=wire) for name, wire in renames.items()}
+        converter.register_structure_hook(cls, make_dict_structure_fn(cls, converter, **overrides))
+        converter.register_unstructure_hook(cls, make_dict_unstructure_fn(cls, converter, **overrides))
+    return converter
+
+
+#: Structures (host side: untrusted) and unstructures every message, and the settings slice.
+CONVERTER = _converter()
+
+
+def encode(message: Any) -> bytes:
+    """One frame: an attrs message (unstructured) or a plain mapping, as length-prefixed JSON.
+
+    What JSON cannot hold becomes its string form or null, and lone surrogates U+FFFD, as on the
+    MCP wire: a pack's odd result is sent, not lost."""
+    data = message if isinstance(message, Mapping) else CONVERTER.unstructure(message)
+    try:
+        body = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    except (TypeError, ValueError):
+        body = json.dumps(scrub_surrogates(json_safe(data)), ensure_ascii=False, separators=(",", ":")).encode()
+    return HEADER.pack(len(body)) + body
+
+
+def reply_result(request_id: int, result: ToolResult) -> dict[str, Any]:
+    """The ``result`` frame's content for one call."""
+    text = getattr(result, "text", None)
+    return {
+        "op": "result",
+        "id": request_id,
+        "success": result.success,
+        "result": result.result,
+        "error": result.error,
+        "text": text if isinstance(text, str) else None,
+    }
+
+
+class FrameReader:
+    """Splits a byte stream into decoded frames, refusing one longer than ``limit`` bytes."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._buffer = bytearray()
+
+    def feed(self, data: bytes) -> list[Any]:
+        """The complete frames ``data`` finishes (JSON values, decoded); raises :class:`ProtocolError`."""
+        buffer = self._buffer
+        buffer += data
+        frames: list[Any] = []
+        offset = 0
+        while len(buffer) - offset >= HEADER.size:
+            (size,) = HEADER.unpack_from(buffer, offset)
+            if size > self.limit:
+                msg = f"a frame of {size:,} bytes (more than {self.limit:,})"
+                raise ProtocolError(msg)
+            end = offset + HEADER.size + size
+            if len(buffer) < end:
+                break
+            frames.append(_decode(bytes(buffer[offset + HEADER.size : end])))
+            offset = end
+        del buffer[:offset]
+        return frames
+
+
+def _decode(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError as exc:  # UnicodeDecodeError included
+        msg = f"a frame that is not JSON ({exc})"
+        raise ProtocolError(msg) from None
+
+
+def structure(frame: Any, cls: type[M]) -> M:
+    """``frame`` as message ``cls``; raises :class:`ProtocolError` when it is not one."""
+    if not isinstance(frame, dict):
+        msg = f"a frame that is not an object but {type(frame).__name__}"
+        raise ProtocolError(msg)
+    try:
+        message: M = CONVERTER.structure(frame, cls)
+    except Exception as exc:
+        problems = "; ".join(f"{'.'.join(map(str, p.path)) or '$'}: {p.error}" for p in flatten_errors(exc)[:3])
+        msg = f"a malformed {cls.__name__.lower()} frame ({problems or type(exc).__name__})"
+        raise ProtocolError(msg) from None
+    return message
+
+
+def small_reads(transport: object) -> None:
+    """Have an asyncio pipe transport read at most :data:`PIPE_READ_BYTES` at a time: its default
+    256 KiB buffer is an mmap, an mremap and a munmap per read, that is per call."""
+    if hasattr(transport, "max_size"):
+        transport.max_size = PIPE_READ_BYTES
+
+
+def read_frame(fd: int, limit: int = MAX_CONTROL_FRAME_BYTES) -> Any:
+    """One frame read from ``fd``, blocking; ``None`` at end of file."""
+    head = _read_exactly(fd, HEADER.size)
+    if head is None:
+        return None
+    (size,) = HEADER.unpack(head)
+    if size > limit:
+        msg = f"a frame of {size:,} bytes (more than {limit:,})"
+        raise ProtocolError(msg)
+    body = _read_exactly(fd, size)
+    if body is None:
+        msg = "a frame cut short"
+        raise ProtocolError(msg)
+    return _decode(body)
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    chunks = bytearray()
+    while len(chunks) < size:
+        chunk = os.read(fd, size - len(chunks))
+        if not chunk:
+            return None
+        chunks += chunk
+    return bytes(chunks)

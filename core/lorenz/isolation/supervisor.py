@@ -1,0 +1,383 @@
+"""Supervision of one isolated pack's processes (``server.pack_processes`` of them).
+
+Calls are spread over the processes that are up (the least busy first) and multiplexed over
+each one's pipe by request id. A process that dies turns its calls in flight into failures
+(``pack acme crashed (signal 11); restarted``) and is restarted with backoff; one whose call is
+still running at the tool timeout is killed and restarted (a call its caller cancels earlier is
+cancelled in the process, and killed with it if it still runs at its timeout). A pack that
+crashes :data:`MAX_CRASHES` times within :data:`CRASH_WINDOW_SECONDS` is marked failed instead
+of crash-looping: its calls fail at once, and ``/healthz`` says so, until a reload mounts it
+afresh. Everything here runs on the isolation loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import itertools
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from attrs import define
+
+from ..containment import host_interrupted
+from ..results import ToolResult, tool_failure
+from .plan import Plan
+from .process import ChildGone, ChildProcess
+from .protocol import EXIT_OUT_OF_MEMORY, Failed, Ready, Reply, encode
+from .survey import describe_exit
+
+__all__ = [
+    "CRASH_WINDOW_SECONDS",
+    "MAX_CRASHES",
+    "START_TIMEOUT_SECONDS",
+    "Call",
+    "StartError",
+    "Supervisor",
+]
+
+logger = logging.getLogger("lorenz.isolation")
+
+MAX_CRASHES = 5
+CRASH_WINDOW_SECONDS = 60.0
+#: A cancel this close to the call's deadline is the timeout itself: the process is killed at once.
+_DEADLINE_SLACK_SECONDS = 0.05
+#: How long a process has to import its pack and list its tools.
+START_TIMEOUT_SECONDS = 30.0
+#: Restart delays after a crash: 0.1 s, doubling per recent crash, at most this.
+_MAX_BACKOFF_SECONDS = 5.0
+
+
+class StartError(Exception):
+    """The pack's process could not start; the message names the pack and says why."""
+
+
+@define(eq=False)
+class Call:
+    """One tool call on its way through the supervisor."""
+
+    id: int
+    tool: str
+    frame: bytes
+    #: Seconds from submission to the tool timeout.
+    timeout: float
+    deliver: Callable[[ToolResult], None]
+    process: ChildProcess | None = None
+    #: When it was sent to its process (the loop's clock).
+    sent_at: float = 0.0
+    timer: asyncio.TimerHandle | None = None
+    done: bool = False
+
+    def finish(self, result: ToolResult) -> None:
+        if self.done:
+            return
+        self.done = True
+        if self.timer is not None:
+            self.timer.cancel()
+        self.deliver(result)
+
+
+_ids = itertools.count(1)
+
+
+def new_call(tool: str, arguments: Any, timeout: float, deliver: Callable[[ToolResult], None]) -> Call:
+    """A call ready to submit (its frame encoded by the caller's thread)."""
+    request_id = next(_ids)
+    frame = encode({"op": "call", "id": request_id, "tool": tool, "arguments": arguments})
+    return Call(id=request_id, tool=tool, frame=frame, timeout=timeout, deliver=deliver)
+
+
+class Supervisor:
+    """The processes of one :class:`~lorenz.isolation.plan.Plan`."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.slots: list[ChildProcess | None] = [None] * plan.processes
+        self.ready: Ready | None = None
+        self.calls: dict[int, Call] = {}
+        #: Calls waiting for a process to come up (after a crash).
+        self.waiting: collections.deque[Call] = collections.deque()
+        self.crashes: collections.deque[float] = collections.deque()
+        self.restarts = 0
+        #: Why the pack was marked failed (it crashed too often), if it was.
+        self.failed: str | None = None
+        self.closed: str | None = None
+        self._keepers: list[asyncio.Task[None]] = []
+        #: Set while no call is in flight (what a draining stop waits for).
+        self._idle = asyncio.Event()
+
+    @property
+    def pack(self) -> str:
+        return self.plan.pack
+
+    # -- starting -----------------------------------------------------------------------
+
+    async def start(self) -> Ready:
+        """Start every process; the first's :class:`Ready`. Raises :class:`StartError`."""
+        started = await asyncio.gather(*(self._spawn(slot) for slot in range(len(self.slots))), return_exceptions=True)
+        processes = [process for process in started if isinstance(process, ChildProcess)]
+        if len(processes) < len(started):
+            await self.aclose("it failed to start")
+            error = next(error for error in started if isinstance(error, BaseException))
+            raise error
+        ready = processes[0].ready.result()
+        assert isinstance(ready, Ready)
+        self.ready = ready
+        if ready.options_error is not None:
+            await self.aclose("its options were refused")
+            return ready
+        loop = asyncio.get_running_loop()
+        self._keepers = [loop.create_task(self._keep(slot, process)) for slot, process in enumerate(processes)]
+        return ready
+
+    async def _spawn(self, slot: int) -> ChildProcess:
+        """A new process in ``slot``, once it said it is ready; raises :class:`StartError` (the
+        process is gone by then)."""
+        try:
+            process = await ChildProcess.spawn(self.plan, self._on_reply)
+        except OSError as exc:
+            msg = f"pack {self.pack} could not start its process: {exc}"
+            raise StartError(msg) from None
+        if self.closed is not None:
+            await process.stop(0.0)
+            raise StartError(f"pack {self.pack} was stopped ({self.closed})")
+        self.slots[slot] = process
+        try:
+            hello = await asyncio.wait_for(asyncio.shield(process.ready), START_TIMEOUT_SECONDS)
+        except TimeoutError:
+            process.kill("starting")
+            await asyncio.shield(process.exited)
+            msg = f"pack {self.pack} did not start within {START_TIMEOUT_SECONDS:g} s (importing it, listing its tools)"
+            raise StartError(msg) from None
+        except ChildGone as exc:
+            raise StartError(self._start_crash(exc.code)) from None
+        if isinstance(hello, Failed):
+            await asyncio.shield(process.exited)
+            raise StartError(f"pack {self.pack} failed to start in its own process: {hello.error}")
+        if self.ready is not None and hello.specs != self.ready.specs:
+            process.kill("its tools differ")
+            await asyncio.shield(process.exited)
+            msg = f"pack {self.pack} listed other tools after a restart than before; reload the workflow"
+            raise StartError(msg)
+        return process
+
+    def _start_crash(self, code: int) -> str:
+        if code == EXIT_OUT_OF_MEMORY:
+            return f"pack {self.pack} ran out of memory while starting (server.pack_memory_mb: {self.plan.memory_mb})"
+        return f"pack {self.pack} crashed while starting ({describe_exit(code)})"
+
+    async def _keep(self, slot: int, process: ChildProcess) -> None:
+        """Watch one slot's process and restart it when it dies (with backoff after a crash),
+        until the pack is stopped or marked failed."""
+        while True:
+            crashed = self._exited(process, await asyncio.shield(process.exited))
+            delay = self._backoff() if crashed else 0.0
+            while True:
+                await asyncio.sleep(delay)
+                if self.closed is not None or self.failed is not None:
+                    self.slots[slot] = None
+                    return
+                self.restarts += 1
+                try:
+                    process = await self._spawn(slot)
+                    break
+                except StartError as exc:
+                    self.slots[slot] = None
+                    if self.closed is not None:
+                        return
+                    logger.warning("lorenz: %s", exc)
+                    self._note_crash(str(exc))
+                    delay = self._backoff()
+            logger.info("lorenz: pack %s restarted (pid %d)", self.pack, process.pid)
+            self._dispatch_waiting()
+
+    # -- calls --------------------------------------------------------------------------
+
+    def submit(self, call: Call) -> None:
+        if self.closed is not None:
+            call.finish(tool_failure(f"pack {self.pack} was stopped ({self.closed}); try again"))
+            return
+        if self.failed is not None:
+            call.finish(tool_failure(self.failed))
+            return
+        self.calls[call.id] = call
+        self._idle.clear()
+        loop = asyncio.get_running_loop()
+        call.timer = loop.call_later(max(0.0, call.timeout), self._expire, call)
+        process = self._least_busy()
+        if process is None:
+            self.waiting.append(call)
+        else:
+            self._send(process, call)
+
+    def cancel(self, call: Call) -> None:
+        """The caller stopped waiting: at its timeout, kill the process now; earlier (a client's
+        cancel), ask the pack to cancel the call (its timer still runs)."""
+        if call.done:
+            return
+        if call.timer is not None and call.timer.when() - asyncio.get_running_loop().time() < _DEADLINE_SLACK_SECONDS:
+            call.timer.cancel()
+            self._expire(call)
+            return
+        if call.process is None:
+            with contextlib.suppress(ValueError):
+                self.waiting.remove(call)
+            self._settle(call, tool_failure(f"tool {call.tool} was cancelled"))
+            return
+        call.process.send(encode({"op": "cancel", "id": call.id}))
+
+    def _least_busy(self) -> ChildProcess | None:
+        alive = [process for process in self.slots if process is not None and process.alive]
+        return min(alive, key=lambda process: len(process.pending), default=None)
+
+    def _send(self, process: ChildProcess, call: Call) -> None:
+        call.process = process
+        call.sent_at = asyncio.get_running_loop().time()
+        process.pending.add(call.id)
+        process.send(call.frame)
+
+    def _dispatch_waiting(self) -> None:
+        while self.waiting:
+            process = self._least_busy()
+            if process is None:
+                return
+            self._send(process, self.waiting.popleft())
+
+    def _on_reply(self, process: ChildProcess, reply: Reply) -> None:
+        call = self.calls.get(reply.id)
+        if call is not None:
+            self._settle(call, reply.to_result())
+
+    def _settle(self, call: Call, result: ToolResult) -> None:
+        self.calls.pop(call.id, None)
+        if not self.calls:
+            self._idle.set()
+        call.finish(result)
+
+    def _expire(self, call: Call) -> None:
+        """A call still running at its tool timeout: its process is killed, unless the call spent
+        part of that time waiting for a slot (then it is answered now, cancelled in the process,
+        and the process killed only if it still runs the call a full tool timeout after it got it)."""
+        if call.done:
+            return
+        limit = f"{self.plan.timeout:g} s (server.tool_timeout_seconds)"
+        process = call.process
+        if process is None:
+            with contextlib.suppress(ValueError):
+                self.waiting.remove(call)
+            self._settle(call, tool_failure(f"pack {self.pack} did not come back up within {limit}; try again"))
+            return
+        loop = asyncio.get_running_loop()
+        if loop.time() - call.sent_at < self.plan.timeout - _DEADLINE_SLACK_SECONDS:
+            process.send(encode({"op": "cancel", "id": call.id}))
+            self._settle(call, tool_failure(f"tool {call.tool} did not finish within {limit}"))
+            loop.call_at(call.sent_at + self.plan.timeout, self._overrun, process, call)
+            return
+        self._overrun(process, call)
+        self._settle(call, tool_failure(f"tool {call.tool} did not finish within {limit}; its process was restarted"))
+
+    def _overrun(self, process: ChildProcess, call: Call) -> None:
+        """Kill ``process`` if it still runs ``call``."""
+        if call.id not in process.pending:
+            return
+        limit = f"{self.plan.timeout:g} s (server.tool_timeout_seconds)"
+        logger.warning(
+            "lorenz: pack %s: tool %s did not finish within %s; killing its process (pid %d)",
+            self.pack,
+            call.tool,
+            limit,
+            process.pid,
+        )
+        process.kill(f"tool {call.tool} did not finish within {limit}")
+
+    # -- exits --------------------------------------------------------------------------
+
+    def _exited(self, process: ChildProcess, code: int) -> bool:
+        """Settle the calls a process took with it; whether it crashed (the host did not end it)."""
+        reason = process.kill_reason
+        if self.closed is None and host_interrupted():
+            self.closed = "the host is shutting down"
+        if self.closed is not None:
+            message, crashed = f"pack {self.pack} was stopped ({self.closed}); try again", False
+        elif reason is None:
+            message, crashed = self._crash_message(code), True
+        elif reason.startswith("sent "):  # a protocol violation: misbehaving like a crash
+            message, crashed = f"pack {self.pack} {reason}; restarted", True
+        else:
+            message, crashed = f"pack {self.pack}'s process was restarted while this call ran: {reason}", False
+        if crashed:
+            self._note_crash(message)
+            if self.failed is None:
+                logger.warning("lorenz: %s", message)
+        for request_id in list(process.pending):
+            call = self.calls.get(request_id)
+            if call is not None:
+                self._settle(call, tool_failure(self.failed or message))
+        process.pending.clear()
+        return crashed
+
+    def _crash_message(self, code: int) -> str:
+        if code == EXIT_OUT_OF_MEMORY:
+            return f"pack {self.pack} ran out of memory (server.pack_memory_mb: {self.plan.memory_mb}); restarted"
+        return f"pack {self.pack} crashed ({describe_exit(code)}); restarted"
+
+    def _note_crash(self, message: str) -> None:
+        now = time.monotonic()
+        self.crashes.append(now)
+        while self.crashes and self.crashes[0] < now - CRASH_WINDOW_SECONDS:
+            self.crashes.popleft()
+        if len(self.crashes) >= MAX_CRASHES and self.failed is None:
+            self.failed = (
+                f"{message.removesuffix('; restarted')}; it crashed {len(self.crashes)} times within "
+                f"{CRASH_WINDOW_SECONDS:g} s, so it is not restarted until the workflow is reloaded"
+            )
+            logger.error("lorenz: %s", self.failed)
+            for process in self.slots:
+                if process is not None:
+                    process.kill("the pack was marked failed")
+            while self.waiting:
+                self._settle(self.waiting.popleft(), tool_failure(self.failed))
+
+    def _backoff(self) -> float:
+        return min(0.1 * 2.0 ** max(0, len(self.crashes) - 1), _MAX_BACKOFF_SECONDS)
+
+    # -- stopping -----------------------------------------------------------------------
+
+    async def aclose(self, reason: str, *, drain: float = 0.0, grace: float = 1.0) -> None:
+        """Stop every process: new calls are refused at once, calls in flight get ``drain`` s to
+        end, then each process is asked to stop and killed ``grace`` s later if it has not."""
+        if self.closed is None:
+            self.closed = reason
+        while self.waiting:
+            self._settle(self.waiting.popleft(), tool_failure(f"pack {self.pack} was stopped ({reason}); try again"))
+        if self.calls and drain > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._idle.wait(), drain)
+        for keeper in self._keepers:
+            keeper.cancel()
+        await asyncio.gather(*self._keepers, return_exceptions=True)
+        processes = [process for process in self.slots if process is not None]
+        await asyncio.gather(*(process.stop(grace) for process in processes))
+        for process in processes:
+            self._exited(process, process.exited.result())
+        self.slots = [None] * len(self.slots)
+
+    # -- reporting ----------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        """For ``/healthz``: ``running``, ``restarting``, ``failed`` or ``stopped``, and the processes."""
+        pids = [process.pid for process in self.slots if process is not None and process.alive]
+        if self.closed is not None:
+            state = "stopped"
+        elif self.failed is not None:
+            state = "failed"
+        else:
+            state = "running" if len(pids) == len(self.slots) else "restarting"
+        status: dict[str, Any] = {"pack": self.pack, "state": state, "pids": pids, "restarts": self.restarts}
+        status["recentCrashes"] = len(self.crashes)
+        if self.failed is not None:
+            status["error"] = self.failed
+        return status

@@ -1,0 +1,158 @@
+"""Discovery without importing isolated plugins: each is imported in a short-lived child instead.
+
+When the workflow isolates packs, every plugin not shipped with Lorenz is surveyed: a child
+imports its entry point and reports the packs and trackers it registers (or how it failed, a
+crash included). A plugin whose packs all run isolated and that provides no tracker (trackers run
+in the host) is then never imported by the host: :class:`StandIn` registers an
+:class:`IsolatedPackStub` per pack in its place, under the plugin's own name and distribution, so
+name clashes, ``lorenz plugins`` and ``/healthz`` treat it like any other plugin.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from ..hookspecs import hookimpl
+from ..plugin_checks import is_first_party
+from ..plugins import ENTRY_POINT_GROUP, PluginFailure
+from ..redact import redact_text
+from ..settings.server import MCP_TOKEN_ENV
+from .plan import is_isolated
+from .protocol import MAX_CONTROL_FRAME_BYTES, FrameReader, Launch, ProtocolError, Source, Survey, encode, structure
+
+__all__ = ["SURVEY_TIMEOUT_SECONDS", "IsolatedPackStub", "StandIn", "child_command", "describe_exit", "stand_ins_for"]
+
+logger = logging.getLogger("lorenz.isolation")
+
+#: How long importing one plugin in its survey process may take.
+SURVEY_TIMEOUT_SECONDS = 30.0
+
+
+def child_command() -> list[str]:
+    """How the host starts a child: this interpreter, this environment."""
+    return [sys.executable, "-m", "lorenz.isolation.child"]
+
+
+def describe_exit(code: int) -> str:
+    """``signal 11``, ``exit code 3``."""
+    return f"signal {-code}" if code < 0 else f"exit code {code}"
+
+
+class IsolatedPackStub:
+    """A pack discovery left unimported because it runs in a process of its own; mounting puts
+    the process's proxy in its place (:class:`lorenz.isolation.IsolationPool`)."""
+
+    def __init__(self, name: str, source: Source) -> None:
+        self.name = name
+        self.isolation_source = source
+
+    def _refuse(self) -> NoReturn:
+        msg = f"pack {self.name} runs in a process of its own (server.isolated_packs) and was not started"
+        raise RuntimeError(msg)
+
+    def tool_specs(self, settings: Any) -> list[Any]:
+        self._refuse()
+
+    async def execute_tool(self, name: str, input: Any, context: Any) -> Any:
+        self._refuse()
+
+
+class StandIn:
+    """Registers the stubs of a plugin that was surveyed instead of imported."""
+
+    def __init__(self, stubs: Sequence[IsolatedPackStub]) -> None:
+        self.stubs = tuple(stubs)
+
+    @hookimpl
+    def lorenz_register_tool_packs(self, register: Any) -> None:
+        for stub in self.stubs:
+            register(stub)
+
+
+def stand_ins_for(
+    plugins: Sequence[tuple[str, str | None, str | None]], isolate: Sequence[str]
+) -> dict[int, StandIn | PluginFailure]:
+    """For each plugin ``(entry point, distribution, version)`` by index: a :class:`StandIn` when
+    the host must not import it, its failure when it failed in its survey (the host does not import
+    it either), nothing when the host imports it as usual. Surveys run in parallel."""
+    sources = {
+        index: Source(distribution=dist, version=version, entry_point=name)
+        for index, (name, dist, version) in enumerate(plugins)
+        if isolate and dist is not None and not is_first_party(dist)
+    }
+    running = {index: _start(source) for index, source in sources.items()}
+    deadline = time.monotonic() + SURVEY_TIMEOUT_SECONDS
+    out: dict[int, StandIn | PluginFailure] = {}
+    for index, process in running.items():
+        source = sources[index]
+        outcome = _finish(source, process, deadline)
+        if isinstance(outcome, str):
+            out[index] = PluginFailure(
+                group=ENTRY_POINT_GROUP,
+                name=source.entry_point or "",
+                distribution=source.distribution,
+                version=source.version,
+                error=outcome,
+            )
+        elif outcome.failures:
+            first = outcome.failures[0]
+            out[index] = PluginFailure(
+                group=first.group,
+                name=first.name,
+                distribution=first.distribution,
+                version=first.version,
+                error=first.error,
+                traceback=first.traceback,
+            )
+        elif not outcome.trackers and all(is_isolated(pack, source.distribution, isolate) for pack in outcome.packs):
+            out[index] = StandIn([IsolatedPackStub(pack, source) for pack in outcome.packs])
+    return out
+
+
+def _start(source: Source) -> subprocess.Popen[bytes]:
+    # The workflow's secrets are not known yet (settings need the registries), but the host's own
+    # bearer token never belongs to a plugin.
+    env = {name: value for name, value in os.environ.items() if name != MCP_TOKEN_ENV}
+    process = subprocess.Popen(
+        child_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    stdin, process.stdin = process.stdin, None  # written here, so that the surveys run side by side
+    assert stdin is not None
+    with contextlib.suppress(OSError):  # it died already: _finish says how
+        stdin.write(encode(Launch(mode="survey", source=source, sys_path=tuple(sys.path))))
+    with contextlib.suppress(OSError):
+        stdin.close()
+    return process
+
+
+def _finish(source: Source, process: subprocess.Popen[bytes], deadline: float) -> Survey | str:
+    """The survey's report, or why there is none."""
+    try:
+        stdout, stderr = process.communicate(timeout=max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        process.kill()
+        stdout, stderr = process.communicate()
+        _log(source, stderr)
+        return f"importing it did not finish within {SURVEY_TIMEOUT_SECONDS:g} s (in its survey process)"
+    _log(source, stderr)
+    try:
+        frames = FrameReader(MAX_CONTROL_FRAME_BYTES).feed(stdout)
+        if frames:
+            survey: Survey = structure(frames[0], Survey)
+            return survey
+    except ProtocolError as exc:
+        return f"its survey process sent {exc}"
+    return f"importing it crashed its survey process ({describe_exit(process.returncode)})"
+
+
+def _log(source: Source, stderr: bytes) -> None:
+    for line in stderr.decode("utf-8", "replace").splitlines():
+        if line.strip():
+            logger.warning("lorenz: plugin %s (%s, survey): %s", source.entry_point, source.label, redact_text(line))

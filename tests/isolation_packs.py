@@ -1,0 +1,214 @@
+"""Distributions the isolation tests install into a site directory (not a test module)."""
+
+from __future__ import annotations
+
+import textwrap
+import time
+from pathlib import Path
+
+#: ``acme``: one tool per way a pack can take its process down, and well-behaved ones.
+ACME = """
+import asyncio, ctypes, os, sys, time
+
+import anyio.to_thread
+
+from lorenz import ToolSpec, hookimpl, tool_success
+
+TOOLS = ("echo", "pid", "env", "segv", "exit", "alloc", "spin", "thread", "sleep", "log", "big")
+
+
+class Acme:
+    name = "acme"
+
+    def validate_options(self, options):
+        if "bad" in options:
+            raise ValueError("tools.acme.bad: not an option of acme")
+
+    def tool_specs(self, settings):
+        return [ToolSpec(name=f"acme_{tool}", description=f"{tool}.") for tool in TOOLS]
+
+    async def execute_tool(self, name, input, context):
+        settings = context.settings
+        if name == "acme_echo":
+            return tool_success({
+                "input": input,
+                "apiKey": settings.tracker.api_key,
+                "serverToken": settings.server.token,
+                "tools": sorted(settings.tool_options or {}),
+                "secrets": sorted(settings.secrets),
+            })
+        if name == "acme_pid":
+            return tool_success({"pid": os.getpid()})
+        if name == "acme_env":
+            return tool_success({"names": sorted(os.environ)})
+        if name == "acme_segv":
+            ctypes.string_at(0)
+        if name == "acme_exit":
+            os._exit(3)
+        if name == "acme_alloc":
+            return tool_success({"size": len(bytearray(4 * 1024**3))})
+        if name == "acme_spin":
+            while True:
+                pass
+        if name == "acme_thread":  # a thread that never returns, awaited without abandon_on_cancel
+            await anyio.to_thread.run_sync(time.sleep, 10**6)
+        if name == "acme_sleep":
+            await asyncio.sleep(input.get("seconds", 0.5))
+            return tool_success({"pid": os.getpid()})
+        if name == "acme_log":
+            print("acme says", input.get("text"), file=sys.stderr)
+            print("acme prints to stdout too")
+            return tool_success()
+        if name == "acme_big":
+            return tool_success({"blob": "x" * input["size"]})
+        raise AssertionError(name)
+
+
+@hookimpl
+def lorenz_register_tool_packs(register):
+    register(Acme())
+"""
+
+BETA = """
+import os
+
+from lorenz import ToolSpec, hookimpl, tool_success
+
+
+class Beta:
+    name = "beta"
+
+    def tool_specs(self, settings):
+        return [ToolSpec(name="beta_pid", description="Pid.")]
+
+    async def execute_tool(self, name, input, context):
+        return tool_success({"pid": os.getpid()})
+
+
+@hookimpl
+def lorenz_register_tool_packs(register):
+    register(Beta())
+"""
+
+#: A third-party tracker with its own pack: the host imports it (trackers run in the host).
+TRACKED = """
+import os
+
+from lorenz import ToolSpec, hookimpl, tool_success
+
+
+class Client:
+    async def fetch_candidate_issues(self):
+        return []
+
+    async def fetch_issues_by_ids(self, ids):
+        return []
+
+
+class Tracker:
+    kind = "trk"
+
+    def create_client(self, settings, context):
+        return Client()
+
+    def default_tool_packs(self, settings):
+        return ["trk"]
+
+
+class Pack:
+    name = "trk"
+
+    def tool_specs(self, settings):
+        return [ToolSpec(name="trk_key", description="Key.")]
+
+    async def execute_tool(self, name, input, context):
+        return tool_success({"apiKey": context.settings.tracker.api_key, "pid": os.getpid()})
+
+
+@hookimpl
+def lorenz_register_trackers(register):
+    register(Tracker())
+
+
+@hookimpl
+def lorenz_register_tool_packs(register):
+    register(Pack())
+"""
+
+CRASH_AT_IMPORT = """
+import ctypes
+
+ctypes.string_at(0)
+"""
+
+FAIL_AT_IMPORT = """
+import lorenz_sdk_that_does_not_exist  # noqa: F401
+"""
+
+#: Dies while listing its tools, every time: a pack that cannot even start.
+CRASH_AT_START = """
+import os
+
+from lorenz import hookimpl
+
+
+class Doomed:
+    name = "doomed"
+
+    def tool_specs(self, settings):
+        os._exit(9)
+
+    async def execute_tool(self, name, input, context):
+        raise AssertionError
+
+
+@hookimpl
+def lorenz_register_tool_packs(register):
+    register(Doomed())
+"""
+
+DISTRIBUTIONS = {
+    "iso-acme": ("iso_acme", ACME),
+    "iso-beta": ("iso_beta", BETA),
+    "iso-tracked": ("iso_tracked", TRACKED),
+    "iso-crash-import": ("iso_crash_import", CRASH_AT_IMPORT),
+    "iso-fail-import": ("iso_fail_import", FAIL_AT_IMPORT),
+    "iso-doomed": ("iso_doomed", CRASH_AT_START),
+}
+
+
+def write_site(root: Path) -> Path:
+    """Every distribution above, installed for real (modules plus ``.dist-info``) under ``root``."""
+    for dist, (module, source) in DISTRIBUTIONS.items():
+        (root / f"{module}.py").write_text(textwrap.dedent(source), encoding="utf-8")
+        info = root / f"{module}-1.0.dist-info"
+        info.mkdir()
+        metadata = f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\nRequires-Dist: lorenz-core>=0.1\n"
+        (info / "METADATA").write_text(metadata, encoding="utf-8")
+        entry = module.removeprefix("iso_")
+        (info / "entry_points.txt").write_text(f"[lorenz.tool_packs]\n{entry} = {module}\n", encoding="utf-8")
+        (info / "RECORD").write_text("", encoding="utf-8")
+    return root
+
+
+def workflow(directory: Path, *, tools: str = "  acme: {}\n  beta: {}\n", server: str = "", tracker: str = "") -> Path:
+    """A WORKFLOW.md isolating every third-party pack, with a 2 s tool timeout."""
+    tracker = tracker or "  kind: local\n  path: ./board\n"
+    front = (
+        f"tracker:\n{tracker}tools:\n{tools}server:\n  isolated_packs: ['*']\n  tool_timeout_seconds: 2\n"
+        f"  pack_memory_mb: 512\n{server}"
+    )
+    path = directory / "WORKFLOW.md"
+    path.write_text(f"---\n{front}---\nWork the board.\n", encoding="utf-8")
+    return path
+
+
+def gone(pid: int, within: float = 10.0) -> bool:
+    """Whether process ``pid`` is gone for good within ``within`` s: neither running nor a zombie
+    waiting to be reaped."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not Path(f"/proc/{pid}").exists():
+            return True
+        time.sleep(0.05)
+    return False

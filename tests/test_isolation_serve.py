@@ -1,0 +1,184 @@
+"""Isolated packs under the real commands (issue 17): ``lorenz serve`` supervises them, shows them
+on ``/healthz`` and the landing page, and leaves no process behind on SIGTERM, nor when it is
+killed outright; ``lorenz tools`` and ``lorenz call`` honour ``server.isolated_packs`` too."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import anyio
+import httpx
+import mcp
+import pytest
+from mcp.client.stdio import StdioServerParameters
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory, isolation_packs: ModuleType) -> Path:
+    root: Path = isolation_packs.write_site(tmp_path_factory.mktemp("isolation-site"))
+    return root
+
+
+def _env(site: Path) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
+    env["LORENZ_LOAD_PLUGINS"] = "lorenz-local,iso-acme,iso-beta"
+    env["PYTHONPATH"] = os.pathsep.join([str(site), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
+def _pids(server: Any) -> dict[str, list[int]]:
+    health = httpx.get(server.base + "/healthz").json()
+    return {status["pack"]: status["pids"] for status in health.get("isolatedPacks", [])}
+
+
+@pytest.fixture
+def served(site: Path, tmp_path: Path, isolation_packs: ModuleType, lorenz_serve: Any) -> Iterator[Any]:
+    isolation_packs.workflow(tmp_path)
+    server = lorenz_serve(tmp_path, _env(site))
+    try:
+        yield server
+    finally:
+        if server.process.poll() is None:
+            server.process.kill()
+            server.process.wait()
+
+
+def _text(result: Any) -> str:
+    return str(result.content[0].text)
+
+
+def test_lorenz_serve_supervises_isolated_packs_and_stops_them_on_sigterm(
+    served: Any, isolation_packs: ModuleType
+) -> None:
+    health = httpx.get(served.base + "/healthz").json()
+    assert health["status"] == "ok" and health["packs"] == 3
+    first = _pids(served)
+    assert set(first) == {"acme", "beta"} and all(len(pids) == 1 for pids in first.values())
+    assert 'acme <span class="pill">isolated</span>' in httpx.get(served.base + "/").text
+
+    async def scenario() -> None:
+        async with mcp.Client(served.url) as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            assert {"acme_segv", "beta_pid", "local_query"} <= names
+            crashed = await client.call_tool("acme_segv", {})
+            assert crashed.is_error is True and "pack acme crashed (signal 11); restarted" in _text(crashed)
+            assert (await client.call_tool("local_query", {})).is_error is False
+            beta = await client.call_tool("beta_pid", {})
+            assert beta.structured_content == {"pid": first["beta"][0]}
+
+    anyio.run(scenario)
+    deadline = time.monotonic() + 30
+    while _pids(served).get("acme") in (first["acme"], []) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    restarted = _pids(served)
+    assert restarted["acme"] != first["acme"] and isolation_packs.gone(first["acme"][0])
+    acme_status = next(
+        status for status in httpx.get(served.base + "/healthz").json()["isolatedPacks"] if status["pack"] == "acme"
+    )
+    assert acme_status["restarts"] == 1 and acme_status["state"] == "running"
+    assert f"pack acme [pid {first['acme'][0]}]: Fatal Python error: Segmentation fault" in served.stderr()
+
+    served.process.send_signal(signal.SIGTERM)
+    assert served.process.wait(timeout=20) == 0, served.stderr()
+    for pid in [*restarted["acme"], *restarted["beta"]]:
+        assert isolation_packs.gone(pid), f"process {pid} outlived lorenz serve"
+
+
+def test_a_reload_while_serving_keeps_kept_packs_and_stops_unmounted_ones(
+    served: Any, tmp_path: Path, isolation_packs: ModuleType
+) -> None:
+    first = _pids(served)
+    isolation_packs.workflow(tmp_path, tools="  acme: {}\n")
+    deadline = time.monotonic() + 30
+    while "beta" in _pids(served) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _pids(served) == {"acme": first["acme"]}
+    assert isolation_packs.gone(first["beta"][0])
+
+    async def scenario() -> None:
+        async with mcp.Client(served.url) as client:
+            result = await client.call_tool("acme_pid", {})
+            assert result.structured_content == {"pid": first["acme"][0]}
+
+    anyio.run(scenario)
+
+
+def test_isolated_processes_end_when_the_host_is_killed_even_spinning(served: Any, isolation_packs: ModuleType) -> None:
+    pids = _pids(served)
+
+    def spin() -> None:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "acme_spin", "arguments": {}}}
+        headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+        with contextlib.suppress(httpx.HTTPError):  # the host is killed under it
+            httpx.post(served.url, json=body, headers=headers, timeout=10)
+
+    threading.Thread(target=spin, daemon=True).start()
+    time.sleep(1.0)  # acme's process spins, holding its event loop
+    served.process.send_signal(signal.SIGKILL)
+    served.process.wait(timeout=10)
+    for pid in [*pids["acme"], *pids["beta"]]:
+        assert isolation_packs.gone(pid), f"process {pid} was orphaned"
+
+
+def _lorenz(site: Path, directory: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "lorenz", *args],
+        cwd=directory,
+        env=_env(site),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_lorenz_tools_and_call_honour_isolated_packs(site: Path, tmp_path: Path, isolation_packs: ModuleType) -> None:
+    isolation_packs.workflow(tmp_path)
+    listed = _lorenz(site, tmp_path, "tools", "--json")
+    assert listed.returncode == 0, listed.stderr
+    owners = {tool["name"]: tool["pack"] for tool in json.loads(listed.stdout)["tools"]}
+    assert owners["acme_segv"] == "acme" and owners["beta_pid"] == "beta"
+
+    called = _lorenz(site, tmp_path, "call", "acme_pid")
+    assert called.returncode == 0, called.stderr
+    pid = json.loads(called.stdout)["result"]["pid"]
+    assert isolation_packs.gone(pid)  # the one-shot command stopped it when it ended
+
+    crashed = _lorenz(site, tmp_path, "call", "acme_exit")
+    assert crashed.returncode == 1
+    assert json.loads(crashed.stdout)["error"] == "pack acme crashed (exit code 3); restarted"
+
+
+@pytest.mark.anyio
+async def test_lorenz_serve_stdio_supervises_isolated_packs(
+    site: Path, tmp_path: Path, isolation_packs: ModuleType
+) -> None:
+    isolation_packs.workflow(tmp_path)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "lorenz", "serve", "--stdio"], env=_env(site), cwd=tmp_path
+    )
+    async with mcp.Client(params) as client:
+        first = (await client.call_tool("acme_pid", {})).structured_content
+        assert first is not None and first["pid"] > 0
+        crashed = await client.call_tool("acme_exit", {})
+        assert crashed.is_error is True and "pack acme crashed (exit code 3); restarted" in _text(crashed)
+        assert (await client.call_tool("beta_pid", {})).is_error is False
+        for _ in range(15):  # a call waits for the restart up to the 2 s tool timeout; a busy machine may need more
+            restarted = await client.call_tool("acme_pid", {})
+            if not restarted.is_error:
+                break
+        second = restarted.structured_content
+        assert second is not None and second["pid"] != first["pid"]
+    assert isolation_packs.gone(second["pid"])  # the client closed stdin: lorenz exited and took its children along

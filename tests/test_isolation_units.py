@@ -1,0 +1,192 @@
+"""Isolated packs without processes: the pipe's framing, the messages the host accepts from a
+child, which packs are isolated, and the slice of the settings a child is told (issue 17)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from lorenz.contracts import ToolSpec
+from lorenz.isolation.plan import is_isolated, isolation_hint, pack_settings, plan_for
+from lorenz.isolation.protocol import (
+    CONVERTER,
+    HEADER,
+    FrameReader,
+    ProtocolError,
+    Ready,
+    Reply,
+    Source,
+    encode,
+    structure,
+)
+from lorenz.isolation.survey import IsolatedPackStub, describe_exit
+from lorenz.plugins import Discovery, PluginInfo
+from lorenz.registry import ToolRegistry, TrackerRegistry
+from lorenz.results import FormattedResult
+from lorenz.settings.model import ScopedToken, ServerSettings, Settings, TrackerSettings
+
+
+def test_frames_split_anywhere_come_out_whole() -> None:
+    data = encode({"op": "result", "id": 1, "success": True}) + encode({"op": "result", "id": 2, "success": False})
+    reader = FrameReader(1000)
+    frames = [frame for index in range(len(data)) for frame in reader.feed(data[index : index + 1])]
+    assert [frame["id"] for frame in frames] == [1, 2]
+
+
+def test_a_frame_over_the_limit_is_refused_before_it_is_read() -> None:
+    reader = FrameReader(100)
+    with pytest.raises(ProtocolError, match=r"a frame of 4,294,967,295 bytes \(more than 100\)"):
+        reader.feed(b"\xff\xff\xff\xff")
+
+
+def test_a_frame_that_is_not_json_is_refused() -> None:
+    with pytest.raises(ProtocolError, match="not JSON"):
+        FrameReader(100).feed(HEADER.pack(3) + b"\xff{}")
+
+
+def test_what_json_cannot_hold_is_sent_as_the_mcp_wire_would_show_it() -> None:
+    frame = encode({"nan": math.nan, "set": {1}, "lone": "a\ud800b"})
+    assert json.loads(frame[HEADER.size :]) == {"nan": None, "set": "{1}", "lone": "a\ufffdb"}
+
+
+def test_a_malformed_message_from_a_child_names_the_fields_at_fault() -> None:
+    with pytest.raises(ProtocolError) as caught:
+        structure({"op": "ready", "pid": "7", "specs": [{"name": 3, "description": "d"}]}, Ready)
+    assert "pid: expected integer, got string" in str(caught.value)
+    assert "specs.0.name: expected string, got integer" in str(caught.value)
+    with pytest.raises(ProtocolError, match="not an object but list"):
+        structure([], Reply)
+
+
+def test_ready_round_trips_in_camel_case() -> None:
+    ready = Ready(
+        op="ready",
+        pid=7,
+        specs=(ToolSpec(name="a_b", description="B.", output_schema={"type": "object"}),),
+        validates_arguments=True,
+        options_error=None,
+    )
+    wire = json.loads(encode(ready)[HEADER.size :])
+    assert wire["validatesArguments"] is True and wire["specs"][0]["outputSchema"] == {"type": "object"}
+    assert structure(wire, Ready) == ready
+
+
+def test_a_reply_with_text_is_a_formatted_result() -> None:
+    reply = structure({"op": "result", "id": 3, "success": False, "error": "no", "text": "Error: no"}, Reply)
+    result = reply.to_result()
+    assert isinstance(result, FormattedResult) and result.text == "Error: no" and result.error == "no"
+
+
+def test_settings_round_trip_through_the_strict_converter_secrets_included(tmp_path: Path) -> None:
+    settings = Settings(
+        tracker=TrackerSettings(kind="acme", api_key="k3y-value", options={"deep": [1, {"x": None}]}),
+        tool_options={"acme": {"limit": 5}},
+        server=ServerSettings(tokens=(ScopedToken(token="tok-value", name="ci"),), pack_memory_mb=256),
+        workflow_path=tmp_path / "WORKFLOW.md",
+        base_dir=tmp_path,
+        secrets=frozenset({"k3y-value", "tok-value"}),
+    )
+    wire = json.loads(json.dumps(CONVERTER.unstructure(settings)))
+    assert CONVERTER.structure(wire, Settings) == settings
+
+
+def test_third_party_means_not_shipped_with_lorenz() -> None:
+    assert is_isolated("acme", "acme-pack", ("*",))
+    assert is_isolated("acme", None, ("*",))  # a -p module
+    assert not is_isolated("local", "lorenz-local", ("*",))
+    assert not is_isolated("local", "Lorenz_Local", ("*",))
+    assert is_isolated("local", "lorenz-local", ("local",))
+    assert not is_isolated("acme", "acme-pack", ("beta",))
+
+
+def test_the_hint_is_read_leniently(tmp_path: Path) -> None:
+    path = tmp_path / "WORKFLOW.md"
+    assert isolation_hint(None) == () and isolation_hint(path) == ()
+    path.write_text("---\nserver:\n  isolated_packs: [acme, '*']\n---\n", encoding="utf-8")
+    assert isolation_hint(path) == ("acme", "*")
+    path.write_text("---\nserver:\n  isolated_packs: acme\n---\n", encoding="utf-8")
+    assert isolation_hint(path) == ()  # the full parse names the problem
+    path.write_text("---\nserver: [\n---\n", encoding="utf-8")
+    assert isolation_hint(path) == ()
+
+
+def _settings() -> Settings:
+    return Settings(
+        tracker=TrackerSettings(
+            kind="acme", endpoint="https://acme.example", api_key="tracker-secret", options={"a": 1}
+        ),
+        tool_options={"acme": {"token": "acme-secret"}, "beta": {"token": "beta-secret"}},
+        server=ServerSettings(token="mcp-secret", tool_timeout_seconds=7, pack_memory_mb=300, port=9999),
+        body="The prompt.",
+        secrets=frozenset({"tracker-secret", "acme-secret", "beta-secret", "mcp-secret"}),
+    )
+
+
+def test_a_child_is_told_only_its_slice_and_its_own_secrets() -> None:
+    sliced = pack_settings(_settings(), "acme", own_tracker=False)
+    assert sliced.tool_options == {"acme": {"token": "acme-secret"}}
+    assert sliced.tracker.kind == "acme" and sliced.tracker.api_key is None and sliced.tracker.endpoint is None
+    assert sliced.tracker.options == {}
+    assert sliced.server.token is None and sliced.server.port == ServerSettings().port
+    assert (sliced.server.tool_timeout_seconds, sliced.server.pack_memory_mb) == (7, 300)
+    assert sliced.body == "" and sliced.secrets == frozenset({"acme-secret"})
+
+
+def test_the_pack_of_the_trackers_distribution_gets_the_tracker() -> None:
+    sliced = pack_settings(_settings(), "acme", own_tracker=True)
+    assert sliced.tracker.api_key == "tracker-secret" and sliced.tracker.options == {"a": 1}
+    assert sliced.secrets == frozenset({"acme-secret", "tracker-secret"})
+
+
+def _discovery(*infos: PluginInfo, stub: IsolatedPackStub | None = None) -> Discovery:
+    tools = ToolRegistry()
+    if stub is not None:
+        tools.register(stub)
+    return Discovery(tools=tools, trackers=TrackerRegistry(), plugins=infos)
+
+
+def test_a_plan_withholds_the_environment_variables_of_other_secrets() -> None:
+    source = Source(distribution="acme-pack", version="1.0", entry_point="acme")
+    stub = IsolatedPackStub("acme", source)
+    info = PluginInfo(name="acme", distribution="acme-pack", version="1.0", packs=("acme",))
+    settings = _settings()
+    settings = Settings(
+        tracker=settings.tracker,
+        tool_options=settings.tool_options,
+        server=ServerSettings(token="mcp-secret", isolated_packs=("*",)),
+        secrets=settings.secrets,
+    )
+    env = {"LORENZ_MCP_TOKEN": "mcp-secret", "ACME": "acme-secret", "URL": "https://u:tracker-secret@x", "HOME": "/h"}
+    plan = plan_for(stub, settings, _discovery(info, stub=stub), env)
+    assert plan is not None and plan.source == source
+    assert plan.withheld == frozenset({"LORENZ_MCP_TOKEN", "URL"})
+    assert plan.secrets == settings.secrets  # the host redacts the child's stderr with all of them
+
+
+def test_a_plan_is_the_same_for_the_same_pack_and_slice() -> None:
+    source = Source(distribution="acme-pack", version="1.0", entry_point="acme")
+    stub = IsolatedPackStub("acme", source)
+    discovery = _discovery(stub=stub)
+    isolating = ServerSettings(isolated_packs=("acme",))
+    first = plan_for(stub, Settings(server=isolating, body="one"), discovery, {})
+    second = plan_for(stub, Settings(server=isolating, body="two"), discovery, {})
+    third = plan_for(stub, Settings(server=isolating, tool_options={"acme": {"x": 1}}), discovery, {})
+    assert first is not None and second is not None and third is not None
+    assert first.key == second.key != third.key
+    assert plan_for(stub, Settings(), discovery, {}) is None  # not isolated
+
+
+def test_an_object_handed_in_process_cannot_be_isolated() -> None:
+    class Pack:
+        name = "objpack"
+
+    with pytest.raises(ValueError, match="cannot run isolated"):
+        plan_for(Pack(), Settings(server=ServerSettings(isolated_packs=("objpack",))), _discovery(), {})  # type: ignore[arg-type]
+
+
+def test_exits_read_as_signals_or_codes() -> None:
+    assert describe_exit(-11) == "signal 11"
+    assert describe_exit(3) == "exit code 3"
