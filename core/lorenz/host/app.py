@@ -354,33 +354,38 @@ def serve_in_thread(
         yield RunningServer(base_url=server.base_url, app=app)
 
 
-def run_http(live: LiveWorkspace, *, host: str, port: int) -> int:
-    """Serve over HTTP in the foreground until SIGINT/SIGTERM; print the URL once listening."""
+def listen(host: str, port: int) -> socket.socket | None:
+    """:func:`bind_socket`, or ``None`` once the reason it failed is printed."""
     try:
-        sock = bind_socket(host, port)
+        return bind_socket(host, port)
     except OSError as exc:
         print(f"lorenz: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
-        return 1
-    bound_port = sock.getsockname()[1]
-    url = display_url(host, bound_port)
+        return None
+
+
+def announcer(live: LiveWorkspace, host: str, sock: socket.socket, note: str = "") -> Callable[[], None]:
+    """What prints ``lorenz: serving N tools from M packs at URL`` once the server listens."""
     snapshot = live.snapshot()
-    if host not in ("127.0.0.1", "localhost", "::1") and not snapshot.settings.server.token:
-        print(
-            f"lorenz: warning: listening on {host}, beyond this machine, without a bearer token; "
-            "set server.token (or LORENZ_MCP_TOKEN), and list the names clients use in server.allowed_hosts",
-            file=sys.stderr,
-        )
+    url = display_url(host, sock.getsockname()[1])
 
     def announce() -> None:
         print(
             f"lorenz: serving {counted(len(snapshot.specs), 'tool')} from {counted(len(snapshot.packs), 'pack')}"
-            f" at {url}",
+            f" at {url}{note}",
             file=sys.stderr,
             flush=True,
         )
 
+    return announce
+
+
+def run_http(live: LiveWorkspace, *, host: str, port: int) -> int:
+    """Serve over HTTP in the foreground until SIGINT/SIGTERM; print the URL once listening."""
+    sock = listen(host, port)
+    if sock is None:
+        return 1
     app = build_app(live, bind_host=host, exit_when_stuck=True)
-    server = _Server(uvicorn_config(app), on_started=announce)
+    server = _Server(uvicorn_config(app), on_started=announcer(live, host, sock))
     try:
         server.run(sockets=[sock])
     finally:

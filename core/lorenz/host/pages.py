@@ -7,6 +7,7 @@ the tool inventory is shown only to callers presenting it (the page still says h
 from __future__ import annotations
 
 import json
+import os
 from datetime import UTC, datetime
 from html import escape
 from typing import TYPE_CHECKING, Any
@@ -92,12 +93,15 @@ async def server_card(request: Request) -> JSONResponse:
 
 def health_data(snapshot: Snapshot, *, reload_failed: bool) -> dict[str, Any]:
     """``/healthz``: ``ok``, or ``degraded`` (still HTTP 200: the host serves the rest) naming the
-    plugins that failed to load and the mounted packs left out."""
+    plugins that failed to load and the mounted packs left out; ``pid`` is the worker process that
+    answered, ``generation`` counts the reloads it served."""
     data: dict[str, Any] = {
         "status": "degraded" if snapshot.degraded else "ok",
         "packs": len(snapshot.packs),
         "tools": len(snapshot.specs),
         "reloadFailed": reload_failed,
+        "pid": os.getpid(),
+        "generation": snapshot.generation,
     }
     if snapshot.degraded:
         data["failed"] = {
