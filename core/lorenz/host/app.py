@@ -195,13 +195,16 @@ def display_url(host: str, port: int, path: str = MCP_PATH) -> str:
     return f"http://{host}:{port}{path}"
 
 
-def bind_socket(host: str, port: int) -> socket.socket:
-    """A listening-ready socket on ``host:port`` (``port`` 0 picks a free one)."""
+def bind_socket(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
+    """A listening-ready socket on ``host:port`` (``port`` 0 picks a free one); ``reuse_port``
+    lets other sockets of this user bind the same port (``SO_REUSEPORT``)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on accepted sockets whose proto is TCP, and
     # without it every multi-write response waits ~40 ms on Nagle + delayed ACK.
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     try:
         sock.bind((host, port))
     except OSError:
@@ -354,10 +357,10 @@ def serve_in_thread(
         yield RunningServer(base_url=server.base_url, app=app)
 
 
-def listen(host: str, port: int) -> socket.socket | None:
+def listen(host: str, port: int, *, reuse_port: bool = False) -> socket.socket | None:
     """:func:`bind_socket`, or ``None`` once the reason it failed is printed."""
     try:
-        return bind_socket(host, port)
+        return bind_socket(host, port, reuse_port=reuse_port)
     except OSError as exc:
         print(f"lorenz: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
         return None

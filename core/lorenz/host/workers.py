@@ -1,10 +1,13 @@
 """``lorenz serve --workers N``: N processes serving one listening socket.
 
-The parent binds the socket (so the port is known, and printed once), then starts the workers,
-each a fresh interpreter (``multiprocessing``'s spawn: no thread, lock or plugin state of the
-parent is inherited) that builds the app itself (:func:`lorenz.host.factory.app_from`), so each
-reloads WORKFLOW.md and re-discovers plugins on its own; the kernel hands each connection to one
-of the workers accepting on the socket. The parent supervises:
+The parent binds the port (so it is known, and printed once), then starts the workers, each a
+fresh interpreter (``multiprocessing``'s spawn: no thread, lock or plugin state of the parent is
+inherited) that builds the app itself (:func:`lorenz.host.factory.app_from`), so each reloads
+WORKFLOW.md and re-discovers plugins on its own. On Linux each worker listens on a socket of its
+own bound to that port with ``SO_REUSEPORT``, and the kernel spreads new connections evenly over
+them (the parent's socket only holds the port: it never listens). From one shared socket, as
+elsewhere, whichever worker wakes first accepts every connection waiting, so a burst of keep-alive
+clients could all land on one worker. The parent supervises:
 
 - it prints the URL once every worker serves, and stops (exit 1) if one fails to start;
 - a worker that dies later is replaced;
@@ -47,6 +50,11 @@ START_SECONDS = 60.0
 #: calls (2 s), with room to spare; a worker still running after it is killed.
 STOP_SECONDS = 15.0
 _POLL_SECONDS = 0.2
+#: Whether workers listen on sockets of their own (``SO_REUSEPORT``), balanced by the kernel.
+REUSE_PORT = sys.platform == "linux" and hasattr(socket, "SO_REUSEPORT")
+
+#: What a worker serves: the parent's listening socket, or the ``(host, port)`` to bind its own to.
+Listener = socket.socket | tuple[str, int]
 
 
 def run_workers(
@@ -77,11 +85,12 @@ def run_workers(
         bind_host=host,
         warn=False,
     )
-    sock = listen(host, port)
+    sock = listen(host, port, reuse_port=REUSE_PORT)
     if sock is None:
         return 1
+    listener: Listener = (host, sock.getsockname()[1]) if REUSE_PORT else sock
     try:
-        code = Supervisor(options, sock, workers).run(announcer(live, host, sock, f" ({workers} workers)"))
+        code = Supervisor(options, listener, workers).run(announcer(live, host, sock, f" ({workers} workers)"))
     finally:
         sock.close()
     print("lorenz: stopped", file=sys.stderr)
@@ -91,10 +100,10 @@ def run_workers(
 class Worker:
     """One worker process and the event it sets once it serves."""
 
-    def __init__(self, context: SpawnContext, options: AppOptions, sock: socket.socket) -> None:
+    def __init__(self, context: SpawnContext, options: AppOptions, listener: Listener) -> None:
         self.ready = context.Event()
         self.process: SpawnProcess = context.Process(
-            target=worker_main, args=(options, sock, self.ready), name="lorenz-worker"
+            target=worker_main, args=(options, listener, self.ready), name="lorenz-worker"
         )
         self.process.start()
 
@@ -117,11 +126,11 @@ class Worker:
 
 
 class Supervisor:
-    """Runs ``count`` workers on ``sock`` until told to stop (see the module docstring)."""
+    """Runs ``count`` workers on ``listener`` until told to stop (see the module docstring)."""
 
-    def __init__(self, options: AppOptions, sock: socket.socket, count: int) -> None:
+    def __init__(self, options: AppOptions, listener: Listener, count: int) -> None:
         self.options = options
-        self.sock = sock
+        self.listener = listener
         self.count = count
         self.context = multiprocessing.get_context("spawn")
         self.workers: list[Worker] = []
@@ -164,7 +173,7 @@ class Supervisor:
         return 0
 
     def start(self) -> Worker:
-        return Worker(self.context, self.options, self.sock)
+        return Worker(self.context, self.options, self.listener)
 
     def serving(self, worker: Worker) -> bool:
         """Wait until ``worker`` serves: ``False`` if it died or took too long first; ``True`` too
@@ -237,16 +246,17 @@ def _say(message: str) -> None:
     print(f"lorenz: {message}", file=sys.stderr, flush=True)
 
 
-def worker_main(options: AppOptions, sock: socket.socket, ready: Event) -> None:
-    """A worker process: build the app, serve ``sock`` until SIGTERM (or the parent is gone)."""
-    from .app import _Server, uvicorn_config
+def worker_main(options: AppOptions, listener: Listener, ready: Event) -> None:
+    """A worker process: build the app, serve ``listener`` until SIGTERM (or the parent is gone)."""
+    from .app import _Server, bind_socket, uvicorn_config
     from .command import StartError
     from .factory import app_from
     from .watchdog import exit_past_stuck_threads
 
     try:
         app = app_from(options)
-    except StartError as exc:
+        sock = bind_socket(*listener, reuse_port=True) if isinstance(listener, tuple) else listener
+    except (StartError, OSError) as exc:
         print(f"lorenz: {exc}", file=sys.stderr, flush=True)
         sys.exit(STARTUP_FAILURE)
     server = _Server(uvicorn_config(app), on_started=ready.set)
