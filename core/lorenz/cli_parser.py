@@ -219,7 +219,7 @@ def _add_arguments(name: str, p: argparse.ArgumentParser) -> None:
         p.add_argument("--host", help="bind address (default: server.host, 127.0.0.1)")
         p.add_argument("--port", type=_port, help="port (default: server.port, 4040; 0 picks a free port)")
         p.add_argument(
-            "--workers", type=_workers, metavar="N", help="worker processes on the one port (default: server.workers, 1)"
+            "--workers", type=_workers, metavar="N", help="worker processes on one port (default: server.workers, 1)"
         )
         p.add_argument(
             "--allow-no-token",

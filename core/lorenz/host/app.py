@@ -31,16 +31,17 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..containment import note_host_signal
 from ..settings.model import ServerSettings
+from .listening import announcer, listen
 from .loopback import serve_app_in_thread
 from .mcp_server import HostState, build_server
-from .pages import counted, healthz, landing_page, server_card
+from .pages import healthz, landing_page, server_card
 from .protocol import HostConfig
 from .reload import LiveWorkspace
 from .security import MCP_PATH, SecurityMiddleware
 from .tracing import TraceHeaders, configure_server
 from .watchdog import LoopWatchdog, exit_if_stuck, exit_past_stuck_threads, size_thread_pools
 
-__all__ = ["RunningServer", "build_app", "display_url", "serve_in_thread"]
+__all__ = ["RunningServer", "build_app", "serve_in_thread"]
 
 logger = logging.getLogger("lorenz.host")
 
@@ -184,36 +185,6 @@ class StatelessEndpoint:
             tg.cancel_scope.cancel()
 
 
-def display_url(host: str, port: int, path: str = MCP_PATH) -> str:
-    """The URL a local client uses: a wildcard bind is reached through 127.0.0.1."""
-    if host in ("", "0.0.0.0"):
-        host = "127.0.0.1"
-    elif host == "::":
-        host = "[::1]"
-    elif ":" in host and not host.startswith("["):
-        host = f"[{host}]"
-    return f"http://{host}:{port}{path}"
-
-
-def bind_socket(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
-    """A listening-ready socket on ``host:port`` (``port`` 0 picks a free one); ``reuse_port``
-    lets other sockets of this user bind the same port (``SO_REUSEPORT``)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on accepted sockets whose proto is TCP, and
-    # without it every multi-write response waits ~40 ms on Nagle + delayed ACK.
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    if reuse_port:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    try:
-        sock.bind((host, port))
-    except OSError:
-        sock.close()
-        raise
-    sock.set_inheritable(True)
-    return sock
-
-
 class _Server(uvicorn.Server):
     """uvicorn with our own signal handling: SIGINT/SIGTERM start a graceful shutdown and the
     process then exits normally (uvicorn would re-raise the signal), and nothing is installed
@@ -355,31 +326,6 @@ def serve_in_thread(
     options = {**UVICORN_OPTIONS, "read_timeout": read_timeout(live)}
     with serve_app_in_thread(app, start_timeout=30, name="lorenz-serve", config=HostConfig, **options) as server:
         yield RunningServer(base_url=server.base_url, app=app)
-
-
-def listen(host: str, port: int, *, reuse_port: bool = False) -> socket.socket | None:
-    """:func:`bind_socket`, or ``None`` once the reason it failed is printed."""
-    try:
-        return bind_socket(host, port, reuse_port=reuse_port)
-    except OSError as exc:
-        print(f"lorenz: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
-        return None
-
-
-def announcer(live: LiveWorkspace, host: str, sock: socket.socket, note: str = "") -> Callable[[], None]:
-    """What prints ``lorenz: serving N tools from M packs at URL`` once the server listens."""
-    snapshot = live.snapshot()
-    url = display_url(host, sock.getsockname()[1])
-
-    def announce() -> None:
-        print(
-            f"lorenz: serving {counted(len(snapshot.specs), 'tool')} from {counted(len(snapshot.packs), 'pack')}"
-            f" at {url}{note}",
-            file=sys.stderr,
-            flush=True,
-        )
-
-    return announce
 
 
 def run_http(live: LiveWorkspace, *, host: str, port: int) -> int:

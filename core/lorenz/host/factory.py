@@ -26,13 +26,13 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from attrs import field, frozen
-from starlette.applications import Starlette
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .command import StartError, configure_logging, is_loopback, open_live
-from .protocol import READ_DEADLINES, use_read_timeout
 
 if TYPE_CHECKING:
+    from starlette.applications import Starlette
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
     from .reload import LiveWorkspace
 
 __all__ = ["PLUGIN_MODULES_ENV", "STARTUP_FAILURE", "AppOptions", "app_from", "create_app", "plugin_reference"]
@@ -85,6 +85,7 @@ def app_from(options: AppOptions) -> Starlette:
     from ..cli_output import UsageError
     from ..cli_workspace import import_plugin
     from .app import build_app, read_timeout
+    from .protocol import use_read_timeout
 
     configure_logging(worker=True)
     try:
@@ -140,6 +141,8 @@ class ServerCheck:
         await self.app(scope, receive, send)
 
     def check(self, scope: Scope) -> None:
+        from .protocol import READ_DEADLINES
+
         if not scope.get("state", {}).get(READ_DEADLINES):
             logger.warning(
                 "lorenz: this server reads requests without Lorenz's read deadlines (server.read_timeout_seconds), "

@@ -17,6 +17,7 @@ from starlette.responses import HTMLResponse, JSONResponse
 
 from .. import __version__
 from .instructions import instructions_for
+from .listening import counted
 from .security import MCP_PATH, token_matches
 
 if TYPE_CHECKING:
@@ -27,11 +28,6 @@ if TYPE_CHECKING:
 __all__ = ["health_data", "healthz", "landing_page", "render_landing", "server_card"]
 
 MCP_VERSION = "2026-07-28"
-
-
-def counted(n: int, noun: str) -> str:
-    """``1 tool``, ``2 tools``."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def endpoint_url(request: Request) -> str:

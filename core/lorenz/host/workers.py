@@ -69,7 +69,7 @@ def run_workers(
     workers: int,
 ) -> int:
     """Serve ``live``'s workflow on ``host:port`` from ``workers`` processes until SIGINT/SIGTERM."""
-    from .app import announcer, listen
+    from .listening import announcer, listen
 
     try:
         references = tuple(plugin_reference(plugin) for plugin in plugins)
@@ -98,7 +98,7 @@ def run_workers(
 
 
 class Worker:
-    """One worker process and the event it sets once it serves."""
+    """One worker process, and the event it sets once it serves."""
 
     def __init__(self, context: SpawnContext, options: AppOptions, listener: Listener) -> None:
         self.ready = context.Event()
@@ -248,9 +248,10 @@ def _say(message: str) -> None:
 
 def worker_main(options: AppOptions, listener: Listener, ready: Event) -> None:
     """A worker process: build the app, serve ``listener`` until SIGTERM (or the parent is gone)."""
-    from .app import _Server, bind_socket, uvicorn_config
+    from .app import _Server, uvicorn_config
     from .command import StartError
     from .factory import app_from
+    from .listening import bind_socket
     from .watchdog import exit_past_stuck_threads
 
     try:
