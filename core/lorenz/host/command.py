@@ -19,10 +19,12 @@ if TYPE_CHECKING:
 __all__ = ["StartError", "configure_logging", "http_refusal", "open_live", "serve", "stdout_to_stderr"]
 
 
-def configure_logging(*, worker: bool = False) -> None:
+def configure_logging(*, worker: bool = False, root: bool = True) -> None:
     """Everything to stderr (stdout may be the stdio protocol stream); a worker process's own
-    lines name its pid, since several write to one stderr."""
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    lines name its pid, since several write to one stderr. ``root=False`` leaves every logger but
+    ``lorenz``'s to the server the app runs under."""
+    if root:
+        logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     ours = logging.getLogger("lorenz")
     if not ours.handlers:
         handler = logging.StreamHandler(sys.stderr)

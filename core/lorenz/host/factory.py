@@ -87,7 +87,6 @@ def app_from(options: AppOptions) -> Starlette:
     from .app import build_app, read_timeout
     from .protocol import use_read_timeout
 
-    configure_logging(worker=True)
     try:
         plugins = [import_plugin(reference) for reference in options.plugins]
     except UsageError as exc:
@@ -111,6 +110,7 @@ def create_app() -> Starlette:
     A workflow (or ``$LORENZ_PLUGIN_MODULES``) that does not load prints its exact message and
     exits with :data:`STARTUP_FAILURE`, which the server's supervisor does not restart.
     """
+    configure_logging(worker=True, root=False)
     try:
         app = app_from(AppOptions.from_environment())
     except StartError as exc:

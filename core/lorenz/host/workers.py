@@ -249,11 +249,12 @@ def _say(message: str) -> None:
 def worker_main(options: AppOptions, listener: Listener, ready: Event) -> None:
     """A worker process: build the app, serve ``listener`` until SIGTERM (or the parent is gone)."""
     from .app import _Server, uvicorn_config
-    from .command import StartError
+    from .command import StartError, configure_logging
     from .factory import app_from
     from .listening import bind_socket
     from .watchdog import exit_past_stuck_threads
 
+    configure_logging(worker=True)
     try:
         app = app_from(options)
         sock = bind_socket(*listener, reuse_port=True) if isinstance(listener, tuple) else listener
