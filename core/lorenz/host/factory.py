@@ -151,7 +151,8 @@ class ServerCheck:
                 "timeouts (docs/deploy.md)"
             )
         host = (scope.get("server") or ("",))[0]
-        if host and not is_loopback(str(host)) and not self.live.snapshot().settings.server.token:
+        server = self.live.snapshot().settings.server
+        if host and not is_loopback(str(host)) and not (server.token or server.tokens):
             logger.warning(
                 "lorenz: serving %s, beyond this machine, without a bearer token: set LORENZ_MCP_TOKEN "
                 "(or server.token)",
