@@ -207,6 +207,17 @@ def test_lorenz_serve_workers_share_the_calls_and_each_reloads(tmp_path: Path) -
         assert server.process.pid not in pids
         assert {answer["label"] for answer in answers} == {"one"}
         assert_every_worker_reloads(server, directory, pids)
+        port = server.base_url.rsplit(":", 1)[1]
+        second = subprocess.run(
+            [sys.executable, "-m", "lorenz", "-p", "worker_pack.py", "serve", "--port", port, "--workers", "2"],
+            cwd=directory,
+            env=child_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert second.returncode == 1  # not a second server sharing the port
+        assert f"lorenz: cannot listen on 127.0.0.1:{port}: Address already in use" in second.stderr
 
 
 def test_uvicorn_factory_workers_share_the_calls_and_each_reloads(tmp_path: Path) -> None:

@@ -85,10 +85,18 @@ def run_workers(
         bind_host=host,
         warn=False,
     )
-    sock = listen(host, port, reuse_port=REUSE_PORT)
+    sock = listen(host, port)  # a port in use is refused here, whoever holds it
     if sock is None:
         return 1
-    listener: Listener = (host, sock.getsockname()[1]) if REUSE_PORT else sock
+    if REUSE_PORT:
+        # The workers bind sockets of their own to the port: this one becomes a socket they may
+        # share it with, which holds the port and never listens.
+        port = sock.getsockname()[1]
+        sock.close()
+        sock = listen(host, port, reuse_port=True)
+        if sock is None:
+            return 1
+    listener: Listener = (host, port) if REUSE_PORT else sock
     try:
         code = Supervisor(options, listener, workers).run(announcer(live, host, sock, f" ({workers} workers)"))
     finally:
