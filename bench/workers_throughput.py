@@ -26,7 +26,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections import Counter
 from pathlib import Path
 from typing import NamedTuple
 
@@ -41,6 +43,8 @@ class Run(NamedTuple):
     p50_ms: float
     p99_ms: float
     rss_mib: list[float]
+    #: How many of wrk's connections each worker held, mid-run.
+    connections: list[int]
 
 
 def seed_board(directory: Path) -> None:
@@ -147,16 +151,27 @@ def wrk(url: str, seconds: int, connections: int, tool: str, arguments: str) -> 
     return requests, errors, p50 / 1000, p99 / 1000
 
 
+def connections_per_process(port: str) -> list[int]:
+    """The established connections on ``port``, counted by the process holding each."""
+    out = subprocess.run(
+        ["ss", "-Htnp", "state", "established", f"( sport = :{port} )"], capture_output=True, text=True
+    ).stdout
+    return sorted(Counter(re.findall(r"pid=(\d+)", out)).values(), reverse=True)
+
+
 def measure(kind: str, workers: int, directory: Path, args: argparse.Namespace) -> Run:
     process, url = start(kind, workers, directory)
     try:
         wrk(url, 2, args.connections, args.tool, args.arguments)  # warm-up
+        counted: list[list[int]] = []
+        port = url.rsplit(":", 1)[1].split("/")[0]
+        threading.Timer(args.seconds / 2, lambda: counted.append(connections_per_process(port))).start()
         requests, errors, p50, p99 = wrk(url, args.seconds, args.connections, args.tool, args.arguments)
         rss = [rss_mib(pid) for pid in worker_pids(process)]
     finally:
         process.terminate()
         process.wait(timeout=30)
-    return Run(requests / args.seconds, requests, errors, p50, p99, rss)
+    return Run(requests / args.seconds, requests, errors, p50, p99, rss, counted[0] if counted else [])
 
 
 def main() -> None:
@@ -180,15 +195,16 @@ def main() -> None:
                 runs[workers].append(run)
                 print(
                     f"  {workers} worker(s): {run.calls_per_second:.0f} calls/s, {run.errors} errors, "
-                    f"p50 {run.p50_ms:.1f} ms, p99 {run.p99_ms:.1f} ms, RSS {run.rss_mib}",
+                    f"p50 {run.p50_ms:.1f} ms, p99 {run.p99_ms:.1f} ms, RSS {run.rss_mib}, "
+                    f"connections {run.connections}",
                     file=sys.stderr,
                 )
     print(
         f"\n{args.server}: {args.tool}, {args.connections} keep-alive connections (wrk -t1), {args.seconds:g} s, "
         f"median of {args.rounds} rounds\n"
     )
-    print("| workers | calls/s | errors | p50 ms | p99 ms | RSS per worker (MiB) |")
-    print("|---|---|---|---|---|---|")
+    print("| workers | calls/s | errors | p50 ms | p99 ms | RSS per worker (MiB) | connections per worker |")
+    print("|---|---|---|---|---|---|---|")
     medians = {}
     for workers, measured in runs.items():
         run = sorted(measured, key=lambda r: r.calls_per_second)[len(measured) // 2]
@@ -197,7 +213,7 @@ def main() -> None:
         rss = ", ".join(f"{value:.0f}" for value in run.rss_mib)
         print(
             f"| {workers} | {run.calls_per_second:.0f} | {errors} (all rounds) | {run.p50_ms:.1f} | "
-            f"{run.p99_ms:.1f} | {rss} |"
+            f"{run.p99_ms:.1f} | {rss} | {', '.join(map(str, run.connections))} |"
         )
     spread = {workers: [round(r.calls_per_second) for r in measured] for workers, measured in runs.items()}
     print(
