@@ -33,15 +33,16 @@ _SERVE_URL = re.compile(r" at (http://127\.0\.0\.1:\d+)/mcp \(\d+ workers\)")
 _UVICORN_URL = re.compile(r"Uvicorn running on (http://127\.0\.0\.1:\d+)")
 
 
-def whoami_workspace(directory: Path, label: str = "one", server: str = "") -> Path:
+def whoami_workspace(directory: Path) -> Path:
     """``directory`` with a WORKFLOW.md mounting the ``whoami`` pack and a copy of its plugin file."""
-    write_whoami_workflow(directory, label, server)
+    write_whoami_workflow(directory, "one")
     shutil.copy(HERE / "worker_pack.py", directory / "worker_pack.py")
     return directory
 
 
-def write_whoami_workflow(directory: Path, label: str, server: str = "") -> None:
-    text = f"---\ntracker:\n  kind: whoami\ntools:\n  whoami:\n    label: {label}\n{server}---\nprompt\n"
+def write_whoami_workflow(directory: Path, label: str, more_tools: str = "") -> None:
+    """WORKFLOW.md: the ``whoami`` tracker, ``label`` in its tool options, then ``more_tools`` entries."""
+    text = f"---\ntracker:\n  kind: whoami\ntools:\n  whoami:\n    label: {label}\n{more_tools}---\nprompt\n"
     # Replaced atomically: a worker reading it mid-write would otherwise see half a file.
     (directory / "WORKFLOW.md.tmp").write_text(text)
     os.replace(directory / "WORKFLOW.md.tmp", directory / "WORKFLOW.md")
@@ -325,3 +326,51 @@ def test_four_workers_writing_one_local_board_lose_nothing(tmp_path: Path) -> No
     assert sorted(bodies) == sorted(f"comment {index}" for index in range(1000))
     for path in (tmp_path / ".lorenz" / "local").glob("*.md"):
         parse_document(path.read_text(), path.stem)
+
+
+LATECOMER = """
+import os
+
+from lorenz import ToolSpec, hookimpl, tool_success
+
+
+class Latecomer:
+    name = "latecomer"
+
+    def tool_specs(self, settings):
+        return [ToolSpec(name="latecomer_pid", description="The pid of the process that runs this call.")]
+
+    async def execute_tool(self, name, input, context):
+        return tool_success({"pid": os.getpid()})
+
+
+@hookimpl
+def lorenz_register_tool_packs(register):
+    register(Latecomer())
+"""
+
+
+def test_each_worker_discovers_a_distribution_installed_while_serving(tmp_path: Path) -> None:
+    """A pack distribution installed (into a directory on the workers' path) while `lorenz serve
+    --workers 2` runs, then mounted by a WORKFLOW.md edit: every worker serves it, no restart."""
+    (tmp_path / "work").mkdir()
+    directory = whoami_workspace(tmp_path / "work")
+    site = tmp_path / "site"
+    site.mkdir()
+    env = child_env("lorenz-latecomer", PYTHONPATH=str(site))
+    with lorenz_serve(directory, "-p", "worker_pack.py", "serve", "--port", "0", "--workers", "2", env=env) as server:
+        pids = pids_answering(server.base_url)
+        assert len(pids) == 2
+        (site / "lorenz_latecomer.py").write_text(LATECOMER)
+        info = site / "lorenz_latecomer-1.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text("Metadata-Version: 2.1\nName: lorenz-latecomer\nVersion: 1.0\n")
+        (info / "entry_points.txt").write_text("[lorenz.tool_packs]\nlatecomer = lorenz_latecomer\n")
+        write_whoami_workflow(directory, "one", more_tools="  latecomer: {}\n")
+        serving: set[int] = set()
+        deadline = time.monotonic() + 20
+        while not pids <= serving and time.monotonic() < deadline:
+            results = anyio.run(lambda: call_tools(server.base_url, [("latecomer_pid", {})] * 32))
+            serving |= {result["structuredContent"]["pid"] for result in results if not result.get("isError")}
+            time.sleep(0.2)
+        assert pids <= serving, f"workers without the new pack: {pids - serving}"
