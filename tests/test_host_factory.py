@@ -19,7 +19,7 @@ import pytest
 import uvicorn
 
 from lorenz.cli import main
-from lorenz.host import create_app, serve
+from lorenz.host import create_app, factory, serve
 from lorenz.host.command import http_refusal, is_loopback
 from lorenz.host.factory import STARTUP_FAILURE, ServerCheck, plugin_reference
 from lorenz.host.loopback import serve_app_in_thread
@@ -38,16 +38,13 @@ def workspace(directory: Path, front_matter: str = DEMO) -> Path:
 
 
 @pytest.fixture
-def lorenz_logs(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
-    """The ``lorenz`` loggers' records, and their configuration put back afterwards (the factory
-    configures them as a server process of its own would)."""
-    ours = logging.getLogger("lorenz")
-    saved = (list(ours.handlers), ours.propagate, ours.level)
-    with caplog.at_level(logging.INFO, logger="lorenz"):
-        yield caplog
-        ours.propagate = True  # the factory's handler stops propagation; caplog listens at the root
-    ours.handlers[:], ours.propagate = saved[0], saved[1]
-    ours.setLevel(saved[2])
+def lorenz_logs(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> pytest.LogCaptureFixture:
+    """The ``lorenz`` loggers' records. The factory's own logging setup (a stderr handler that stops
+    propagation, as a server process of its own wants) is left out, so they reach caplog."""
+    monkeypatch.setattr(factory, "configure_logging", lambda **options: None)
+    monkeypatch.setattr(logging.getLogger("lorenz"), "propagate", True)
+    caplog.set_level(logging.INFO, logger="lorenz")
+    return caplog
 
 
 @pytest.fixture
@@ -73,14 +70,12 @@ def test_create_app_serves_the_workflow_of_the_environment(
     """Under a plain uvicorn: the tools of ./WORKFLOW.md with the plugin of LORENZ_PLUGIN_MODULES,
     /healthz naming this process; the first request logs what the server lacks (read deadlines)."""
     app = create_app()
-    with serve_app_in_thread(app, lifespan="on") as server:
-        logging.getLogger("lorenz").propagate = True
-        with httpx.Client(headers=HEADERS) as http:
-            health = http.get(server.base_url + "/healthz").json()
-            body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
-            body["params"] = {"name": "demo_add", "arguments": {"a": 2, "b": 3}}
-            answer = http.post(server.base_url + "/mcp", json=body).json()
-            foreign = http.get(server.base_url + "/healthz", headers={"Host": "evil.example"})
+    with serve_app_in_thread(app, lifespan="on") as server, httpx.Client(headers=HEADERS) as http:
+        health = http.get(server.base_url + "/healthz").json()
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+        body["params"] = {"name": "demo_add", "arguments": {"a": 2, "b": 3}}
+        answer = http.post(server.base_url + "/mcp", json=body).json()
+        foreign = http.get(server.base_url + "/healthz", headers={"Host": "evil.example"})
     assert health["pid"] == os.getpid() and health["tools"] == 4
     assert answer["result"]["structuredContent"] == {"sum": 5}
     assert foreign.status_code == 421  # the same Host check as `lorenz serve`
@@ -96,7 +91,6 @@ def test_create_app_under_uvicorn_with_the_lorenz_protocol(
     read_timeout_seconds applies (a client that never finishes its headers gets 408), no hint."""
     app = create_app()
     with serve_app_in_thread(app, lifespan="on", config=uvicorn.Config, http=ReadDeadlineProtocol) as server:
-        logging.getLogger("lorenz").propagate = True
         with httpx.Client() as http:
             assert http.get(server.base_url + "/healthz").status_code == 200
         with socket.create_connection((server.host, server.port), timeout=10) as slow:
