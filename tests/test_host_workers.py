@@ -163,6 +163,25 @@ async def call_tools(
     return results
 
 
+def health_pids(base_url: str, *, count: int = 64, keep_alive: bool = True) -> set[int]:
+    """The ``pid`` of ``count`` GET /healthz answers, 16 at a time."""
+    headers = {} if keep_alive else {"Connection": "close"}
+
+    async def gather() -> set[int]:
+        pids: set[int] = set()
+        async with httpx.AsyncClient(limits=httpx.Limits(max_connections=16), headers=headers) as http:
+
+            async def one() -> None:
+                pids.add((await http.get(base_url + "/healthz")).json()["pid"])
+
+            async with anyio.create_task_group() as tg:
+                for _ in range(count):
+                    tg.start_soon(one)
+        return pids
+
+    return anyio.run(gather)
+
+
 def structured(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The ``structuredContent`` of each result, none of which may be an error."""
     for result in results:
@@ -206,6 +225,7 @@ def test_lorenz_serve_workers_share_the_calls_and_each_reloads(tmp_path: Path) -
         pids = {answer["pid"] for answer in answers}
         assert len(pids) == 2
         assert server.process.pid not in pids
+        assert health_pids(server.base_url) == pids  # /healthz names the worker that answered
         assert {answer["label"] for answer in answers} == {"one"}
         assert_every_worker_reloads(server, directory, pids)
         port = server.base_url.rsplit(":", 1)[1]
@@ -233,6 +253,7 @@ def test_uvicorn_factory_workers_share_the_calls_and_each_reloads(tmp_path: Path
         answers = whoami(server.base_url, 200, keep_alive=False)
         pids = {answer["pid"] for answer in answers}
         assert len(pids) == 2
+        assert health_pids(server.base_url, count=200, keep_alive=False) <= pids
         assert {answer["label"] for answer in answers} == {"one"}
         assert_every_worker_reloads(server, directory, pids, keep_alive=False)
 
