@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-ACME_PLUGIN = '''
+ACME_PLUGIN = """
 from lorenz import Issue, ToolSpec, hookimpl, tool_failure, tool_success
 
 
@@ -64,29 +64,30 @@ def lorenz_register_trackers(register):
 @hookimpl
 def lorenz_register_tool_packs(register):
     register(AcmePack())
-'''
+"""
 
-BROKEN_PLUGIN = '''
+BROKEN_PLUGIN = """
 import lorenz_sdk_that_does_not_exist  # noqa: F401
-'''
+"""
 
-TYPO_PLUGIN = '''
+TYPO_PLUGIN = """
 from lorenz import hookimpl
 
 
 @hookimpl
 def lorenz_register_tool_packs(regster):
     regster(None)
-'''
+"""
 
-RAISING_PLUGIN = '''
+RAISING_PLUGIN = """
 from lorenz import hookimpl
 
 
 @hookimpl
 def lorenz_register_tool_packs(register):
     raise RuntimeError("registration blew up")
-'''
+"""
+
 
 def write_dist(root: Path, dist: str, module: str, source: str, version: str = "0.1.0") -> Path:
     """Write a module plus a real ``.dist-info`` declaring it in ``lorenz.tool_packs``."""
@@ -128,7 +129,8 @@ def host_pack() -> ModuleType:
     spec.loader.exec_module(module)
     return module
 
-ZED_PLUGIN = '''
+
+ZED_PLUGIN = """
 from lorenz import ToolSpec, hookimpl, tool_success
 
 
@@ -145,9 +147,9 @@ class ZedPack:
 @hookimpl
 def lorenz_register_tool_packs(register):
     register(ZedPack())
-'''
+"""
 
-SLOW_PLUGIN = '''
+SLOW_PLUGIN = """
 import asyncio
 
 from lorenz import Issue, ToolSpec, hookimpl, tool_success
@@ -193,7 +195,7 @@ def lorenz_register_trackers(register):
 @hookimpl
 def lorenz_register_tool_packs(register):
     register(SlowPack())
-'''
+"""
 
 CLI_DISTS = "lorenz-acme,lorenz-broken,lorenz-zed,lorenz-slow"
 

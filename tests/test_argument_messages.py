@@ -22,7 +22,7 @@ pytestmark = pytest.mark.anyio
 
 #: A plugin module with the same tool twice: typed (``typed_make_shape``, lorenz.authoring) and
 #: plain (``plain_make_shape``, advertising the typed tool's very inputSchema, checked by the host).
-PLUGIN = '''
+PLUGIN = """
 from typing import Any, Literal
 
 from attrs import field, frozen
@@ -76,7 +76,7 @@ PLAIN = PlainPack()
 def lorenz_register_tool_packs(register: Any) -> None:
     register(TYPED)
     register(PLAIN)
-'''
+"""
 
 BAD = [
     ({"name": "box", "staus": 1}, 'Unrecognized key: "staus"'),

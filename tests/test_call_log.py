@@ -119,7 +119,7 @@ def test_rotation_keeps_the_configured_number_of_files(tmp_path: Path) -> None:
         log.write(record)
     log.close()
     files = sorted(p.name for p in tmp_path.iterdir())
-    assert files == ["calls.jsonl", "calls.jsonl.1", "calls.jsonl.2"]
+    assert files == ["calls.jsonl", "calls.jsonl.1", "calls.jsonl.2", "calls.jsonl.lock"]
     assert all(p.stat().st_size <= 2_000 for p in tmp_path.iterdir())
     assert all(json.loads(line)["tool"] == "t" for line in path.read_text().splitlines())
 
@@ -153,3 +153,51 @@ def test_access_log_names_requests_never_the_token(tmp_path: Path) -> None:
     assert '"POST /mcp HTTP/1.1" 200' in log
     assert "GET /healthz" in log
     assert "tok-secret-12345" not in log
+
+
+WRITER = """
+import sys
+from lorenz.host.calllog import CallLog, CallRecord
+path, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+log = CallLog(path, max_bytes=3_000, keep=1_000)
+print("ready", flush=True)
+sys.stdin.readline()
+for index in range(count):
+    log.write(CallRecord(ts=CallRecord.now(), tool=f"{name}-{index}", pack="p", distribution=None,
+                         duration_ms=1.0, outcome="success"))
+    if index % 50 == 0:
+        import time; time.sleep(0.06)  # several batches, so rotations interleave
+log.close()
+"""
+
+
+@pytest.mark.slow
+def test_processes_sharing_one_log_lose_and_tear_no_line(tmp_path: Path) -> None:
+    """Three processes (as the workers of `lorenz serve --workers`) writing one rotating log: every
+    line of each is in exactly one of the files, whole, and no file outgrows the cap."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "calls.jsonl"
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path), f"w{n}", "400"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(3)
+    ]
+    for writer in writers:
+        assert writer.stdout is not None and writer.stdout.readline() == "ready\n"
+    for writer in writers:
+        assert writer.stdin is not None
+        writer.stdin.write("go\n")
+        writer.stdin.close()
+    for writer in writers:
+        assert writer.wait(timeout=60) == 0
+    logs = [p for p in tmp_path.iterdir() if p.name.startswith("calls.jsonl") and not p.name.endswith(".lock")]
+    assert len(logs) > 10  # it rotated, many times
+    assert all(p.stat().st_size <= 3_000 for p in logs)
+    tools = [json.loads(line)["tool"] for p in logs for line in p.read_text().splitlines()]
+    assert sorted(tools) == sorted(f"w{n}-{index}" for n in range(3) for index in range(400))

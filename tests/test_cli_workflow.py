@@ -22,9 +22,7 @@ def lorenz(
     if workflow is not None:
         (cwd / "WORKFLOW.md").write_text(workflow, encoding="utf-8")
     environ = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("LORENZ_", "JIRA_", "LINEAR_", "SLACK_"))
+        key: value for key, value in os.environ.items() if not key.startswith(("LORENZ_", "JIRA_", "LINEAR_", "SLACK_"))
     }
     environ.update({"LORENZ_LOAD_PLUGINS": plugins, **(env or {})})
     return subprocess.run(

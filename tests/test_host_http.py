@@ -4,6 +4,7 @@ client, and raw httpx probes for what the client cannot send."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -181,11 +182,18 @@ async def test_malformed_json_is_parse_error(server: RunningServer) -> None:
 
 
 async def test_healthz(server: RunningServer) -> None:
-    """/healthz answers 200 with the pack and tool counts."""
+    """/healthz answers 200 with the pack and tool counts, and the process that answered."""
     async with httpx.AsyncClient() as http:
         response = await http.get(server.base_url + "/healthz")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "packs": 1, "tools": 4, "reloadFailed": False}
+    assert response.json() == {
+        "status": "ok",
+        "packs": 1,
+        "tools": 4,
+        "reloadFailed": False,
+        "pid": os.getpid(),
+        "generation": 0,
+    }
 
 
 async def test_landing_page_and_card_list_exactly_the_mounted_tools(server: RunningServer) -> None:

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.anyio
 
 ENV = {"LORENZ_LOAD_PLUGINS": "lorenz-local,lorenz-latecomer"}
 
-LATECOMER = '''
+LATECOMER = """
 from lorenz import ToolSpec, hookimpl, tool_success
 
 
@@ -40,7 +40,7 @@ class Latecomer:
 @hookimpl
 def lorenz_register_tool_packs(register):
     register(Latecomer())
-'''
+"""
 
 
 def install(site: Path) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from lorenz import ToolSpec, tool_failure, tool_success
 from lorenz.host import LiveWorkspace
-from lorenz.host.app import display_url
+from lorenz.host.listening import display_url
 from lorenz.host.mcp_server import call_result
 from lorenz.results import ToolResult
 from lorenz.schemas import compile_schema, validate_arguments

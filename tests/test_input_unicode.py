@@ -75,8 +75,9 @@ def test_lone_surrogate_argument_is_refused_and_nothing_written(
         assert reply["error"]["code"] == -32700 and reply["error"]["message"].startswith("Parse error")
     else:
         assert reply["result"]["isError"] is True
-        assert "invalid arguments for tool local_update_status: status: contains a lone surrogate" in (
-            reply["result"]["content"][0]["text"]
+        assert (
+            "invalid arguments for tool local_update_status: status: contains a lone surrogate"
+            in (reply["result"]["content"][0]["text"])
         )
     assert {path.name: path.read_bytes() for path in board.glob("*.md")} == before
     # A valid pair (one astral character, escaped) is fine.

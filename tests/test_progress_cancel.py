@@ -20,7 +20,7 @@ from lorenz.host import serve_in_thread
 
 pytestmark = pytest.mark.anyio
 
-PACK = '''
+PACK = """
 import pathlib
 
 import anyio
@@ -69,7 +69,7 @@ def lorenz_register_tool_packs(register):
 @hookimpl
 def lorenz_register_trackers(register):
     register(Tracker())
-'''
+"""
 
 
 @pytest.fixture(params=[False, True], ids=["stateless", "stateful"])

@@ -46,6 +46,7 @@ def label(text: str) -> str:
     """An event label for hypothesis' statistics (which must encode as UTF-8)."""
     return text.encode("ascii", "backslashreplace").decode()[:60]
 
+
 FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 #: Seconds: "does not hang", not a timing.
 HANG_GUARD = 5.0
@@ -288,24 +289,34 @@ def test_query_envelope_answers_or_refuses(args: dict[str, Any], rows: list[dict
     assert all(set(row) <= set(select if select is not None else FIELDS) for row in projected)
 
 
-valid_predicates = st.builds(
-    lambda name, op, value, ci: {"field": name, "op": op, "value": value, **({"ci": ci} if op == "contains" else {})},
-    st.sampled_from(FIELDS),
-    st.sampled_from(["eq", "ne", "lt", "lte", "gt", "gte"]),
-    scalars,
-    st.booleans(),
-) | st.builds(
-    lambda name, op, values: {"field": name, "op": op, "value": values},
-    st.sampled_from(FIELDS),
-    st.sampled_from(["in", "nin"]),
-    st.lists(scalars, max_size=12),
-) | st.builds(
-    lambda name, needle, ci: {"field": name, "op": "contains", "value": needle, "ci": ci},
-    st.sampled_from(FIELDS),
-    texts,
-    st.booleans(),
-) | st.builds(
-    lambda name, flag: {"field": name, "op": "exists", "value": flag}, st.sampled_from(FIELDS), st.booleans()
+valid_predicates = (
+    st.builds(
+        lambda name, op, value, ci: {
+            "field": name,
+            "op": op,
+            "value": value,
+            **({"ci": ci} if op == "contains" else {}),
+        },
+        st.sampled_from(FIELDS),
+        st.sampled_from(["eq", "ne", "lt", "lte", "gt", "gte"]),
+        scalars,
+        st.booleans(),
+    )
+    | st.builds(
+        lambda name, op, values: {"field": name, "op": op, "value": values},
+        st.sampled_from(FIELDS),
+        st.sampled_from(["in", "nin"]),
+        st.lists(scalars, max_size=12),
+    )
+    | st.builds(
+        lambda name, needle, ci: {"field": name, "op": "contains", "value": needle, "ci": ci},
+        st.sampled_from(FIELDS),
+        texts,
+        st.booleans(),
+    )
+    | st.builds(
+        lambda name, flag: {"field": name, "op": "exists", "value": flag}, st.sampled_from(FIELDS), st.booleans()
+    )
 )
 valid_filters = st.recursive(
     valid_predicates,

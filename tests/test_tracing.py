@@ -20,7 +20,7 @@ HERE = Path(__file__).parent
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 PARENT = "b7ad6b7169203331"
 
-SCENARIO = '''
+SCENARIO = """
 import asyncio, json, sys, time
 from pathlib import Path
 
@@ -79,7 +79,7 @@ data = reader.get_metrics_data()
 names = [m.name for rm in data.resource_metrics for sm in rm.scope_metrics for m in sm.metrics]
 log = [json.loads(line) for line in (work / "calls.jsonl").read_text().splitlines()]
 print(json.dumps({{"spans": out, "metrics": names, "log": log}}))
-'''
+"""
 
 
 def _run(script: str, tmp_path: Path, env: dict[str, str] | None = None) -> str:

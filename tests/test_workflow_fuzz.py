@@ -31,6 +31,7 @@ def label(text: str) -> str:
     """An event label for hypothesis' statistics (which must encode as UTF-8)."""
     return text.encode("ascii", "backslashreplace").decode()[:60]
 
+
 FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 DISCOVERY = discover()  # the installed trackers and packs: local, jira, linear, slack
 ENV = {"TOKEN": "s3cret-token", "EMPTY": "", "LINEAR_API_KEY": "lin-key", "JIRA_API_TOKEN": "jira-token"}

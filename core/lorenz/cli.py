@@ -251,6 +251,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .host import serve
     from .host.command import stdout_to_stderr
 
+    if args.stdio and args.workers is not None:
+        raise UsageError("--workers serves HTTP; --stdio is one process")
     # Over --stdio, stdout is the protocol stream: a plugin printing at import must not reach it.
     with stdout_to_stderr() if args.stdio else contextlib.nullcontext():
         plugins = load_plugin_modules(args)
@@ -261,6 +263,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         stdio=args.stdio,
         plugins=plugins,
         reload=not args.no_reload,
+        workers=args.workers,
+        allow_no_token=args.allow_no_token,
     )
 
 

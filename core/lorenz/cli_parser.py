@@ -78,7 +78,12 @@ _COMMANDS = {
         "serve the mounted tools over MCP (Streamable HTTP at /mcp, or stdio)",
         "Serve the mounted tools over MCP: Streamable HTTP at http://HOST:PORT/mcp (a landing page at /), "
         "or stdio; a change to WORKFLOW.md re-mounts while serving.",
-        ("lorenz serve", "lorenz serve --port 0          # any free port", "lorenz serve --stdio"),
+        (
+            "lorenz serve",
+            "lorenz serve --port 0          # any free port",
+            "lorenz serve --host 0.0.0.0 --workers 4   # with LORENZ_MCP_TOKEN set",
+            "lorenz serve --stdio",
+        ),
         (*_WORKFLOW_ENV, ("LORENZ_MCP_TOKEN", "bearer token every /mcp request must carry (server.token)")),
     ),
     "new-pack": _Command(
@@ -202,6 +207,17 @@ def _port(text: str) -> int:
     return port
 
 
+def _workers(text: str) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        msg = "workers must be a whole number, 1 or more"
+        raise argparse.ArgumentTypeError(msg)
+    return count
+
+
 def _add_arguments(name: str, p: argparse.ArgumentParser) -> None:
     workflow_help = "WORKFLOW.md path (default: $LORENZ_WORKFLOW or ./WORKFLOW.md)"
     if name in ("check", "tools", "issues", "serve"):
@@ -216,6 +232,14 @@ def _add_arguments(name: str, p: argparse.ArgumentParser) -> None:
     elif name == "serve":
         p.add_argument("--host", help="bind address (default: server.host, 127.0.0.1)")
         p.add_argument("--port", type=_port, help="port (default: server.port, 4040; 0 picks a free port)")
+        p.add_argument(
+            "--workers", type=_workers, metavar="N", help="worker processes on one port (default: server.workers, 1)"
+        )
+        p.add_argument(
+            "--allow-no-token",
+            action="store_true",
+            help="listen beyond loopback without a bearer token (behind a proxy that authenticates)",
+        )
         p.add_argument("--stdio", action="store_true", help="speak MCP over stdin/stdout instead of HTTP")
         p.add_argument("--no-reload", action="store_true", help="do not watch WORKFLOW.md for changes")
     elif name == "new-pack":

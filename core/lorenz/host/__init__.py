@@ -15,6 +15,7 @@ __all__ = [
     "Snapshot",
     "build_app",
     "build_server",
+    "create_app",
     "serve",
     "serve_in_thread",
 ]
@@ -26,6 +27,7 @@ _EXPORTS = {
     "build_app": "lorenz.host.app",
     "serve_in_thread": "lorenz.host.app",
     "build_server": "lorenz.host.mcp_server",
+    "create_app": "lorenz.host.factory",
     "serve": "lorenz.host.command",
 }
 
@@ -43,5 +45,6 @@ def __getattr__(name: str) -> Any:
 if TYPE_CHECKING:
     from .app import RunningServer, build_app, serve_in_thread
     from .command import serve
+    from .factory import create_app
     from .mcp_server import build_server
     from .reload import LiveWorkspace, Snapshot

@@ -31,16 +31,17 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..containment import note_host_signal
 from ..settings.model import ServerSettings
+from .listening import announcer, listen
 from .loopback import serve_app_in_thread
 from .mcp_server import HostState, build_server
-from .pages import counted, healthz, landing_page, server_card
+from .pages import healthz, landing_page, server_card
 from .protocol import HostConfig
 from .reload import LiveWorkspace
 from .security import MCP_PATH, SecurityMiddleware
 from .tracing import TraceHeaders, configure_server
 from .watchdog import LoopWatchdog, exit_if_stuck, exit_past_stuck_threads, size_thread_pools
 
-__all__ = ["RunningServer", "build_app", "display_url", "serve_in_thread"]
+__all__ = ["RunningServer", "build_app", "serve_in_thread"]
 
 logger = logging.getLogger("lorenz.host")
 
@@ -182,33 +183,6 @@ class StatelessEndpoint:
             tg.start_soon(cancel_on_disconnect)
             await self.transport(scope, tracked, send)
             tg.cancel_scope.cancel()
-
-
-def display_url(host: str, port: int, path: str = MCP_PATH) -> str:
-    """The URL a local client uses: a wildcard bind is reached through 127.0.0.1."""
-    if host in ("", "0.0.0.0"):
-        host = "127.0.0.1"
-    elif host == "::":
-        host = "[::1]"
-    elif ":" in host and not host.startswith("["):
-        host = f"[{host}]"
-    return f"http://{host}:{port}{path}"
-
-
-def bind_socket(host: str, port: int) -> socket.socket:
-    """A listening-ready socket on ``host:port`` (``port`` 0 picks a free one)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on accepted sockets whose proto is TCP, and
-    # without it every multi-write response waits ~40 ms on Nagle + delayed ACK.
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError:
-        sock.close()
-        raise
-    sock.set_inheritable(True)
-    return sock
 
 
 class _Server(uvicorn.Server):
@@ -389,31 +363,11 @@ def serve_in_thread(
 
 def run_http(live: LiveWorkspace, *, host: str, port: int) -> int:
     """Serve over HTTP in the foreground until SIGINT/SIGTERM; print the URL once listening."""
-    try:
-        sock = bind_socket(host, port)
-    except OSError as exc:
-        print(f"lorenz: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
+    sock = listen(host, port)
+    if sock is None:
         return 1
-    bound_port = sock.getsockname()[1]
-    url = display_url(host, bound_port)
-    snapshot = live.snapshot()
-    if host not in ("127.0.0.1", "localhost", "::1") and not snapshot.settings.server.token:
-        print(
-            f"lorenz: warning: listening on {host}, beyond this machine, without a bearer token; "
-            "set server.token (or LORENZ_MCP_TOKEN), and list the names clients use in server.allowed_hosts",
-            file=sys.stderr,
-        )
-
-    def announce() -> None:
-        print(
-            f"lorenz: serving {counted(len(snapshot.specs), 'tool')} from {counted(len(snapshot.packs), 'pack')}"
-            f" at {url}",
-            file=sys.stderr,
-            flush=True,
-        )
-
     app = build_app(live, bind_host=host, exit_when_stuck=True)
-    server = _Server(uvicorn_config(app), on_started=announce)
+    server = _Server(uvicorn_config(app), on_started=announcer(live, host, sock))
     try:
         live.run_host(server.serve(sockets=[sock]))  # on the loop the isolated packs live on
     finally:

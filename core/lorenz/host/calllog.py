@@ -6,20 +6,25 @@ Argument *values* are never recorded (only their size), and every message is red
 
 A writer thread appends the queued lines in batches, rotating like
 :class:`~logging.handlers.RotatingFileHandler` (``server.call_log_max_bytes``, keeping
-``server.call_log_keep`` files), so a call only pays for putting one line on a queue.
+``server.call_log_keep`` files), so a call only pays for putting one line on a queue. Several
+processes may write one log (the workers of ``lorenz serve --workers``): each batch is appended,
+and the file rotated, under an exclusive lock on ``<log>.lock`` (POSIX), and a file another process
+rotated away is reopened, so no line is lost or torn.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import logging.handlers
+import os
 import queue
 import statistics
 import sys
 import threading
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -148,14 +153,22 @@ class CallLog:
     def _append(self, lines: list[str]) -> None:
         handler = self._file
         assert handler is not None
-        if handler.stream is None:
-            handler.stream = handler._open()
-        for line in lines:
-            text = line + "\n"
-            if handler.stream.tell() and handler.stream.tell() + len(text.encode("utf-8")) > self.max_bytes:
-                handler.doRollover()
-            handler.stream.write(text)
-        handler.stream.flush()
+        with _exclusive(self.path + ".lock"):
+            if handler.stream is not None and _moved(self.path, handler.stream.fileno()):
+                handler.stream.close()  # another process rotated it: write to the current file
+                handler.stream = None
+            if handler.stream is None:
+                handler.stream = handler._open()
+            size = os.fstat(handler.stream.fileno()).st_size  # the other processes' lines included
+            for line in lines:
+                text = line + "\n"
+                length = len(text.encode("utf-8"))
+                if size and size + length > self.max_bytes:
+                    handler.doRollover()
+                    size = 0
+                handler.stream.write(text)
+                size += length
+            handler.stream.flush()
 
     def close(self) -> None:
         """Write what is queued, then close the file."""
@@ -163,6 +176,32 @@ class CallLog:
         self._thread.join(timeout=5)
         if self._file is not None:
             self._file.close()
+
+
+def _moved(path: str, fd: int) -> bool:
+    """Whether ``path`` is no longer the file open as ``fd`` (rotated away, or deleted)."""
+    try:
+        current = os.stat(path)
+    except FileNotFoundError:
+        return True
+    opened = os.fstat(fd)
+    return (current.st_dev, current.st_ino) != (opened.st_dev, opened.st_ino)
+
+
+@contextlib.contextmanager
+def _exclusive(lock_path: str) -> Iterator[None]:
+    """An exclusive ``flock`` on ``lock_path`` while the block runs (nothing where there is none)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: one process per log
+        yield
+        return
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 @frozen

@@ -9,19 +9,27 @@ import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..results import error_message
 
-__all__ = ["serve", "stdout_to_stderr"]
+if TYPE_CHECKING:
+    from ..settings.model import ServerSettings
+    from .reload import LiveWorkspace
+
+__all__ = ["StartError", "configure_logging", "http_refusal", "open_live", "serve", "stdout_to_stderr"]
 
 
-def _configure_logging() -> None:
-    """Everything to stderr (stdout may be the stdio protocol stream)."""
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+def configure_logging(*, worker: bool = False, root: bool = True) -> None:
+    """Everything to stderr (stdout may be the stdio protocol stream); a worker process's own
+    lines name its pid, since several write to one stderr. ``root=False`` leaves every logger but
+    ``lorenz``'s to the server the app runs under."""
+    if root:
+        logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     ours = logging.getLogger("lorenz")
     if not ours.handlers:
         handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(message)s"))
+        handler.setFormatter(logging.Formatter("%(message)s (worker %(process)d)" if worker else "%(message)s"))
         ours.addHandler(handler)
         ours.propagate = False
     ours.setLevel(logging.INFO)
@@ -54,6 +62,10 @@ def stdout_to_stderr() -> Iterator[None]:
             os.close(saved)
 
 
+class StartError(Exception):
+    """The workflow cannot be served: the message (redacted) is the one line to show."""
+
+
 def _warn(message: str, *, level: str = "warning") -> None:
     from ..redact import redact_text
 
@@ -63,6 +75,51 @@ def _warn(message: str, *, level: str = "warning") -> None:
 def _fail(message: str) -> int:
     print(f"lorenz: {message}", file=sys.stderr)
     return 1
+
+
+def open_live(
+    workflow: str | None,
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    plugins: Sequence[object] = (),
+    reload: bool = True,
+    warn: bool = True,
+) -> LiveWorkspace:
+    """Discover the plugins and open the workflow to serve, printing (with ``warn``) the plugins
+    that failed to load, the workflow's warnings and the packs left out; :class:`StartError` with
+    the exact message when it does not load or mount. With no WORKFLOW.md the embedded default
+    (the local board) is served."""
+
+    from ..isolation.hint import isolation_hint
+    from ..isolation.pool import IsolationPool
+    from ..plugins import discover
+    from ..redact import redact_text
+    from ..workspace import find_workflow, open_workspace
+    from .reload import LiveWorkspace
+
+    isolate = isolation_hint(find_workflow(workflow, cwd=cwd, env=env))  # left unimported by the host
+    discovery = discover(plugins=plugins, env=env, isolate=isolate)
+    for failure in discovery.failures if warn else ():
+        _warn(f"plugin {failure.name} ({failure.origin}) failed to load: {failure.error}")
+    # The isolated packs' processes are supervised from the loop the host will serve on.
+    isolation = IsolationPool(asyncio.new_event_loop())
+    try:
+        workspace = open_workspace(workflow, cwd=cwd, env=env, discovery=discovery, isolation=isolation)
+        live = LiveWorkspace(workspace, workflow=workflow, cwd=cwd, env=env, reload=reload, plugins=plugins)
+    except Exception as exc:  # Config/Registry/MountError, a plugin's own error, a spec the SDK cannot represent
+        raise StartError(redact_text(error_message(exc))) from exc
+    if warn:
+        for warning in workspace.settings.warnings:
+            _warn(warning)
+        for pack_failure in workspace.mounted.failures:
+            _warn(f"{pack_failure.error}; serving the other packs (see /healthz)", level="error")
+        if workspace.embedded_default:
+            print(
+                f"lorenz: no WORKFLOW.md in {cwd}; serving the embedded default (the local board at .lorenz/local)",
+                file=sys.stderr,
+            )
+    return live
 
 
 def serve(
@@ -75,58 +132,73 @@ def serve(
     reload: bool = True,
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
+    workers: int | None = None,
+    allow_no_token: bool = False,
 ) -> int:
     """Serve a workflow's mounted tools until interrupted; the exit code of ``lorenz serve``.
 
     HTTP on ``host:port`` (default ``server.host``/``server.port``; port 0 picks a free one and
-    the URL printed says which), or stdio. A workflow that does not load or mount is refused
-    with its exact message (exit 1); with no WORKFLOW.md the embedded default (the local board)
-    is served.
+    the URL printed says which) by ``workers`` processes (default ``server.workers``), or stdio.
+    A workflow that does not load or mount is refused with its exact message (exit 1), and so is
+    a bind beyond loopback without a bearer token (unless ``allow_no_token``) and a stateful
+    server with more than one worker.
     """
-    from ..isolation.plan import isolation_hint
-    from ..isolation.pool import IsolationPool
-    from ..plugins import discover
-    from ..redact import redact_text
-    from ..workspace import find_workflow, open_workspace
-
-    _configure_logging()
+    configure_logging()
     cwd = Path.cwd() if cwd is None else cwd
     env = dict(os.environ if env is None else env)
     # With --stdio, stdout is the protocol stream: whatever plugins print while being imported
     # or listing their tools goes to stderr until the SDK's stdio transport takes fd 1 over.
     with stdout_to_stderr() if stdio else contextlib.nullcontext():
-        isolate = isolation_hint(find_workflow(workflow, cwd=cwd, env=env))  # left unimported by the host
-        discovery = discover(plugins=plugins, env=env, isolate=isolate)
-        for failure in discovery.failures:
-            _warn(f"plugin {failure.name} ({failure.origin}) failed to load: {failure.error}")
-        # The isolated packs' processes are supervised from the loop the host will serve on.
-        isolation = IsolationPool(asyncio.new_event_loop())
         try:
-            workspace = open_workspace(workflow, cwd=cwd, env=env, discovery=discovery, isolation=isolation)
-        except Exception as exc:  # ConfigError, RegistryError, MountError, or a plugin's own error
-            return _fail(redact_text(error_message(exc)))
-        for warning in workspace.settings.warnings:
-            _warn(warning)
-        for pack_failure in workspace.mounted.failures:
-            _warn(f"{pack_failure.error}; serving the other packs (see /healthz)", level="error")
-
-        from .reload import LiveWorkspace
-
-        try:
-            live = LiveWorkspace(workspace, workflow=workflow, cwd=cwd, env=env, reload=reload, plugins=plugins)
-        except Exception as exc:  # a pack's tool_specs() raising, or a spec the SDK cannot represent
-            return _fail(redact_text(error_message(exc)))
-        if workspace.embedded_default:
-            print(
-                f"lorenz: no WORKFLOW.md in {cwd}; serving the embedded default (the local board at .lorenz/local)",
-                file=sys.stderr,
-            )
+            live = open_live(workflow, cwd=cwd, env=env, plugins=plugins, reload=reload)
+        except StartError as exc:
+            return _fail(str(exc))
     if stdio:
         from .stdio import run_stdio
 
         return run_stdio(live)
 
+    settings = live.snapshot().settings.server
+    host = host or settings.host
+    port = settings.port if port is None else port
+    count = settings.workers if workers is None else workers
+    refusal = http_refusal(settings, host=host, workers=count, allow_no_token=allow_no_token)
+    if refusal is not None:
+        return _fail(refusal)
+    if count > 1:
+        from .workers import run_workers
+
+        return run_workers(live, plugins, workflow=workflow, cwd=cwd, env=env, host=host, port=port, workers=count)
+
     from .app import run_http
 
-    server = workspace.settings.server
-    return run_http(live, host=host if host else server.host, port=server.port if port is None else port)
+    return run_http(live, host=host, port=port)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a bind address only reaches this machine."""
+    import ipaddress
+
+    try:
+        return host == "localhost" or ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def http_refusal(settings: ServerSettings, *, host: str, workers: int, allow_no_token: bool) -> str | None:
+    """Why ``lorenz serve`` must not start over HTTP with these settings, or ``None``."""
+    if settings.stateful and workers > 1:
+        return (
+            f"server.stateful: true cannot run {workers} worker processes: an MCP session (Mcp-Session-Id) lives "
+            "in the memory of the process that created it, and the other workers would answer it with 404. "
+            "Run one worker (--workers 1, server.workers: 1); to scale a stateful server, run several replicas of "
+            "one worker each behind a load balancer with session affinity on the Mcp-Session-Id header "
+            "(docs/deploy.md), or serve stateless (the default), which any number of workers can"
+        )
+    if not is_loopback(host) and not (settings.token or settings.tokens) and not allow_no_token:
+        return (
+            f"refusing to listen on {host}, beyond this machine, without a bearer token: set LORENZ_MCP_TOKEN "
+            "(or server.token), and list the names clients use in server.allowed_hosts; "
+            "--allow-no-token serves without one (behind a proxy that authenticates)"
+        )
+    return None

@@ -7,6 +7,7 @@ the tool inventory is shown only to callers presenting it (the page still says h
 from __future__ import annotations
 
 import json
+import os
 from datetime import UTC, datetime
 from html import escape
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,7 @@ from starlette.responses import HTMLResponse, JSONResponse
 
 from .. import __version__
 from .instructions import instructions_for
+from .listening import counted
 from .security import MCP_PATH, token_matches
 
 if TYPE_CHECKING:
@@ -26,11 +28,6 @@ if TYPE_CHECKING:
 __all__ = ["health_data", "healthz", "landing_page", "render_landing", "server_card"]
 
 MCP_VERSION = "2026-07-28"
-
-
-def counted(n: int, noun: str) -> str:
-    """``1 tool``, ``2 tools``."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def endpoint_url(request: Request) -> str:
@@ -92,12 +89,15 @@ async def server_card(request: Request) -> JSONResponse:
 
 def health_data(snapshot: Snapshot, *, reload_failed: bool) -> dict[str, Any]:
     """``/healthz``: ``ok``, or ``degraded`` (still HTTP 200: the host serves the rest) naming the
-    plugins that failed to load and the mounted packs left out."""
+    plugins that failed to load and the mounted packs left out; ``pid`` is the worker process that
+    answered, ``generation`` counts the reloads it served."""
     data: dict[str, Any] = {
         "status": "degraded" if snapshot.degraded else "ok",
         "packs": len(snapshot.packs),
         "tools": len(snapshot.specs),
         "reloadFailed": reload_failed,
+        "pid": os.getpid(),
+        "generation": snapshot.generation,
     }
     isolated = snapshot.isolated_status()
     if isolated:

@@ -13,12 +13,19 @@ connection accounting, so clients that are slow, idle or trickling cannot lock r
 
 uvicorn's own ``limit_concurrency`` counted every open connection, so 1,000 trickling clients
 were enough to answer every real request with 503.
+
+``lorenz serve`` runs it through :class:`HostConfig`. Under a ``uvicorn`` started by the operator it
+is passed by import string (``--http lorenz.host.protocol:ReadDeadlineProtocol``): each server config
+then gets a pool of its own and the deadlines come from the app :func:`use_read_timeout` names.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
 import sys
+import weakref
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -27,12 +34,25 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
-__all__ = ["ConnectionPool", "HostConfig", "ReadDeadlineProtocol", "default_connection_limit"]
+from ..settings.model import DEFAULT_READ_TIMEOUT_SECONDS
+
+__all__ = [
+    "READ_DEADLINES",
+    "ConnectionPool",
+    "HostConfig",
+    "ReadDeadlineProtocol",
+    "default_connection_limit",
+    "use_read_timeout",
+]
 
 #: How long a connection closed for being late still reads what its client sends.
 LINGER_SECONDS = 2.0
 
 Phase = Literal["headers", "body", "busy", "idle", "closed"]
+
+#: Set in the lifespan state (so in every request's ``scope["state"]``) by the protocol: how the
+#: app tells whether the server it runs under applies these deadlines.
+READ_DEADLINES = "lorenz.read_deadlines"
 
 
 _TIMEOUT_TEXT = b"Request Timeout: the request was not sent in time"
@@ -95,8 +115,35 @@ class HostConfig(uvicorn.Config):
         self.pool = ConnectionPool(default_connection_limit() if max_connections is None else max_connections)
 
 
+def _default_read_timeout() -> float:
+    return DEFAULT_READ_TIMEOUT_SECONDS
+
+
+_app_read_timeout: Callable[[], float] = _default_read_timeout
+#: The pools of servers configured with a plain ``uvicorn.Config`` (``uvicorn --http ...``).
+_pools: weakref.WeakKeyDictionary[uvicorn.Config, ConnectionPool] = weakref.WeakKeyDictionary()
+
+
+def use_read_timeout(seconds: Callable[[], float]) -> None:
+    """Where the deadlines come from when the protocol runs under a plain ``uvicorn.Config``:
+    the app factory of this process names its live ``server.read_timeout_seconds``."""
+    global _app_read_timeout
+    _app_read_timeout = seconds
+
+
+def _options(config: uvicorn.Config) -> tuple[Callable[[], float], ConnectionPool]:
+    if isinstance(config, HostConfig):
+        return config.read_timeout, config.pool
+    pool = _pools.get(config)
+    if pool is None:
+        pool = _pools[config] = ConnectionPool(default_connection_limit())
+    return _app_read_timeout, pool
+
+
 class ReadDeadlineProtocol(H11Protocol):
-    """uvicorn's h11 protocol with the read deadlines and connection accounting above."""
+    """uvicorn's h11 protocol with the read deadlines and connection accounting above, and
+    ``TCP_NODELAY`` on every connection (a response is written in several pieces: with Nagle's
+    algorithm and delayed ACKs each would wait ~40 ms, whatever socket the server bound)."""
 
     def __init__(
         self,
@@ -106,17 +153,18 @@ class ReadDeadlineProtocol(H11Protocol):
         _loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         super().__init__(config, server_state, app_state, _loop)
-        if not isinstance(config, HostConfig):
-            msg = "ReadDeadlineProtocol needs a HostConfig"
-            raise TypeError(msg)
-        self.read_timeout = config.read_timeout
-        self.pool = config.pool
+        app_state[READ_DEADLINES] = True
+        self.read_timeout, self.pool = _options(config)
         self.phase: Phase = "closed"
         self.admitted = False
         self.deadline: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        sock = transport.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.admitted = self.pool.admit(self)
         if not self.admitted:
             self.limit_concurrency = 0  # uvicorn answers its request with 503 and closes

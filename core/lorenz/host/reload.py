@@ -382,7 +382,9 @@ class LiveWorkspace:
     def _warn_restart_only(old: Snapshot, new: Snapshot) -> None:
         before, after = old.settings.server, new.settings.server
         changed = [
-            key for key in ("host", "port", "stateful", "json_response") if getattr(before, key) != getattr(after, key)
+            key
+            for key in ("host", "port", "stateful", "json_response", "workers")
+            if getattr(before, key) != getattr(after, key)
         ]
         if changed:
             logger.warning("lorenz: server.%s changed; restart lorenz serve to apply", ", server.".join(changed))

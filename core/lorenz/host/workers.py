@@ -1,0 +1,282 @@
+"""``lorenz serve --workers N``: N processes serving one listening socket.
+
+The parent binds the port (so it is known, and printed once), then starts the workers, each a
+fresh interpreter (``multiprocessing``'s spawn: no thread, lock or plugin state of the parent is
+inherited) that builds the app itself (:func:`lorenz.host.factory.app_from`), so each reloads
+WORKFLOW.md and re-discovers plugins on its own. On Linux each worker listens on a socket of its
+own bound to that port with ``SO_REUSEPORT``, and the kernel spreads new connections evenly over
+them (the parent's socket only holds the port: it never listens). From one shared socket, as
+elsewhere, whichever worker wakes first accepts every connection waiting, so a burst of keep-alive
+clients could all land on one worker. The parent supervises:
+
+- it prints the URL once every worker serves, and stops (exit 1) if one fails to start;
+- a worker that dies later is replaced;
+- SIGHUP replaces the workers one at a time, each new one serving before its old one stops
+  (new code after an upgrade, with no request refused);
+- SIGINT/SIGTERM stop the workers gracefully (a second one forces them), and a worker whose
+  parent is gone stops by itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import multiprocessing.connection
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from multiprocessing.context import SpawnContext, SpawnProcess
+from multiprocessing.process import BaseProcess
+from multiprocessing.synchronize import Event
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING
+
+from .factory import STARTUP_FAILURE, AppOptions, plugin_reference
+
+if TYPE_CHECKING:
+    from .app import _Server
+    from .reload import LiveWorkspace
+
+__all__ = ["run_workers"]
+
+#: How long a worker may take to start serving (it imports the plugins and opens the workflow).
+START_SECONDS = 60.0
+#: How long stopping workers get: uvicorn's graceful shutdown (5 s), then the grace for stuck tool
+#: calls (2 s), with room to spare; a worker still running after it is killed.
+STOP_SECONDS = 15.0
+_POLL_SECONDS = 0.2
+#: Whether workers listen on sockets of their own (``SO_REUSEPORT``), balanced by the kernel.
+REUSE_PORT = sys.platform == "linux" and hasattr(socket, "SO_REUSEPORT")
+
+#: What a worker serves: the parent's listening socket, or the ``(host, port)`` to bind its own to.
+Listener = socket.socket | tuple[str, int]
+
+
+def run_workers(
+    live: LiveWorkspace,
+    plugins: Sequence[object],
+    *,
+    workflow: str | None,
+    cwd: Path,
+    env: Mapping[str, str],
+    host: str,
+    port: int,
+    workers: int,
+) -> int:
+    """Serve ``live``'s workflow on ``host:port`` from ``workers`` processes until SIGINT/SIGTERM."""
+    from .listening import announcer, listen
+
+    try:
+        references = tuple(plugin_reference(plugin) for plugin in plugins)
+    except ValueError as exc:
+        print(f"lorenz: --workers: {exc}", file=sys.stderr)
+        return 1
+    options = AppOptions(
+        workflow=workflow,
+        cwd=str(cwd),
+        env=dict(env),
+        reload=live.reloads,
+        plugins=references,
+        bind_host=host,
+        warn=False,
+    )
+    sock = listen(host, port)  # a port in use is refused here, whoever holds it
+    if sock is None:
+        return 1
+    if REUSE_PORT:
+        # The workers bind sockets of their own to the port: this one becomes a socket they may
+        # share it with, which holds the port and never listens.
+        port = sock.getsockname()[1]
+        sock.close()
+        sock = listen(host, port, reuse_port=True)
+        if sock is None:
+            return 1
+    listener: Listener = (host, port) if REUSE_PORT else sock
+    try:
+        code = Supervisor(options, listener, workers).run(announcer(live, host, sock, f" ({workers} workers)"))
+    finally:
+        sock.close()
+    print("lorenz: stopped", file=sys.stderr)
+    return code
+
+
+class Worker:
+    """One worker process, and the event it sets once it serves."""
+
+    def __init__(self, context: SpawnContext, options: AppOptions, listener: Listener) -> None:
+        self.ready = context.Event()
+        self.process: SpawnProcess = context.Process(
+            target=worker_main, args=(options, listener, self.ready), name="lorenz-worker"
+        )
+        self.process.start()
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid
+
+    def signal(self, signum: int) -> None:
+        if self.process.is_alive() and self.pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signum)
+
+    def status(self) -> str:
+        code = self.process.exitcode
+        if code is None:
+            return "not serving in time"
+        if code < 0:
+            return f"killed by {signal.Signals(-code).name}"
+        return f"exit code {code}"
+
+
+class Supervisor:
+    """Runs ``count`` workers on ``listener`` until told to stop (see the module docstring)."""
+
+    def __init__(self, options: AppOptions, listener: Listener, count: int) -> None:
+        self.options = options
+        self.listener = listener
+        self.count = count
+        self.context = multiprocessing.get_context("spawn")
+        self.workers: list[Worker] = []
+        #: The stop signals received (SIGINT/SIGTERM); SIGHUP sets ``restart``.
+        self.stops: list[int] = []
+        self.restart = False
+
+    def run(self, announce: Callable[[], None]) -> int:
+        """Start the workers, keep them running, stop them; the exit code of ``lorenz serve``."""
+        with self.handling_signals():
+            try:
+                return self.supervise(announce)
+            finally:
+                for worker in self.workers:
+                    worker.signal(signal.SIGTERM)
+                deadline = time.monotonic() + STOP_SECONDS
+                for worker in self.workers:
+                    self.reap(worker, deadline)
+
+    def supervise(self, announce: Callable[[], None]) -> int:
+        self.workers = [self.start() for _ in range(self.count)]
+        for worker in self.workers:
+            if not self.serving(worker):
+                return self.failed(worker)
+        if self.stops:
+            return 0
+        announce()
+        while not self.stops:
+            multiprocessing.connection.wait([worker.process.sentinel for worker in self.workers], _POLL_SECONDS)
+            for index, worker in enumerate(self.workers):
+                if self.stops or worker.process.is_alive():
+                    continue
+                _say(f"worker {worker.pid} exited ({worker.status()}); starting another")
+                self.workers[index] = replacement = self.start()
+                if not self.serving(replacement):
+                    return self.failed(replacement)
+            if self.restart:
+                self.restart = False
+                self.replace_all()
+        return 0
+
+    def start(self) -> Worker:
+        return Worker(self.context, self.options, self.listener)
+
+    def serving(self, worker: Worker) -> bool:
+        """Wait until ``worker`` serves: ``False`` if it died or took too long first; ``True`` too
+        once a stop was asked for (the caller's loop then ends)."""
+        deadline = time.monotonic() + START_SECONDS
+        while time.monotonic() < deadline and not self.stops:
+            if worker.ready.wait(_POLL_SECONDS):
+                return True
+            if not worker.process.is_alive():
+                return worker.ready.is_set()
+        return bool(self.stops)
+
+    def replace_all(self) -> None:
+        """SIGHUP: each worker replaced by a new one once that one serves. When a new one fails
+        to start, the running workers are kept."""
+        _say(f"replacing the {self.count} workers")
+        for index, old in enumerate(list(self.workers)):
+            new = self.start()
+            self.workers.append(new)  # stopped with the others if a stop comes meanwhile
+            if not self.serving(new) or self.stops:
+                if not self.stops:
+                    _say(f"worker {new.pid} failed to start ({new.status()}); keeping the running workers")
+                    self.workers.remove(new)
+                    new.signal(signal.SIGTERM)
+                    self.reap(new, time.monotonic() + STOP_SECONDS)
+                return
+            self.workers.remove(new)
+            self.workers[index] = new
+            old.signal(signal.SIGTERM)
+            self.reap(old, time.monotonic() + STOP_SECONDS)
+
+    @staticmethod
+    def reap(worker: Worker, deadline: float) -> None:
+        """Wait for a stopping worker until ``deadline``, then kill it."""
+        worker.process.join(max(0.0, deadline - time.monotonic()))
+        if worker.process.is_alive():
+            worker.process.kill()
+            worker.process.join()
+
+    def failed(self, worker: Worker) -> int:
+        _say(f"worker {worker.pid} failed to start ({worker.status()}); stopping")
+        return 1
+
+    @contextlib.contextmanager
+    def handling_signals(self) -> Iterator[None]:
+        from ..containment import note_host_signal
+
+        def stop(signum: int, frame: FrameType | None) -> None:
+            note_host_signal(signum)
+            if self.stops:  # a second one: the workers stop now, in-flight calls or not
+                for worker in self.workers:
+                    worker.signal(signal.SIGINT)
+            self.stops.append(signum)
+
+        def restart(signum: int, frame: FrameType | None) -> None:
+            self.restart = True
+
+        handlers: dict[int, Callable[[int, FrameType | None], None]] = {signal.SIGINT: stop, signal.SIGTERM: stop}
+        if hasattr(signal, "SIGHUP"):
+            handlers[signal.SIGHUP] = restart
+        previous = {sig: signal.signal(sig, handler) for sig, handler in handlers.items()}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+def _say(message: str) -> None:
+    print(f"lorenz: {message}", file=sys.stderr, flush=True)
+
+
+def worker_main(options: AppOptions, listener: Listener, ready: Event) -> None:
+    """A worker process: build the app, serve ``listener`` until SIGTERM (or the parent is gone)."""
+    from .app import _Server, uvicorn_config
+    from .command import StartError, configure_logging
+    from .factory import app_from
+    from .listening import bind_socket
+    from .watchdog import exit_past_stuck_threads
+
+    configure_logging(worker=True)
+    try:
+        app = app_from(options)
+        sock = bind_socket(*listener, reuse_port=True) if isinstance(listener, tuple) else listener
+    except (StartError, OSError) as exc:
+        print(f"lorenz: {exc}", file=sys.stderr, flush=True)
+        sys.exit(STARTUP_FAILURE)
+    server = _Server(uvicorn_config(app), on_started=ready.set)
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        threading.Thread(target=_stop_when_gone, args=(parent, server), name="lorenz-parent", daemon=True).start()
+    server.run(sockets=[sock])
+    sys.exit(exit_past_stuck_threads(0 if server.started else 1))
+
+
+def _stop_when_gone(parent: BaseProcess, server: _Server) -> None:
+    parent.join()  # returns when the parent process has exited, however it ended
+    server.handle_exit(signal.SIGTERM, None)
