@@ -72,10 +72,18 @@ def exit_if_stuck(runner: ToolRunner, *, grace_seconds: float = 2.0) -> None:
     threading.Thread(target=leave, name="lorenz-exit-stuck", daemon=True).start()
 
 
+#: How long ``lorenz serve`` waits at exit for threads to end before it leaves them behind.
+STOP_GRACE_SECONDS = 2.0
+
+
 def exit_past_stuck_threads(code: int) -> int:
     """``code``, once the server has stopped; but when threads that tool calls started are still
     running (a pack's thread blocked for good), they would keep the interpreter from exiting, so
-    say so and exit at once."""
+    say so and exit. Idle worker threads finishing their shutdown get a moment first."""
+    deadline = time.monotonic() + STOP_GRACE_SECONDS
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread() and not thread.daemon:
+            thread.join(max(0.0, deadline - time.monotonic()))
     stuck = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon and t.is_alive()]
     if not stuck:
         return code
