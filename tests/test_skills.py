@@ -104,3 +104,15 @@ def test_lorenz_skills_lists_and_exports(
     assert exported.read_text(encoding="utf-8") == "mine\n"
     assert main(["skills", "export", ".claude/skills", "--force"]) == 0
     assert "linear_graphql" in exported.read_text(encoding="utf-8")
+
+
+def test_a_pack_whose_skills_raise_contributes_none(tmp_path: Path) -> None:
+    class Broken:
+        name = "broken"
+
+        @property
+        def skills(self) -> list[str]:
+            raise SystemExit(2)
+
+    found = mounted_skills([Broken(), Pack("ok", [skill(tmp_path, "ok")])])  # type: ignore[list-item]
+    assert [s.key for s in found] == ["ok"]

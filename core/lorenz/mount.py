@@ -257,10 +257,19 @@ async def execute_mounted_tool(
     return unsupported_tool_failure(name, every)
 
 
+def _skills_of(pack: ToolProvider) -> list[str]:
+    return [str(skill) for skill in getattr(pack, "skills", None) or ()]
+
+
 def mounted_skill_sources(packs: Sequence[ToolProvider]) -> list[str]:
-    """The skill directories of the mounted packs, de-duplicated, first occurrence kept."""
+    """The skill directories of the mounted packs, de-duplicated, first occurrence kept (a pack whose
+    ``skills`` raises, whatever it raises, contributes none)."""
     seen: dict[str, None] = {}
     for pack in packs:
-        for skill in getattr(pack, "skills", None) or ():
-            seen.setdefault(str(skill), None)
+        try:
+            skills = call_plugin(f"pack {pack.name}", "skills", _skills_of, pack)
+        except PluginError:
+            continue
+        for skill in skills:
+            seen.setdefault(skill, None)
     return list(seen)
