@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from lorenz.arguments import ArgumentProblem, invalid_arguments
 from lorenz.cli import main
@@ -260,3 +262,82 @@ def test_the_same_problem_is_reported_once() -> None:
     """Two keywords reporting the same missing key (or one error per key) give one sentence each."""
     problems = [ArgumentProblem(("a",), "required"), ArgumentProblem(("a",), "required")]
     assert invalid_arguments("t", problems).error == "invalid arguments for tool t: a: required"
+
+
+_SCHEMAS = [
+    {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"issueId": {"type": "string"}},
+        "required": ["issueId"],
+    },
+    {
+        "type": "object",
+        "properties": {
+            "limit": {"type": "integer", "minimum": 1, "maximum": 1000},
+            "state": {"enum": ["Todo", "Done"]},
+            "labels": {"type": "array", "items": {"type": "string", "minLength": 1}, "uniqueItems": True},
+            "where": {"oneOf": [{"type": "object", "required": ["field"]}, {"type": "null"}]},
+            "ratio": {"type": "number", "exclusiveMaximum": 1},
+        },
+        "$defs": {"id": {"type": "string", "pattern": "^[A-Z]+-[0-9]+$"}},
+        "patternProperties": {"^x-": {"$ref": "#/$defs/id"}},
+    },
+]
+_INSTANCES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 2000)
+    | st.floats(allow_nan=False)
+    | st.sampled_from(["Todo", "A-1", "", "x"]),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["issueId", "limit", "state", "labels", "where", "ratio", "x-a", "field"]), children
+        )
+    ),
+    max_leaves=12,
+)
+
+
+@given(st.sampled_from(_SCHEMAS), _INSTANCES)
+def test_the_native_check_and_the_reference_validator_agree(schema: dict[str, Any], instance: Any) -> None:
+    """The native check only spares the reference validator's time: every verdict is the reference's."""
+    from jsonschema.validators import Draft202012Validator
+
+    validator = compile_schema(schema)
+    assert validator is not None and validator.native is not None
+    assert validator.is_valid(instance) is Draft202012Validator(schema).is_valid(instance)
+    assert validator.native.is_valid(instance) is Draft202012Validator(schema).is_valid(instance)
+
+
+def test_a_remote_ref_is_never_fetched() -> None:
+    """Neither check goes to the network for a ``$ref``: a host must not fetch what a schema names."""
+    import http.server
+    import threading
+
+    fetched: list[str] = []
+
+    class Schemas(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            fetched.append(self.path)
+            body = b'{"type": "string"}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Schemas)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        validator = compile_schema({"$ref": f"http://127.0.0.1:{server.server_port}/string.json"})
+        assert validator is not None
+        with pytest.raises(Exception, match="string.json"):
+            validator.is_valid(1)
+    finally:
+        server.shutdown()
+    assert fetched == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 import time
@@ -11,6 +12,8 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from lorenz import Settings, ToolContext, ToolResult, run_in_thread, tool_success
 from lorenz.execution import ToolRunner, call_pack
@@ -166,6 +169,22 @@ def test_results_are_bounded_before_they_are_built() -> None:
         encode_payload({"items": ["é" * 300] * 2}, max_bytes=1000)  # 1,200 bytes of UTF-8 from 600 characters
     payload, text = encode_payload({"ok": [1, 2]}, max_bytes=1000)
     assert payload == {"ok": [1, 2]} and text == '{\n  "ok": [\n    1,\n    2\n  ]\n}'
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(), children, max_size=4),
+    max_leaves=30,
+)
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow])
+@given(_JSON_VALUES)
+def test_result_text_is_the_pretty_json_of_the_payload_whichever_encoder_writes_it(value: Any) -> None:
+    """The fast encoder (plain data) and the json module (floats, anything else) write one text."""
+    payload, text = encode_payload({"value": value}, max_bytes=1 << 20)
+    assert payload == {"value": value}
+    assert text == json.dumps({"value": value}, indent=2, ensure_ascii=False)
 
 
 def test_lone_surrogates_become_replacement_characters_in_results() -> None:

@@ -58,9 +58,10 @@ def _refuse(request: Any) -> Any:
 def _bad_arguments(schema: Mapping[str, Any]) -> dict[str, Any] | None:
     """Arguments that do not satisfy ``schema``, or ``None`` when it accepts anything."""
     from jsonschema.validators import Draft202012Validator, validator_for
+    from referencing import Registry
 
-    try:
-        validator = validator_for(schema, default=Draft202012Validator)(schema)
+    try:  # an explicit registry: a remote $ref is never fetched
+        validator = validator_for(schema, default=Draft202012Validator)(schema, registry=Registry())
     except Exception:
         return None
     candidates: list[dict[str, Any]] = []
@@ -70,7 +71,8 @@ def _bad_arguments(schema: Mapping[str, Any]) -> dict[str, Any] | None:
     for name, prop in (schema.get("properties") or {}).items():
         for value in wrong_values:
             try:
-                prop_ok = validator_for(prop or {}, default=Draft202012Validator)(prop or {}).is_valid(value)
+                check = validator_for(prop or {}, default=Draft202012Validator)(prop or {}, registry=Registry())
+                prop_ok = check.is_valid(value)
             except Exception:
                 prop_ok = True
             if not prop_ok:

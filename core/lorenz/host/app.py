@@ -27,7 +27,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 from ..containment import note_host_signal
 from ..settings.model import ServerSettings
@@ -38,6 +38,7 @@ from .pages import healthz, landing_page, server_card
 from .protocol import HostConfig
 from .reload import LiveWorkspace
 from .security import MCP_PATH, SecurityMiddleware
+from .stateless import StatelessEndpoint
 from .tracing import TraceHeaders, configure_server
 from .watchdog import LoopWatchdog, exit_if_stuck, exit_past_stuck_threads, size_thread_pools
 
@@ -111,7 +112,7 @@ def build_app(
         return settings
 
     transport = StreamableHTTPASGIApp(manager)
-    endpoint: ASGIApp = transport if stateful else StatelessEndpoint(transport)
+    endpoint: ASGIApp = transport if stateful else StatelessEndpoint(transport, manager)
     app = Starlette(
         routes=[
             Route(MCP_PATH, endpoint=endpoint),
@@ -143,46 +144,6 @@ async def not_found(request: Request, exc: Exception) -> JSONResponse:
 
 async def method_not_allowed(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"error": {"code": "method_not_allowed", "message": "Method not allowed"}}, status_code=405)
-
-
-class StatelessEndpoint:
-    """``/mcp`` in stateless mode: only POST means anything (there is no session to stream to
-    or delete), so GET and DELETE get 405 instead of an SSE stream that never ends.
-
-    A client that drops the connection before its answer cancels the request, and so the tool
-    call in flight: with no session, a dropped connection is how a stateless client cancels."""
-
-    def __init__(self, transport: ASGIApp) -> None:
-        self.transport = transport
-        self.not_allowed = JSONResponse(
-            {"error": {"code": "method_not_allowed", "message": "Method not allowed"}},
-            status_code=405,
-            headers={"Allow": "POST"},
-        )
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["method"] != "POST":
-            await self.not_allowed(scope, receive, send)
-            return
-        body_read = anyio.Event()
-
-        async def tracked() -> Message:
-            message = await receive()
-            if message["type"] != "http.request" or not message.get("more_body", False):
-                body_read.set()
-            return message
-
-        async with anyio.create_task_group() as tg:
-
-            async def cancel_on_disconnect() -> None:
-                await body_read.wait()
-                while (await receive())["type"] != "http.disconnect":
-                    pass
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(cancel_on_disconnect)
-            await self.transport(scope, tracked, send)
-            tg.cancel_scope.cancel()
 
 
 class _Server(uvicorn.Server):

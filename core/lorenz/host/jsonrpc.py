@@ -16,7 +16,15 @@ import math
 import re
 from typing import Any
 
-__all__ = ["INVALID_PARAMS", "INVALID_REQUEST", "PARSE_ERROR", "error_reply", "rejection"]
+__all__ = [
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "PARSE_ERROR",
+    "error_reply",
+    "has_surrogate_escape",
+    "parse_message",
+    "rejection",
+]
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -44,6 +52,11 @@ def _finite(text: str) -> float:
 
 #: A ``\uD800``-``\uDFFF`` escape: only then can a parsed string hold a lone surrogate.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def has_surrogate_escape(body: bytes) -> bool:
+    """Whether ``body`` may spell a lone surrogate (``"\\ud800"``), which only some parsers accept."""
+    return _SURROGATE_ESCAPE.search(body) is not None
 
 
 def _lone_surrogate(message: Any) -> str | None:
@@ -79,19 +92,29 @@ def rejection(body: bytes, *, refuse_lone_surrogates: bool = False) -> dict[str,
 
     ``refuse_lone_surrogates`` makes a string holding a lone surrogate escape (``"\\ud800"``) a
     parse error naming the field: for stdio, where the SDK's parser would drop such a line without
-    a reply. Over HTTP they are left to the host, which names the field in its ``isError`` result
-    (or the SDK's handshake-era parser refuses them with its own parse error).
+    a reply. Over HTTP they are left to the host, which names the field in its ``isError`` result.
     """
+    return parse_message(body, refuse_lone_surrogates=refuse_lone_surrogates)[1]
+
+
+def parse_message(body: bytes, *, refuse_lone_surrogates: bool = False) -> tuple[Any, dict[str, Any] | None]:
+    """``(message, None)`` for a body holding one well-formed JSON-RPC message, else
+    ``(None, error response)`` (see :func:`rejection`)."""
     try:
         message = json.loads(body.decode("utf-8"), parse_constant=_not_a_constant, parse_float=_finite)
     except UnicodeDecodeError:
-        return error_reply(PARSE_ERROR, "Parse error", data="the body is not UTF-8")
+        return None, error_reply(PARSE_ERROR, "Parse error", data="the body is not UTF-8")
     except RecursionError:
-        return error_reply(PARSE_ERROR, "Parse error", data="the body is nested too deeply")
+        return None, error_reply(PARSE_ERROR, "Parse error", data="the body is nested too deeply")
     except ValueError as exc:  # json.JSONDecodeError included: its message gives the position
-        return error_reply(PARSE_ERROR, "Parse error", data=str(exc))
-    if refuse_lone_surrogates and _SURROGATE_ESCAPE.search(body) and (where := _lone_surrogate(message)):
-        return error_reply(PARSE_ERROR, "Parse error", data=f"{where}: a lone surrogate escape is not text")
+        return None, error_reply(PARSE_ERROR, "Parse error", data=str(exc))
+    if refuse_lone_surrogates and has_surrogate_escape(body) and (where := _lone_surrogate(message)):
+        return None, error_reply(PARSE_ERROR, "Parse error", data=f"{where}: a lone surrogate escape is not text")
+    problem = _malformed(message)
+    return (None, problem) if problem is not None else (message, None)
+
+
+def _malformed(message: Any) -> dict[str, Any] | None:
     if isinstance(message, list):
         return _invalid("batch requests are not supported; send one message per request")
     if not isinstance(message, dict):

@@ -17,11 +17,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..settings.model import ServerSettings
 from .grants import grant_for, remember, token_matches
-from .jsonrpc import rejection
+from .jsonrpc import has_surrogate_escape, parse_message
 
 __all__ = [
     "LOOPBACK_HOSTS",
     "MCP_PATH",
+    "PARSED_MESSAGE",
     "SecurityMiddleware",
     "host_allowed",
     "origin_allowed",
@@ -29,6 +30,9 @@ __all__ = [
 ]
 
 MCP_PATH = "/mcp"
+#: The scope key under which a POST's parsed JSON-RPC message travels on to the endpoint, which
+#: answers a plain stateless request without parsing it again.
+PARSED_MESSAGE = "lorenz.message"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 _WILDCARDS = ("0.0.0.0", "[::]", "")
 _UNAUTHORIZED = {"error": {"code": "unauthorized", "message": "Missing or invalid MCP bearer token"}}
@@ -227,10 +231,12 @@ class SecurityMiddleware:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
-        rejected = rejection(body)
+        message, rejected = parse_message(body)
         if rejected is not None:
             await _send_json(send, 400, rejected)
             return
+        if not has_surrogate_escape(body):  # else the SDK's own parser judges it, as it always has
+            scope[PARSED_MESSAGE] = message
         replayed = False
 
         async def replay() -> Message:

@@ -358,14 +358,20 @@ class BoardStore:
 
     def read_content(self, issue_id: str) -> dict[str, Any]:
         """``{id, status, title, description, comments: [line, ...]}`` with the raw status."""
-        document = self._document(issue_id)
-        return {
-            "id": issue_id,
-            "status": document.status,
-            "title": document.title,
-            "description": document.description,
-            "comments": document.comment_lines(),
-        }
+        return _content(issue_id, self._document(issue_id))
+
+    def cached_content(self, issue_id: object) -> dict[str, Any] | None:
+        """:meth:`read_content` when the file is unchanged since it was last parsed (one
+        ``lstat``, no read), else ``None``: for a caller that must not block on a parse."""
+        try:
+            path = self.path_for(issue_id)
+            st = os.lstat(path)
+        except (ValueError, OSError):
+            return None
+        hit = CACHE.get(path, _signature(st)) if stat.S_ISREG(st.st_mode) else None
+        if hit is None or hit.document is None:
+            return None
+        return _content(str(issue_id), hit.document)
 
     # -- writes ------------------------------------------------------------------------------------
 
@@ -517,3 +523,13 @@ def _build_entry(issue_id: str, document: BoardDocument, st: os.stat_result) -> 
         "updatedAt": issue.updated_at,
     }
     return CachedFile(document=document, issue=issue, record=query_record)
+
+
+def _content(issue_id: str, document: BoardDocument) -> dict[str, Any]:
+    return {
+        "id": issue_id,
+        "status": document.status,
+        "title": document.title,
+        "description": document.description,
+        "comments": document.comment_lines(),
+    }

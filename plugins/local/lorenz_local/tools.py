@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lorenz.arguments import as_arguments, optional_str, require_str
@@ -118,8 +117,24 @@ def board_store(settings: Settings) -> BoardStore:
     from .store import BoardStore
 
     config = pack_board_config(settings)
-    directory = resolve_board_dir(config.path, cwd=Path.cwd(), env=os.environ)
-    return BoardStore(directory, id_prefix=config.id_prefix)
+    cwd = os.getcwd()
+    # A path without $VARS or ~ depends on the working directory alone: reuse its store.
+    key = (config.path, config.id_prefix, cwd)
+    reusable = config.path is None or not ("$" in config.path or "~" in config.path)
+    store = _STORES.get(key) if reusable else None
+    if store is None:
+        directory = resolve_board_dir(config.path, cwd=cwd, env=os.environ)
+        store = BoardStore(directory, id_prefix=config.id_prefix)
+        if reusable:
+            if len(_STORES) >= _MAX_STORES:
+                _STORES.clear()
+            _STORES[key] = store
+    return store
+
+
+#: Stores by (configured path, id prefix, working directory); a store holds no state of its own.
+_STORES: dict[tuple[str | None, str, str], BoardStore] = {}
+_MAX_STORES = 64
 
 
 def _update_status(store: BoardStore, args: Mapping[str, Any]) -> Any:
@@ -142,7 +157,10 @@ def _create_issue(store: BoardStore, args: Mapping[str, Any]) -> Any:
 
 
 def _read_issue(store: BoardStore, args: Mapping[str, Any]) -> Any:
-    content = store.read_content(require_str(args, "issueId"))
+    return _read_reply(store.read_content(require_str(args, "issueId")))
+
+
+def _read_reply(content: dict[str, Any]) -> dict[str, Any]:
     comments = content.pop("comments")
     return {"issue": content, "comments": comments}
 
@@ -203,5 +221,18 @@ class LocalToolPack:
     async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
         from lorenz import run_in_thread
 
+        if name == "local_read_issue" and (cached := _cached_read(input, context.settings)) is not None:
+            return cached
         # File I/O (and fsync) blocks: keep it off the event loop serving other agents.
         return await run_in_thread(run_local_tool, name, input, context.settings)
+
+
+def _cached_read(args: Any, settings: Settings) -> ToolResult | None:
+    """``local_read_issue`` of a file parsed before and unchanged since: one ``lstat``, so it is
+    answered on the event loop; a thread hop would cost more than the read. ``None`` otherwise
+    (a bad argument included: the full path words the error)."""
+    try:
+        content = board_store(settings).cached_content(as_arguments(args).get("issueId"))
+    except Exception:
+        return None
+    return tool_success(_read_reply(content)) if content is not None else None
