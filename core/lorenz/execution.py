@@ -184,9 +184,7 @@ class ToolRunner:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + time_limit
         token = object()
-        with anyio.move_on_after(time_limit) as waiting:
-            await slots.acquire_on_behalf_of(token)
-        if waiting.cancelled_caught:
+        if not self._take_slot(slots, token) and not await self._wait_for_slot(slots, token, time_limit):
             busy = tool_failure(
                 f"pack {pack_name} is busy: all {concurrency} of its call slots stayed taken for {time_limit:g} s "
                 "(calls that outlive the tool timeout keep theirs until they return); try again later"
@@ -218,6 +216,22 @@ class ToolRunner:
         if task.cancelled():
             return CallOutcome(tool_failure(f"tool {name} was cancelled"), "cancelled")
         return task.result()
+
+    @staticmethod
+    def _take_slot(slots: CapacityLimiter, token: object) -> bool:
+        """A free slot at once, without a turn of the event loop (the common case)."""
+        try:
+            slots.acquire_on_behalf_of_nowait(token)
+        except anyio.WouldBlock:
+            return False
+        return True
+
+    @staticmethod
+    async def _wait_for_slot(slots: CapacityLimiter, token: object, time_limit: float) -> bool:
+        with anyio.move_on_after(time_limit):
+            await slots.acquire_on_behalf_of(token)
+            return True
+        return False
 
     def _keep(self, task: asyncio.Task[CallOutcome], call: _PackCall, *, reason: str) -> None:
         """Hold on to a call the host stopped waiting for, and log when it finally ends."""

@@ -27,7 +27,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Scope
 
 from ..containment import note_host_signal
 from ..settings.model import ServerSettings
@@ -36,7 +36,7 @@ from .loopback import serve_app_in_thread
 from .mcp_server import HostState, build_server
 from .pages import healthz, landing_page, server_card
 from .protocol import HostConfig
-from .reload import LiveWorkspace
+from .reload import REQUEST_SNAPSHOT, LiveWorkspace
 from .security import MCP_PATH, SecurityMiddleware
 from .stateless import StatelessEndpoint
 from .tracing import TraceHeaders, configure_server
@@ -107,8 +107,10 @@ def build_app(
                     exit_if_stuck(state.runner)
                 await state.aclose()
 
-    async def current_server_settings() -> ServerSettings:
-        settings: ServerSettings = (await live.current_async()).settings.server
+    async def current_server_settings(scope: Scope) -> ServerSettings:
+        snapshot = await live.current_async()
+        scope[REQUEST_SNAPSHOT] = snapshot  # the request is judged and served by one configuration
+        settings: ServerSettings = snapshot.settings.server
         return settings
 
     transport = StreamableHTTPASGIApp(manager)

@@ -35,6 +35,7 @@ from ..wire import ResultTooLarge, encode_payload, refuse_unsafe_arguments, scru
 from .grants import FULL, grant_of
 from .instructions import instructions_for
 from .recording import CallRecorder
+from .reload import request_snapshot
 from .skills_mcp import skill_handlers
 from .tracing import instrument_http, tracing_enabled
 
@@ -304,7 +305,7 @@ def build_server(state: HostState) -> LorenzServer:
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         state.remember(ctx)
-        tools = wire_tools(await state.live.current_async())
+        tools = wire_tools(request_snapshot(ctx.request) or await state.live.current_async())
         grant = grant_of(ctx.request)
         if grant is not FULL:
             tools = [tool for tool in tools if grant.allows(tool.name)]
@@ -315,7 +316,8 @@ def build_server(state: HostState) -> LorenzServer:
     ) -> types.CallToolResult:
         state.remember(ctx)
         arguments = params.arguments if params.arguments is not None else {}
-        return await call_tool(state, await state.live.current_async(), params.name, arguments, ctx)
+        snapshot = request_snapshot(ctx.request) or await state.live.current_async()
+        return await call_tool(state, snapshot, params.name, arguments, ctx)
 
     def input_schema(name: str) -> Mapping[str, Any] | None:
         # Synchronous (the SDK's hook): the request already passed SecurityMiddleware, which

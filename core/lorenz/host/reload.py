@@ -33,7 +33,10 @@ if TYPE_CHECKING:
     from ..plugins import Discovery, PluginFailure
     from ..workspace import Workspace
 
-__all__ = ["LiveWorkspace", "Snapshot"]
+__all__ = ["REQUEST_SNAPSHOT", "LiveWorkspace", "Snapshot", "request_snapshot"]
+
+#: The scope key of the snapshot an HTTP request was admitted with, and is served with.
+REQUEST_SNAPSHOT = "lorenz.snapshot"
 
 logger = logging.getLogger("lorenz.host")
 
@@ -111,6 +114,13 @@ RELOAD_WAIT_SECONDS = 1.0
 _RELOAD_POLL_SECONDS = 0.005
 
 Signature = tuple[int, int, int, int]
+
+
+def request_snapshot(request: Any) -> Snapshot | None:
+    """The snapshot an HTTP request was admitted with (``None`` for stdio, or none recorded)."""
+    scope = getattr(request, "scope", None)
+    snapshot = scope.get(REQUEST_SNAPSHOT) if isinstance(scope, dict) else None
+    return snapshot if isinstance(snapshot, Snapshot) else None
 
 
 def _signature(path: Path | None) -> Signature | None:

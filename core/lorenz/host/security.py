@@ -159,7 +159,7 @@ class SecurityMiddleware:
         self,
         app: ASGIApp,
         *,
-        server_settings: Callable[[], ServerSettings | Awaitable[ServerSettings]],
+        server_settings: Callable[[Scope], ServerSettings | Awaitable[ServerSettings]],
         bind_host: str | None = None,
         mcp_endpoint: ASGIApp | None = None,
     ) -> None:
@@ -177,7 +177,7 @@ class SecurityMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        current = self.server_settings()
+        current = self.server_settings(scope)
         server = await current if inspect.isawaitable(current) else current
         host = _header(scope, b"host")
         if not host_allowed(host, (*server.allowed_hosts, *self.bind_hosts)):

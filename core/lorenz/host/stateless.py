@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,22 +124,20 @@ class StatelessEndpoint:
         message = scope.get(PARSED_MESSAGE)
         version = _protocol_version(scope) if self.manager.json_response else None
         if version is not None and _is_plain_json_request(scope, message):
-            await self._answer(scope, receive, send, message, version)
-        else:
-            await self._through_transport(scope, receive, send)
 
-    async def _answer(self, scope: Scope, receive: Receive, send: Send, message: Any, version: str) -> None:
+            async def answer(receive: Receive) -> None:
+                await receive()  # the body, parsed already by the guard
+                await self._answer(scope, send, message, version)
+
+            await _until_disconnect(receive, answer)
+        else:
+            await _until_disconnect(receive, lambda receive: self.transport(scope, receive, send))
+
+    async def _answer(self, scope: Scope, send: Send, message: Any, version: str) -> None:
         """One request through the SDK's single-exchange driver, answered as the SDK's stateless
         JSON transport answers it (HTTP 200, a JSON-RPC result or error)."""
-        exchange = _Exchange(message["id"], ServerMessageMetadata(request_context=Request(scope, receive)))
-        with anyio.CancelScope() as scope_of_call:
-            watcher = asyncio.get_running_loop().create_task(_cancel_on_disconnect(receive, scope_of_call))
-            try:
-                reply = await self._reply(exchange, message, version)
-            finally:
-                watcher.cancel()
-        if scope_of_call.cancel_called:
-            return  # the client went away: nobody to answer
+        exchange = _Exchange(message["id"], ServerMessageMetadata(request_context=Request(scope)))
+        reply = await self._reply(exchange, message, version)
         try:
             body = pydantic_core.to_json(reply)
         except pydantic_core.PydanticSerializationError:  # a lone surrogate: JSON can still escape it
@@ -175,30 +173,29 @@ class StatelessEndpoint:
             return {"jsonrpc": "2.0", "id": exchange.request_id, "error": wire}
         return {"jsonrpc": "2.0", "id": exchange.request_id, "result": result}
 
-    async def _through_transport(self, scope: Scope, receive: Receive, send: Send) -> None:
-        body_read = anyio.Event()
 
-        async def tracked() -> Message:
-            message = await receive()
-            if message["type"] != "http.request" or not message.get("more_body", False):
-                body_read.set()
-            return message
+async def _until_disconnect(receive: Receive, work: Callable[[Receive], Awaitable[None]]) -> None:
+    """``work(receive)``, cancelled when the client disconnects before it is done. The watch starts
+    once ``work`` has read the whole body, and costs one plain task: no task group, whose ending
+    would format a task's repr for its cancel message on every request."""
+    body_read = asyncio.Event()
 
-        async with anyio.create_task_group() as tg:
+    async def tracked() -> Message:
+        message = await receive()
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            body_read.set()
+        return message
 
-            async def cancel_on_disconnect() -> None:
-                await body_read.wait()
-                while (await receive())["type"] != "http.disconnect":
-                    pass
-                tg.cancel_scope.cancel()
+    with anyio.CancelScope() as call:
 
-            tg.start_soon(cancel_on_disconnect)
-            await self.transport(scope, tracked, send)
-            tg.cancel_scope.cancel()
+        async def watch() -> None:
+            await body_read.wait()
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            call.cancel()
 
-
-async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
-    """Cancel the request when its client disconnects (the body has been read already)."""
-    while (await receive())["type"] != "http.disconnect":
-        pass
-    scope.cancel()
+        watcher = asyncio.get_running_loop().create_task(watch())
+        try:
+            await work(tracked)
+        finally:
+            watcher.cancel()
