@@ -1,14 +1,15 @@
 """``/mcp`` in stateless mode, and its lean path for the common request.
 
 The SDK's handshake-era stateless transport builds, for every POST, a transport, four memory
-streams, a JSON-RPC dispatcher and two tasks, only to carry one request to ``serve_one``-style
-handling and one response back: about two thirds of a call's CPU. A plain JSON request of that
-era (what agents send all day) goes here straight to the SDK's own single-exchange driver,
-:func:`mcp.server.runner.serve_one`, as the SDK's 2026-07-28 path does: the same handlers, the
-same request and result validation, the same born-ready connection the stateless transport
-builds, and the legacy dispatcher's mapping of a handler's exception to a JSON-RPC error.
-Anything else (another era, SSE responses, a notification, an unusual header) goes through the
-SDK's transport unchanged.
+streams, a JSON-RPC dispatcher and two tasks, only to carry one request to its handler and one
+response back: about two thirds of a call's CPU. A plain JSON request (what agents send all day)
+goes here straight to the SDK's own single-exchange driver, :func:`mcp.server.runner.serve_one`,
+as the SDK's 2026-07-28 entry does: the same handlers, the same request and result validation,
+the same born-ready connection. A 2026-07-28 request first climbs the SDK's own inbound ladder
+(:func:`~mcp.shared.inbound.classify_inbound_request`, the routing and ``Mcp-Param-*`` header
+checks) in the SDK's order. Whatever the lean path does not answer (a rejection, a notification,
+another Accept or Content-Type, SSE responses, a lone surrogate in the body) goes through the
+SDK's transport unchanged, so the SDK words every refusal.
 """
 
 from __future__ import annotations
@@ -24,11 +25,19 @@ import anyio
 import pydantic_core
 from mcp.server.connection import Connection
 from mcp.server.lowlevel.server import Server
-from mcp.server.runner import serve_one
+from mcp.server.runner import modern_error_data, serve_one
 from mcp.server.streamable_http import check_accept_headers
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.dispatcher import CallOptions
 from mcp.shared.exceptions import NoBackChannelError
+from mcp.shared.inbound import (
+    ERROR_CODE_HTTP_STATUS,
+    MCP_PARAM_HEADER_PREFIX,
+    InboundLadderRejection,
+    classify_inbound_request,
+    find_duplicated_routing_header,
+    validate_mcp_param_headers,
+)
 from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp.shared.message import MessageMetadata, ServerMessageMetadata
 from mcp.shared.transport_context import TransportContext
@@ -46,6 +55,7 @@ logger = logging.getLogger("lorenz.host")
 
 _TRANSPORT = TransportContext(kind="streamable-http", can_send_request=False)
 _JSON_HEADERS = [(b"content-type", b"application/json")]
+_MCP_PARAM = MCP_PARAM_HEADER_PREFIX.lower()
 
 
 @dataclass
@@ -79,25 +89,25 @@ def _header(scope: Scope, name: bytes) -> bytes | None:
     return None
 
 
-def _protocol_version(scope: Scope) -> str | None:
-    """The handshake-era version this request speaks, or ``None`` when it is not one the lean
-    path answers (a 2026-07-28 request, or a header the SDK must judge)."""
-    header = _header(scope, b"mcp-protocol-version")
-    if header is None:
-        return DEFAULT_NEGOTIATED_VERSION
-    version = header.decode("latin-1")
-    return version if version in HANDSHAKE_PROTOCOL_VERSIONS else None
-
-
-def _is_plain_json_request(scope: Scope, message: Any) -> bool:
-    """A request (not a notification or a response) sent as JSON by a client that reads JSON."""
+def _plain_json_request(scope: Scope) -> dict[str, Any] | None:
+    """The request (not a notification or a response) a client that reads JSON sent as JSON."""
+    message = scope.get(PARSED_MESSAGE)
     if not isinstance(message, dict) or "id" not in message or "method" not in message:
-        return False
+        return None
     content_type = _header(scope, b"content-type")
     if content_type is None or content_type.split(b";")[0].strip().lower() != b"application/json":
-        return False
+        return None
     has_json, _ = check_accept_headers(Request(scope))
-    return has_json
+    return message if has_json else None
+
+
+@dataclass(frozen=True)
+class _Route:
+    """How one request is served: its connection, its dispatch context, and its era's wire rules."""
+
+    connection: Connection
+    exchange: _Exchange
+    modern: bool
 
 
 class StatelessEndpoint:
@@ -121,57 +131,93 @@ class StatelessEndpoint:
         if scope["method"] != "POST":
             await self.not_allowed(scope, receive, send)
             return
-        message = scope.get(PARSED_MESSAGE)
-        version = _protocol_version(scope) if self.manager.json_response else None
-        if version is not None and _is_plain_json_request(scope, message):
-
-            async def answer(receive: Receive) -> None:
-                await receive()  # the body, parsed already by the guard
-                await self._answer(scope, send, message, version)
-
-            await _until_disconnect(receive, answer)
-        else:
+        message = _plain_json_request(scope) if self.manager.json_response else None
+        route = self._route(scope, message) if message is not None else None
+        if message is None or route is None:
             await _until_disconnect(receive, lambda receive: self.transport(scope, receive, send))
+            return
 
-    async def _answer(self, scope: Scope, send: Send, message: Any, version: str) -> None:
-        """One request through the SDK's single-exchange driver, answered as the SDK's stateless
-        JSON transport answers it (HTTP 200, a JSON-RPC result or error)."""
-        exchange = _Exchange(message["id"], ServerMessageMetadata(request_context=Request(scope)))
-        reply = await self._reply(exchange, message, version)
+        async def answer(receive: Receive) -> None:
+            await receive()  # the body, parsed already by the guard
+            await self._answer(send, message, route)
+
+        await _until_disconnect(receive, answer)
+
+    def _route(self, scope: Scope, message: dict[str, Any]) -> _Route | None:
+        """The route of a request the lean path answers, else ``None``."""
+        request = Request(scope)
+        metadata = ServerMessageMetadata(request_context=request)
+        header = _header(scope, b"mcp-protocol-version")
+        version = header.decode("latin-1") if header is not None else DEFAULT_NEGOTIATED_VERSION
+        if version in HANDSHAKE_PROTOCOL_VERSIONS:
+            # Born ready, as the SDK's stateless transport builds it: there is no handshake.
+            legacy = Connection.from_envelope(version, None, None)
+            return _Route(legacy, _Exchange(message["id"], metadata), modern=False)
+        if message["method"] == "subscriptions/listen" or find_duplicated_routing_header(request.headers.items()):
+            return None
+        verdict = classify_inbound_request(message, headers=dict(request.headers))
+        if isinstance(verdict, InboundLadderRejection) or self._param_rejection(request, message):
+            return None
+        connection = Connection.from_envelope(
+            verdict.protocol_version, verdict.client_info, verdict.client_capabilities
+        )
+        transport = TransportContext(kind="streamable-http", can_send_request=False, headers=request.headers)
+        return _Route(connection, _Exchange(message["id"], metadata, transport=transport), modern=True)
+
+    def _param_rejection(self, request: Request, message: dict[str, Any]) -> bool:
+        """Whether a ``tools/call``'s ``Mcp-Param-*`` headers disagree with its arguments (the
+        SDK's check, against the tool's own ``inputSchema``)."""
+        params = message.get("params") or {}
+        name, arguments = params.get("name"), params.get("arguments")
+        lookup = self.server.get_tool_input_schema
+        if message["method"] != "tools/call" or lookup is None or not isinstance(name, str):
+            return False
+        if arguments is not None and not isinstance(arguments, Mapping):
+            return False
+        if not arguments and not any(key.startswith(_MCP_PARAM) for key in request.headers):
+            return False
+        try:
+            schema = lookup(name)
+        except Exception:
+            return True  # the SDK logs it and skips the check: let it
+        return schema is not None and validate_mcp_param_headers(schema, arguments or {}, request.headers) is not None
+
+    async def _answer(self, send: Send, message: dict[str, Any], route: _Route) -> None:
+        """One request through the SDK's single-exchange driver, answered as the SDK's transport
+        for its era answers it: a JSON-RPC result or error (handshake era: always HTTP 200)."""
+        status = 200
+        try:
+            result = await serve_one(
+                self.server,
+                route.exchange,
+                message["method"],
+                message.get("params"),
+                connection=route.connection,
+                lifespan_state=getattr(self.manager, "_lifespan_state", None),
+            )
+        except Exception as exc:
+            if route.modern:
+                error = modern_error_data(exc)
+                status = ERROR_CODE_HTTP_STATUS.get(error.code, 200)
+                wire = error.model_dump(by_alias=True, mode="json", exclude_none=True)
+            else:  # as the SDK's handshake-era dispatcher maps it (code 0: its v1-compatible choice)
+                error = handler_exception_to_error_data(exc) or _unmapped(message["method"], exc)
+                wire = error.model_dump(by_alias=True, mode="json", exclude_unset=True)
+            reply = {"jsonrpc": "2.0", "id": message["id"], "error": wire}
+        else:
+            reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
         try:
             body = pydantic_core.to_json(reply)
         except pydantic_core.PydanticSerializationError:  # a lone surrogate: JSON can still escape it
             body = json.dumps(reply).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())],
-            }
-        )
+        headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
-    async def _reply(self, exchange: _Exchange, message: dict[str, Any], version: str) -> dict[str, Any]:
-        # Born ready, as the SDK's stateless transport builds it: there is no handshake to wait for.
-        connection = Connection.from_envelope(version, None, None)
-        try:
-            result = await serve_one(
-                self.server,
-                exchange,
-                message["method"],
-                message.get("params"),
-                connection=connection,
-                lifespan_state=getattr(self.manager, "_lifespan_state", None),
-            )
-        except Exception as exc:
-            # As the SDK's handshake-era dispatcher maps it (code 0 is its v1-compatible choice).
-            error = handler_exception_to_error_data(exc)
-            if error is None:
-                logger.exception("handler for %r raised", message["method"])
-                error = ErrorData(code=0, message=str(exc))
-            wire = error.model_dump(by_alias=True, mode="json", exclude_unset=True)
-            return {"jsonrpc": "2.0", "id": exchange.request_id, "error": wire}
-        return {"jsonrpc": "2.0", "id": exchange.request_id, "result": result}
+
+def _unmapped(method: str, exc: Exception) -> ErrorData:
+    logger.exception("handler for %r raised", method)
+    return ErrorData(code=0, message=str(exc))
 
 
 async def _until_disconnect(receive: Receive, work: Callable[[Receive], Awaitable[None]]) -> None:

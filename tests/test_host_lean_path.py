@@ -1,0 +1,127 @@
+"""The lean path for stateless JSON requests answers exactly as the SDK's transport does.
+
+Every request below is sent twice to one server: once answered by the lean path
+(:mod:`lorenz.host.stateless`), once with the lean path switched off so the SDK's Streamable HTTP
+transport answers it. Status and JSON-RPC reply must be the same, in both protocol eras, for
+results, tool errors, JSON-RPC errors and the 2026-07-28 header ladder.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import httpx
+import pytest
+
+from lorenz.host import RunningServer, serve_in_thread, stateless
+
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "lean-test", "version": "1"},
+}
+JSON = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, host_pack: ModuleType) -> Iterator[RunningServer]:
+    directory: Path = tmp_path_factory.mktemp("lean")
+    (directory / "WORKFLOW.md").write_text("---\ntracker:\n  kind: demo\n---\nBe brief.\n")
+    with serve_in_thread(cwd=directory, env={"LORENZ_LOAD_PLUGINS": ""}, plugins=[host_pack]) as running:
+        yield running
+
+
+Case = tuple[dict[str, Any], dict[str, str]]
+
+
+def legacy(
+    method: str, params: dict[str, Any] | None = None, *, id: Any = 7, version: str | None = "2025-11-25"
+) -> Case:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
+    if params is not None:
+        message["params"] = params
+    headers = dict(JSON) if version is None else {**JSON, "MCP-Protocol-Version": version}
+    return message, headers
+
+
+def modern(method: str, params: dict[str, Any] | None = None, *, name: str | None = None, **extra: str) -> Case:
+    message = {"jsonrpc": "2.0", "id": "m-1", "method": method, "params": {**(params or {}), "_meta": MODERN_META}}
+    headers = {**JSON, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method, **extra}
+    if name is not None:
+        headers["Mcp-Name"] = name
+    return message, headers
+
+
+CASES: dict[str, Case] = {
+    "legacy tools/call": legacy("tools/call", {"name": "demo_add", "arguments": {"a": 1, "b": 2}}),
+    "legacy no version header": legacy("tools/call", {"name": "demo_add", "arguments": {"a": 2, "b": 2}}, version=None),
+    "legacy 2025-06-18": legacy("tools/list", version="2025-06-18"),
+    "legacy string id": legacy("tools/call", {"name": "demo_add", "arguments": {"a": 1, "b": 2}}, id="abc"),
+    "legacy tool failure": legacy("tools/call", {"name": "demo_fail", "arguments": {}}),
+    "legacy tool raises": legacy("tools/call", {"name": "demo_boom", "arguments": {}}),
+    "legacy bad arguments": legacy("tools/call", {"name": "demo_add", "arguments": {"a": "one"}}),
+    "legacy unknown tool": legacy("tools/call", {"name": "nope", "arguments": {}}),
+    "legacy no tool name": legacy("tools/call", {"arguments": {}}),
+    "legacy tools/list": legacy("tools/list"),
+    "legacy initialize": legacy(
+        "initialize",
+        {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    ),
+    "legacy ping": legacy("ping"),
+    "legacy unknown method": legacy("resources/list"),
+    "legacy custom method": legacy("acme/frobnicate", {"x": 1}),
+    "modern tools/call": modern("tools/call", {"name": "demo_add", "arguments": {"a": 1, "b": 2}}, name="demo_add"),
+    "modern tools/list": modern("tools/list"),
+    "modern discover": modern("server/discover"),
+    "modern tool failure": modern("tools/call", {"name": "demo_fail", "arguments": {}}, name="demo_fail"),
+    "modern bad arguments": modern("tools/call", {"name": "demo_add", "arguments": {"b": "x"}}, name="demo_add"),
+    "modern unknown method": modern("resources/list"),
+    "modern missing Mcp-Name": modern("tools/call", {"name": "demo_add", "arguments": {"a": 1, "b": 2}}),
+    "modern Mcp-Name mismatch": modern("tools/call", {"name": "demo_add", "arguments": {"a": 1, "b": 2}}, name="x"),
+    "modern Mcp-Method mismatch": modern("tools/list", **{"Mcp-Method": "tools/call"}),
+    "modern stray Mcp-Param": modern(
+        "tools/call", {"name": "demo_add", "arguments": {"a": 1, "b": 2}}, name="demo_add", **{"Mcp-Param-A": "9"}
+    ),
+    "modern unsupported version": (
+        modern("tools/list")[0],
+        {**modern("tools/list")[1], "MCP-Protocol-Version": "2099-01-01"},
+    ),
+}
+
+
+def answer(server: RunningServer, message: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any]:
+    response = httpx.post(server.url, content=json.dumps(message), headers=headers, timeout=30)
+    assert response.headers["content-type"].startswith("application/json"), response.text
+    return response.status_code, response.json()
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_lean_path_answers_as_the_sdk_transport(
+    server: RunningServer, case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    message, headers = CASES[case]
+    lean = answer(server, message, headers)
+    with monkeypatch.context() as patch:
+        patch.setattr(stateless, "_plain_json_request", lambda scope: None)  # everything to the SDK
+        sdk = answer(server, message, headers)
+    assert lean == sdk
+
+
+def test_the_lean_path_serves_the_common_requests(server: RunningServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cases above do go through the lean path (else the comparison proves nothing)."""
+    routed: list[bool] = []
+    original = stateless.StatelessEndpoint._route
+
+    def spy(self: stateless.StatelessEndpoint, scope: Any, message: dict[str, Any]) -> Any:
+        route = original(self, scope, message)
+        routed.append(route is not None)
+        return route
+
+    monkeypatch.setattr(stateless.StatelessEndpoint, "_route", spy)
+    for case in ("legacy tools/call", "legacy unknown method", "modern tools/call", "modern Mcp-Name mismatch"):
+        answer(server, *CASES[case])
+    assert routed == [True, True, True, False]  # a ladder rejection is the SDK's to word
