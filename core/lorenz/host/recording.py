@@ -66,8 +66,12 @@ class CallRecorder:
         self._live = live
         self.stats = CallStats()
         self._log: CallLog | None = None
+        self._log_snapshot: Snapshot | None = None
 
     def _call_log(self, snapshot: Snapshot) -> CallLog | None:
+        if snapshot is self._log_snapshot:  # the settings it depends on are the snapshot's
+            return self._log
+        self._log_snapshot = snapshot
         server = snapshot.settings.server
         path = server.call_log or self._live.env.get(CALL_LOG_ENV) or None
         if path is None:
@@ -130,3 +134,4 @@ class CallRecorder:
         if self._log is not None:
             self._log.close()
             self._log = None
+        self._log_snapshot = None

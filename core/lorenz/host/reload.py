@@ -85,7 +85,13 @@ class Snapshot:
 
     def distribution_of(self, pack: str) -> str | None:
         """The distribution that registered ``pack`` (``None`` for an in-process plugin)."""
-        return next((info.distribution for info in self.workspace.discovery.plugins if pack in info.packs), None)
+        owners: dict[str, str | None] | None = self.wire.get("distributions")
+        if owners is None:  # built once per snapshot: every recorded call asks
+            owners = {}
+            for info in reversed(self.workspace.discovery.plugins):  # the first plugin naming a pack wins
+                owners.update(dict.fromkeys(info.packs, info.distribution))
+            self.wire["distributions"] = owners
+        return owners.get(pack)
 
     @property
     def plugin_failures(self) -> tuple[PluginFailure, ...]:
