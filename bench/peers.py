@@ -44,9 +44,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from typing_extensions import TypedDict  # pydantic (the peers) needs it on Python < 3.12
+from workers_throughput import rss_mib, seed_board, worker_pids, wrk
 
 HERE = Path(__file__).resolve().parent
-LUA = HERE / "wrk_tools_call.lua"
 SERVERS = ("floor", "lorenz", "mcpserver", "fastmcp")
 LABELS = {"floor": "floor (Starlette, canned)", "lorenz": "lorenz serve", "mcpserver": "SDK MCPServer"}
 ERAS = ("2025-11-25", "2026-07-28")
@@ -181,8 +181,8 @@ def start(kind: str, directory: Path, python: Path) -> tuple[subprocess.Popen[st
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and (line := process.stderr.readline()):
         if found := re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line):
-            # Keep reading stderr, so a chatty server never blocks on a full pipe.
-            threading.Thread(target=process.stderr.read, daemon=True).start()
+            # Pass the rest of its stderr on (warnings stay visible; a full pipe never blocks the server).
+            threading.Thread(target=shutil.copyfileobj, args=(process.stderr, sys.stderr), daemon=True).start()
             return process, found.group(1)
         print(f"  {kind}: {line.rstrip()}", file=sys.stderr)
     process.kill()
@@ -256,28 +256,17 @@ def cpu_seconds(pids: list[int] | None = None) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
-def run_wrk(url: str, era: str, seconds: int, connections: int) -> tuple[int, int, float, float]:
-    """Requests, errors, p50 and p99 ms of one wrk run."""
-    env = dict(os.environ, WRK_TOOL=TOOL, WRK_ARGS=json.dumps({"issueId": ISSUE}), WRK_ERA=era)
-    env["WRK_EXPECT"] = "comment 19: the benchmark reads this issue"
-    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", "-s", str(LUA), url]
-    out = subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
-    found = re.search(r"lorenz-bench: requests=(\d+) bad=(\d+) p50_us=(\d+) p99_us=(\d+)", out)
-    if found is None:
-        msg = f"unexpected wrk output:\n{out}"
-        raise RuntimeError(msg)
-    requests, bad, p50, p99 = (int(value) for value in found.groups())
-    sockets = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
-    return requests, bad + (sum(int(value) for value in sockets.groups()) if sockets else 0), p50 / 1000, p99 / 1000
-
-
 def throughput(url: str, pids: list[int], era: str, args: argparse.Namespace) -> Load:
-    run_wrk(url, era, 1, args.connections)  # warm-up
-    server, wrk = cpu_seconds(pids), cpu_seconds()
-    requests, errors, p50, p99 = run_wrk(url, era, args.seconds, args.connections)
-    server, wrk = cpu_seconds(pids) - server, cpu_seconds() - wrk
+    def run(seconds: int) -> tuple[int, int, float, float]:
+        expect = "comment 19: the benchmark reads this issue"
+        return wrk(url, seconds, args.connections, TOOL, json.dumps({"issueId": ISSUE}), WRK_ERA=era, WRK_EXPECT=expect)
+
+    run(1)  # warm-up
+    server, wrk_cpu = cpu_seconds(pids), cpu_seconds()
+    requests, errors, p50, p99 = run(args.seconds)
+    server, wrk_cpu = cpu_seconds(pids) - server, cpu_seconds() - wrk_cpu
     per_call = server / requests * 1000 if requests else 0.0
-    return Load(requests / args.seconds, errors, p50, p99, per_call, wrk / args.seconds * 100)
+    return Load(requests / args.seconds, errors, p50, p99, per_call, wrk_cpu / args.seconds * 100)
 
 
 # -- the run and its table ---------------------------------------------------------------------
@@ -350,7 +339,6 @@ def measure(
 ) -> tuple[dict[Any, Any], dict[str, float]]:
     """Start the servers on a fresh board, run the rounds; the figures and each server's RSS at the end."""
     import httpx2
-    from workers_throughput import rss_mib, seed_board, worker_pids
 
     seq: dict[tuple[str, str], list[tuple[float, float]]] = {}
     loads: dict[tuple[str, str], list[Load]] = {}
