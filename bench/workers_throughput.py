@@ -137,8 +137,11 @@ def rss_mib(pid: int) -> float:
     return 0.0
 
 
-def wrk(url: str, seconds: int, connections: int, tool: str, arguments: str) -> tuple[int, int, float, float]:
-    env = dict(os.environ, WRK_TOOL=tool, WRK_ARGS=arguments)
+def wrk(
+    url: str, seconds: int, connections: int, tool: str, arguments: str, **script_env: str
+) -> tuple[int, int, float, float]:
+    """Requests, errors, p50 and p99 ms of one wrk run (``script_env``: more settings for the Lua script)."""
+    env = dict(os.environ, WRK_TOOL=tool, WRK_ARGS=arguments, **script_env)
     command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", "-s", str(LUA), url]
     out = subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
     found = re.search(r"lorenz-bench: requests=(\d+) bad=(\d+) p50_us=(\d+) p99_us=(\d+)", out)
