@@ -82,6 +82,36 @@ async def test_callers_cancellation_cancels_the_pack() -> None:
     assert runner.abandoned() == []
 
 
+async def test_a_call_cancelled_before_the_pack_starts_gives_its_slot_back() -> None:
+    """A pack task cancelled before its first step (a client gone at once, the host stopping): its
+    coroutine's own ``finally`` never runs, and its slot must come back all the same."""
+    ran: list[bool] = []
+
+    async def records() -> ToolResult:
+        ran.append(True)
+        return tool_success({})
+
+    loop = asyncio.get_running_loop()
+
+    def cancelled_at_birth(loop: asyncio.AbstractEventLoop, coro: Any) -> asyncio.Task[Any]:
+        task = asyncio.Task(coro, loop=loop)
+        if getattr(coro, "__name__", "") == "_guarded":
+            task.cancel()
+        return task
+
+    runner = ToolRunner()
+    loop.set_task_factory(cancelled_at_birth)
+    try:
+        for _ in range(3):  # more calls than the pack has slots
+            assert (await _run(runner, Pack("quick", records), concurrency=2)).error == "tool go was cancelled"
+    finally:
+        loop.set_task_factory(None)
+    await asyncio.sleep(0)
+    assert ran == []
+    assert runner.in_flight("quick") == 0
+    assert (await _run(runner, Pack("quick", records), concurrency=2)).success
+
+
 async def test_a_pack_stuck_in_a_thread_is_answered_at_the_deadline() -> None:
     release = threading.Event()
 

@@ -201,9 +201,13 @@ class ToolRunner:
             finally:
                 _CURRENT.reset(current)
                 slots.release_on_behalf_of(token)
-        task = loop.create_task(_guarded(call, pack, arguments, context, slots, token))
+        finished: asyncio.Future[None] = loop.create_future()
+        task = loop.create_task(_guarded(call, pack, arguments, context, finished))
+        # The slot goes back when the pack's code ends, however it ends: even a task cancelled
+        # before its first step (its coroutine's own ``finally`` never runs then).
+        task.add_done_callback(lambda _: slots.release_on_behalf_of(token))
         try:
-            await _until_done(task, deadline)
+            await _until_done(task, finished, deadline)
         except BaseException:
             task.cancel()
             self._keep(task, call, reason="cancelled")
@@ -259,31 +263,33 @@ class ToolRunner:
             task.cancel()
 
 
-async def _until_done(task: asyncio.Task[Any], deadline: float) -> None:
+async def _until_done(task: asyncio.Task[Any], finished: asyncio.Future[None], deadline: float) -> None:
     """Wait for ``task`` until ``deadline`` (the loop's clock), leaving it running past it: what
-    ``asyncio.wait({task}, timeout=...)`` does, at half its cost per call."""
+    ``asyncio.wait({task}, timeout=...)`` does, for half its cost. ``finished`` is set by the task
+    itself as it ends (one loop turn sooner than its done callbacks), by those callbacks, or at
+    the deadline."""
     loop = asyncio.get_running_loop()
-    waiter: asyncio.Future[None] = loop.create_future()
 
     def wake(_: object = None) -> None:
-        if not waiter.done():
-            waiter.set_result(None)
+        if not finished.done():
+            finished.set_result(None)
 
     task.add_done_callback(wake)
     timer = loop.call_at(deadline, wake)
     try:
-        await waiter
+        await finished
     finally:
         timer.cancel()
         task.remove_done_callback(wake)
 
 
 async def _guarded(
-    call: _PackCall, pack: ToolProvider, arguments: Any, context: ToolContext, slots: CapacityLimiter, token: object
+    call: _PackCall, pack: ToolProvider, arguments: Any, context: ToolContext, finished: asyncio.Future[None]
 ) -> CallOutcome:
     """The task body of one call. Its frame marks the running pack for the event-loop watchdog."""
     _CURRENT.set(call)
     try:
         return await _call_pack(pack, call.tool, arguments, context)
     finally:
-        slots.release_on_behalf_of(token)
+        if not finished.done():
+            finished.set_result(None)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import signal
@@ -186,6 +187,7 @@ class _Server(uvicorn.Server):
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
+        settle_startup_heap()
         if self.started and self._on_started is not None:
             self._on_started()
 
@@ -203,6 +205,15 @@ class _Server(uvicorn.Server):
             with contextlib.suppress(Exception):
                 transport.close_standalone_sse_stream()
         await super().shutdown(sockets)
+
+
+def settle_startup_heap() -> None:
+    """Once a serving process has started: what start-up built (modules, the SDK's and the packs'
+    models, the tool snapshot) stays for the process's life, so it is moved out of the garbage
+    collector's reach. A full collection then walks only what requests allocate: without this,
+    one every few thousand calls walks the whole start-up heap (~40 ms at p99 under load)."""
+    gc.collect()
+    gc.freeze()
 
 
 #: How the host runs under uvicorn, in the foreground and in a thread.

@@ -8,6 +8,7 @@ message get their error (:mod:`lorenz.host.checked_input`).
 from __future__ import annotations
 
 import asyncio
+import gc
 import signal
 import threading
 
@@ -29,6 +30,7 @@ async def serve_stdio(live: LiveWorkspace) -> None:
     state = HostState(live, list_changed=live.reloads, listen=live.reloads)
     server = build_server(state)
     configure_server(server, live.env)
+    gc.freeze()  # as settle_startup_heap, without a collection before the first answer
 
     async def watch() -> None:
         while True:
