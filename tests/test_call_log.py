@@ -201,3 +201,18 @@ def test_processes_sharing_one_log_lose_and_tear_no_line(tmp_path: Path) -> None
     assert all(p.stat().st_size <= 3_000 for p in logs)
     tools = [json.loads(line)["tool"] for p in logs for line in p.read_text().splitlines()]
     assert sorted(tools) == sorted(f"w{n}-{index}" for n in range(3) for index in range(400))
+
+
+def test_call_stamps_are_iso_utc_milliseconds_and_current() -> None:
+    import re
+    from datetime import UTC, datetime, timedelta
+
+    from lorenz.host.calllog import CallRecord
+
+    for _ in range(3):
+        before = datetime.now(UTC) - timedelta(milliseconds=1)  # stamps are truncated to the millisecond
+        stamp = CallRecord.now()
+        after = datetime.now(UTC)
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", stamp), stamp
+        parsed = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+        assert before <= parsed <= after

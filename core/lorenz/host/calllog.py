@@ -23,6 +23,7 @@ import queue
 import statistics
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
@@ -52,6 +53,10 @@ _DURATIONS_KEPT = 1024
 _WHEN_KNOWN = frozenset({"client", "sessionId", "traceId", "token"})
 
 
+#: The second :meth:`CallRecord.now` last formatted, and its text (a race only formats it twice).
+_STAMP: list[Any] = [None, ""]
+
+
 @frozen(kw_only=True)
 class CallRecord:
     """One ``tools/call`` as the call log writes it (camelCase keys on the wire)."""
@@ -74,7 +79,13 @@ class CallRecord:
 
     @staticmethod
     def now() -> str:
-        return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        """The current UTC time, ``2026-12-01T12:00:00.123Z``: every call is stamped, so the part up
+        to the second is formatted once per second."""
+        now = time.time()
+        second = int(now)
+        if second != _STAMP[0]:
+            _STAMP[:] = [second, datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")]
+        return f"{_STAMP[1]}.{int((now - second) * 1000):03d}Z"
 
     def to_json(self) -> dict[str, Any]:
         names = {

@@ -31,6 +31,8 @@ class Grant:
     tools: tuple[str, ...] = ("*",)
 
     def allows(self, tool: str) -> bool:
+        if self.tools == ("*",):  # every call asks: the common answer without a pattern match
+            return True
         return any(fnmatch.fnmatchcase(tool, pattern) for pattern in self.tools)
 
     def allowed(self, names: Iterable[str]) -> list[str]:
