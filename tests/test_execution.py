@@ -231,3 +231,29 @@ def test_arguments_holding_lone_surrogates_are_refused_naming_the_field() -> Non
     assert refused.error == (
         "invalid arguments for tool local_update_status: status: contains a lone surrogate, which is not valid Unicode"
     )
+
+
+_NESTED = st.recursive(
+    st.none() | st.integers() | st.text(alphabet=st.characters(codec=None, exclude_categories=())),
+    lambda children: st.lists(children, max_size=5)
+    | st.dictionaries(st.text(alphabet=st.characters(exclude_categories=()), max_size=3), children, max_size=5),
+    max_leaves=40,
+)
+
+
+def _total_values(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + sum(_total_values(item) for item in value.values())
+    if isinstance(value, list):
+        return 1 + sum(_total_values(item) for item in value)
+    return 1
+
+
+@given(_NESTED, st.integers(0, 60))
+def test_the_argument_checks_fast_paths_agree_with_their_full_walks(value: Any, limit: int) -> None:
+    """The quick count and surrogate scan decide as the walks that name the path do."""
+    from lorenz.wire import _any_surrogate, _count_exceeds, _values_over
+
+    assert _count_exceeds(value, limit) is (_total_values(value) > limit)
+    assert (_values_over(value, limit) is not None) is (_total_values(value) > limit)
+    assert _any_surrogate(value) is (lone_surrogate_path(value) is not None)

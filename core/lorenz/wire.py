@@ -65,9 +65,27 @@ def lone_surrogate_path(value: Any, path: str = "") -> str | None:
 MAX_ARGUMENT_VALUES = 20_000
 
 
+def _count_exceeds(value: Any, limit: int) -> bool:
+    """Whether ``value`` holds more than ``limit`` values, counted only until it knows."""
+    count = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        count += 1
+        if isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+        if count + len(stack) > limit:
+            return True
+    return False
+
+
 def _values_over(value: Any, limit: int) -> tuple[str, int] | None:
     """When ``value`` holds more than ``limit`` values: the dotted path and size of its largest
     list or object (to name in the refusal); ``None`` otherwise. Counts only until it knows."""
+    if not _count_exceeds(value, limit):  # the common case, without building a path
+        return None
     count = 0
     largest = ("", 0)
     stack: list[tuple[Any, str]] = [(value, "")]
@@ -85,7 +103,23 @@ def _values_over(value: Any, limit: int) -> tuple[str, int] | None:
         if count + len(children) > limit:
             return largest
         stack.extend(children)
-    return None
+    return largest
+
+
+def _any_surrogate(value: Any) -> bool:
+    """Whether any string in ``value`` (keys included) holds a lone surrogate."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii() and _SURROGATE.search(item):
+                return True
+        elif isinstance(item, Mapping):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return False
 
 
 def refuse_unsafe_arguments(tool: str, arguments: Any) -> ToolResult | None:
@@ -100,7 +134,7 @@ def refuse_unsafe_arguments(tool: str, arguments: Any) -> ToolResult | None:
             f"one call may hold at most {MAX_ARGUMENT_VALUES:,} in all",
             path=f"$.{largest}" if largest else "$",
         )
-    where = lone_surrogate_path(arguments)
+    where = lone_surrogate_path(arguments) if _any_surrogate(arguments) else None
     if where is None:
         return None
     path = f"{where}: " if where else ""
