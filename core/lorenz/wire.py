@@ -179,6 +179,8 @@ def _survey(value: Any, limit: int) -> tuple[int, bool]:
         kind = type(item)
         if kind is str:
             total += len(item) + 2
+        elif kind is int or kind is bool or item is None:
+            total += 4
         elif isinstance(item, Mapping):
             plain = plain and kind is dict
             total += 2 + 4 * len(item)

@@ -224,18 +224,18 @@ async def _until_disconnect(receive: Receive, work: Callable[[Receive], Awaitabl
     """``work(receive)``, cancelled when the client disconnects before it is done. The watch starts
     once ``work`` has read the whole body, and costs one plain task: no task group, whose ending
     would format a task's repr for its cancel message on every request."""
-    body_read = asyncio.Event()
+    body_read: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     async def tracked() -> Message:
         message = await receive()
-        if message["type"] != "http.request" or not message.get("more_body", False):
-            body_read.set()
+        if not body_read.done() and (message["type"] != "http.request" or not message.get("more_body", False)):
+            body_read.set_result(None)
         return message
 
     with anyio.CancelScope() as call:
 
         async def watch() -> None:
-            await body_read.wait()
+            await body_read
             while (await receive())["type"] != "http.disconnect":
                 pass
             call.cancel()
