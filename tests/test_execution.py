@@ -235,8 +235,10 @@ def test_arguments_holding_lone_surrogates_are_refused_naming_the_field() -> Non
 
 _NESTED = st.recursive(
     st.none() | st.integers() | st.text(alphabet=st.characters(codec=None, exclude_categories=())),
-    lambda children: st.lists(children, max_size=5)
-    | st.dictionaries(st.text(alphabet=st.characters(exclude_categories=()), max_size=3), children, max_size=5),
+    lambda children: (
+        st.lists(children, max_size=5)
+        | st.dictionaries(st.text(alphabet=st.characters(exclude_categories=()), max_size=3), children, max_size=5)
+    ),
     max_leaves=40,
 )
 

@@ -389,3 +389,48 @@ async def test_slow_reload_serves_the_last_good_snapshot_meanwhile(
         while live.snapshot().generation == 0:  # noqa: ASYNC110 (the reload thread sets no event)
             await anyio.sleep(0.02)
     assert (await live.current_async()).pack_of("extra_ping") == "extra"
+
+
+@pytest.mark.anyio
+async def test_a_responses_writes_leave_as_one_send() -> None:
+    """uvicorn writes a response's head and body apart; the host's protocol sends them as one write
+    (one packet, one wake-up of the client), flushed at the end of the loop turn or before a close."""
+    import asyncio
+
+    from lorenz.host.protocol import _JoinedWrites
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.calls: list[tuple[str, bytes]] = []
+
+        def write(self, data: bytes) -> None:
+            self.calls.append(("write", data))
+
+        def close(self) -> None:
+            self.calls.append(("close", b""))
+
+        def abort(self) -> None:
+            self.calls.append(("abort", b""))
+
+        def is_closing(self) -> bool:
+            return False
+
+        def get_extra_info(self, name: str) -> str:
+            return f"info:{name}"
+
+    real = Recorder()
+    joined = _JoinedWrites(real, asyncio.get_running_loop())  # type: ignore[arg-type]
+    joined.write(b"HTTP/1.1 200 OK\r\n\r\n")
+    joined.write(b"")
+    joined.write(b"{}")
+    assert real.calls == []
+    await asyncio.sleep(0)  # the end of the turn
+    assert real.calls == [("write", b"HTTP/1.1 200 OK\r\n\r\n{}")]
+    joined.write(b"bye")
+    joined.close()  # what is pending goes before the close
+    assert real.calls[1:] == [("write", b"bye"), ("close", b"")]
+    joined.write(b"lost")
+    joined.abort()
+    await asyncio.sleep(0)
+    assert real.calls[3:] == [("abort", b"")]
+    assert joined.get_extra_info("peername") == "info:peername"

@@ -14,6 +14,10 @@ connection accounting, so clients that are slow, idle or trickling cannot lock r
 uvicorn's own ``limit_concurrency`` counted every open connection, so 1,000 trickling clients
 were enough to answer every real request with 503.
 
+A response also leaves in one piece: uvicorn writes a response's head and its body separately, and
+on loopback each write is its own packet and its own wake-up of the client. The writes of one loop
+turn are joined and sent when the response is complete (or at the end of the turn, for streams).
+
 ``lorenz serve`` runs it through :class:`HostConfig`. Under a ``uvicorn`` started by the operator it
 is passed by import string (``--http lorenz.host.protocol:ReadDeadlineProtocol``): each server config
 then gets a pool of its own and the deadlines come from the app :func:`use_read_timeout` names.
@@ -140,6 +144,48 @@ def _options(config: uvicorn.Config) -> tuple[Callable[[], float], ConnectionPoo
     return _app_read_timeout, pool
 
 
+class _JoinedWrites:
+    """The connection's transport, with the writes made within one loop turn sent as one."""
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._pending: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        if not data:
+            return
+        if not self._pending:
+            self._loop.call_soon(self.flush)
+        self._pending.append(data)
+
+    def writelines(self, chunks: Any) -> None:
+        for chunk in chunks:
+            self.write(chunk)
+
+    def flush(self) -> None:
+        if self._pending:
+            data = b"".join(self._pending)
+            self._pending.clear()
+            if not self._transport.is_closing():
+                self._transport.write(data)
+
+    def write_eof(self) -> None:
+        self.flush()
+        self._transport.write_eof()
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def abort(self) -> None:
+        self._pending.clear()
+        self._transport.abort()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
 class ReadDeadlineProtocol(H11Protocol):
     """uvicorn's h11 protocol with the read deadlines and connection accounting above, and
     ``TCP_NODELAY`` on every connection (a response is written in several pieces: with Nagle's
@@ -161,6 +207,7 @@ class ReadDeadlineProtocol(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        self.transport = _JoinedWrites(transport, self.loop)  # type: ignore[assignment]
         sock = transport.get_extra_info("socket")
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
             with contextlib.suppress(OSError):
@@ -179,6 +226,7 @@ class ReadDeadlineProtocol(H11Protocol):
         self._follow()
 
     def on_response_complete(self) -> None:
+        self.transport.flush()  # type: ignore[attr-defined]
         super().on_response_complete()
         if self.phase != "closed" and not self.transport.is_closing():
             self._follow(response_done=True)
