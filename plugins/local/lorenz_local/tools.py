@@ -7,6 +7,7 @@ registers.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -227,10 +228,15 @@ class LocalToolPack:
         return await run_in_thread(run_local_tool, name, input, context.settings)
 
 
+_STORE_MODULE = f"{__package__}.store"
+
+
 def _cached_read(args: Any, settings: Settings) -> ToolResult | None:
     """``local_read_issue`` of a file parsed before and unchanged since: one ``lstat``, so it is
     answered on the event loop; a thread hop would cost more than the read. ``None`` otherwise
     (a bad argument included: the full path words the error)."""
+    if _STORE_MODULE not in sys.modules:  # the first call imports the store: in the thread
+        return None
     try:
         content = board_store(settings).cached_content(as_arguments(args).get("issueId"))
     except Exception:
