@@ -9,15 +9,22 @@ results, tool errors, JSON-RPC errors and the 2026-07-28 header ladder.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import anyio
 import httpx
 import pytest
+import uvicorn
 
-from lorenz.host import RunningServer, serve_in_thread, stateless
+from lorenz import ToolSpec, hookimpl, tool_success
+from lorenz.host import LiveWorkspace, RunningServer, serve_in_thread, stateless
+from lorenz.host.app import build_app
+from lorenz.host.loopback import serve_app_in_thread
+from lorenz.host.protocol import HostConfig
 
 MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -125,3 +132,54 @@ def test_the_lean_path_serves_the_common_requests(server: RunningServer, monkeyp
     for case in ("legacy tools/call", "legacy unknown method", "modern tools/call", "modern Mcp-Name mismatch"):
         answer(server, *CASES[case])
     assert routed == [True, True, True, False]  # a ladder rejection is the SDK's to word
+
+
+class WaitingPack:
+    """``lean_wait`` waits until cancelled, and says so in ``events``."""
+
+    name = "lean"
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    def tool_specs(self, settings: Any) -> list[ToolSpec]:
+        return [ToolSpec(name="lean_wait", description="Wait until cancelled.")]
+
+    async def execute_tool(self, name: str, input: Any, context: Any) -> Any:
+        self.events.append("started")
+        try:
+            await anyio.sleep(60)
+        except BaseException:
+            self.events.append("cancelled")
+            raise
+        return tool_success({})
+
+
+class WaitingPlugin:
+    def __init__(self) -> None:
+        self.pack = WaitingPack()
+
+    @hookimpl
+    def lorenz_register_tool_packs(self, register: Any) -> None:
+        register(self.pack)
+
+
+@pytest.mark.parametrize("protocol", ["lorenz", "uvicorn"])
+def test_a_dropped_connection_cancels_the_call_on_the_lean_path(tmp_path: Path, protocol: str) -> None:
+    """Stateless JSON clients cancel by going away: under the host's own HTTP protocol (which says
+    so) and under plain uvicorn (a watch on ``receive``) alike."""
+    plugin = WaitingPlugin()
+    (tmp_path / "WORKFLOW.md").write_text("---\ntools:\n  lean: {}\n---\n")
+    message, headers = legacy("tools/call", {"name": "lean_wait", "arguments": {}})
+    live = LiveWorkspace.open(cwd=tmp_path, env={"LORENZ_LOAD_PLUGINS": ""}, plugins=[plugin], reload=False)
+    app = build_app(live, bind_host="127.0.0.1")
+    options: dict[str, Any] = {"config": uvicorn.Config}
+    if protocol == "lorenz":
+        options = {"config": HostConfig, "read_timeout": lambda: 30.0}
+    with serve_app_in_thread(app, lifespan="on", **options) as server:
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.post(server.base_url + "/mcp", content=json.dumps(message), headers=headers, timeout=1.0)
+        deadline = time.monotonic() + 10
+        while plugin.pack.events != ["started", "cancelled"] and time.monotonic() < deadline:
+            time.sleep(0.02)
+    assert plugin.pack.events == ["started", "cancelled"]

@@ -41,6 +41,7 @@ from uvicorn.server import ServerState
 from ..settings.model import DEFAULT_READ_TIMEOUT_SECONDS
 
 __all__ = [
+    "CANCEL_ON_DISCONNECT",
     "READ_DEADLINES",
     "ConnectionPool",
     "HostConfig",
@@ -57,6 +58,9 @@ Phase = Literal["headers", "body", "busy", "idle", "closed"]
 #: Set in the lifespan state (so in every request's ``scope["state"]``) by the protocol: how the
 #: app tells whether the server it runs under applies these deadlines.
 READ_DEADLINES = "lorenz.read_deadlines"
+#: Where an app puts, in a request's scope, what to call when its client goes away before the
+#: answer (this protocol calls it: the app needs no task of its own watching ``receive``).
+CANCEL_ON_DISCONNECT = "lorenz.cancel_on_disconnect"
 
 
 _TIMEOUT_TEXT = b"Request Timeout: the request was not sent in time"
@@ -232,6 +236,11 @@ class ReadDeadlineProtocol(H11Protocol):
             self._follow(response_done=True)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete:
+            cancel: Callable[[], object] | None = cycle.scope.get(CANCEL_ON_DISCONNECT)  # type: ignore[assignment]
+            if cancel is not None:
+                cancel()
         self._enter("closed")
         if self.admitted:
             self.admitted = False

@@ -47,6 +47,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .protocol import CANCEL_ON_DISCONNECT, READ_DEADLINES
 from .security import PARSED_MESSAGE
 
 __all__ = ["StatelessEndpoint"]
@@ -134,14 +135,14 @@ class StatelessEndpoint:
         message = _plain_json_request(scope) if self.manager.json_response else None
         route = self._route(scope, message) if message is not None else None
         if message is None or route is None:
-            await _until_disconnect(receive, lambda receive: self.transport(scope, receive, send))
+            await _until_disconnect(scope, receive, lambda receive: self.transport(scope, receive, send))
             return
 
         async def answer(receive: Receive) -> None:
             await receive()  # the body, parsed already by the guard
             await self._answer(send, message, route)
 
-        await _until_disconnect(receive, answer)
+        await _until_disconnect(scope, receive, answer)
 
     def _route(self, scope: Scope, message: dict[str, Any]) -> _Route | None:
         """The route of a request the lean path answers, else ``None``."""
@@ -220,10 +221,19 @@ def _unmapped(method: str, exc: Exception) -> ErrorData:
     return ErrorData(code=0, message=str(exc))
 
 
-async def _until_disconnect(receive: Receive, work: Callable[[Receive], Awaitable[None]]) -> None:
-    """``work(receive)``, cancelled when the client disconnects before it is done. The watch starts
-    once ``work`` has read the whole body, and costs one plain task: no task group, whose ending
-    would format a task's repr for its cancel message on every request."""
+async def _until_disconnect(scope: Scope, receive: Receive, work: Callable[[Receive], Awaitable[None]]) -> None:
+    """``work(receive)``, cancelled when the client disconnects before it is done. Under the host's
+    own HTTP protocol the connection says so; under another server a plain task watches once
+    ``work`` has read the whole body (no task group: its ending would format a task's repr for its
+    cancel message on every request)."""
+    if scope.get("state", {}).get(READ_DEADLINES):  # the host's protocol cancels on a lost connection
+        with anyio.CancelScope() as call:
+            scope[CANCEL_ON_DISCONNECT] = call.cancel
+            try:
+                await work(receive)
+            finally:
+                del scope[CANCEL_ON_DISCONNECT]
+        return
     body_read: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     async def tracked() -> Message:
