@@ -33,7 +33,23 @@ HEAVY_PLUGIN_MODULES = (
     "lorenz_local.store",
     "lorenz_local.board",
 )
-HEAVY_LIBRARIES = ("httpx", "httpx2", "mcp", "anyio", "jsonschema", "ruamel", "packaging.requirements")
+HEAVY_LIBRARIES = (
+    "httpx",
+    "httpx2",
+    "mcp",
+    "anyio",
+    "jsonschema",
+    "ruamel",
+    "packaging.requirements",
+    "cattrs",  # the embedded default's sections take the fast path (tests/test_settings_structure.py)
+    "importlib_metadata",  # the standard library's importlib.metadata reads entry points
+    # Standard library modules only the commands that run something need:
+    "asyncio",  # with ssl and concurrent.futures: `call`, `issues`, `serve`, an isolated pack
+    "ssl",
+    "concurrent.futures",
+    "subprocess",  # `install`, `uninstall`
+    "logging",
+)
 
 PROBE = """
 import contextlib, io, json, sys
