@@ -120,3 +120,35 @@ def test_lazy_package_exports_resolve(package: str) -> None:
             assert getattr(importlib.import_module(home), name) is value
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         module.nope  # noqa: B018 - the attribute access is what raises
+
+
+@pytest.mark.parametrize(
+    ("command", "collecting"), [("plugins", False), ("tools", False), ("call", True), ("serve", True)]
+)
+def test_the_collector_is_paused_only_for_brief_commands(
+    monkeypatch: pytest.MonkeyPatch, command: str, collecting: bool
+) -> None:
+    """A brief command runs with the cyclic garbage collector paused; one that goes on to run tools or
+    serve gets it back before it starts; either way the caller's setting is restored."""
+    import gc
+
+    from lorenz import cli, cli_commands
+
+    seen: list[bool] = []
+
+    def record(args: object) -> int:
+        seen.append(gc.isenabled())
+        return 0
+
+    monkeypatch.setitem(cli_commands.COMMANDS, command, record)
+    argv = {"call": ["call", "some_tool"], "serve": ["serve", "--stdio"]}.get(command, [command])
+    assert gc.isenabled()
+    assert cli.main(argv) == 0
+    assert seen == [collecting] and (command in cli.BRIEF_COMMANDS) is not collecting
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert cli.main(argv) == 0
+        assert seen[-1] is False and not gc.isenabled()  # a caller that paused it keeps it paused
+    finally:
+        gc.enable()
