@@ -152,3 +152,22 @@ def test_the_collector_is_paused_only_for_brief_commands(
         assert seen[-1] is False and not gc.isenabled()  # a caller that paused it keeps it paused
     finally:
         gc.enable()
+
+
+@pytest.mark.slow
+def test_the_process_command_freezes_its_start_up_heap(tmp_path: Path) -> None:
+    """``main()`` run as the process's own command (no ``argv``) ends a brief command with the start-up
+    objects frozen and the collector back on; given an ``argv`` (a caller in-process), nothing is frozen."""
+    code = (
+        "import gc, sys\n"
+        "from lorenz.cli import main\n"
+        "sys.argv = ['lorenz', 'plugins']\n"
+        "main(['plugins'])\n"
+        "given = gc.get_freeze_count()\n"
+        "main()\n"
+        "print(given, gc.get_freeze_count() > 1000, gc.isenabled(), file=sys.stderr)\n"
+    )
+    env = {**os.environ, "LORENZ_LOAD_PLUGINS": BUNDLED}
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "0 True True"
