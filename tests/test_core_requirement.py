@@ -93,7 +93,7 @@ def test_verdicts(requires: list[str], problem: str | None) -> None:
 def test_the_bundled_plugins_need_no_pep508_parser() -> None:
     """The four bundled distributions' requirements are decided without ``packaging.requirements``."""
     code = (
-        "import sys, importlib_metadata as md\n"
+        "import sys, importlib.metadata as md\n"
         "from lorenz.plugin_checks import core_requirement_problem, normalize_distribution\n"
         "for name in ('lorenz-local', 'lorenz-jira', 'lorenz-linear', 'lorenz-slack'):\n"
         "    dist = md.distribution(name)\n"

@@ -33,7 +33,23 @@ HEAVY_PLUGIN_MODULES = (
     "lorenz_local.store",
     "lorenz_local.board",
 )
-HEAVY_LIBRARIES = ("httpx", "httpx2", "mcp", "anyio", "jsonschema", "ruamel", "packaging.requirements")
+HEAVY_LIBRARIES = (
+    "httpx",
+    "httpx2",
+    "mcp",
+    "anyio",
+    "jsonschema",
+    "ruamel",
+    "packaging.requirements",
+    "cattrs",  # the embedded default's sections take the fast path (tests/test_settings_structure.py)
+    "importlib_metadata",  # the standard library's importlib.metadata reads entry points
+    # Standard library modules only the commands that run something need:
+    "asyncio",  # with ssl and concurrent.futures: `call`, `issues`, `serve`, an isolated pack
+    "ssl",
+    "concurrent.futures",
+    "subprocess",  # `install`, `uninstall`
+    "logging",
+)
 
 PROBE = """
 import contextlib, io, json, sys
@@ -104,3 +120,54 @@ def test_lazy_package_exports_resolve(package: str) -> None:
             assert getattr(importlib.import_module(home), name) is value
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         module.nope  # noqa: B018 - the attribute access is what raises
+
+
+@pytest.mark.parametrize(
+    ("command", "collecting"), [("plugins", False), ("tools", False), ("call", True), ("serve", True)]
+)
+def test_the_collector_is_paused_only_for_brief_commands(
+    monkeypatch: pytest.MonkeyPatch, command: str, collecting: bool
+) -> None:
+    """A brief command runs with the cyclic garbage collector paused; one that goes on to run tools or
+    serve gets it back before it starts; either way the caller's setting is restored."""
+    import gc
+
+    from lorenz import cli, cli_commands
+
+    seen: list[bool] = []
+
+    def record(args: object) -> int:
+        seen.append(gc.isenabled())
+        return 0
+
+    monkeypatch.setitem(cli_commands.COMMANDS, command, record)
+    argv = {"call": ["call", "some_tool"], "serve": ["serve", "--stdio"]}.get(command, [command])
+    assert gc.isenabled()
+    assert cli.main(argv) == 0
+    assert seen == [collecting] and (command in cli.BRIEF_COMMANDS) is not collecting
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert cli.main(argv) == 0
+        assert seen[-1] is False and not gc.isenabled()  # a caller that paused it keeps it paused
+    finally:
+        gc.enable()
+
+
+@pytest.mark.slow
+def test_the_process_command_freezes_its_start_up_heap(tmp_path: Path) -> None:
+    """``main()`` run as the process's own command (no ``argv``) ends a brief command with the start-up
+    objects frozen and the collector back on; given an ``argv`` (a caller in-process), nothing is frozen."""
+    code = (
+        "import gc, sys\n"
+        "from lorenz.cli import main\n"
+        "sys.argv = ['lorenz', 'plugins']\n"
+        "main(['plugins'])\n"
+        "given = gc.get_freeze_count()\n"
+        "main()\n"
+        "print(given, gc.get_freeze_count() > 1000, gc.isenabled(), file=sys.stderr)\n"
+    )
+    env = {**os.environ, "LORENZ_LOAD_PLUGINS": BUNDLED}
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "0 True True"

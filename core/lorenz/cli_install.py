@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
+from importlib.metadata import distributions
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +22,6 @@ from . import __version__
 from .cli_output import UsageError, did_you_mean
 from .plugin_checks import normalize_distribution
 from .plugins import DISABLE_PLUGINS_ENV, ENTRY_POINT_GROUP, LOAD_PLUGINS_ENV
-
-if sys.version_info >= (3, 12):
-    from importlib.metadata import distributions
-else:  # the same backport plugins.py reads entry points with
-    from importlib_metadata import distributions
 
 __all__ = ["Installed", "cmd_install", "cmd_uninstall", "installed", "plugin_owner", "version_text"]
 
@@ -77,11 +72,15 @@ def plugin_owner(module: str) -> Installed | None:
 
 
 def _pip(*args: str) -> int:
+    import subprocess  # ~3 ms with what it pulls in: only install/uninstall run anything
+
     return subprocess.call([sys.executable, "-m", "pip", *args])
 
 
 def _plugin_report() -> dict[str, Any]:
     """``lorenz plugins --json`` of a fresh interpreter (exit 1 only means some plugin failed)."""
+    import subprocess
+
     done = subprocess.run(
         [sys.executable, "-m", "lorenz", "plugins", "--json"], capture_output=True, text=True, timeout=300, check=False
     )

@@ -15,8 +15,8 @@ other plugins is refused for both. Each plugin's other contributions still load.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 import pluggy
@@ -35,11 +35,6 @@ from .plugin_checks import (
 from .redact import redacted_traceback
 from .registry import ToolRegistry, TrackerRegistry
 from .results import error_message
-
-if sys.version_info >= (3, 12):
-    from importlib.metadata import EntryPoint, entry_points
-else:  # the backport has the same API and the `.dist` attribute on 3.11
-    from importlib_metadata import EntryPoint, entry_points
 
 __all__ = [
     "DISABLE_PLUGINS_ENV",
@@ -147,7 +142,8 @@ def _dist_of(ep: EntryPoint) -> tuple[str | None, str | None, list[str] | None]:
     dist = getattr(ep, "dist", None)
     if dist is None:
         return None, None, None
-    return dist.metadata["Name"] or dist.name, dist.version, dist.requires
+    meta = dist.metadata  # parsed anew on every access: read the three headers from one parse
+    return meta.get("Name"), meta.get("Version"), meta.get_all("Requires-Dist") or dist.requires
 
 
 def _names(env: Mapping[str, str], key: str) -> set[str] | None:

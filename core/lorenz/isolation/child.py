@@ -109,17 +109,14 @@ def _watch_parent() -> None:
     threading.Thread(target=watch, name="lorenz-parent-watch", daemon=True).start()
 
 
-def _entry_point(source: Source) -> Any:
-    if sys.version_info >= (3, 12):
-        from importlib.metadata import entry_points
-    else:
-        from importlib_metadata import entry_points
+def _entry_point(source: Source, name: str) -> Any:
+    from importlib.metadata import entry_points
 
     wanted = normalize_distribution(source.distribution or "")
-    for ep in entry_points(group=ENTRY_POINT_GROUP, name=source.entry_point):
+    for ep in entry_points(group=ENTRY_POINT_GROUP, name=name):
         dist = getattr(ep, "dist", None)
-        name = (dist.metadata["Name"] or dist.name) if dist is not None else ""
-        if normalize_distribution(name) == wanted:
+        found = (dist.metadata["Name"] or dist.name) if dist is not None else ""
+        if normalize_distribution(found) == wanted:
             return ep
     msg = f"no entry point {source.entry_point!r} of {source.label} in {ENTRY_POINT_GROUP}"
     raise LookupError(msg)
@@ -130,7 +127,7 @@ def load(source: Source) -> Discovery:
     pm = make_manager()
     name = source.entry_point or source.module or "?"
     if source.entry_point is not None:
-        loader = _entry_point(source).load
+        loader = _entry_point(source, source.entry_point).load
     else:
         module = source.module or ""
 

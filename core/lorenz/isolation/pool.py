@@ -18,10 +18,7 @@ wait for a process to start, and no caller's loop blocks on a pipe.
 
 from __future__ import annotations
 
-import asyncio
 import atexit
-import concurrent.futures
-import logging
 import os
 import threading
 import weakref
@@ -31,7 +28,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..mount import PackFailure
 from ..settings.errors import ConfigError
 
+# asyncio (~20 ms with ssl and concurrent.futures) and logging load when a pool first needs
+# them: a workflow that isolates nothing (``lorenz tools``, ``lorenz check``) never does.
 if TYPE_CHECKING:
+    import asyncio
+    import concurrent.futures
+
     from ..contracts import ToolProvider
     from ..plugins import Discovery
     from ..settings.model import Settings
@@ -40,8 +42,6 @@ if TYPE_CHECKING:
     from .supervisor import Supervisor
 
 __all__ = ["IsolationPool", "isolation_loop"]
-
-logger = logging.getLogger("lorenz.isolation")
 
 T = TypeVar("T")
 
@@ -60,6 +60,8 @@ def isolation_loop() -> asyncio.AbstractEventLoop:
     global _loop
     with _loop_lock:
         if _loop is None:
+            import asyncio
+
             _loop = asyncio.new_event_loop()
             threading.Thread(target=_loop.run_forever, name="lorenz-isolation", daemon=True).start()
         return _loop
@@ -88,6 +90,8 @@ class IsolationPool:
     def run(self, main: Coroutine[Any, Any, T]) -> T:
         """Run the host's main coroutine to completion on the pool's home loop (``asyncio.run``
         for a pool without a loop of its own)."""
+        import asyncio
+
         if self._home is None:
             return asyncio.run(main)
         asyncio.set_event_loop(self._home)
@@ -96,6 +100,8 @@ class IsolationPool:
     def _wait(self, future: concurrent.futures.Future[T], timeout: float) -> T:
         """Wait for work scheduled on the home loop, from synchronous code: a home loop that is not
         running yet (``lorenz serve`` mounting before it serves) is run until the work is done."""
+        import asyncio
+
         loop = self.loop
         try:
             running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
@@ -110,6 +116,8 @@ class IsolationPool:
         return loop.run_until_complete(asyncio.wait_for(asyncio.wrap_future(future, loop=loop), timeout))
 
     def _submit(self, coroutine: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        import asyncio
+
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
 
     # -- mounting (lorenz.mount's isolation hook) ------------------------------------------
@@ -152,7 +160,7 @@ class IsolationPool:
             return pack  # nothing isolated: none of the isolation machinery need load
         from .plan import plan_for
         from .proxy import IsolatedPack
-        from .supervisor import START_TIMEOUT_SECONDS, StartError, Supervisor
+        from .supervisor import START_TIMEOUT_SECONDS, StartError, Supervisor, logger
         from .survey import IsolatedPackStub
 
         plan = plan_for(pack, settings, discovery, os.environ)
@@ -217,6 +225,8 @@ class IsolationPool:
         return supervisors
 
     async def _aclose_all(self, supervisors: list[Supervisor], reason: str) -> None:
+        import asyncio
+
         await asyncio.gather(*(supervisor.aclose(reason, grace=STOP_GRACE_SECONDS) for supervisor in supervisors))
 
     def close(self, reason: str = "the host is shutting down") -> None:
@@ -230,6 +240,8 @@ class IsolationPool:
         supervisors = self._take_all()
         if not supervisors:
             return
+        import asyncio
+
         if asyncio.get_running_loop() is self.loop:
             await self._aclose_all(supervisors, reason)
         else:
@@ -265,8 +277,10 @@ def _close_all_pools() -> None:
     for pool in list(_pools):
         try:
             pool.close("the process is exiting")
-        except (concurrent.futures.TimeoutError, TimeoutError, RuntimeError) as exc:
-            logger.warning("lorenz: stopping isolated packs at exit: %s", exc)
+        except (TimeoutError, RuntimeError) as exc:  # concurrent.futures.TimeoutError is TimeoutError
+            import logging
+
+            logging.getLogger("lorenz.isolation").warning("lorenz: stopping isolated packs at exit: %s", exc)
 
 
 def _after_fork_in_child() -> None:
