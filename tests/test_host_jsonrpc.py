@@ -244,3 +244,54 @@ def test_stdio_answers_what_is_not_one_message(tmp_path: Path) -> None:
         (4, None),
     ]
     assert done.returncode == 0
+
+
+SLOW_PACK = """
+import asyncio
+
+from lorenz import ToolSpec, hookimpl, tool_success
+
+
+class Slow:
+    name = "slow"
+
+    def tool_specs(self, settings):
+        return [ToolSpec(name="slow_answer", description="Answer after a while.")]
+
+    async def execute_tool(self, name, input, context):
+        await asyncio.sleep(0.5)
+        return tool_success({"late": True})
+
+
+@hookimpl
+def lorenz_register_tool_packs(register):
+    register(Slow())
+"""
+
+
+def test_stdio_answers_what_was_asked_before_its_input_ended(tmp_path: Path) -> None:
+    """A client that writes its requests and closes stdin still gets every answer (the SDK alone
+    would cancel the calls still running at the end of its input)."""
+    (tmp_path / "lorenz_slow_answer.py").write_text(SLOW_PACK)
+    (tmp_path / "WORKFLOW.md").write_text("---\ntools:\n  slow: {}\n---\n")
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    lines = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "slow_answer", "arguments": {}}},
+        {"jsonrpc": "2.0", "id": "two", "method": "ping"},
+    ]
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
+    env.update(LORENZ_LOAD_PLUGINS="", PYTHONPATH=os.pathsep.join([str(tmp_path), env.get("PYTHONPATH", "")]))
+    done = subprocess.run(
+        [sys.executable, "-m", "lorenz", "-p", "lorenz_slow_answer", "serve", "--stdio"],
+        input="".join(json.dumps(line) + "\n" for line in lines),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=60,
+    )
+    replies = {reply["id"]: reply for reply in map(json.loads, done.stdout.splitlines())}
+    assert sorted(map(str, replies)) == ["0", "1", "two"], done.stdout + done.stderr
+    assert replies[1]["result"]["structuredContent"] == {"late": True}

@@ -3,6 +3,10 @@ message, or that holds a lone surrogate escape, gets its error (:mod:`lorenz.hos
 the SDK's ``stdio_server()`` would drop it without a word (or take a request whose id is ``1.5``
 for a notification).
 
+When the input ends, what was asked before is answered first (within :data:`EOF_GRACE_SECONDS`):
+the SDK cancels the calls still running at the end of its input, so a client that writes its
+requests and closes stdin lost the answers to the last ones.
+
 The protocol is read from a private duplicate of fd 0 while fd 0 itself points at the null device
 (as the SDK does for the stdin it reads itself), so neither a pack nor a process it starts can
 read the protocol stream; the SDK still claims fd 1.
@@ -11,6 +15,7 @@ read the protocol stream; the SDK still claims fd 1.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -23,7 +28,7 @@ from mcp_types import jsonrpc_message_adapter
 
 from .jsonrpc import rejection
 
-__all__ = ["CheckedLines", "checked_stdio_server"]
+__all__ = ["EOF_GRACE_SECONDS", "Answers", "CheckedLines", "checked_stdio_server"]
 
 
 @contextlib.contextmanager
@@ -54,15 +59,75 @@ class CheckedLines(anyio.AsyncFile[str]):
         super().__init__(file)
         self.replies: Any = None
         self.ready = anyio.Event()
+        self.answers = Answers()
 
     async def __aiter__(self) -> AsyncIterator[str]:
         while line := await self.readline():
             error = rejection(line.encode("utf-8"), refuse_lone_surrogates=True) if line.strip() else None
             if error is None:
+                self.answers.asked(line)
                 yield line
                 continue
             await self.ready.wait()
             await self.replies.send(SessionMessage(jsonrpc_message_adapter.validate_python(error)))
+        # The end of the input: answer what was asked before it (the SDK cancels what is still
+        # running once its input ends), within a grace period.
+        await self.answers.settled(EOF_GRACE_SECONDS)
+
+
+#: How long the server goes on answering requests after its input ended.
+EOF_GRACE_SECONDS = 10.0
+
+
+def _key(id: Any) -> tuple[str, Any]:
+    return (type(id).__name__, id)
+
+
+class Answers:
+    """The requests read and not yet answered."""
+
+    def __init__(self) -> None:
+        self.pending: set[tuple[str, Any]] = set()
+        self._changed = anyio.Event()
+
+    def asked(self, line: str) -> None:
+        message = json.loads(line)
+        if isinstance(message, dict) and "id" in message and "method" in message:
+            self.pending.add(_key(message["id"]))
+
+    def answered(self, message: Any) -> None:
+        id = getattr(getattr(message, "message", None), "id", None)
+        if id is not None and _key(id) in self.pending:
+            self.pending.discard(_key(id))
+            self._changed.set()
+            self._changed = anyio.Event()
+
+    async def settled(self, grace: float) -> None:
+        with anyio.move_on_after(grace):
+            while self.pending:
+                await self._changed.wait()
+
+
+class _Watched:
+    """A write stream that tells :class:`Answers` what it carries."""
+
+    def __init__(self, stream: Any, answers: Answers) -> None:
+        self._stream = stream
+        self._answers = answers
+
+    async def send(self, message: Any) -> None:
+        await self._stream.send(message)
+        self._answers.answered(message)
+
+    async def __aenter__(self) -> _Watched:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> Any:
+        return await self._stream.__aexit__(*exc_info)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 @contextlib.asynccontextmanager
@@ -74,4 +139,4 @@ async def checked_stdio_server() -> AsyncIterator[tuple[Any, Any]]:
         async with stdio_server(stdin=stdin) as (read_stream, write_stream):
             stdin.replies = write_stream
             stdin.ready.set()
-            yield read_stream, write_stream
+            yield read_stream, _Watched(write_stream, stdin.answers)
