@@ -26,6 +26,7 @@ __all__ = [
     "SecurityMiddleware",
     "host_allowed",
     "origin_allowed",
+    "raw_header",
     "token_matches",
 ]
 
@@ -101,7 +102,8 @@ def _same_origin(origin: str, host: str, scheme: str) -> bool:
     return origin_host == host_name or (origin_host in LOOPBACK_HOSTS and host_name in LOOPBACK_HOSTS)
 
 
-def _raw_header(scope: Scope, name: bytes) -> bytes | None:
+def raw_header(scope: Scope, name: bytes) -> bytes | None:
+    """The first ``name`` header of a request, as sent."""
     for key, value in scope["headers"]:
         if key == name:
             return bytes(value)
@@ -109,7 +111,7 @@ def _raw_header(scope: Scope, name: bytes) -> bytes | None:
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
-    value = _raw_header(scope, name)
+    value = raw_header(scope, name)
     return value.decode("latin-1") if value is not None else None
 
 
@@ -199,7 +201,7 @@ class SecurityMiddleware:
                 return
             cors.append((b"access-control-expose-headers", b"Mcp-Session-Id, Mcp-Protocol-Version"))
             send = _adding_headers(send, cors)
-        grant = grant_for(_raw_header(scope, b"authorization"), server)
+        grant = grant_for(raw_header(scope, b"authorization"), server)
         if grant is None:
             await _send_json(send, 401, _UNAUTHORIZED, [(b"www-authenticate", b'Bearer realm="lorenz"')])
             return

@@ -48,7 +48,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .protocol import CANCEL_ON_DISCONNECT, READ_DEADLINES
-from .security import PARSED_MESSAGE
+from .security import PARSED_MESSAGE, raw_header
 
 __all__ = ["StatelessEndpoint"]
 
@@ -83,19 +83,12 @@ class _Exchange:
         return None
 
 
-def _header(scope: Scope, name: bytes) -> bytes | None:
-    for key, value in scope["headers"]:
-        if key == name:
-            return bytes(value)
-    return None
-
-
 def _plain_json_request(scope: Scope) -> dict[str, Any] | None:
     """The request (not a notification or a response) a client that reads JSON sent as JSON."""
     message = scope.get(PARSED_MESSAGE)
     if not isinstance(message, dict) or "id" not in message or "method" not in message:
         return None
-    content_type = _header(scope, b"content-type")
+    content_type = raw_header(scope, b"content-type")
     if content_type is None or content_type.split(b";")[0].strip().lower() != b"application/json":
         return None
     has_json, _ = check_accept_headers(Request(scope))
@@ -148,7 +141,7 @@ class StatelessEndpoint:
         """The route of a request the lean path answers, else ``None``."""
         request = Request(scope)
         metadata = ServerMessageMetadata(request_context=request)
-        header = _header(scope, b"mcp-protocol-version")
+        header = raw_header(scope, b"mcp-protocol-version")
         version = header.decode("latin-1") if header is not None else DEFAULT_NEGOTIATED_VERSION
         if version in HANDSHAKE_PROTOCOL_VERSIONS:
             # Born ready, as the SDK's stateless transport builds it: there is no handshake.
