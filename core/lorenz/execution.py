@@ -25,7 +25,6 @@ from anyio import CapacityLimiter
 from attrs import frozen
 
 from .containment import PluginError, contain
-from .eager import Done, start_eagerly
 from .redact import redact_text
 from .results import ToolResult, error_message, tool_failure
 
@@ -203,16 +202,9 @@ class ToolRunner:
                 _CURRENT.reset(current)
                 slots.release_on_behalf_of(token)
         finished: asyncio.Future[None] = loop.create_future()
-        try:
-            task = start_eagerly(_guarded(call, pack, arguments, context, finished), loop)
-        except BaseException:  # a host signal, raised in the pack's first step
-            slots.release_on_behalf_of(token)
-            raise
-        if isinstance(task, Done):  # it never waited (a cached read): no task, no loop turn
-            slots.release_on_behalf_of(token)
-            return task.value
+        task = loop.create_task(_guarded(call, pack, arguments, context, finished))
         # The slot goes back when the pack's code ends, however it ends: even a task cancelled
-        # before it resumed (its coroutine's own ``finally`` does not run then).
+        # before its first step (its coroutine's own ``finally`` never runs then).
         task.add_done_callback(lambda _: slots.release_on_behalf_of(token))
         try:
             await _until_done(task, finished, deadline)

@@ -15,7 +15,6 @@ read the protocol stream; the SDK still claims fd 1.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -26,7 +25,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp_types import jsonrpc_message_adapter
 
-from .jsonrpc import rejection
+from .jsonrpc import parse_message
 
 __all__ = ["EOF_GRACE_SECONDS", "Answers", "CheckedLines", "checked_stdio_server"]
 
@@ -63,9 +62,11 @@ class CheckedLines(anyio.AsyncFile[str]):
 
     async def __aiter__(self) -> AsyncIterator[str]:
         while line := await self.readline():
-            error = rejection(line.encode("utf-8"), refuse_lone_surrogates=True) if line.strip() else None
+            message, error = (
+                parse_message(line.encode("utf-8"), refuse_lone_surrogates=True) if line.strip() else (None, None)
+            )
             if error is None:
-                self.answers.asked(line)
+                self.answers.asked(message)
                 yield line
                 continue
             await self.ready.wait()
@@ -90,8 +91,7 @@ class Answers:
         self.pending: set[tuple[str, Any]] = set()
         self._changed = anyio.Event()
 
-    def asked(self, line: str) -> None:
-        message = json.loads(line)
+    def asked(self, message: Any) -> None:
         if isinstance(message, dict) and "id" in message and "method" in message:
             self.pending.add(_key(message["id"]))
 
