@@ -4,8 +4,9 @@ parser, no client, so what the app itself costs (and, with ``--profile``, where)
     .venv/bin/python bench/host_cpu.py [-n 3000] [--era legacy|modern] [--profile]
 
 A one-issue local board with 20 comments in a temporary directory, ``local_read_issue`` on it,
-stateless JSON responses (the embedded default), one loop turn between calls. Three rounds of ``-n`` calls after 300 warm-up
-ones; prints each round's CPU and wall time per call and the best round's CPU. ``--profile`` runs
+stateless JSON responses (the embedded default), one loop turn between calls. Three rounds of
+``-n`` calls after 300 warm-up ones; prints each round's CPU and wall time per call and the best
+round's CPU. ``--profile`` runs
 the last round under cProfile and prints the functions with the most cumulative and own time.
 Compare two trees by running it with ``PYTHONPATH=<tree>/core:<tree>/plugins/local``.
 """

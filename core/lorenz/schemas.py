@@ -21,6 +21,7 @@ __all__ = ["Validator", "compile_schema", "schema_problems", "validate_arguments
 
 logger = logging.getLogger("lorenz")
 
+
 class Validator:
     """A compiled JSON Schema: checked natively (``jsonschema-rs``, ~1 µs) and, only when that check
     fails, by ``jsonschema`` (the reference implementation, ~25 µs even for a small schema), whose

@@ -53,6 +53,8 @@ logger = logging.getLogger("lorenz.host")
 SERVER_NAME = "lorenz"
 #: Sessions kept for change notifications (the SDK's own default cap on open sessions).
 MAX_REMEMBERED_SESSIONS = 10_000
+
+
 class HostState:
     """What the handlers share: the live workspace, the outbound HTTP client (opened by the
     app's lifespan, or lazily) and, when change notifications are on, the sessions to notify."""
