@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lorenz.host import RunningServer, serve_in_thread
-from lorenz.host.jsonrpc import rejection
+from lorenz.host.jsonrpc import parse_message
 from lorenz_local.store import BoardStore
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.slow]
@@ -327,7 +327,7 @@ def expected_reply(line: bytes) -> list[Any]:
     text = line.decode("utf-8", "replace")  # as the server reads it
     if not text.strip():
         return []
-    error = rejection(text.encode("utf-8"), refuse_lone_surrogates=True)
+    error = parse_message(text.encode("utf-8"), refuse_lone_surrogates=True)[1]
     if error is not None:
         return [error["id"]]
     message = json.loads(text)

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from lorenz.host import RunningServer, serve_in_thread
-from lorenz.host.jsonrpc import rejection
+from lorenz.host.jsonrpc import parse_message
 
 pytestmark = pytest.mark.anyio
 
@@ -166,12 +166,12 @@ async def test_well_formed_messages_pass(server: RunningServer, era: str) -> Non
 )
 def test_rejection_passes_well_formed_messages(message: dict[str, Any]) -> None:
     """Requests, notifications and the responses a client may send pass unchanged."""
-    assert rejection(json.dumps(message).encode()) is None
+    assert parse_message(json.dumps(message).encode())[1] is None
 
 
 def test_rejection_names_what_is_wrong() -> None:
     """The error message names the field at fault; a parse error's data says where."""
-    assert rejection(b'{"jsonrpc": "2.0", "id": 1}') == {
+    assert parse_message(b'{"jsonrpc": "2.0", "id": 1}')[1] == {
         "jsonrpc": "2.0",
         "id": None,
         "error": {
@@ -180,7 +180,7 @@ def test_rejection_names_what_is_wrong() -> None:
             " or a 'result' or 'error' (a response)",
         },
     }
-    parse = rejection(b'{"a": }')
+    parse = parse_message(b'{"a": }')[1]
     assert parse is not None
     assert parse["error"]["data"] == "Expecting value: line 1 column 7 (char 6)"
 
@@ -190,15 +190,15 @@ def test_lone_surrogates_are_refused_only_when_asked() -> None:
     passes (the host names the field in its isError result); a paired escape is text either way."""
     lone = json.dumps(call("2025-11-25", 1) | {"params": {"name": "x", "arguments": {"a": ["ok", "\ud800"]}}})
     paired = json.dumps(call("2025-11-25", 1) | {"params": {"name": "x", "arguments": {"a": "\U0001f600"}}})
-    refused = rejection(lone.encode(), refuse_lone_surrogates=True)
+    refused = parse_message(lone.encode(), refuse_lone_surrogates=True)[1]
     assert refused is not None
     assert refused["error"] == {
         "code": -32700,
         "message": "Parse error",
         "data": "params.arguments.a[1]: a lone surrogate escape is not text",
     }
-    assert rejection(lone.encode()) is None
-    assert rejection(paired.encode(), refuse_lone_surrogates=True) is None
+    assert parse_message(lone.encode())[1] is None
+    assert parse_message(paired.encode(), refuse_lone_surrogates=True)[1] is None
 
 
 @pytest.mark.slow

@@ -113,7 +113,7 @@ def test_the_lean_path_answers_as_the_sdk_transport(
     message, headers = CASES[case]
     lean = answer(server, message, headers)
     with monkeypatch.context() as patch:
-        patch.setattr(stateless, "_plain_json_request", lambda scope: None)  # everything to the SDK
+        patch.setattr(stateless, "_plain_json_request", lambda scope, request: None)  # everything to the SDK
         sdk = answer(server, message, headers)
     assert lean == sdk
 
@@ -123,8 +123,8 @@ def test_the_lean_path_serves_the_common_requests(server: RunningServer, monkeyp
     routed: list[bool] = []
     original = stateless.StatelessEndpoint._route
 
-    def spy(self: stateless.StatelessEndpoint, scope: Any, message: dict[str, Any]) -> Any:
-        route = original(self, scope, message)
+    def spy(self: stateless.StatelessEndpoint, scope: Any, request: Any, message: dict[str, Any]) -> Any:
+        route = original(self, scope, request, message)
         routed.append(route is not None)
         return route
 

@@ -6,8 +6,9 @@ Everything here imports ``mcp``, ``starlette`` and ``uvicorn``; nothing else in 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_exports
 
 __all__ = [
     "LiveWorkspace",
@@ -32,14 +33,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        msg = f"module 'lorenz.host' has no attribute {name!r}"
-        raise AttributeError(msg)
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
 
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 The SDK's handshake-era transport reads an ``id`` of ``1.5``, ``true``, ``{}`` or ``[]`` as a
 notification (202, and the request is silently dropped) and answers a batch or a malformed object
-with a pydantic validation dump. :func:`rejection` answers those in both protocol eras with one
+with a pydantic validation dump. :func:`parse_message` answers those in both protocol eras with one
 plain JSON-RPC error: ``-32700 Parse error`` for a body that is not JSON, ``-32600 Invalid Request``
 for JSON that is not one message (with ``id: null`` unless the message had a valid id),
 ``-32602 Invalid params`` for ``params`` that are not an object. JSON here is strict: UTF-8, no
@@ -23,7 +23,6 @@ __all__ = [
     "error_reply",
     "has_surrogate_escape",
     "parse_message",
-    "rejection",
 ]
 
 PARSE_ERROR = -32700
@@ -87,19 +86,14 @@ def _invalid(reason: str, id: Any = None) -> dict[str, Any]:
     return error_reply(INVALID_REQUEST, f"Invalid Request: {reason}", id)
 
 
-def rejection(body: bytes, *, refuse_lone_surrogates: bool = False) -> dict[str, Any] | None:
-    """The error response for a body that is not one well-formed JSON-RPC message, else ``None``.
+def parse_message(body: bytes, *, refuse_lone_surrogates: bool = False) -> tuple[Any, dict[str, Any] | None]:
+    """``(message, None)`` for a body holding one well-formed JSON-RPC message, else
+    ``(None, error response)``.
 
     ``refuse_lone_surrogates`` makes a string holding a lone surrogate escape (``"\\ud800"``) a
     parse error naming the field: for stdio, where the SDK's parser would drop such a line without
     a reply. Over HTTP they are left to the host, which names the field in its ``isError`` result.
     """
-    return parse_message(body, refuse_lone_surrogates=refuse_lone_surrogates)[1]
-
-
-def parse_message(body: bytes, *, refuse_lone_surrogates: bool = False) -> tuple[Any, dict[str, Any] | None]:
-    """``(message, None)`` for a body holding one well-formed JSON-RPC message, else
-    ``(None, error response)`` (see :func:`rejection`)."""
     try:
         message = json.loads(body.decode("utf-8"), parse_constant=_not_a_constant, parse_float=_finite)
     except UnicodeDecodeError:

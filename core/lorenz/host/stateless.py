@@ -83,7 +83,7 @@ class _Exchange:
         return None
 
 
-def _plain_json_request(scope: Scope) -> dict[str, Any] | None:
+def _plain_json_request(scope: Scope, request: Request) -> dict[str, Any] | None:
     """The request (not a notification or a response) a client that reads JSON sent as JSON."""
     message = scope.get(PARSED_MESSAGE)
     if not isinstance(message, dict) or "id" not in message or "method" not in message:
@@ -91,7 +91,7 @@ def _plain_json_request(scope: Scope) -> dict[str, Any] | None:
     content_type = raw_header(scope, b"content-type")
     if content_type is None or content_type.split(b";")[0].strip().lower() != b"application/json":
         return None
-    has_json, _ = check_accept_headers(Request(scope))
+    has_json, _ = check_accept_headers(request)
     return message if has_json else None
 
 
@@ -125,8 +125,9 @@ class StatelessEndpoint:
         if scope["method"] != "POST":
             await self.not_allowed(scope, receive, send)
             return
-        message = _plain_json_request(scope) if self.manager.json_response else None
-        route = self._route(scope, message) if message is not None else None
+        request = Request(scope)
+        message = _plain_json_request(scope, request) if self.manager.json_response else None
+        route = self._route(scope, request, message) if message is not None else None
         if message is None or route is None:
             await _until_disconnect(scope, receive, lambda receive: self.transport(scope, receive, send))
             return
@@ -137,9 +138,8 @@ class StatelessEndpoint:
 
         await _until_disconnect(scope, receive, answer)
 
-    def _route(self, scope: Scope, message: dict[str, Any]) -> _Route | None:
+    def _route(self, scope: Scope, request: Request, message: dict[str, Any]) -> _Route | None:
         """The route of a request the lean path answers, else ``None``."""
-        request = Request(scope)
         metadata = ServerMessageMetadata(request_context=request)
         header = raw_header(scope, b"mcp-protocol-version")
         version = header.decode("latin-1") if header is not None else DEFAULT_NEGOTIATED_VERSION
@@ -187,6 +187,7 @@ class StatelessEndpoint:
                 message["method"],
                 message.get("params"),
                 connection=route.connection,
+                # The state of the server's lifespan, which the manager entered once (no public name).
                 lifespan_state=getattr(self.manager, "_lifespan_state", None),
             )
         except Exception as exc:
