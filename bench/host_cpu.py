@@ -57,6 +57,8 @@ def request(era: str, index: int) -> tuple[list[tuple[bytes, bytes]], bytes]:
 
 
 async def call(app: Any, era: str, index: int) -> None:
+    from lorenz.host.protocol import READ_DEADLINES
+
     headers, body = request(era, index)
     scope = {
         "type": "http",
@@ -71,7 +73,8 @@ async def call(app: Any, era: str, index: int) -> None:
         "headers": headers,
         "client": ("127.0.0.1", 50000),
         "server": ("127.0.0.1", 8000),
-        "state": {},
+        # As the host's own HTTP protocol says it runs (a lost connection cancels the request).
+        "state": {READ_DEADLINES: True},
     }
     messages = [{"type": "http.request", "body": body, "more_body": False}]
     answered = asyncio.Event()

@@ -183,3 +183,36 @@ def test_a_dropped_connection_cancels_the_call_on_the_lean_path(tmp_path: Path, 
         while plugin.pack.events != ["started", "cancelled"] and time.monotonic() < deadline:
             time.sleep(0.02)
     assert plugin.pack.events == ["started", "cancelled"]
+
+
+@pytest.mark.anyio
+async def test_a_connection_teardown_a_handler_registered_still_runs() -> None:
+    """The lean path skips the SDK's shielded teardown only when nothing was registered on the
+    connection's exit stack: what was registered (by a handler or a middleware) still runs."""
+    import mcp_types as types
+    from mcp.server import Server
+    from mcp.shared.message import ServerMessageMetadata
+
+    closed: list[str] = []
+
+    async def on_ping(ctx: Any, params: Any) -> types.EmptyResult:
+        assert closed == []
+        return types.EmptyResult()
+
+    server: Server[Any] = Server("teardown", on_ping=on_ping)
+    exchange = stateless._Exchange(1, ServerMessageMetadata())
+    connection = stateless._born_ready("2025-11-25")
+    connection.exit_stack.callback(closed.append, "closed")
+    result = await stateless._serve_one(server, exchange, "ping", None, connection=connection, lifespan_state=None)
+    assert result == {}
+    assert closed == ["closed"]
+
+
+def test_the_born_ready_connection_is_the_sdks_envelope_connection() -> None:
+    from mcp.server.connection import Connection
+
+    ours, sdks = stateless._born_ready("2025-06-18"), Connection.from_envelope("2025-06-18", None, None)
+    for attribute in ("protocol_version", "session_id", "client_params", "client_capabilities", "outbound", "state"):
+        assert getattr(ours, attribute) == getattr(sdks, attribute), attribute
+    assert ours.initialized.is_set() and sdks.initialized.is_set()
+    assert ours.has_standalone_channel is sdks.has_standalone_channel is False

@@ -25,6 +25,7 @@ from anyio import CapacityLimiter
 from attrs import frozen
 
 from .containment import PluginError, contain
+from .eager import eager_task
 from .redact import redact_text
 from .results import ToolResult, error_message, tool_failure
 
@@ -202,9 +203,11 @@ class ToolRunner:
                 _CURRENT.reset(current)
                 slots.release_on_behalf_of(token)
         finished: asyncio.Future[None] = loop.create_future()
-        task = loop.create_task(_guarded(call, pack, arguments, context, finished))
-        # The slot goes back when the pack's code ends, however it ends: even a task cancelled
-        # before its first step (its coroutine's own ``finally`` never runs then).
+        task = eager_task(_guarded(call, pack, arguments, context, finished))
+        if task.done():  # answered without waiting (a cached read): no turn of the loop, no timer
+            slots.release_on_behalf_of(token)
+            return _outcome(task, name)
+        # The slot goes back when the pack's code ends, however it ends.
         task.add_done_callback(lambda _: slots.release_on_behalf_of(token))
         try:
             await _until_done(task, finished, deadline)
@@ -217,9 +220,7 @@ class ToolRunner:
             self._keep(task, call, reason=f"did not finish within {time_limit:g} s")
             late = tool_failure(f"tool {name} did not finish within {time_limit:g} s (server.tool_timeout_seconds)")
             return CallOutcome(late, "timeout")
-        if task.cancelled():
-            return CallOutcome(tool_failure(f"tool {name} was cancelled"), "cancelled")
-        return task.result()
+        return _outcome(task, name)
 
     @staticmethod
     def _take_slot(slots: CapacityLimiter, token: object) -> bool:
@@ -261,6 +262,12 @@ class ToolRunner:
         """Cancel the calls still running after their timeout (at shutdown)."""
         for task in list(self._abandoned):
             task.cancel()
+
+
+def _outcome(task: asyncio.Task[CallOutcome], name: str) -> CallOutcome:
+    if task.cancelled():
+        return CallOutcome(tool_failure(f"tool {name} was cancelled"), "cancelled")
+    return task.result()
 
 
 async def _until_done(task: asyncio.Task[Any], finished: asyncio.Future[None], deadline: float) -> None:

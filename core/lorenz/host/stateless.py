@@ -3,9 +3,10 @@
 The SDK's handshake-era stateless transport builds, for every POST, a transport, four memory
 streams, a JSON-RPC dispatcher and two tasks, only to carry one request to its handler and one
 response back: about two thirds of a call's CPU. A plain JSON request (what agents send all day)
-goes here straight to the SDK's own single-exchange driver, :func:`mcp.server.runner.serve_one`,
-as the SDK's 2026-07-28 entry does: the same handlers, the same request and result validation,
-the same born-ready connection. A 2026-07-28 request first climbs the SDK's own inbound ladder
+goes here straight to the SDK's own request kernel (``ServerRunner``), run once as its
+single-exchange driver :func:`mcp.server.runner.serve_one` runs it for the SDK's 2026-07-28 entry:
+the same handlers, the same request and result validation, the same born-ready connection. A
+2026-07-28 request first climbs the SDK's own inbound ladder
 (:func:`~mcp.shared.inbound.classify_inbound_request`, the routing and ``Mcp-Param-*`` header
 checks) in the SDK's order. Whatever the lean path does not answer (a rejection, a notification,
 another Accept or Content-Type, SSE responses, a lone surrogate in the body) goes through the
@@ -25,7 +26,7 @@ import anyio
 import pydantic_core
 from mcp.server.connection import Connection
 from mcp.server.lowlevel.server import Server
-from mcp.server.runner import modern_error_data, serve_one
+from mcp.server.runner import ServerRunner, aclose_shielded, modern_error_data
 from mcp.server.streamable_http import check_accept_headers
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.dispatcher import CallOptions
@@ -145,7 +146,7 @@ class StatelessEndpoint:
         version = header.decode("latin-1") if header is not None else DEFAULT_NEGOTIATED_VERSION
         if version in HANDSHAKE_PROTOCOL_VERSIONS:
             # Born ready, as the SDK's stateless transport builds it: there is no handshake.
-            legacy = Connection.from_envelope(version, None, None)
+            legacy = _born_ready(version)
             return _Route(legacy, _Exchange(message["id"], metadata), modern=False)
         if message["method"] == "subscriptions/listen" or find_duplicated_routing_header(request.headers.items()):
             return None
@@ -181,7 +182,7 @@ class StatelessEndpoint:
         for its era answers it: a JSON-RPC result or error (handshake era: always HTTP 200)."""
         status = 200
         try:
-            result = await serve_one(
+            result = await _serve_one(
                 self.server,
                 route.exchange,
                 message["method"],
@@ -208,6 +209,37 @@ class StatelessEndpoint:
         headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
+
+
+async def _serve_one(
+    server: Server[Any],
+    exchange: _Exchange,
+    method: str,
+    params: Mapping[str, Any] | None,
+    *,
+    connection: Connection,
+    lifespan_state: Any,
+) -> dict[str, Any]:
+    """The SDK's :func:`~mcp.server.runner.serve_one`: its kernel runs the request once; the
+    connection's shielded teardown is skipped when nothing registered any (the usual case)."""
+    runner = ServerRunner(server, connection, lifespan_state)
+    try:
+        return await runner.on_request(exchange, method, params)
+    finally:
+        if getattr(connection.exit_stack, "_exit_callbacks", True):
+            await aclose_shielded(connection)
+
+
+#: The outbound channel of a connection built from a request envelope: none (one HTTP exchange).
+_NO_CHANNEL = Connection.from_envelope(DEFAULT_NEGOTIATED_VERSION, None, None).outbound
+
+
+def _born_ready(version: str) -> Connection:
+    """``Connection.from_envelope(version, None, None)``, the handshake-era stateless connection,
+    without validating two absent values only to have them fail."""
+    connection = Connection(_NO_CHANNEL, protocol_version=version)
+    connection.initialized.set()
+    return connection
 
 
 def _unmapped(method: str, exc: Exception) -> ErrorData:

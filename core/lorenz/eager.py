@@ -1,0 +1,44 @@
+"""Tasks whose first step runs at once, as the task itself, before the caller goes on.
+
+A pack call that answers without waiting (a cached read) then costs no turn of the event loop
+and no timer: the task is done when :func:`eager_task` returns. A call that does wait carries on
+as an ordinary task. Python 3.12 builds this in (``eager_start=True``); on 3.11 the standard event
+loop gets the same by running the step the new task has just scheduled, with the task swapped in
+as the loop's current one (what 3.12 does), so ``current_task()``, cancel scopes and context
+variables inside that step all belong to the new task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import sys
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+__all__ = ["eager_task"]
+
+T = TypeVar("T")
+
+
+def eager_task(coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+    """``coro`` as a task of the running loop, its first step already run."""
+    loop = asyncio.get_running_loop()
+    if sys.version_info >= (3, 12):
+        return asyncio.Task(coro, loop=loop, eager_start=True)
+    task = loop.create_task(coro)
+    ready: Any = getattr(loop, "_ready", None)  # the standard loop's queue of callbacks due now
+    step: Any = ready[-1] if isinstance(ready, collections.deque) and ready else None
+    owner: object = getattr(getattr(step, "_callback", None), "__self__", None)
+    if owner is not task:
+        return task  # another loop, or a task factory of its own: the task starts on its next turn
+    ready.pop()
+    caller = asyncio.current_task(loop)
+    if caller is not None:
+        asyncio.tasks._leave_task(loop, caller)
+    try:
+        step._run()
+    finally:
+        if caller is not None:
+            asyncio.tasks._enter_task(loop, caller)
+    return task
