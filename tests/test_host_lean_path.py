@@ -185,6 +185,52 @@ def test_a_dropped_connection_cancels_the_call_on_the_lean_path(tmp_path: Path, 
     assert plugin.pack.events == ["started", "cancelled"]
 
 
+class HeaderPack:
+    """``lean_route`` mirrors its ``region`` argument into an ``Mcp-Param-Region`` header."""
+
+    name = "lean_headers"
+
+    def tool_specs(self, settings: Any) -> list[ToolSpec]:
+        schema = {
+            "type": "object",
+            "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+            "required": ["region"],
+            "additionalProperties": False,
+        }
+        return [ToolSpec(name="lean_route", description="Route by region.", input_schema=schema)]
+
+    async def execute_tool(self, name: str, input: Any, context: Any) -> Any:
+        return tool_success({"region": input["region"]})
+
+
+class HeaderPlugin:
+    @hookimpl
+    def lorenz_register_tool_packs(self, register: Any) -> None:
+        register(HeaderPack())
+
+
+@pytest.mark.parametrize(
+    ("header", "served"),
+    [({"Mcp-Param-Region": "eu"}, True), ({"Mcp-Param-Region": "us"}, False), ({}, False)],
+    ids=["agrees", "disagrees", "missing"],
+)
+def test_mcp_param_headers_are_checked_on_the_lean_path_as_by_the_sdk(
+    tmp_path: Path, header: dict[str, str], served: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tool whose schema declares ``x-mcp-header``: its header must agree with the argument."""
+    (tmp_path / "WORKFLOW.md").write_text("---\ntools:\n  lean_headers: {}\n---\n")
+    message, headers = modern("tools/call", {"name": "lean_route", "arguments": {"region": "eu"}}, name="lean_route")
+    with serve_in_thread(cwd=tmp_path, env={"LORENZ_LOAD_PLUGINS": ""}, plugins=[HeaderPlugin()]) as running:
+        lean = answer(running, message, {**headers, **header})
+        with monkeypatch.context() as patch:
+            patch.setattr(stateless, "_plain_json_request", lambda scope, request: None)
+            sdk = answer(running, message, {**headers, **header})
+    assert lean == sdk
+    assert ("result" in lean[1]) is served, lean
+    if not served:
+        assert lean[0] == 400 and "Mcp-Param-Region" in lean[1]["error"]["message"], lean
+
+
 @pytest.mark.anyio
 async def test_a_connection_teardown_a_handler_registered_still_runs() -> None:
     """The lean path skips the SDK's shielded teardown only when nothing was registered on the
@@ -216,3 +262,23 @@ def test_the_born_ready_connection_is_the_sdks_envelope_connection() -> None:
         assert getattr(ours, attribute) == getattr(sdks, attribute), attribute
     assert ours.initialized.is_set() and sdks.initialized.is_set()
     assert ours.has_standalone_channel is sdks.has_standalone_channel is False
+
+
+@pytest.mark.parametrize(
+    ("info", "capabilities"),
+    [
+        ({"name": "agent", "version": "1"}, {"roots": {"listChanged": True}}),
+        (None, {}),
+        ({"name": 3}, "not capabilities"),
+    ],
+)
+def test_a_connection_from_a_remembered_envelope_is_the_sdks(info: Any, capabilities: Any) -> None:
+    """The lean path hands ``Connection.from_envelope`` the models it made of an envelope seen
+    before: the connection is the one the raw values make, well-formed or not."""
+    from mcp.server.connection import Connection
+
+    expected = Connection.from_envelope("2026-07-28", info, capabilities)
+    for _ in range(2):  # validated, then remembered
+        ours = Connection.from_envelope("2026-07-28", *stateless._typed_envelope(info, capabilities))
+        assert ours.client_params == expected.client_params
+        assert ours.client_capabilities == expected.client_capabilities

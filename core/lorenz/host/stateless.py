@@ -34,6 +34,7 @@ from mcp.shared.exceptions import NoBackChannelError
 from mcp.shared.inbound import (
     ERROR_CODE_HTTP_STATUS,
     MCP_PARAM_HEADER_PREFIX,
+    X_MCP_HEADER_KEY,
     InboundLadderRejection,
     classify_inbound_request,
     find_duplicated_routing_header,
@@ -42,8 +43,9 @@ from mcp.shared.inbound import (
 from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp.shared.message import MessageMetadata, ServerMessageMetadata
 from mcp.shared.transport_context import TransportContext
-from mcp_types import DEFAULT_NEGOTIATED_VERSION, ErrorData, RequestId
+from mcp_types import DEFAULT_NEGOTIATED_VERSION, ClientCapabilities, ErrorData, Implementation, RequestId
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -153,9 +155,8 @@ class StatelessEndpoint:
         verdict = classify_inbound_request(message, headers=dict(request.headers))
         if isinstance(verdict, InboundLadderRejection) or self._param_rejection(request, message):
             return None
-        connection = Connection.from_envelope(
-            verdict.protocol_version, verdict.client_info, verdict.client_capabilities
-        )
+        info, capabilities = _typed_envelope(verdict.client_info, verdict.client_capabilities)
+        connection = Connection.from_envelope(verdict.protocol_version, info, capabilities)
         transport = TransportContext(kind="streamable-http", can_send_request=False, headers=request.headers)
         return _Route(connection, _Exchange(message["id"], metadata, transport=transport), modern=True)
 
@@ -175,7 +176,9 @@ class StatelessEndpoint:
             schema = lookup(name)
         except Exception:
             return True  # the SDK logs it and skips the check: let it
-        return schema is not None and validate_mcp_param_headers(schema, arguments or {}, request.headers) is not None
+        if schema is None or not _declares_param_headers(schema):
+            return False  # no header can disagree with an argument no header mirrors
+        return validate_mcp_param_headers(schema, arguments or {}, request.headers) is not None
 
     async def _answer(self, send: Send, message: dict[str, Any], route: _Route) -> None:
         """One request through the SDK's single-exchange driver, answered as the SDK's transport
@@ -211,6 +214,31 @@ class StatelessEndpoint:
         await send({"type": "http.response.body", "body": body})
 
 
+#: Input schemas seen to hold no ``x-mcp-header`` key anywhere, by identity (kept alive here, so
+#: an id is never reused while its entry stands): a tool's schema is one object per snapshot.
+_HEADERLESS: dict[int, Mapping[str, Any]] = {}
+_HEADERLESS_KEPT = 1024
+
+
+def _declares_param_headers(schema: Mapping[str, Any]) -> bool:
+    """Whether ``schema`` may annotate a property with ``x-mcp-header`` (the key is anywhere in it)."""
+    if _HEADERLESS.get(id(schema)) is schema:
+        return False
+    stack: list[Any] = [schema]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            if X_MCP_HEADER_KEY in item:
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    if len(_HEADERLESS) >= _HEADERLESS_KEPT:
+        _HEADERLESS.clear()
+    _HEADERLESS[id(schema)] = schema
+    return False
+
+
 async def _serve_one(
     server: Server[Any],
     exchange: _Exchange,
@@ -228,6 +256,35 @@ async def _serve_one(
     finally:
         if getattr(connection.exit_stack, "_exit_callbacks", True):
             await aclose_shielded(connection)
+
+
+#: The typed client info and capabilities of the envelopes seen, by their JSON: a client sends the
+#: same two values on every request, and validating capabilities is most of a connection's cost.
+_ENVELOPES: dict[bytes, tuple[Any, Any]] = {}
+_ENVELOPES_KEPT = 256
+
+
+def _typed_envelope(client_info: Any, capabilities: Any) -> tuple[Any, Any]:
+    """The envelope's values as the models ``Connection.from_envelope`` makes of them (it takes
+    a model as it is); a value that is no such model stays raw, for it to judge again."""
+    try:
+        key = pydantic_core.to_json([client_info, capabilities])
+    except pydantic_core.PydanticSerializationError:
+        return client_info, capabilities
+    typed = _ENVELOPES.get(key)
+    if typed is None:
+        typed = (_typed(Implementation, client_info), _typed(ClientCapabilities, capabilities))
+        if len(_ENVELOPES) >= _ENVELOPES_KEPT:
+            _ENVELOPES.clear()
+        _ENVELOPES[key] = typed
+    return typed
+
+
+def _typed(model: type[BaseModel], raw: Any) -> Any:
+    try:
+        return model.model_validate(raw, by_name=False)
+    except ValidationError:
+        return raw
 
 
 #: The outbound channel of a connection built from a request envelope: none (one HTTP exchange).
