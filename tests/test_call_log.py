@@ -88,6 +88,21 @@ async def test_each_call_is_one_exact_line(tmp_path: Path, host_pack: ModuleType
     assert "hunter2" not in text and "forty" not in text  # argument values are never logged
 
 
+async def test_a_stateful_session_is_named_in_its_lines(tmp_path: Path, host_pack: ModuleType) -> None:
+    log = tmp_path / "calls.jsonl"
+    front = "tracker:\n  kind: demo\nserver:\n  stateful: true\n  call_log: calls.jsonl\n"
+    (tmp_path / "WORKFLOW.md").write_text(f"---\n{front}---\n", encoding="utf-8")
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack]) as server:
+        async with mcp.Client(server.url, mode="legacy") as client:
+            await client.call_tool("demo_add", {"a": 1, "b": 2})
+            await client.call_tool("demo_add", {"a": 2, "b": 2})
+        lines = await anyio.to_thread.run_sync(read_lines, log, 2)
+    sessions = {line.get("sessionId") for line in lines}
+    assert len(lines) == 2 and len(sessions) == 1
+    (session,) = sessions
+    assert isinstance(session, str) and len(session) >= 16
+
+
 async def test_live_view_on_the_landing_page(tmp_path: Path, host_pack: ModuleType) -> None:
     """Per-tool counters and recent calls, shown only to a caller presenting the token."""
     (tmp_path / "WORKFLOW.md").write_text("---\ntracker:\n  kind: demo\n---\n", encoding="utf-8")

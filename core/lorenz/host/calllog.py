@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -79,9 +79,13 @@ class CallRecord:
 
     @staticmethod
     def now() -> str:
-        """The current UTC time, ``2026-12-01T12:00:00.123Z``: every call is stamped, so the part up
-        to the second is formatted once per second."""
-        now = time.time()
+        """The current UTC time, ``2026-12-01T12:00:00.123Z``."""
+        return CallRecord.stamp(time.time())
+
+    @staticmethod
+    def stamp(now: float) -> str:
+        """``now`` (seconds since the epoch) as ``2026-12-01T12:00:00.123Z``: every call is
+        stamped, so the part up to the second is formatted once per second."""
         second = int(now)
         if second != _STAMP[0]:
             _STAMP[:] = [second, datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")]
@@ -229,23 +233,31 @@ class CallStats:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self.recent: deque[CallRecord] = deque(maxlen=RECENT_CALLS)
+        #: The newest calls: a record, or how to build one (made only when a page shows it).
+        self.recent: deque[CallRecord | Callable[[], CallRecord]] = deque(maxlen=RECENT_CALLS)
         self._calls: dict[str, int] = {}
         self._failures: dict[str, int] = {}
         self._durations: dict[str, deque[float]] = {}
 
     def add(self, record: CallRecord) -> None:
+        self.count(record.tool, record.outcome, record.duration_ms, record)
+
+    def count(self, tool: str, outcome: str, duration_ms: float, record: CallRecord | Callable[[], CallRecord]) -> None:
+        """Count one call of ``tool``; ``record`` is its record or a function building it."""
         with self._lock:
             self.recent.append(record)
-            self._calls[record.tool] = self._calls.get(record.tool, 0) + 1
-            if record.outcome != "success":
-                self._failures[record.tool] = self._failures.get(record.tool, 0) + 1
-            self._durations.setdefault(record.tool, deque(maxlen=_DURATIONS_KEPT)).append(record.duration_ms)
+            self._calls[tool] = self._calls.get(tool, 0) + 1
+            if outcome != "success":
+                self._failures[tool] = self._failures.get(tool, 0) + 1
+            durations = self._durations.get(tool)
+            if durations is None:
+                durations = self._durations[tool] = deque(maxlen=_DURATIONS_KEPT)
+            durations.append(duration_ms)
 
     def snapshot(self) -> tuple[list[CallRecord], list[ToolStats]]:
         """``(recent calls, newest first; per-tool counters, busiest first)``."""
         with self._lock:
-            recent = list(reversed(self.recent))
+            recent = [item if isinstance(item, CallRecord) else item() for item in reversed(self.recent)]
             tools = [
                 ToolStats(
                     tool=tool,

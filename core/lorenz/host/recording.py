@@ -16,6 +16,7 @@ import mcp_types as types
 
 from .calllog import CALL_LOG_ENV, CallLog, CallRecord, CallStats, clean_error
 from .grants import grant_of
+from .security import raw_header
 from .tracing import current_trace_id
 
 if TYPE_CHECKING:
@@ -47,10 +48,17 @@ def _client(ctx: ServerRequestContext[Any, Any] | None) -> dict[str, str] | None
 
 
 def _session_id(ctx: ServerRequestContext[Any, Any] | None) -> str | None:
-    request = getattr(ctx, "request", None) if ctx is not None else None
-    headers = getattr(request, "headers", None)
-    value = headers.get("mcp-session-id") if headers is not None else None
-    return value if isinstance(value, str) else None
+    scope = getattr(getattr(ctx, "request", None), "scope", None)  # an HTTP request's ASGI scope
+    value = raw_header(scope, b"mcp-session-id") if isinstance(scope, dict) and "headers" in scope else None
+    return value.decode("latin-1") if value is not None else None
+
+
+def _error(reply: types.CallToolResult, snapshot: Snapshot) -> str | None:
+    details = (reply.structured_content or {}).get("error")
+    message = details.get("message") if isinstance(details, dict) else None
+    if not isinstance(message, str):
+        message = next((item.text for item in reply.content if isinstance(item, types.TextContent)), None)
+    return clean_error(message, snapshot.settings.secrets)
 
 
 def _text_bytes(reply: types.CallToolResult) -> int:
@@ -98,37 +106,34 @@ class CallRecorder:
         ctx: ServerRequestContext[Any, Any] | None,
     ) -> None:
         duration_ms = round((time.perf_counter() - started) * 1000, 3)
-        error = None
-        if reply.is_error:
-            details = (reply.structured_content or {}).get("error")
-            message = details.get("message") if isinstance(details, dict) else None
-            if not isinstance(message, str):
-                message = next((item.text for item in reply.content if isinstance(item, types.TextContent)), None)
-            error = clean_error(message, snapshot.settings.secrets)
-        pack = snapshot.pack_of(tool)
+        finished = time.time()
+        error = _error(reply, snapshot) if reply.is_error else None
         log = self._call_log(snapshot)
+        pack = snapshot.pack_of(tool)
+        # Only small values are kept for later: not the reply, the arguments or the request.
+        fields: dict[str, Any] = {
+            "tool": tool,
+            "pack": pack,
+            "distribution": snapshot.distribution_of(pack) if pack is not None else None,
+            "duration_ms": duration_ms,
+            "outcome": outcome,
+            "error": error,
+            "protocol_version": ctx.protocol_version if ctx is not None else None,
+            "client": _client(ctx),
+            "session_id": _session_id(ctx),
+            "request_id": ctx.request_id if ctx is not None else None,
+            "trace_id": current_trace_id(),
+            "token": grant_of(ctx.request if ctx is not None else None).name,
+        }
+        if log is None:  # only the landing page may show it: built if it does
+            self.stats.count(tool, outcome, duration_ms, lambda: CallRecord(ts=CallRecord.stamp(finished), **fields))
+            return
+        arguments_json = json.dumps(arguments, ensure_ascii=False, default=str).encode("utf-8", "replace")
         record = CallRecord(
-            ts=CallRecord.now(),
-            tool=tool,
-            pack=pack,
-            distribution=snapshot.distribution_of(pack) if pack is not None else None,
-            duration_ms=duration_ms,
-            outcome=outcome,
-            error=error,
-            argument_bytes=len(json.dumps(arguments, ensure_ascii=False, default=str).encode("utf-8", "replace"))
-            if log is not None
-            else 0,
-            result_bytes=_text_bytes(reply) if log is not None else 0,
-            protocol_version=ctx.protocol_version if ctx is not None else None,
-            client=_client(ctx),
-            session_id=_session_id(ctx),
-            request_id=ctx.request_id if ctx is not None else None,
-            trace_id=current_trace_id(),
-            token=grant_of(ctx.request if ctx is not None else None).name,
+            ts=CallRecord.stamp(finished), argument_bytes=len(arguments_json), result_bytes=_text_bytes(reply), **fields
         )
-        self.stats.add(record)
-        if log is not None:
-            log.write(record)
+        self.stats.count(tool, outcome, duration_ms, record)
+        log.write(record)
 
     def close(self) -> None:
         if self._log is not None:
