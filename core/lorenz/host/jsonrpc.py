@@ -49,6 +49,16 @@ def _finite(text: str) -> float:
     return value
 
 
+#: One decoder for every body (``json.loads`` with hooks builds a new one per call).
+_DECODER = json.JSONDecoder(parse_constant=_not_a_constant, parse_float=_finite)
+
+
+def _loads(text: str) -> Any:
+    if text.startswith("\ufeff"):  # as json.loads words it
+        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+    return _DECODER.decode(text)
+
+
 #: A ``\uD800``-``\uDFFF`` escape: only then can a parsed string hold a lone surrogate.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
@@ -95,7 +105,7 @@ def parse_message(body: bytes, *, refuse_lone_surrogates: bool = False) -> tuple
     a reply. Over HTTP they are left to the host, which names the field in its ``isError`` result.
     """
     try:
-        message = json.loads(body.decode("utf-8"), parse_constant=_not_a_constant, parse_float=_finite)
+        message = _loads(body.decode("utf-8"))
     except UnicodeDecodeError:
         return None, error_reply(PARSE_ERROR, "Parse error", data="the body is not UTF-8")
     except RecursionError:
