@@ -393,11 +393,12 @@ async def test_slow_reload_serves_the_last_good_snapshot_meanwhile(
 
 @pytest.mark.anyio
 async def test_a_responses_writes_leave_as_one_send() -> None:
-    """uvicorn writes a response's head and body apart; the host's protocol sends them as one write
-    (one packet, one wake-up of the client), flushed at the end of the loop turn or before a close."""
+    """uvicorn writes a response's head and body apart; while other requests are in flight the host's
+    protocol sends them as one write (one packet, one wake-up of the client), flushed at the end of
+    the loop turn or before a close; a request served alone is written as it comes."""
     import asyncio
 
-    from lorenz.host.protocol import _JoinedWrites
+    from lorenz.host.protocol import ConnectionPool, _JoinedWrites
 
     class Recorder:
         def __init__(self) -> None:
@@ -418,8 +419,15 @@ async def test_a_responses_writes_leave_as_one_send() -> None:
         def get_extra_info(self, name: str) -> str:
             return f"info:{name}"
 
+    pool = ConnectionPool(10)
+    pool.open = 1  # this connection alone, busy with its request
+    alone = Recorder()
+    _JoinedWrites(alone, asyncio.get_running_loop(), pool).write(b"HTTP/1.1 200 OK\r\n\r\n")  # type: ignore[arg-type]
+    assert alone.calls == [("write", b"HTTP/1.1 200 OK\r\n\r\n")]
+
+    pool.open = 2  # another request in flight
     real = Recorder()
-    joined = _JoinedWrites(real, asyncio.get_running_loop())  # type: ignore[arg-type]
+    joined = _JoinedWrites(real, asyncio.get_running_loop(), pool)  # type: ignore[arg-type]
     joined.write(b"HTTP/1.1 200 OK\r\n\r\n")
     joined.write(b"")
     joined.write(b"{}")

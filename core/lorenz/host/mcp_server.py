@@ -219,8 +219,10 @@ def call_result(
     custom = getattr(result, "text", None)  # a typed tool's own rendering (lorenz.authoring.FormattedResult)
     if isinstance(custom, str):
         text = scrub_surrogates(custom)
-    return types.CallToolResult(
-        content=[types.TextContent(text=text)],
+    # Built from parts already known to be well-formed (a str, a JSON object or None, a bool), so
+    # unvalidated here: the SDK validates the result it sends.
+    return types.CallToolResult.model_construct(
+        content=[types.TextContent.model_construct(text=text)],
         structured_content=structured,
         is_error=not result.success,
     )

@@ -149,17 +149,24 @@ def _options(config: uvicorn.Config) -> tuple[Callable[[], float], ConnectionPoo
 
 
 class _JoinedWrites:
-    """The connection's transport, with the writes made within one loop turn sent as one."""
+    """The connection's transport, with the writes made within one loop turn sent as one while
+    other requests are in flight (one syscall per response where the CPU is shared). A request
+    served alone is written as it comes: its client starts reading the head while the body is
+    still being written."""
 
-    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop, pool: ConnectionPool) -> None:
         self._transport = transport
         self._loop = loop
+        self._pool = pool
         self._pending: list[bytes] = []
 
     def write(self, data: bytes) -> None:
         if not data:
             return
         if not self._pending:
+            if self._pool.open - len(self._pool.waiting) <= 1:  # no other request in flight
+                self._transport.write(data)
+                return
             self._loop.call_soon(self.flush)
         self._pending.append(data)
 
@@ -211,7 +218,7 @@ class ReadDeadlineProtocol(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self.transport = _JoinedWrites(transport, self.loop)  # type: ignore[assignment]
+        self.transport = _JoinedWrites(transport, self.loop, self.pool)  # type: ignore[assignment]
         sock = transport.get_extra_info("socket")
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
             with contextlib.suppress(OSError):
