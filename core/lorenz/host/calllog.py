@@ -239,9 +239,6 @@ class CallStats:
         self._failures: dict[str, int] = {}
         self._durations: dict[str, deque[float]] = {}
 
-    def add(self, record: CallRecord) -> None:
-        self.count(record.tool, record.outcome, record.duration_ms, record)
-
     def count(self, tool: str, outcome: str, duration_ms: float, record: CallRecord | Callable[[], CallRecord]) -> None:
         """Count one call of ``tool``; ``record`` is its record or a function building it."""
         with self._lock:
