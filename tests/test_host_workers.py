@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import random
 import re
-import select
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -57,7 +58,8 @@ def child_env(load_plugins: str = "", **extra: str) -> dict[str, str]:
 
 
 class Server:
-    """A server process of the test and its stderr, read line by line as it comes."""
+    """A server process of the test and its stderr, read line by line as it comes (by a thread:
+    a ``select`` on the pipe misses lines already in the file object's buffer)."""
 
     def __init__(self, command: Sequence[str], cwd: Path, env: Mapping[str, str]) -> None:
         self.process = subprocess.Popen(
@@ -65,22 +67,35 @@ class Server:
         )
         self.lines: list[str] = []
         self.base_url = ""
+        self._incoming: queue.Queue[str | None] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        with contextlib.suppress(ValueError):  # closed by stop()
+            for line in self.process.stderr:
+                self._incoming.put(line)
+        self._incoming.put(None)  # the end of stderr
+
+    def _next_line(self, timeout: float) -> str | None:
+        try:
+            line = self._incoming.get(timeout=max(0.0, timeout))
+        except queue.Empty:
+            return None
+        if line is None:
+            self._incoming.put(None)  # the end stays the end for the next reader
+        else:
+            self.lines.append(line)
+        return line
 
     def wait_for(self, pattern: re.Pattern[str], timeout: float = 60) -> re.Match[str]:
         """The first stderr line (already read or to come) matching ``pattern``."""
         for line in self.lines:
             if found := pattern.search(line):
                 return found
-        assert self.process.stderr is not None
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([self.process.stderr], [], [], 0.5)
-            if not ready:
-                continue
-            line = self.process.stderr.readline()
-            if not line:
-                break
-            self.lines.append(line)
+        while (line := self._next_line(deadline - time.monotonic())) is not None:
             if found := pattern.search(line):
                 return found
         msg = f"no line matching {pattern.pattern!r}; stderr so far:\n{''.join(self.lines)}"
@@ -88,8 +103,11 @@ class Server:
 
     def rest(self, timeout: float = 20) -> str:
         """Everything on stderr once the process has exited (within ``timeout``)."""
-        _, err = self.process.communicate(timeout=timeout)
-        return "".join(self.lines) + err
+        self.process.wait(timeout=timeout)
+        self._reader.join(timeout=timeout)
+        while self._next_line(0) is not None:
+            pass
+        return "".join(self.lines)
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -99,6 +117,7 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        self._reader.join(timeout=5)
         if self.process.stderr is not None:
             self.process.stderr.close()
 
