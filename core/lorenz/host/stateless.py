@@ -150,9 +150,12 @@ class StatelessEndpoint:
             # Born ready, as the SDK's stateless transport builds it: there is no handshake.
             legacy = _born_ready(version)
             return _Route(legacy, _Exchange(message["id"], metadata), modern=False)
-        if message["method"] == "subscriptions/listen" or find_duplicated_routing_header(request.headers.items()):
+        # The header lines decoded once (what Starlette's Headers decodes on every look).
+        lines = [(key.decode("latin-1"), value.decode("latin-1")) for key, value in scope["headers"]]
+        if message["method"] == "subscriptions/listen" or find_duplicated_routing_header(lines):
             return None
-        verdict = classify_inbound_request(message, headers=dict(request.headers))
+        # As dict(request.headers): the first value of a repeated header wins.
+        verdict = classify_inbound_request(message, headers=dict(reversed(lines)))
         if isinstance(verdict, InboundLadderRejection) or self._param_rejection(request, message):
             return None
         info, capabilities = _typed_envelope(verdict.client_info, verdict.client_capabilities)
