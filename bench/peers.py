@@ -3,6 +3,7 @@ same machine, same clients, one run.
 
     .venv/bin/python bench/peers.py [-n 1000] [--rounds 3] [--seconds 10] [--connections 16]
         [--servers floor,lorenz,mcpserver,fastmcp] [--fastmcp-venv DIR] [--fastmcp-version 4.1.6]
+        [--before TREE] [--switch-off NAME,...]
 
 Every server is its own process on 127.0.0.1 (uvicorn, log level warning, no access log, a listening
 socket made with ``IPPROTO_TCP``) and answers ``local_read_issue {"issueId": "BOARD-1"}`` on a
@@ -14,6 +15,11 @@ one-issue local board (20 comments, ~3.8 KB answered):
              per call (stateless HTTP, JSON responses)
   fastmcp    FastMCP 4.x with the same tool (stateless HTTP, JSON responses), run from its own venv,
              which is created on first use (``--fastmcp-venv``, default ``bench/.venvs/fastmcp-<ver>``)
+  before     with ``--before TREE``: ``lorenz serve`` of another checkout (``git worktree add --detach
+             TREE REV``), its ``core`` and ``plugins/local`` first on ``PYTHONPATH``: a before/after
+             comparison within one run
+  off:NAME   with ``--switch-off NAME,...``: ``lorenz serve`` with one piece of a call switched off
+             (``bench/switch_off/sitecustomize.py`` lists them), to read off what that piece costs
 
 Per server and protocol era (2025-11-25: stateless with ``MCP-Protocol-Version``; 2026-07-28: the
 ``_meta`` envelope with ``Mcp-Method``/``Mcp-Name`` headers), a server that cannot answer an era
@@ -53,6 +59,19 @@ ERAS = ("2025-11-25", "2026-07-28")
 TOOL, ISSUE = "local_read_issue", "BOARD-1"
 WARMUP = 50
 FASTMCP_DEFAULT = "4.1.6"
+#: What ``--switch-off`` knows (``bench/switch_off/sitecustomize.py`` does the switching).
+SWITCHES = (
+    "sdk-request-validation",
+    "sdk-result-validation",
+    "call-record",
+    "argument-checks",
+    "host-origin-checks",
+    "workflow-stat",
+    "result-survey",
+    "gc",
+)
+#: The checkout the ``before`` server runs (``--before``).
+BEFORE_TREE: Path | None = None
 
 
 # -- the tool the peers implement (no lorenz imports: it also runs in FastMCP's venv) ---------
@@ -169,8 +188,13 @@ def fastmcp_python(venv: Path, version: str) -> Path:
 def start(kind: str, directory: Path, python: Path) -> tuple[subprocess.Popen[str], str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith(("LORENZ_", "FASTMCP_"))}
     env.update(LORENZ_LOAD_PLUGINS="lorenz-local", FASTMCP_LOG_LEVEL="WARNING")
-    if kind == "lorenz":
+    if kind in ("lorenz", "before"):
         command = [str(python), "-m", "lorenz", "serve", "--port", "0"]
+        if kind == "before" and BEFORE_TREE is not None:
+            env["PYTHONPATH"] = os.pathsep.join(str(BEFORE_TREE / part) for part in ("core", "plugins/local"))
+    elif kind.startswith("off:"):  # measurement only: the piece is patched out at start-up
+        command = [str(python), "-m", "lorenz", "serve", "--port", "0"]
+        env.update(PYTHONPATH=str(HERE / "switch_off"), LORENZ_BENCH_SWITCH_OFF=kind.removeprefix("off:"))
     else:
         board = directory / ".lorenz" / "local"
         command = [str(python), str(Path(__file__).resolve()), "--serve", kind, "--board", str(board)]
@@ -310,7 +334,7 @@ def report(figures: dict[tuple[str, str], Figures | str], servers: list[str]) ->
         cps = calls(kind)
         cells.append(f"{cps:,.0f} | {ratio(cps, calls('floor'))}" if cps else "n/a | -")
         print(f"| {LABELS[kind]} | {' | '.join(cells)} |")
-    peers = [peer for peer in ("mcpserver", "fastmcp") if "lorenz" in servers and peer in servers]
+    peers = [peer for peer in ("before", "mcpserver", "fastmcp") if "lorenz" in servers and peer in servers]
     for peer in peers:
         cells = "".join(f"{ratio(p50('lorenz', era), p50(peer, era))} | | " for era in ERAS)
         print(f"| lorenz ÷ {LABELS[peer]} | {cells}{ratio(calls('lorenz'), calls(peer))} | |")
@@ -388,6 +412,10 @@ def main() -> None:
     parser.add_argument("--wrk-eras", default=",".join(ERAS), help="eras measured with wrk (default: both)")
     parser.add_argument("--fastmcp-version", default=FASTMCP_DEFAULT)
     parser.add_argument("--fastmcp-venv", type=Path, help="default: bench/.venvs/fastmcp-<version>")
+    parser.add_argument("--before", type=Path, help="another checkout whose lorenz serve runs too, as 'before'")
+    parser.add_argument(
+        "--switch-off", default="", help="pieces to switch off, a server each (a+b: both in one; see bench/switch_off)"
+    )
     parser.add_argument("--serve", choices=["floor", "mcpserver", "fastmcp"], help=argparse.SUPPRESS)
     parser.add_argument("--board", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -399,6 +427,21 @@ def main() -> None:
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed (Debian: apt-get install wrk)")
     servers = [kind for kind in SERVERS if kind in args.servers.split(",")]
+    if args.before is not None:
+        if not (args.before / "core" / "lorenz").is_dir():
+            parser.error(f"--before: {args.before} is not a lorenz checkout (no core/lorenz)")
+        global BEFORE_TREE
+        BEFORE_TREE = args.before.resolve()
+        git = ["git", "-C", str(BEFORE_TREE), "rev-parse", "--short", "HEAD"]
+        rev = subprocess.run(git, capture_output=True, text=True, check=False)
+        LABELS["before"] = f"lorenz serve, before ({rev.stdout.strip() or BEFORE_TREE.name})"
+        servers.insert(servers.index("lorenz") + 1 if "lorenz" in servers else len(servers), "before")
+    switches = [name for name in args.switch_off.split(",") if name]
+    if unknown := {part for name in switches for part in name.split("+")} - set(SWITCHES):
+        parser.error(f"--switch-off: unknown {', '.join(sorted(unknown))} (choose from {', '.join(SWITCHES)})")
+    for name in switches:
+        servers.append(f"off:{name}")
+        LABELS[f"off:{name}"] = f"lorenz serve, {name} switched off"
     pythons = dict.fromkeys(servers, Path(sys.executable))
     if "fastmcp" in servers:
         venv = args.fastmcp_venv or HERE / ".venvs" / f"fastmcp-{args.fastmcp_version}"

@@ -46,10 +46,15 @@ def read_lines(path: Path, count: int, seconds: float = 5) -> list[dict[str, Any
         time.sleep(0.05)
 
 
+def logged_workflow(directory: Path, server: str = "") -> Path:
+    """A WORKFLOW.md of the demo tracker logging calls to ``calls.jsonl`` (``server`` adds keys)."""
+    front = f"tracker:\n  kind: demo\nserver:\n{server}  call_log: calls.jsonl\n"
+    (directory / "WORKFLOW.md").write_text(f"---\n{front}---\n", encoding="utf-8")
+    return directory / "calls.jsonl"
+
+
 async def test_each_call_is_one_exact_line(tmp_path: Path, host_pack: ModuleType) -> None:
-    log = tmp_path / "calls.jsonl"
-    front = "tracker:\n  kind: demo\nserver:\n  call_log: calls.jsonl\n"
-    (tmp_path / "WORKFLOW.md").write_text(f"---\n{front}---\n", encoding="utf-8")
+    log = logged_workflow(tmp_path)
     with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack]) as server:
         async with mcp.Client(server.url, mode="legacy") as client:
             assert (await client.call_tool("demo_add", {"a": 40, "b": 2})).is_error is False
@@ -89,9 +94,7 @@ async def test_each_call_is_one_exact_line(tmp_path: Path, host_pack: ModuleType
 
 
 async def test_a_stateful_session_is_named_in_its_lines(tmp_path: Path, host_pack: ModuleType) -> None:
-    log = tmp_path / "calls.jsonl"
-    front = "tracker:\n  kind: demo\nserver:\n  stateful: true\n  call_log: calls.jsonl\n"
-    (tmp_path / "WORKFLOW.md").write_text(f"---\n{front}---\n", encoding="utf-8")
+    log = logged_workflow(tmp_path, "  stateful: true\n")
     with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack]) as server:
         async with mcp.Client(server.url, mode="legacy") as client:
             await client.call_tool("demo_add", {"a": 1, "b": 2})

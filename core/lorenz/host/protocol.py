@@ -15,8 +15,9 @@ uvicorn's own ``limit_concurrency`` counted every open connection, so 1,000 tric
 were enough to answer every real request with 503.
 
 A response also leaves in one piece: uvicorn writes a response's head and its body separately, and
-on loopback each write is its own packet and its own wake-up of the client. The writes of one loop
-turn are joined and sent when the response is complete (or at the end of the turn, for streams).
+on loopback each write is its own packet and its own wake-up of the client. While other requests
+are in flight, the writes of one loop turn are joined and sent when the response is complete (or at
+the end of the turn, for streams); a request served alone is written as it comes.
 
 ``lorenz serve`` runs it through :class:`HostConfig`. Under a ``uvicorn`` started by the operator it
 is passed by import string (``--http lorenz.host.protocol:ReadDeadlineProtocol``): each server config
