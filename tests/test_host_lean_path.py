@@ -273,12 +273,13 @@ def test_the_born_ready_connection_is_the_sdks_envelope_connection() -> None:
     ],
 )
 def test_a_connection_from_a_remembered_envelope_is_the_sdks(info: Any, capabilities: Any) -> None:
-    """The lean path hands ``Connection.from_envelope`` the models it made of an envelope seen
-    before: the connection is the one the raw values make, well-formed or not."""
+    """The connection of an envelope seen before is the one ``Connection.from_envelope`` makes of
+    the raw values, well-formed or not."""
     from mcp.server.connection import Connection
 
     expected = Connection.from_envelope("2026-07-28", info, capabilities)
-    for _ in range(2):  # validated, then remembered
-        ours = Connection.from_envelope("2026-07-28", *stateless._typed_envelope(info, capabilities))
-        assert ours.client_params == expected.client_params
-        assert ours.client_capabilities == expected.client_capabilities
+    for _ in range(2):  # made by the SDK, then born ready from what it made
+        ours = stateless._envelope_connection("2026-07-28", info, capabilities)
+        for attribute in ("protocol_version", "session_id", "client_params", "client_capabilities", "outbound"):
+            assert getattr(ours, attribute) == getattr(expected, attribute), attribute
+        assert ours.initialized.is_set()

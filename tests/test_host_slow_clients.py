@@ -220,3 +220,22 @@ async def test_a_keep_alive_connection_trickling_its_next_request_is_closed() ->
             reply = await trickle_until_closed(reader, writer, b"X")
     assert first.startswith(b"HTTP/1.1 200 ")
     assert reply.startswith(b"HTTP/1.1 408 ")
+
+
+async def test_a_shortened_read_timeout_applies_to_the_next_deadline() -> None:
+    """A reload that shortens the read timeout holds for a connection whose earlier request armed
+    a later deadline: its next request is not given the old, longer one."""
+    timeout = [30.0]
+    app = Starlette(routes=[Route("/{path}", slow_app, methods=["POST"])])
+    with serve_app_in_thread(app, config=HostConfig, read_timeout=lambda: timeout[0], ws="none") as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(b"POST /now HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1\r\n\r\nx")
+        first = await reader.readuntil(b"ok")
+        timeout[0] = 1.0
+        writer.write(b"POST /now HTTP/1.1\r\n")
+        started = time.monotonic()
+        with anyio.fail_after(10):
+            reply = await trickle_until_closed(reader, writer, b"X")
+    assert first.startswith(b"HTTP/1.1 200 ")
+    assert reply.startswith(b"HTTP/1.1 408 ")
+    assert 1 <= time.monotonic() - started < 10

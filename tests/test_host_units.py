@@ -14,7 +14,7 @@ import pytest
 from lorenz import ToolSpec, tool_failure, tool_success
 from lorenz.host import LiveWorkspace
 from lorenz.host.listening import display_url
-from lorenz.host.mcp_server import call_result
+from lorenz.host.mcp_server import call_result, wire_result
 from lorenz.results import ToolResult
 from lorenz.schemas import compile_schema, validate_arguments
 
@@ -30,6 +30,22 @@ def test_success_maps_to_text_and_structured_content() -> None:
     assert [item.type for item in result.content] == ["text"]
     assert result.content[0].text == json.dumps({"b": 1, "a": [1, 2]}, indent=2)
     assert result.structured_content == {"b": 1, "a": [1, 2]}
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        tool_success({"b": 1, "a": [1, 2]}),
+        tool_success(),
+        ToolResult(success=False, error="broke"),
+        tool_success([1, "two"]),
+        tool_success({"v": float("nan"), "s": "lone \udc80"}),
+    ],
+)
+def test_wire_result_is_the_sdk_dump_of_the_result(result: ToolResult) -> None:
+    """What ``tools/call`` hands the SDK is what the SDK's own dump of the model would be."""
+    reply = call_result(result)
+    assert wire_result(reply) == reply.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
 def test_empty_success_is_empty_object() -> None:

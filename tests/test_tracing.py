@@ -76,9 +76,11 @@ for span in spans.get_finished_spans():
                 "parent": format(span.parent.span_id, "016x") if span.parent else None,
                 "attributes": dict(span.attributes or {{}})}})
 data = reader.get_metrics_data()
-names = [m.name for rm in data.resource_metrics for sm in rm.scope_metrics for m in sm.metrics]
+metrics_ = [m for rm in data.resource_metrics for sm in rm.scope_metrics for m in sm.metrics]
+names = [m.name for m in metrics_]
+points = [dict(p.attributes) for m in metrics_ if m.name == "mcp.server.operation.duration" for p in m.data.data_points]
 log = [json.loads(line) for line in (work / "calls.jsonl").read_text().splitlines()]
-print(json.dumps({{"spans": out, "metrics": names, "log": log}}))
+print(json.dumps({{"spans": out, "metrics": names, "points": points, "log": log}}))
 """
 
 
@@ -113,6 +115,8 @@ def test_spans_follow_the_mcp_conventions_and_continue_traces(tmp_path: Path) ->
     assert failed["attributes"]["error.type"] == "tool_error"
     assert from_header["trace"] == trace2  # continued from the HTTP traceparent header
     assert "mcp.server.operation.duration" in result["metrics"]
+    failures = [point for point in result["points"] if point.get("gen_ai.tool.name") == "demo_fail"]
+    assert [point.get("error.type") for point in failures] == ["tool_error"]  # the isError result
     traced = [line for line in result["log"] if line["tool"] == "demo_add"]
     assert traced[0]["traceId"] == TRACE
 

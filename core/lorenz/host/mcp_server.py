@@ -228,6 +228,17 @@ def call_result(
     )
 
 
+def wire_result(reply: types.CallToolResult) -> dict[str, Any]:
+    """``reply`` as the SDK would dump it (by alias, without ``None`` fields; a handshake-era
+    surface drops ``resultType``), from the parts :func:`call_result` builds: text items and
+    plain JSON data."""
+    content = [item.model_dump(by_alias=True, mode="json", exclude_none=True) for item in reply.content]
+    wire: dict[str, Any] = {"content": content, "isError": reply.is_error, "resultType": reply.result_type}
+    if reply.structured_content is not None:
+        wire["structuredContent"] = reply.structured_content
+    return wire
+
+
 #: ``reason`` of the failure that replaces a result over ``server.max_result_bytes``.
 RESULT_TOO_LARGE = "result_too_large"
 
@@ -315,13 +326,11 @@ def build_server(state: HostState) -> LorenzServer:
             tools = [tool for tool in tools if grant.allows(tool.name)]
         return types.ListToolsResult(tools=tools)
 
-    async def on_call_tool(
-        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    async def on_call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> dict[str, Any]:
         state.remember(ctx)
         arguments = params.arguments if params.arguments is not None else {}
         snapshot = request_snapshot(ctx.request) or await state.live.current_async()
-        return await call_tool(state, snapshot, params.name, arguments, ctx)
+        return wire_result(await call_tool(state, snapshot, params.name, arguments, ctx))
 
     def input_schema(name: str) -> Mapping[str, Any] | None:
         # Synchronous (the SDK's hook): the request already passed SecurityMiddleware, which
@@ -336,9 +345,11 @@ def build_server(state: HostState) -> LorenzServer:
         version=__version__,
         title="Lorenz",
         on_list_tools=on_list_tools,
-        on_call_tool=on_call_tool,
         get_tool_input_schema=input_schema,
         on_subscriptions_listen=state.listen,
         **skill_handlers(state.live),
     )
+    # Registered as a plain request handler: its result is the wire dict, which the SDK validates
+    # against the request's version as it would the model (and dumping the model first cost more).
+    server.add_request_handler("tools/call", types.CallToolRequestParams, on_call_tool)
     return server

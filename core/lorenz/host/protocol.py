@@ -216,6 +216,8 @@ class ReadDeadlineProtocol(H11Protocol):
         self.phase: Phase = "closed"
         self.admitted = False
         self.deadline: asyncio.TimerHandle | None = None
+        #: When the current phase's deadline passes (the loop's clock), ``None`` for no deadline.
+        self.expires: float | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -287,14 +289,33 @@ class ReadDeadlineProtocol(H11Protocol):
             self._enter("busy")
 
     def _enter(self, phase: Phase) -> None:
-        if self.deadline is not None:
-            self.deadline.cancel()
-            self.deadline = None
         if self.phase == "closed" and phase != "headers":
             return
         self.phase = phase
-        self.pool.waiting.pop(self, None)
-        if self.admitted and phase in ("headers", "body", "idle"):
-            self.pool.waiting[self] = None  # the newest waiter, evicted last
-        if phase in ("headers", "body"):
-            self.deadline = self.loop.call_later(self.read_timeout(), self.expire)
+        waiting = self.pool.waiting
+        waiting.pop(self, None)
+        if self.admitted and phase != "busy" and phase != "closed":
+            waiting[self] = None  # the newest waiter, evicted last
+        if phase == "headers" or phase == "body":
+            self.expires = self.loop.time() + self.read_timeout()
+            if self.deadline is None or self.deadline.when() > self.expires:
+                if self.deadline is not None:
+                    self.deadline.cancel()
+                self.deadline = self.loop.call_at(self.expires, self._on_deadline)
+            return
+        self.expires = None
+        if phase == "closed" and self.deadline is not None:
+            self.deadline.cancel()
+            self.deadline = None
+
+    def _on_deadline(self) -> None:
+        """One timer serves a connection's deadlines: a phase moves ``expires``, and a timer that
+        fires early (the deadline moved on since) waits for the new one instead of a timer being
+        made and cancelled for every request."""
+        self.deadline = None
+        if self.expires is None:
+            return
+        if self.loop.time() < self.expires:
+            self.deadline = self.loop.call_at(self.expires, self._on_deadline)
+        else:
+            self.expire()

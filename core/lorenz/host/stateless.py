@@ -43,9 +43,8 @@ from mcp.shared.inbound import (
 from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp.shared.message import MessageMetadata, ServerMessageMetadata
 from mcp.shared.transport_context import TransportContext
-from mcp_types import DEFAULT_NEGOTIATED_VERSION, ClientCapabilities, ErrorData, Implementation, RequestId
+from mcp_types import DEFAULT_NEGOTIATED_VERSION, ErrorData, RequestId
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -158,8 +157,7 @@ class StatelessEndpoint:
         verdict = classify_inbound_request(message, headers=dict(reversed(lines)))
         if isinstance(verdict, InboundLadderRejection) or self._param_rejection(request, message):
             return None
-        info, capabilities = _typed_envelope(verdict.client_info, verdict.client_capabilities)
-        connection = Connection.from_envelope(verdict.protocol_version, info, capabilities)
+        connection = _envelope_connection(verdict.protocol_version, verdict.client_info, verdict.client_capabilities)
         transport = TransportContext(kind="streamable-http", can_send_request=False, headers=request.headers)
         return _Route(connection, _Exchange(message["id"], metadata, transport=transport), modern=True)
 
@@ -261,35 +259,6 @@ async def _serve_one(
             await aclose_shielded(connection)
 
 
-#: The typed client info and capabilities of the envelopes seen, by their JSON: a client sends the
-#: same two values on every request, and validating capabilities is most of a connection's cost.
-_ENVELOPES: dict[bytes, tuple[Any, Any]] = {}
-_ENVELOPES_KEPT = 256
-
-
-def _typed_envelope(client_info: Any, capabilities: Any) -> tuple[Any, Any]:
-    """The envelope's values as the models ``Connection.from_envelope`` makes of them (it takes
-    a model as it is); a value that is no such model stays raw, for it to judge again."""
-    try:
-        key = pydantic_core.to_json([client_info, capabilities])
-    except pydantic_core.PydanticSerializationError:
-        return client_info, capabilities
-    typed = _ENVELOPES.get(key)
-    if typed is None:
-        typed = (_typed(Implementation, client_info), _typed(ClientCapabilities, capabilities))
-        if len(_ENVELOPES) >= _ENVELOPES_KEPT:
-            _ENVELOPES.clear()
-        _ENVELOPES[key] = typed
-    return typed
-
-
-def _typed(model: type[BaseModel], raw: Any) -> Any:
-    try:
-        return model.model_validate(raw, by_name=False)
-    except ValidationError:
-        return raw
-
-
 #: The outbound channel of a connection built from a request envelope: none (one HTTP exchange).
 _NO_CHANNEL = Connection.from_envelope(DEFAULT_NEGOTIATED_VERSION, None, None).outbound
 
@@ -298,6 +267,33 @@ def _born_ready(version: str) -> Connection:
     """``Connection.from_envelope(version, None, None)``, the handshake-era stateless connection,
     without validating two absent values only to have them fail."""
     connection = Connection(_NO_CHANNEL, protocol_version=version)
+    connection.initialized.set()
+    return connection
+
+
+#: What ``Connection.from_envelope`` made of each envelope seen (its client params and
+#: capabilities), by the envelope's JSON: a client sends the same values on every request, and
+#: validating them (or failing to) is most of a connection's cost.
+_ENVELOPES: dict[bytes, tuple[Any, Any]] = {}
+_ENVELOPES_KEPT = 256
+
+
+def _envelope_connection(version: str, client_info: Any, capabilities: Any) -> Connection:
+    """``Connection.from_envelope(version, client_info, capabilities)``, which runs once per
+    distinct envelope; later ones get a connection born ready with the same identity."""
+    try:
+        key = pydantic_core.to_json([version, client_info, capabilities])
+    except pydantic_core.PydanticSerializationError:
+        return Connection.from_envelope(version, client_info, capabilities)
+    identity = _ENVELOPES.get(key)
+    if identity is None:
+        made = Connection.from_envelope(version, client_info, capabilities)
+        if len(_ENVELOPES) >= _ENVELOPES_KEPT:
+            _ENVELOPES.clear()
+        _ENVELOPES[key] = (made.client_params, made.client_capabilities)
+        return made
+    connection = Connection(_NO_CHANNEL, protocol_version=version, client_params=identity[0])
+    connection.client_capabilities = identity[1]
     connection.initialized.set()
     return connection
 

@@ -202,7 +202,7 @@ class TelemetryMiddleware:
             attributes["error.type"] = type(exc).__qualname__
             raise
         else:
-            if getattr(result, "is_error", False) is True:
+            if isinstance(result, Mapping) and result.get("isError") is True:  # the wire dict
                 attributes["error.type"] = "tool_error"
             return result
         finally:
