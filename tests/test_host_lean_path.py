@@ -81,6 +81,11 @@ CASES: dict[str, Case] = {
     "legacy ping": legacy("ping"),
     "legacy unknown method": legacy("resources/list"),
     "legacy custom method": legacy("acme/frobnicate", {"x": 1}),
+    "legacy Accept application/*": (
+        legacy("tools/list")[0],
+        {**legacy("tools/list")[1], "Accept": "application/*;q=0.9, text/event-stream"},
+    ),
+    "legacy Accept */*": (legacy("tools/list")[0], {**legacy("tools/list")[1], "Accept": "*/*"}),
     "modern tools/call": modern("tools/call", {"name": "demo_add", "arguments": {"a": 1, "b": 2}}, name="demo_add"),
     "modern tools/list": modern("tools/list"),
     "modern discover": modern("server/discover"),
@@ -113,9 +118,24 @@ def test_the_lean_path_answers_as_the_sdk_transport(
     message, headers = CASES[case]
     lean = answer(server, message, headers)
     with monkeypatch.context() as patch:
-        patch.setattr(stateless, "_plain_json_request", lambda scope, request: None)  # everything to the SDK
+        patch.setattr(stateless, "_plain_json_request", lambda scope: None)  # everything to the SDK
         sdk = answer(server, message, headers)
     assert lean == sdk
+
+
+@pytest.mark.parametrize(
+    "accept",
+    [None, b"", b"application/json", b"Application/JSON; q=1", b"text/event-stream", b"application/*", b"*/*", b"x"],
+)
+def test_the_accept_verdict_is_the_sdks(accept: bytes | None) -> None:
+    """Remembered per value, the verdict is what the SDK's check says of a request with that header."""
+    from mcp.server.streamable_http import check_accept_headers
+    from starlette.requests import Request
+
+    headers = [] if accept is None else [(b"accept", accept)]
+    expected, _ = check_accept_headers(Request({"type": "http", "headers": headers}))
+    assert stateless._reads_json(accept) is expected
+    assert stateless._reads_json(accept) is expected  # remembered
 
 
 def test_the_lean_path_serves_the_common_requests(server: RunningServer, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -223,7 +243,7 @@ def test_mcp_param_headers_are_checked_on_the_lean_path_as_by_the_sdk(
     with serve_in_thread(cwd=tmp_path, env={"LORENZ_LOAD_PLUGINS": ""}, plugins=[HeaderPlugin()]) as running:
         lean = answer(running, message, {**headers, **header})
         with monkeypatch.context() as patch:
-            patch.setattr(stateless, "_plain_json_request", lambda scope, request: None)
+            patch.setattr(stateless, "_plain_json_request", lambda scope: None)
             sdk = answer(running, message, {**headers, **header})
     assert lean == sdk
     assert ("result" in lean[1]) is served, lean

@@ -85,7 +85,7 @@ class _Exchange:
         return None
 
 
-def _plain_json_request(scope: Scope, request: Request) -> dict[str, Any] | None:
+def _plain_json_request(scope: Scope) -> dict[str, Any] | None:
     """The request (not a notification or a response) a client that reads JSON sent as JSON."""
     message = scope.get(PARSED_MESSAGE)
     if not isinstance(message, dict) or "id" not in message or "method" not in message:
@@ -93,8 +93,24 @@ def _plain_json_request(scope: Scope, request: Request) -> dict[str, Any] | None
     content_type = raw_header(scope, b"content-type")
     if content_type is None or content_type.split(b";")[0].strip().lower() != b"application/json":
         return None
-    has_json, _ = check_accept_headers(request)
-    return message if has_json else None
+    return message if _reads_json(raw_header(scope, b"accept")) else None
+
+
+#: The SDK's verdict on each ``Accept`` value seen (clients send one value all day).
+_ACCEPTS: dict[bytes | None, bool] = {}
+_ACCEPTS_KEPT = 64
+
+
+def _reads_json(accept: bytes | None) -> bool:
+    """Whether the SDK's :func:`check_accept_headers` finds JSON in ``accept`` (the first header)."""
+    verdict = _ACCEPTS.get(accept)
+    if verdict is None:
+        headers = [(b"accept", accept)] if accept is not None else []
+        verdict, _ = check_accept_headers(Request({"type": "http", "headers": headers}))
+        if len(_ACCEPTS) >= _ACCEPTS_KEPT:
+            _ACCEPTS.clear()
+        _ACCEPTS[accept] = verdict
+    return verdict
 
 
 @dataclass(frozen=True)
@@ -128,7 +144,7 @@ class StatelessEndpoint:
             await self.not_allowed(scope, receive, send)
             return
         request = Request(scope)
-        message = _plain_json_request(scope, request) if self.manager.json_response else None
+        message = _plain_json_request(scope) if self.manager.json_response else None
         route = self._route(scope, request, message) if message is not None else None
         if message is None or route is None:
             await _until_disconnect(scope, receive, lambda receive: self.transport(scope, receive, send))
