@@ -239,3 +239,22 @@ async def test_a_shortened_read_timeout_applies_to_the_next_deadline() -> None:
     assert first.startswith(b"HTTP/1.1 200 ")
     assert reply.startswith(b"HTTP/1.1 408 ")
     assert 1 <= time.monotonic() - started < 10
+
+
+async def test_an_idle_keep_alive_connection_is_closed_quietly_after_the_keep_alive_timeout() -> None:
+    """Between requests a connection has uvicorn's keep-alive timeout (here 1 s), then is closed
+    without a word; each request starts the count again."""
+    app = Starlette(routes=[Route("/{path}", slow_app, methods=["POST"])])
+    options = {"read_timeout": lambda: 30.0, "timeout_keep_alive": 1, "ws": "none"}
+    with serve_app_in_thread(app, config=HostConfig, **options) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        for _ in range(3):  # kept open while requests come sooner than the timeout
+            writer.write(b"POST /now HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1\r\n\r\nx")
+            assert (await reader.readuntil(b"ok")).startswith(b"HTTP/1.1 200 ")
+            await asyncio.sleep(0.6)
+        idle = time.monotonic()
+        with anyio.fail_after(10):
+            rest = await reader.read()
+        writer.close()
+    assert rest == b""
+    assert 0.4 <= time.monotonic() - idle < 5  # 1 s after the last answer, 0.6 s of it slept above

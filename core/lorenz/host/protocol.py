@@ -14,6 +14,11 @@ connection accounting, so clients that are slow, idle or trickling cannot lock r
 uvicorn's own ``limit_concurrency`` counted every open connection, so 1,000 trickling clients
 were enough to answer every real request with 503.
 
+Each connection has one timer for all of this (and for uvicorn's keep-alive timeout): a phase
+moves its deadline, and a timer that fires early waits for the new one. A timer made and cancelled
+for every request cost the loop's heap of scheduled timers tens of thousands of dead entries under
+load.
+
 A response also leaves in one piece: uvicorn writes a response's head and its body separately, and
 on loopback each write is its own packet and its own wake-up of the client. While other requests
 are in flight, the writes of one loop turn are joined and sent when the response is complete (or at
@@ -241,7 +246,15 @@ class ReadDeadlineProtocol(H11Protocol):
 
     def on_response_complete(self) -> None:
         self.transport.flush()  # type: ignore[attr-defined]
-        super().on_response_complete()
+        # uvicorn's, with its keep-alive timeout kept as the idle phase's deadline: uvicorn made a
+        # timer for every response and cancelled it with the next request.
+        self.server_state.total_requests += 1
+        if self.transport.is_closing():
+            return
+        self.flow.resume_reading()
+        if self.conn.our_state is h11.DONE and self.conn.their_state is h11.DONE:
+            self.conn.start_next_cycle()
+            self.handle_events()  # a pipelined request
         if self.phase != "closed" and not self.transport.is_closing():
             self._follow(response_done=True)
 
@@ -283,7 +296,7 @@ class ReadDeadlineProtocol(H11Protocol):
             if self.phase != "body":
                 self._enter("body")
         elif state is h11.IDLE:
-            if response_done:  # waiting for the next request, under uvicorn's keep-alive timeout
+            if response_done:  # waiting for the next request, for uvicorn's keep-alive timeout
                 self._enter("idle")
         elif self.phase != "closed":
             self._enter("busy")
@@ -296,8 +309,9 @@ class ReadDeadlineProtocol(H11Protocol):
         waiting.pop(self, None)
         if self.admitted and phase != "busy" and phase != "closed":
             waiting[self] = None  # the newest waiter, evicted last
-        if phase == "headers" or phase == "body":
-            self.expires = self.loop.time() + self.read_timeout()
+        if phase == "headers" or phase == "body" or phase == "idle":
+            timeout = self.timeout_keep_alive if phase == "idle" else self.read_timeout()
+            self.expires = self.loop.time() + timeout
             if self.deadline is None or self.deadline.when() > self.expires:
                 if self.deadline is not None:
                     self.deadline.cancel()
@@ -317,5 +331,7 @@ class ReadDeadlineProtocol(H11Protocol):
             return
         if self.loop.time() < self.expires:
             self.deadline = self.loop.call_at(self.expires, self._on_deadline)
+        elif self.phase == "idle":
+            self.timeout_keep_alive_handler()  # uvicorn's: the connection is closed quietly
         else:
             self.expire()
