@@ -14,7 +14,7 @@ import pytest
 from lorenz import ToolSpec, tool_failure, tool_success
 from lorenz.host import LiveWorkspace
 from lorenz.host.listening import display_url
-from lorenz.host.mcp_server import call_result, wire_result
+from lorenz.host.replies import call_result
 from lorenz.results import ToolResult
 from lorenz.schemas import compile_schema, validate_arguments
 
@@ -42,10 +42,15 @@ def test_success_maps_to_text_and_structured_content() -> None:
         tool_success({"v": float("nan"), "s": "lone \udc80"}),
     ],
 )
-def test_wire_result_is_the_sdk_dump_of_the_result(result: ToolResult) -> None:
-    """What ``tools/call`` hands the SDK is what the SDK's own dump of the model would be."""
+def test_the_wire_reply_is_the_sdks_dump_of_its_model(result: ToolResult) -> None:
+    """What ``tools/call`` hands the SDK is what the SDK's own dump of the same result would be."""
+    import mcp_types as types
+
     reply = call_result(result)
-    assert wire_result(reply) == reply.model_dump(by_alias=True, mode="json", exclude_none=True)
+    model = types.CallToolResult(
+        content=reply.content, structured_content=reply.structured_content, is_error=reply.is_error
+    )
+    assert reply.wire() == model.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
 def test_empty_success_is_empty_object() -> None:

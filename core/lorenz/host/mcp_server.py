@@ -1,7 +1,7 @@
 """The MCP protocol side: the SDK's low-level ``Server`` over a :class:`LiveWorkspace`.
 
 The SDK owns JSON-RPC, both protocol eras and the transports; this module only answers
-``tools/list`` and ``tools/call`` and maps a :class:`~lorenz.results.ToolResult` onto the wire.
+``tools/list`` and ``tools/call`` (:mod:`.replies` maps a :class:`~lorenz.results.ToolResult` onto the wire).
 Every failure (bad arguments, an unknown tool, a pack that raised) is an ``isError`` result,
 never a JSON-RPC error, so every client hands it to the model.
 """
@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 import mcp_types as types
-from jsonschema.exceptions import best_match
 from mcp.server import Server, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
@@ -30,12 +29,12 @@ from ..execution import ToolRunner
 from ..redact import redact_text, redacted_traceback
 from ..results import ToolResult, error_message, tool_failure, unsupported_tool_failure
 from ..schemas import validate_arguments
-from ..settings.model import DEFAULT_MAX_RESULT_BYTES
-from ..wire import ResultTooLarge, encode_payload, refuse_unsafe_arguments, scrub_surrogates
+from ..wire import refuse_unsafe_arguments
 from .grants import FULL, grant_of
 from .instructions import instructions_for
 from .recording import CallRecorder
 from .reload import request_snapshot
+from .replies import RESULT_TOO_LARGE, ToolReply, call_result
 from .skills_mcp import skill_handlers
 from .tracing import instrument_http, tracing_enabled
 
@@ -43,10 +42,9 @@ if TYPE_CHECKING:
     import httpx
     from mcp.server.session import ServerSession
 
-    from ..schemas import Validator
     from .reload import LiveWorkspace, Snapshot
 
-__all__ = ["HostState", "LorenzServer", "build_server", "call_result"]
+__all__ = ["HostState", "LorenzServer", "build_server"]
 
 logger = logging.getLogger("lorenz.host")
 
@@ -185,63 +183,6 @@ def portability_problems(spec: ToolSpec) -> list[str]:
     return problems
 
 
-def call_result(
-    result: ToolResult,
-    spec: ToolSpec | None = None,
-    output: Validator | None = None,
-    *,
-    max_bytes: int = DEFAULT_MAX_RESULT_BYTES,
-) -> types.CallToolResult:
-    """The wire form of a tool result: one text item with the pretty JSON payload, ``isError``
-    when it failed, and the payload as ``structuredContent`` when it is an object.
-
-    A successful result for a tool advertising an ``outputSchema`` must match it (clients reject
-    it otherwise), and one whose JSON exceeds ``max_bytes`` is not sent: either becomes an
-    ``isError`` result naming the problem.
-    """
-    try:
-        payload, text = encode_payload(result.payload(), max_bytes=max_bytes)
-    except ResultTooLarge as exc:
-        tool = spec.name if spec is not None else "the tool"
-        message = f"{tool} returned {exc} (server.max_result_bytes): ask for less, e.g. a smaller limit"
-        return call_result(tool_failure(message, reason=RESULT_TOO_LARGE))
-    if result.success and spec is not None and spec.output_schema is not None:
-        problem = None
-        if output is not None and not output.is_valid(payload):
-            error = best_match(output.iter_errors(payload))
-            if error is not None:
-                problem = f"{error.json_path}: {error.message}"
-        if problem is not None:
-            return call_result(
-                tool_failure(f"tool {spec.name} returned a result that does not match its outputSchema: {problem}")
-            )
-    structured = payload if isinstance(payload, dict) else None
-    custom = getattr(result, "text", None)  # a typed tool's own rendering (lorenz.authoring.FormattedResult)
-    if isinstance(custom, str):
-        text = scrub_surrogates(custom)
-    # Built from parts already known to be well-formed (a str, a JSON object or None, a bool), so
-    # unvalidated here: the SDK validates the result it sends.
-    return types.CallToolResult.model_construct(
-        content=[types.TextContent.model_construct(text=text)],
-        structured_content=structured,
-        is_error=not result.success,
-    )
-
-
-def wire_result(reply: types.CallToolResult) -> dict[str, Any]:
-    """``reply`` as the SDK would dump it (by alias, without ``None`` fields; a handshake-era
-    surface drops ``resultType``), from the parts :func:`call_result` builds: text items and
-    plain JSON data."""
-    content = [item.model_dump(by_alias=True, mode="json", exclude_none=True) for item in reply.content]
-    wire: dict[str, Any] = {"content": content, "isError": reply.is_error, "resultType": reply.result_type}
-    if reply.structured_content is not None:
-        wire["structuredContent"] = reply.structured_content
-    return wire
-
-
-#: ``reason`` of the failure that replaces a result over ``server.max_result_bytes``.
-RESULT_TOO_LARGE = "result_too_large"
-
 #: How long asking the unmounted packs for their tools may take (once per snapshot) before an
 #: unknown tool's failure goes out without the "how to mount it" hint.
 _INSTALLED_TOOLS_SECONDS = 5.0
@@ -261,7 +202,7 @@ def _reason(payload: Any) -> Any:
 
 async def call_tool(
     state: HostState, snapshot: Snapshot, name: str, arguments: Any, ctx: ServerRequestContext[Any, Any] | None = None
-) -> types.CallToolResult:
+) -> ToolReply:
     """Validate, route and run one tool call, and record it; never raises."""
     started = time.perf_counter()
     name = name.strip()
@@ -277,7 +218,7 @@ async def call_tool(
 
 async def _call_tool(
     state: HostState, snapshot: Snapshot, name: str, arguments: Any, ctx: ServerRequestContext[Any, Any] | None
-) -> tuple[types.CallToolResult, str]:
+) -> tuple[ToolReply, str]:
     server = snapshot.settings.server
     try:
         session = ctx.session if ctx is not None else None
@@ -330,7 +271,7 @@ def build_server(state: HostState) -> LorenzServer:
         state.remember(ctx)
         arguments = params.arguments if params.arguments is not None else {}
         snapshot = request_snapshot(ctx.request) or await state.live.current_async()
-        return wire_result(await call_tool(state, snapshot, params.name, arguments, ctx))
+        return (await call_tool(state, snapshot, params.name, arguments, ctx)).wire()
 
     def input_schema(name: str) -> Mapping[str, Any] | None:
         # Synchronous (the SDK's hook): the request already passed SecurityMiddleware, which

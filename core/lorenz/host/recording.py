@@ -12,8 +12,6 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
-import mcp_types as types
-
 from .calllog import CALL_LOG_ENV, CallLog, CallRecord, CallStats, clean_error
 from .grants import grant_of
 from .security import raw_header
@@ -23,6 +21,7 @@ if TYPE_CHECKING:
     from mcp.server import ServerRequestContext
 
     from .reload import LiveWorkspace, Snapshot
+    from .replies import ToolReply
 
 __all__ = ["CallRecorder"]
 
@@ -53,17 +52,14 @@ def _session_id(ctx: ServerRequestContext[Any, Any] | None) -> str | None:
     return value.decode("latin-1") if value is not None else None
 
 
-def _error(reply: types.CallToolResult, snapshot: Snapshot) -> str | None:
+def _error(reply: ToolReply, snapshot: Snapshot) -> str | None:
     details = (reply.structured_content or {}).get("error")
     message = details.get("message") if isinstance(details, dict) else None
-    if not isinstance(message, str):
-        message = next((item.text for item in reply.content if isinstance(item, types.TextContent)), None)
-    return clean_error(message, snapshot.settings.secrets)
+    return clean_error(message if isinstance(message, str) else reply.text, snapshot.settings.secrets)
 
 
-def _text_bytes(reply: types.CallToolResult) -> int:
-    texts = (item.text for item in reply.content if isinstance(item, types.TextContent))
-    return sum(len(text.encode("utf-8", "replace")) for text in texts)
+def _text_bytes(reply: ToolReply) -> int:
+    return len(reply.text.encode("utf-8", "replace"))
 
 
 class CallRecorder:
@@ -100,7 +96,7 @@ class CallRecorder:
         snapshot: Snapshot,
         tool: str,
         arguments: Any,
-        reply: types.CallToolResult,
+        reply: ToolReply,
         outcome: str,
         started: float,
         ctx: ServerRequestContext[Any, Any] | None,

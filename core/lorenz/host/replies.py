@@ -1,0 +1,87 @@
+"""What a tool call answers on the wire: a :class:`~lorenz.results.ToolResult` as one pretty-JSON
+text item, ``structuredContent`` when the payload is an object, and ``isError`` when it failed."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+from attrs import frozen
+from jsonschema.exceptions import best_match
+
+from ..contracts import ToolSpec
+from ..results import ToolResult, tool_failure
+from ..settings.model import DEFAULT_MAX_RESULT_BYTES
+from ..wire import ResultTooLarge, encode_payload, scrub_surrogates
+
+if TYPE_CHECKING:
+    from ..schemas import Validator
+
+__all__ = ["RESULT_TOO_LARGE", "ToolReply", "call_result"]
+
+#: ``reason`` of the failure that replaces a result over ``server.max_result_bytes``.
+RESULT_TOO_LARGE = "result_too_large"
+
+
+@frozen
+class ToolReply:
+    """A ``CallToolResult`` of one text item, from parts already known to be well-formed (a str,
+    a JSON object or ``None``, a bool): the SDK validates what it sends, so nothing here builds
+    (or validates) its models on the way."""
+
+    text: str
+    structured_content: dict[str, Any] | None
+    is_error: bool
+
+    @property
+    def content(self) -> list[types.TextContent]:
+        return [types.TextContent(text=self.text)]
+
+    def wire(self) -> dict[str, Any]:
+        """The result as the SDK dumps a ``CallToolResult`` (by alias, without ``None`` fields;
+        a handshake-era surface drops ``resultType``)."""
+        wire: dict[str, Any] = {
+            "content": [{"type": "text", "text": self.text}],
+            "isError": self.is_error,
+            "resultType": "complete",
+        }
+        if self.structured_content is not None:
+            wire["structuredContent"] = self.structured_content
+        return wire
+
+
+def call_result(
+    result: ToolResult,
+    spec: ToolSpec | None = None,
+    output: Validator | None = None,
+    *,
+    max_bytes: int = DEFAULT_MAX_RESULT_BYTES,
+) -> ToolReply:
+    """The wire form of a tool result: one text item with the pretty JSON payload, ``isError``
+    when it failed, and the payload as ``structuredContent`` when it is an object.
+
+    A successful result for a tool advertising an ``outputSchema`` must match it (clients reject
+    it otherwise), and one whose JSON exceeds ``max_bytes`` is not sent: either becomes an
+    ``isError`` result naming the problem.
+    """
+    try:
+        payload, text = encode_payload(result.payload(), max_bytes=max_bytes)
+    except ResultTooLarge as exc:
+        tool = spec.name if spec is not None else "the tool"
+        message = f"{tool} returned {exc} (server.max_result_bytes): ask for less, e.g. a smaller limit"
+        return call_result(tool_failure(message, reason=RESULT_TOO_LARGE))
+    if result.success and spec is not None and spec.output_schema is not None:
+        problem = None
+        if output is not None and not output.is_valid(payload):
+            error = best_match(output.iter_errors(payload))
+            if error is not None:
+                problem = f"{error.json_path}: {error.message}"
+        if problem is not None:
+            return call_result(
+                tool_failure(f"tool {spec.name} returned a result that does not match its outputSchema: {problem}")
+            )
+    structured = payload if isinstance(payload, dict) else None
+    custom = getattr(result, "text", None)  # a typed tool's own rendering (lorenz.authoring.FormattedResult)
+    if isinstance(custom, str):
+        text = scrub_surrogates(custom)
+    return ToolReply(text=text, structured_content=structured, is_error=not result.success)
