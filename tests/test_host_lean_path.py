@@ -8,7 +8,9 @@ results, tool errors, JSON-RPC errors and the 2026-07-28 header ladder.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -185,9 +187,11 @@ class WaitingPlugin:
 
 
 @pytest.mark.parametrize("protocol", ["lorenz", "uvicorn"])
-def test_a_dropped_connection_cancels_the_call_on_the_lean_path(tmp_path: Path, protocol: str) -> None:
+def test_a_dropped_connection_cancels_the_call_on_the_lean_path(
+    tmp_path: Path, protocol: str, caplog: pytest.LogCaptureFixture
+) -> None:
     """Stateless JSON clients cancel by going away: under the host's own HTTP protocol (which says
-    so) and under plain uvicorn (a watch on ``receive``) alike."""
+    so) and under plain uvicorn (a watch on ``receive``) alike; the server logs no error for it."""
     plugin = WaitingPlugin()
     (tmp_path / "WORKFLOW.md").write_text("---\ntools:\n  lean: {}\n---\n")
     message, headers = legacy("tools/call", {"name": "lean_wait", "arguments": {}})
@@ -196,13 +200,17 @@ def test_a_dropped_connection_cancels_the_call_on_the_lean_path(tmp_path: Path, 
     options: dict[str, Any] = {"config": uvicorn.Config}
     if protocol == "lorenz":
         options = {"config": HostConfig, "read_timeout": lambda: 30.0}
-    with serve_app_in_thread(app, lifespan="on", **options) as server:
+    with contextlib.ExitStack() as cleanup, serve_app_in_thread(app, lifespan="on", **options) as server:
+        uvicorn_log = logging.getLogger("uvicorn.error")  # configured at start; not propagated to caplog
+        uvicorn_log.addHandler(caplog.handler)
+        cleanup.callback(uvicorn_log.removeHandler, caplog.handler)
         with pytest.raises(httpx.ReadTimeout):
             httpx.post(server.base_url + "/mcp", content=json.dumps(message), headers=headers, timeout=1.0)
         deadline = time.monotonic() + 10
         while plugin.pack.events != ["started", "cancelled"] and time.monotonic() < deadline:
             time.sleep(0.02)
     assert plugin.pack.events == ["started", "cancelled"]
+    assert [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR] == []
 
 
 class HeaderPack:

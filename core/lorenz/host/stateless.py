@@ -70,8 +70,16 @@ class _Exchange:
     request_id: RequestId
     message_metadata: MessageMetadata
     transport: TransportContext = _TRANSPORT
-    cancel_requested: anyio.Event = field(default_factory=anyio.Event)
     can_send_request: bool = False
+    _cancel_requested: anyio.Event | None = field(default=None, repr=False)
+
+    @property
+    def cancel_requested(self) -> anyio.Event:
+        """Never set (a dropped connection is this exchange's only cancellation); made when a
+        handler first asks for it."""
+        if self._cancel_requested is None:
+            self._cancel_requested = anyio.Event()
+        return self._cancel_requested
 
     async def send_raw_request(
         self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None
@@ -325,12 +333,7 @@ async def _until_disconnect(scope: Scope, receive: Receive, work: Callable[[Rece
     ``work`` has read the whole body (no task group: its ending would format a task's repr for its
     cancel message on every request)."""
     if scope.get("state", {}).get(READ_DEADLINES):  # the host's protocol cancels on a lost connection
-        with anyio.CancelScope() as call:
-            scope[CANCEL_ON_DISCONNECT] = call.cancel
-            try:
-                await work(receive)
-            finally:
-                del scope[CANCEL_ON_DISCONNECT]
+        await _cancelled_by_protocol(scope, receive, work)
         return
     body_read: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
@@ -353,3 +356,26 @@ async def _until_disconnect(scope: Scope, receive: Receive, work: Callable[[Rece
             await work(tracked)
         finally:
             watcher.cancel()
+
+
+async def _cancelled_by_protocol(scope: Scope, receive: Receive, work: Callable[[Receive], Awaitable[None]]) -> None:
+    """``work(receive)``, its task cancelled when the host's protocol reports the connection lost
+    (what a cancel scope around it would do, without making one for every request)."""
+    task = asyncio.current_task()
+    assert task is not None
+    lost = False
+
+    def cancel() -> None:
+        nonlocal lost
+        if not lost:
+            lost = True
+            task.cancel()
+
+    scope[CANCEL_ON_DISCONNECT] = cancel
+    try:
+        await work(receive)
+    except asyncio.CancelledError:
+        if not lost or task.uncancel() > 0:  # cancelled by someone else too: theirs to handle
+            raise
+    finally:
+        del scope[CANCEL_ON_DISCONNECT]
