@@ -453,8 +453,12 @@ async def test_a_responses_writes_leave_as_one_send() -> None:
     joined.write(b"")
     joined.write(b"{}")
     assert real.calls == []
-    await asyncio.sleep(0)  # the end of the turn
+    other = Recorder()
+    _JoinedWrites(other, asyncio.get_running_loop(), pool).write(b"too")  # type: ignore[arg-type]
+    assert other.calls == []
+    await asyncio.sleep(0)  # the end of the turn: every connection that wrote in it is flushed
     assert real.calls == [("write", b"HTTP/1.1 200 OK\r\n\r\n{}")]
+    assert other.calls == [("write", b"too")]
     joined.write(b"bye")
     joined.close()  # what is pending goes before the close
     assert real.calls[1:] == [("write", b"bye"), ("close", b"")]

@@ -96,6 +96,7 @@ class ConnectionPool:
         self.limit = limit
         self.open = 0
         self.waiting: dict[ReadDeadlineProtocol, None] = {}
+        self._unflushed: list[_JoinedWrites] = []
 
     def admit(self, connection: ReadDeadlineProtocol) -> bool:
         """Count a new connection in, closing the longest-waiting one if at the cap; ``False``
@@ -107,6 +108,18 @@ class ConnectionPool:
             oldest.expire(linger=False)
         self.open += 1
         return True
+
+    def flush_soon(self, writes: _JoinedWrites, loop: asyncio.AbstractEventLoop) -> None:
+        """Send what ``writes`` holds at the end of this loop turn (one callback per turn for
+        every connection that wrote in it)."""
+        if not self._unflushed:
+            loop.call_soon(self._flush)
+        self._unflushed.append(writes)
+
+    def _flush(self) -> None:
+        unflushed, self._unflushed = self._unflushed, []
+        for writes in unflushed:
+            writes.flush()
 
 
 class HostConfig(uvicorn.Config):
@@ -173,7 +186,7 @@ class _JoinedWrites:
             if self._pool.open - len(self._pool.waiting) <= 1:  # no other request in flight
                 self._transport.write(data)
                 return
-            self._loop.call_soon(self.flush)
+            self._pool.flush_soon(self, self._loop)
         self._pending.append(data)
 
     def writelines(self, chunks: Any) -> None:
