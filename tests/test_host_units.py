@@ -8,6 +8,7 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -467,3 +468,52 @@ async def test_a_responses_writes_leave_as_one_send() -> None:
     await asyncio.sleep(0)
     assert real.calls[3:] == [("abort", b"")]
     assert joined.get_extra_info("peername") == "info:peername"
+
+
+@pytest.mark.anyio
+async def test_a_request_that_arrives_whole_is_answered_before_the_loop_turns() -> None:
+    """The host's protocol runs a new request's task at once, inside ``data_received``: an app that
+    answers without waiting has written its response by the time the bytes are taken in."""
+    import asyncio
+
+    from uvicorn.server import ServerState
+
+    from lorenz.host.protocol import HostConfig, ReadDeadlineProtocol
+
+    seen: list[object] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        seen.append(asyncio.current_task())
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    class Transport(asyncio.Transport):
+        def __init__(self) -> None:
+            super().__init__()
+            self.sent = b""
+
+        def write(self, data: Any) -> None:
+            self.sent += bytes(data)
+
+        def is_closing(self) -> bool:
+            return False
+
+        def close(self) -> None:
+            pass
+
+        def get_extra_info(self, name: str, default: Any = None) -> Any:
+            return {"peername": ("127.0.0.1", 5000), "sockname": ("127.0.0.1", 8000)}.get(name, default)
+
+    config = HostConfig(app, read_timeout=lambda: 30.0, log_level="warning", lifespan="off")
+    config.load()
+    protocol = ReadDeadlineProtocol(config, ServerState(), {})
+    transport = Transport()
+    protocol.connection_made(transport)
+    protocol.data_received(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\n{}")
+    assert transport.sent.startswith(b"HTTP/1.1 200 ") and transport.sent.endswith(b"ok")
+    assert len(seen) == 1 and seen[0] is not asyncio.current_task()  # the request's own task
+    assert asyncio.current_task() is not None  # the caller's task is current again
+    protocol.data_received(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\n{}")  # keep-alive
+    assert transport.sent.count(b"HTTP/1.1 200 ") == 2
+    protocol.connection_lost(None)

@@ -5,7 +5,8 @@ and no timer: the task is done when :func:`eager_task` returns. A call that does
 as an ordinary task. Python 3.12 builds this in (``eager_start=True``); on 3.11 the standard event
 loop gets the same by running the step the new task has just scheduled, with the task swapped in
 as the loop's current one (what 3.12 does), so ``current_task()``, cancel scopes and context
-variables inside that step all belong to the new task.
+variables inside that step all belong to the new task. :func:`start_now` does that for a task
+someone else just created (uvicorn's for a request).
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from __future__ import annotations
 import asyncio
 import collections
 import sys
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["eager_task"]
+__all__ = ["eager_task", "start_now"]
 
 T = TypeVar("T")
 
@@ -27,11 +28,19 @@ def eager_task(coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
     if sys.version_info >= (3, 12):
         return asyncio.Task(coro, loop=loop, eager_start=True)
     task = loop.create_task(coro)
+    start_now(loop, lambda owner: owner is task)
+    return task
+
+
+def start_now(loop: asyncio.AbstractEventLoop, is_new: Callable[[object], bool]) -> bool:
+    """Run now the first step of the task just created on ``loop`` (the last callback due), when
+    ``is_new`` says its task is the one meant; ``False`` (it starts on the loop's next turn) on
+    another loop, a task factory of its own, or anything else scheduled since."""
     ready: Any = getattr(loop, "_ready", None)  # the standard loop's queue of callbacks due now
     step: Any = ready[-1] if isinstance(ready, collections.deque) and ready else None
     owner: object = getattr(getattr(step, "_callback", None), "__self__", None)
-    if owner is not task:
-        return task  # another loop, or a task factory of its own: the task starts on its next turn
+    if not isinstance(owner, asyncio.Task) or owner.done() or not is_new(owner):
+        return False
     ready.pop()
     caller = asyncio.current_task(loop)
     if caller is not None:
@@ -41,4 +50,4 @@ def eager_task(coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
     finally:
         if caller is not None:
             asyncio.tasks._enter_task(loop, caller)
-    return task
+    return True

@@ -44,6 +44,7 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
+from ..eager import start_now
 from ..settings.model import DEFAULT_READ_TIMEOUT_SECONDS
 
 __all__ = [
@@ -254,8 +255,11 @@ class ReadDeadlineProtocol(H11Protocol):
             return
         if self.phase == "idle":  # a keep-alive connection's next request has begun
             self._enter("headers")
+        cycle = self.cycle
         super().data_received(data)
         self._follow()
+        if self.cycle is not cycle:  # a request came in whole or in part: its task starts now
+            start_now(self.loop, self.tasks.__contains__)
 
     def on_response_complete(self) -> None:
         self.transport.flush()  # type: ignore[attr-defined]
