@@ -28,8 +28,8 @@ def test_success_maps_to_text_and_structured_content() -> None:
     """A success is one pretty-JSON text item plus the same object as structuredContent."""
     result = call_result(tool_success({"b": 1, "a": [1, 2]}))
     assert result.is_error is False
-    assert [item.type for item in result.content] == ["text"]
-    assert result.content[0].text == json.dumps({"b": 1, "a": [1, 2]}, indent=2)
+    assert [item["type"] for item in result.wire()["content"]] == ["text"]
+    assert result.text == json.dumps({"b": 1, "a": [1, 2]}, indent=2)
     assert result.structured_content == {"b": 1, "a": [1, 2]}
 
 
@@ -49,7 +49,9 @@ def test_the_wire_reply_is_the_sdks_dump_of_its_model(result: ToolResult) -> Non
 
     reply = call_result(result)
     model = types.CallToolResult(
-        content=reply.content, structured_content=reply.structured_content, is_error=reply.is_error
+        content=[types.TextContent(text=reply.text)],
+        structured_content=reply.structured_content,
+        is_error=reply.is_error,
     )
     assert reply.wire() == model.model_dump(by_alias=True, mode="json", exclude_none=True)
 
@@ -57,7 +59,7 @@ def test_the_wire_reply_is_the_sdks_dump_of_its_model(result: ToolResult) -> Non
 def test_empty_success_is_empty_object() -> None:
     """A success without a result is `{}`."""
     result = call_result(tool_success())
-    assert result.content[0].text == "{}"
+    assert result.text == "{}"
     assert result.structured_content == {}
 
 
@@ -65,14 +67,14 @@ def test_failure_without_result_uses_error_message() -> None:
     """A bare failure becomes `{"error": {"message": ...}}` with isError."""
     result = call_result(ToolResult(success=False, error="broke"))
     assert result.is_error is True
-    assert json.loads(result.content[0].text) == {"error": {"message": "broke"}}
+    assert json.loads(result.text) == {"error": {"message": "broke"}}
 
 
 def test_non_ascii_is_kept_and_unserialisable_values_become_strings() -> None:
     """Text keeps non-ASCII characters; a datetime in a payload is shown as its string."""
     moment = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
     result = call_result(tool_success({"title": "Grüße", "at": moment}))
-    assert '"Grüße"' in result.content[0].text
+    assert '"Grüße"' in result.text
     assert result.structured_content == {"title": "Grüße", "at": str(moment)}
 
 
@@ -83,7 +85,7 @@ def test_output_schema_mismatch_becomes_an_error_result() -> None:
     assert good.is_error is False
     bad = call_result(tool_success({"sum": "three"}), SPEC, validator)
     assert bad.is_error is True
-    message = json.loads(bad.content[0].text)["error"]["message"]
+    message = json.loads(bad.text)["error"]["message"]
     assert (
         message
         == "tool t returned a result that does not match its outputSchema: $.sum: 'three' is not of type 'integer'"
@@ -268,7 +270,7 @@ def test_non_finite_numbers_are_null_in_text_and_structured_content() -> None:
         raise ValueError(constant)
 
     result = call_result(tool_success({"v": float("nan"), "w": [float("inf"), 1.5], "d": datetime(2020, 1, 1)}))
-    text = json.loads(result.content[0].text, parse_constant=strict)  # type: ignore[union-attr]
+    text = json.loads(result.text, parse_constant=strict)
     assert text == {"v": None, "w": [None, 1.5], "d": "2020-01-01 00:00:00"}
     assert result.structured_content == text
 

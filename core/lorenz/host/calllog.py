@@ -53,7 +53,7 @@ _DURATIONS_KEPT = 1024
 _WHEN_KNOWN = frozenset({"client", "sessionId", "traceId", "token"})
 
 
-#: The second :meth:`CallRecord.now` last formatted, and its text (a race only formats it twice).
+#: The second :meth:`CallRecord.stamp` last formatted, and its text (a race only formats it twice).
 _STAMP: list[Any] = [None, ""]
 
 

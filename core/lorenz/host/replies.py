@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import mcp_types as types
 from attrs import frozen
 from jsonschema.exceptions import best_match
 
@@ -32,10 +31,6 @@ class ToolReply:
     text: str
     structured_content: dict[str, Any] | None
     is_error: bool
-
-    @property
-    def content(self) -> list[types.TextContent]:
-        return [types.TextContent(text=self.text)]
 
     def wire(self) -> dict[str, Any]:
         """The result as the SDK dumps a ``CallToolResult`` (by alias, without ``None`` fields;

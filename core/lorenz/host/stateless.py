@@ -115,10 +115,16 @@ def _reads_json(accept: bytes | None) -> bool:
     if verdict is None:
         headers = [(b"accept", accept)] if accept is not None else []
         verdict, _ = check_accept_headers(Request({"type": "http", "headers": headers}))
-        if len(_ACCEPTS) >= _ACCEPTS_KEPT:
-            _ACCEPTS.clear()
-        _ACCEPTS[accept] = verdict
+        _remember(_ACCEPTS, accept, verdict, _ACCEPTS_KEPT)
     return verdict
+
+
+def _remember(cache: dict[Any, Any], key: Any, value: Any, kept: int) -> None:
+    """``cache[key] = value``, the cache emptied first once it holds ``kept`` entries (what a
+    client sends repeats; a flood of distinct values only costs the work redone)."""
+    if len(cache) >= kept:
+        cache.clear()
+    cache[key] = value
 
 
 @dataclass(frozen=True)
@@ -258,9 +264,7 @@ def _declares_param_headers(schema: Mapping[str, Any]) -> bool:
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
-    if len(_HEADERLESS) >= _HEADERLESS_KEPT:
-        _HEADERLESS.clear()
-    _HEADERLESS[id(schema)] = schema
+    _remember(_HEADERLESS, id(schema), schema, _HEADERLESS_KEPT)
     return False
 
 
@@ -287,10 +291,11 @@ async def _serve_one(
 _NO_CHANNEL = Connection.from_envelope(DEFAULT_NEGOTIATED_VERSION, None, None).outbound
 
 
-def _born_ready(version: str) -> Connection:
-    """``Connection.from_envelope(version, None, None)``, the handshake-era stateless connection,
-    without validating two absent values only to have them fail."""
-    connection = Connection(_NO_CHANNEL, protocol_version=version)
+def _born_ready(version: str, client_params: Any = None, capabilities: Any = None) -> Connection:
+    """A connection as ``Connection.from_envelope`` makes it, from its identity already made:
+    without one, the handshake-era stateless connection (no absent value validated only to fail)."""
+    connection = Connection(_NO_CHANNEL, protocol_version=version, client_params=client_params)
+    connection.client_capabilities = capabilities
     connection.initialized.set()
     return connection
 
@@ -312,14 +317,9 @@ def _envelope_connection(version: str, client_info: Any, capabilities: Any) -> C
     identity = _ENVELOPES.get(key)
     if identity is None:
         made = Connection.from_envelope(version, client_info, capabilities)
-        if len(_ENVELOPES) >= _ENVELOPES_KEPT:
-            _ENVELOPES.clear()
-        _ENVELOPES[key] = (made.client_params, made.client_capabilities)
+        _remember(_ENVELOPES, key, (made.client_params, made.client_capabilities), _ENVELOPES_KEPT)
         return made
-    connection = Connection(_NO_CHANNEL, protocol_version=version, client_params=identity[0])
-    connection.client_capabilities = identity[1]
-    connection.initialized.set()
-    return connection
+    return _born_ready(version, *identity)
 
 
 def _unmapped(method: str, exc: Exception) -> ErrorData:
