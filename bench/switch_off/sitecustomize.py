@@ -31,6 +31,7 @@ def _switch_off() -> None:
     import lorenz.host.mcp_server as mcp_server
     import lorenz.host.recording as recording
     import lorenz.host.reload as reload
+    import lorenz.host.replies as replies
     import lorenz.host.security as security
 
     if "sdk-request-validation" in _NAMES:
@@ -53,7 +54,7 @@ def _switch_off() -> None:
         def encode(payload: Any, *, max_bytes: int) -> tuple[Any, str]:
             return payload, pydantic_core.to_json(payload, indent=2).decode()
 
-        mcp_server.encode_payload = encode
+        replies.encode_payload = encode
     if "gc" in _NAMES:
         import gc
 
