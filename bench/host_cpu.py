@@ -1,13 +1,18 @@
 """CPU per ``tools/call`` of the host's app alone: ASGI calls straight into ``build_app``, no HTTP
 parser, no client, so what the app itself costs (and, with ``--profile``, where) is read off.
 
-    .venv/bin/python bench/host_cpu.py [-n 3000] [--era legacy|modern] [--profile]
+    .venv/bin/python bench/host_cpu.py [-n 3000] [--era legacy|modern] [--profile] [--cold MIB]
 
 A one-issue local board with 20 comments in a temporary directory, ``local_read_issue`` on it,
 stateless JSON responses (the embedded default), one loop turn between calls. Three rounds of
 ``-n`` calls after 300 warm-up ones; prints each round's CPU and wall time per call and the best
 round's CPU. ``--profile`` runs
 the last round under cProfile and prints the functions with the most cumulative and own time.
+
+``--cold MIB`` writes over a buffer of that many MiB between calls and prints each round's median
+wall time per call (the overwriting untimed): the call as a sequential client meets it. Between two
+requests of one client the server idles and its caches are lost, so a sequential call costs about
+what it costs here with 16 MiB (more than this machine's 4 MiB L2), not what it costs warm.
 Compare two trees by running it with ``PYTHONPATH=<tree>/core:<tree>/plugins/local``.
 """
 
@@ -19,6 +24,7 @@ import cProfile
 import json
 import os
 import pstats
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -95,7 +101,7 @@ async def call(app: Any, era: str, index: int) -> None:
     assert sent[0]["status"] == 200 and b'"isError":false' in reply, reply[:300]
 
 
-async def run(board: Path, era: str, n: int, profile: bool) -> None:
+async def run(board: Path, era: str, n: int, profile: bool, cold_mib: int = 0) -> None:
     from lorenz.host.app import build_app
     from lorenz.host.reload import LiveWorkspace
 
@@ -108,6 +114,15 @@ async def run(board: Path, era: str, n: int, profile: bool) -> None:
     assert (await outbox.get())["type"] == "lifespan.startup.complete"
     for index in range(300):
         await call(app, era, index)
+    if cold_mib:
+        await run_cold(app, era, n, cold_mib)
+    else:
+        await run_warm(app, era, n, profile)
+    await inbox.put({"type": "lifespan.shutdown"})
+    await lifespan
+
+
+async def run_warm(app: Any, era: str, n: int, profile: bool) -> None:
     best = float("inf")
     profiler = cProfile.Profile()
     for round_ in range(3):
@@ -126,8 +141,24 @@ async def run(board: Path, era: str, n: int, profile: bool) -> None:
         stats = pstats.Stats(profiler)
         stats.sort_stats("cumulative").print_stats(40)
         stats.sort_stats("tottime").print_stats(25)
-    await inbox.put({"type": "lifespan.shutdown"})
-    await lifespan
+
+
+async def run_cold(app: Any, era: str, n: int, mib: int) -> None:
+    buffer = bytearray(mib << 20)
+    line = 64  # one write per cache line
+    zeros = bytes(len(buffer[::line]))
+    medians = []
+    for round_ in range(3):
+        walls = []
+        for index in range(n):
+            buffer[::line] = zeros
+            await asyncio.sleep(0)
+            start = time.perf_counter()
+            await call(app, era, index)
+            walls.append(time.perf_counter() - start)
+        medians.append(statistics.median(walls) * 1e6)
+        print(f"round {round_ + 1}: p50 {medians[-1]:.0f} µs wall per call, caches overwritten ({mib} MiB)")
+    print(f"{era}: cold, median of rounds {statistics.median(medians):.0f} µs per call")
 
 
 def main() -> None:
@@ -135,12 +166,13 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=3000)
     parser.add_argument("--era", choices=["legacy", "modern"], default="legacy")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--cold", type=int, default=0, metavar="MIB", help="overwrite MIB MiB between calls")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         board = Path(tmp)
         seed(board)
         os.chdir(board)
-        asyncio.run(run(board, args.era, args.n, args.profile))
+        asyncio.run(run(board, args.era, args.n, args.profile, args.cold))
 
 
 if __name__ == "__main__":

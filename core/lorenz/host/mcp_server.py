@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 import mcp_types as types
+import pydantic_core
 from mcp.server import Server, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
@@ -130,8 +131,18 @@ class LorenzServer(Server[Any]):
 
     def __init__(self, state: HostState, **kwargs: Any) -> None:
         self._state = state
+        self._stamp_json: bytes | None = None
         super().__init__(SERVER_NAME, **kwargs)
         self._list_changed = state.list_changed
+
+    @property
+    def server_info_stamp(self) -> dict[str, Any]:
+        """The SDK's fresh ``serverInfo`` dump for each 2026-era result, parsed from its JSON
+        made once (``copy.deepcopy`` of the dump cost more than the rest of the stamp)."""
+        if self._stamp_json is None:
+            self._stamp_json = pydantic_core.to_json(super().server_info_stamp)
+        stamp: dict[str, Any] = pydantic_core.from_json(self._stamp_json)
+        return stamp
 
     @property
     def instructions(self) -> str:

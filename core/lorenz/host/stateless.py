@@ -33,11 +33,13 @@ from mcp.shared.dispatcher import CallOptions
 from mcp.shared.exceptions import NoBackChannelError
 from mcp.shared.inbound import (
     ERROR_CODE_HTTP_STATUS,
+    MCP_METHOD_HEADER,
+    MCP_NAME_HEADER,
     MCP_PARAM_HEADER_PREFIX,
+    MCP_PROTOCOL_VERSION_HEADER,
     X_MCP_HEADER_KEY,
     InboundLadderRejection,
     classify_inbound_request,
-    find_duplicated_routing_header,
     validate_mcp_param_headers,
 )
 from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
@@ -119,6 +121,23 @@ def _reads_json(accept: bytes | None) -> bool:
     return verdict
 
 
+#: The headers the SDK's inbound ladder reads (by the lowercase names ASGI gives).
+_ROUTING = {name.encode("latin-1"): name for name in (MCP_PROTOCOL_VERSION_HEADER, MCP_METHOD_HEADER, MCP_NAME_HEADER)}
+
+
+def _routing_headers(scope: Scope) -> dict[str, str] | None:
+    """The routing headers the inbound ladder compares with the body, decoded; ``None`` when
+    one is repeated (the SDK's transport refuses that, in its words)."""
+    found: dict[str, str] = {}
+    for key, value in scope["headers"]:
+        name = _ROUTING.get(key)
+        if name is not None:
+            if name in found:
+                return None
+            found[name] = value.decode("latin-1")
+    return found
+
+
 def _remember(cache: dict[Any, Any], key: Any, value: Any, kept: int) -> None:
     """``cache[key] = value``, the cache emptied first once it holds ``kept`` entries (what a
     client sends repeats; a flood of distinct values only costs the work redone)."""
@@ -179,12 +198,10 @@ class StatelessEndpoint:
             # Born ready, as the SDK's stateless transport builds it: there is no handshake.
             legacy = _born_ready(version)
             return _Route(legacy, _Exchange(message["id"], metadata), modern=False)
-        # The header lines decoded once (what Starlette's Headers decodes on every look).
-        lines = [(key.decode("latin-1"), value.decode("latin-1")) for key, value in scope["headers"]]
-        if message["method"] == "subscriptions/listen" or find_duplicated_routing_header(lines):
+        routing = _routing_headers(scope)
+        if message["method"] == "subscriptions/listen" or routing is None:
             return None
-        # As dict(request.headers): the first value of a repeated header wins.
-        verdict = classify_inbound_request(message, headers=dict(reversed(lines)))
+        verdict = classify_inbound_request(message, headers=routing)
         if isinstance(verdict, InboundLadderRejection) or self._param_rejection(request, message):
             return None
         connection = _envelope_connection(verdict.protocol_version, verdict.client_info, verdict.client_capabilities)

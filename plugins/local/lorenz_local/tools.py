@@ -117,24 +117,25 @@ def board_store(settings: Settings) -> BoardStore:
     ``.lorenz/local`` under the working directory (live cwd and environment)."""
     from .store import BoardStore
 
-    config = pack_board_config(settings)
     cwd = os.getcwd()
-    # A path without $VARS or ~ depends on the working directory alone: reuse its store.
-    key = (config.path, config.id_prefix, cwd)
-    reusable = config.path is None or not ("$" in config.path or "~" in config.path)
-    store = _STORES.get(key) if reusable else None
-    if store is None:
-        directory = resolve_board_dir(config.path, cwd=cwd, env=os.environ)
-        store = BoardStore(directory, id_prefix=config.id_prefix)
-        if reusable:
-            if len(_STORES) >= _MAX_STORES:
-                _STORES.clear()
-            _STORES[key] = store
+    # One settings object serves every call of a snapshot: its store is looked up by identity
+    # (the entry keeps it alive, so its id is not reused while the entry stands).
+    known = _STORES.get((id(settings), cwd))
+    if known is not None and known[0] is settings:
+        return known[1]
+    config = pack_board_config(settings)
+    directory = resolve_board_dir(config.path, cwd=cwd, env=os.environ)
+    store = BoardStore(directory, id_prefix=config.id_prefix)
+    # A path with $VARS or ~ depends on the live environment too: resolved on every call.
+    if config.path is None or not ("$" in config.path or "~" in config.path):
+        if len(_STORES) >= _MAX_STORES:
+            _STORES.clear()
+        _STORES[(id(settings), cwd)] = (settings, store)
     return store
 
 
-#: Stores by (configured path, id prefix, working directory); a store holds no state of its own.
-_STORES: dict[tuple[str | None, str, str], BoardStore] = {}
+#: Stores by (settings, working directory); a store holds no state of its own.
+_STORES: dict[tuple[int, str], tuple[Settings, BoardStore]] = {}
 _MAX_STORES = 64
 
 
