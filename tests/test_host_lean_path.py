@@ -311,3 +311,54 @@ def test_a_connection_from_a_remembered_envelope_is_the_sdks(info: Any, capabili
         for attribute in ("protocol_version", "session_id", "client_params", "client_capabilities", "outbound"):
             assert getattr(ours, attribute) == getattr(expected, attribute), attribute
         assert ours.initialized.is_set()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_a_call_is_recorded_after_its_answer_is_written(
+    tmp_path: Path, host_pack: ModuleType, era: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The client does not wait for the host's bookkeeping: the lean path writes the answer, then
+    records the call (before the request ends, so the next request sees it). A record that fails
+    there is logged, and the request still ends well."""
+    (tmp_path / "WORKFLOW.md").write_text("---\ntracker:\n  kind: demo\n---\n")
+    live = LiveWorkspace.open(cwd=tmp_path, env={"LORENZ_LOAD_PLUGINS": ""}, plugins=[host_pack], reload=False)
+    app = build_app(live, bind_host="127.0.0.1")
+    recorder = app.state.host.recorder
+    params = {"name": "demo_add", "arguments": {"a": 1, "b": 2}}
+    case = modern("tools/call", params, name="demo_add") if era == "modern" else legacy("tools/call", params)
+    message, headers = case
+    body = json.dumps(message).encode()
+    raw = [(b"host", b"127.0.0.1:8000"), *((k.lower().encode(), v.encode()) for k, v in headers.items())]
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+        "path": "/mcp", "raw_path": b"/mcp", "query_string": b"", "root_path": "",
+        "headers": [*raw, (b"content-length", str(len(body)).encode())],
+        "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8000),
+    }  # fmt: skip
+    counted_at_body: list[int] = []
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(event: dict[str, Any]) -> None:
+        sent.append(event)
+        if event["type"] == "http.response.body":
+            counted_at_body.append(len(recorder.stats.snapshot()[0]))
+
+    await app(scope, receive, send)
+    assert b'"isError":false' in sent[-1]["body"], sent
+    assert counted_at_body == [0]  # not recorded yet when the answer went out
+    [record], _ = recorder.stats.snapshot()
+    assert record.tool == "demo_add" and record.outcome == "success"
+    assert record.duration_ms >= 0
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("the counters are gone")
+
+    monkeypatch.setattr(recorder.stats, "count", broken)
+    with caplog.at_level(logging.ERROR, logger="lorenz.host"):
+        await app(scope, receive, send)
+    assert b'"isError":false' in sent[-1]["body"]
+    assert "work after a reply failed" in caplog.text and "the counters are gone" in caplog.text

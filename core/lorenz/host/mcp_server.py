@@ -33,7 +33,7 @@ from ..schemas import validate_arguments
 from ..wire import refuse_unsafe_arguments
 from .grants import FULL, grant_of
 from .instructions import instructions_for
-from .recording import CallRecorder
+from .recording import CallRecorder, after_reply
 from .reload import request_snapshot
 from .replies import RESULT_TOO_LARGE, ToolReply, call_result
 from .skills_mcp import skill_handlers
@@ -223,7 +223,11 @@ async def call_tool(
         cancelled = call_result(tool_failure(f"tool {name} was cancelled"))
         state.recorder.record(snapshot, name, arguments, cancelled, "cancelled", started, ctx)
         raise
-    state.recorder.record(snapshot, name, arguments, reply, kind, started, ctx)
+    later = after_reply(ctx)
+    if later is None:
+        state.recorder.record(snapshot, name, arguments, reply, kind, started, ctx)
+    else:
+        later.append(state.recorder.later(snapshot, name, arguments, reply, kind, started, ctx))
     return reply
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .calllog import CALL_LOG_ENV, CallLog, CallRecord, CallStats, clean_error
@@ -23,7 +24,11 @@ if TYPE_CHECKING:
     from .reload import LiveWorkspace, Snapshot
     from .replies import ToolReply
 
-__all__ = ["CallRecorder"]
+__all__ = ["AFTER_REPLY", "CallRecorder", "after_reply"]
+
+#: The ASGI scope key of a list of callables to run once the request's answer is written (the
+#: lean ``/mcp`` path runs them): the client does not wait for the host's bookkeeping.
+AFTER_REPLY = "lorenz.after_reply"
 
 _CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 
@@ -44,6 +49,14 @@ def _client(ctx: ServerRequestContext[Any, Any] | None) -> dict[str, str] | None
     if not isinstance(name, str):
         return None
     return {"name": name, "version": str(version)} if version is not None else {"name": name}
+
+
+def after_reply(ctx: ServerRequestContext[Any, Any] | None) -> list[Callable[[], None]] | None:
+    """The work to do after the answer to ``ctx``'s request is written, when the path serving it
+    runs such work; ``None`` otherwise (do it now)."""
+    scope = getattr(getattr(ctx, "request", None), "scope", None)
+    later = scope.get(AFTER_REPLY) if isinstance(scope, dict) else None
+    return later if isinstance(later, list) else None
 
 
 def _session_id(ctx: ServerRequestContext[Any, Any] | None) -> str | None:
@@ -101,7 +114,36 @@ class CallRecorder:
         started: float,
         ctx: ServerRequestContext[Any, Any] | None,
     ) -> None:
-        duration_ms = round((time.perf_counter() - started) * 1000, 3)
+        """Record one call that started at ``started`` (``time.perf_counter()``) and ends now."""
+        self._record(snapshot, tool, arguments, reply, outcome, started, ctx, time.perf_counter(), current_trace_id())
+
+    def later(
+        self,
+        snapshot: Snapshot,
+        tool: str,
+        arguments: Any,
+        reply: ToolReply,
+        outcome: str,
+        started: float,
+        ctx: ServerRequestContext[Any, Any] | None,
+    ) -> Callable[[], None]:
+        """:meth:`record` to run later: the call's end and its trace are taken now."""
+        ended, trace_id = time.perf_counter(), current_trace_id()
+        return lambda: self._record(snapshot, tool, arguments, reply, outcome, started, ctx, ended, trace_id)
+
+    def _record(
+        self,
+        snapshot: Snapshot,
+        tool: str,
+        arguments: Any,
+        reply: ToolReply,
+        outcome: str,
+        started: float,
+        ctx: ServerRequestContext[Any, Any] | None,
+        ended: float,
+        trace_id: str | None,
+    ) -> None:
+        duration_ms = round((ended - started) * 1000, 3)
         finished = time.time()
         error = _error(reply, snapshot) if reply.is_error else None
         log = self._call_log(snapshot)
@@ -118,7 +160,7 @@ class CallRecorder:
             "client": _client(ctx),
             "session_id": _session_id(ctx),
             "request_id": ctx.request_id if ctx is not None else None,
-            "trace_id": current_trace_id(),
+            "trace_id": trace_id,
             "token": grant_of(ctx.request if ctx is not None else None).name,
         }
         if log is None:  # only the landing page may show it: built if it does

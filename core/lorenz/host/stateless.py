@@ -52,6 +52,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .protocol import CANCEL_ON_DISCONNECT, READ_DEADLINES
+from .recording import AFTER_REPLY
 from .security import PARSED_MESSAGE, raw_header
 
 __all__ = ["StatelessEndpoint"]
@@ -185,7 +186,12 @@ class StatelessEndpoint:
 
         async def answer(receive: Receive) -> None:
             await receive()  # the body, parsed already by the guard
-            await self._answer(send, message, route)
+            later: list[Callable[[], None]] = []
+            scope[AFTER_REPLY] = later
+            try:
+                await self._answer(send, message, route)
+            finally:
+                _run_all(later)
 
         await _until_disconnect(scope, receive, answer)
 
@@ -337,6 +343,15 @@ def _envelope_connection(version: str, client_info: Any, capabilities: Any) -> C
         _remember(_ENVELOPES, key, (made.client_params, made.client_capabilities), _ENVELOPES_KEPT)
         return made
     return _born_ready(version, *identity)
+
+
+def _run_all(work: list[Callable[[], None]]) -> None:
+    """Each of ``work``, one failing not stopping the others (the answer has gone already)."""
+    for item in work:
+        try:
+            item()
+        except Exception:
+            logger.exception("lorenz: work after a reply failed")
 
 
 def _unmapped(method: str, exc: Exception) -> ErrorData:
