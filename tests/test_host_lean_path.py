@@ -9,6 +9,7 @@ results, tool errors, JSON-RPC errors and the 2026-07-28 header ladder.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import logging
 import time
@@ -313,21 +314,19 @@ def test_a_connection_from_a_remembered_envelope_is_the_sdks(info: Any, capabili
         assert ours.initialized.is_set()
 
 
-@pytest.mark.anyio
-@pytest.mark.parametrize("era", ["legacy", "modern"])
-async def test_a_call_is_recorded_after_its_answer_is_written(
-    tmp_path: Path, host_pack: ModuleType, era: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The client does not wait for the host's bookkeeping: the lean path writes the answer, then
-    records the call (before the request ends, so the next request sees it). A record that fails
-    there is logged, and the request still ends well."""
-    (tmp_path / "WORKFLOW.md").write_text("---\ntracker:\n  kind: demo\n---\n")
-    live = LiveWorkspace.open(cwd=tmp_path, env={"LORENZ_LOAD_PLUGINS": ""}, plugins=[host_pack], reload=False)
-    app = build_app(live, bind_host="127.0.0.1")
-    recorder = app.state.host.recorder
+def demo_app(directory: Path, host_pack: ModuleType) -> Any:
+    """The host's app on the demo tracker, to call in-process."""
+    (directory / "WORKFLOW.md").write_text("---\ntracker:\n  kind: demo\n---\n")
+    live = LiveWorkspace.open(cwd=directory, env={"LORENZ_LOAD_PLUGINS": ""}, plugins=[host_pack], reload=False)
+    return build_app(live, bind_host="127.0.0.1")
+
+
+def asgi_request(era: str) -> tuple[dict[str, Any], bytes]:
+    """The ASGI scope and body of one ``demo_add`` call in ``era``."""
     params = {"name": "demo_add", "arguments": {"a": 1, "b": 2}}
-    case = modern("tools/call", params, name="demo_add") if era == "modern" else legacy("tools/call", params)
-    message, headers = case
+    message, headers = (
+        modern("tools/call", params, name="demo_add") if era == "modern" else legacy("tools/call", params)
+    )
     body = json.dumps(message).encode()
     raw = [(b"host", b"127.0.0.1:8000"), *((k.lower().encode(), v.encode()) for k, v in headers.items())]
     scope = {
@@ -336,7 +335,12 @@ async def test_a_call_is_recorded_after_its_answer_is_written(
         "headers": [*raw, (b"content-length", str(len(body)).encode())],
         "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8000),
     }  # fmt: skip
-    counted_at_body: list[int] = []
+    return scope, body
+
+
+async def call_in_process(app: Any, era: str, on_send: Any = None) -> bytes:
+    """One ``demo_add`` call through ``app``; its answer's body."""
+    scope, body = asgi_request(era)
     sent: list[dict[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
@@ -344,11 +348,30 @@ async def test_a_call_is_recorded_after_its_answer_is_written(
 
     async def send(event: dict[str, Any]) -> None:
         sent.append(event)
+        if on_send is not None:
+            on_send(event)
+
+    await app(scope, receive, send)
+    return b"".join(event.get("body", b"") for event in sent[1:])
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_a_call_is_recorded_after_its_answer_is_written(
+    tmp_path: Path, host_pack: ModuleType, era: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The client does not wait for the host's bookkeeping: the lean path writes the answer, then
+    records the call (before the request ends, so the next request sees it). A record that fails
+    there is logged, and the request still ends well."""
+    app = demo_app(tmp_path, host_pack)
+    recorder = app.state.host.recorder
+    counted_at_body: list[int] = []
+
+    def on_send(event: dict[str, Any]) -> None:
         if event["type"] == "http.response.body":
             counted_at_body.append(len(recorder.stats.snapshot()[0]))
 
-    await app(scope, receive, send)
-    assert b'"isError":false' in sent[-1]["body"], sent
+    assert b'"isError":false' in await call_in_process(app, era, on_send)
     assert counted_at_body == [0]  # not recorded yet when the answer went out
     [record], _ = recorder.stats.snapshot()
     assert record.tool == "demo_add" and record.outcome == "success"
@@ -359,6 +382,28 @@ async def test_a_call_is_recorded_after_its_answer_is_written(
 
     monkeypatch.setattr(recorder.stats, "count", broken)
     with caplog.at_level(logging.ERROR, logger="lorenz.host"):
-        await app(scope, receive, send)
-    assert b'"isError":false' in sent[-1]["body"]
+        assert b'"isError":false' in await call_in_process(app, era)
     assert "work after a reply failed" in caplog.text and "the counters are gone" in caplog.text
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_a_call_leaves_no_garbage_cycle(tmp_path: Path, host_pack: ModuleType, era: str) -> None:
+    """What a lean-path call builds (the SDK's runner, its connection, the work after the reply)
+    is freed when the call ends, not left in a cycle for the garbage collector."""
+    app = demo_app(tmp_path, host_pack)
+    for _ in range(3):  # warm: first calls fill caches
+        await call_in_process(app, era)
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(20):
+            assert b'"isError":false' in await call_in_process(app, era)
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        left = sorted({type(item).__name__ for item in gc.garbage})
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert left == []

@@ -191,6 +191,7 @@ class StatelessEndpoint:
             try:
                 await self._answer(send, message, route)
             finally:
+                del scope[AFTER_REPLY]  # the work holds the request, so the scope: no cycle left
                 _run_all(later)
 
         await _until_disconnect(scope, receive, answer)
@@ -306,6 +307,9 @@ async def _serve_one(
     try:
         return await runner.on_request(exchange, method, params)
     finally:
+        # The runner keeps its bound ``on_request`` in its own dict: a cycle, which would hold the
+        # runner and its connection until the garbage collector runs, rather than free them now.
+        vars(runner).pop("on_request", None)
         if getattr(connection.exit_stack, "_exit_callbacks", True):
             await aclose_shielded(connection)
 
