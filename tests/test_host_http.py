@@ -194,6 +194,8 @@ async def test_healthz(server: RunningServer) -> None:
         "pid": os.getpid(),
         "generation": 0,
     }
+    assert "server" not in response.headers  # what the host runs on is not advertised
+    assert "date" in response.headers  # RFC 9110: an origin server with a clock sends it
 
 
 async def test_landing_page_and_card_list_exactly_the_mounted_tools(server: RunningServer) -> None:

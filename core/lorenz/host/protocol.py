@@ -127,7 +127,9 @@ class HostConfig(uvicorn.Config):
     """uvicorn's config for the host: its HTTP protocol is :class:`ReadDeadlineProtocol`.
 
     ``read_timeout`` is called for each deadline, so a reloaded setting applies to the next one;
-    ``max_connections`` defaults to :func:`default_connection_limit`.
+    ``max_connections`` defaults to :func:`default_connection_limit`. Answers carry no
+    ``Server: uvicorn`` header unless ``server_header=True``: what the host runs on is nobody's
+    business (and one header fewer to write per answer).
     """
 
     def __init__(
@@ -138,6 +140,7 @@ class HostConfig(uvicorn.Config):
         max_connections: int | None = None,
         **options: Any,
     ) -> None:
+        options.setdefault("server_header", False)
         super().__init__(app, http=ReadDeadlineProtocol, **options)
         self.read_timeout = read_timeout
         self.pool = ConnectionPool(default_connection_limit() if max_connections is None else max_connections)
