@@ -177,20 +177,24 @@ def _survey(value: Any, limit: int) -> tuple[int, bool]:
     while stack and total <= limit:
         item = stack.pop()
         kind = type(item)
+        # Exact types first: what JSON data is made of, without the ABC checks below.
         if kind is str:
             total += len(item) + 2
-        elif kind is int or kind is bool or item is None:
-            total += 4
-        elif isinstance(item, Mapping):
+        elif kind is dict or (kind is not list and isinstance(item, Mapping)):
             plain = plain and kind is dict
             total += 2 + 4 * len(item)
-            for key, child in item.items():
+            for key in item:
                 if type(key) is str:
                     total += len(key)
                 else:
                     total += 4
                     plain = False
-                stack.append(child)
+            stack.extend(item.values())
+        elif kind is list or kind is tuple:
+            total += 2 + len(item)
+            stack.extend(item)
+        elif kind is int or kind is bool or item is None:
+            total += 4
         elif isinstance(item, list | tuple):
             total += 2 + len(item)
             stack.extend(item)
