@@ -8,7 +8,7 @@ import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -222,7 +222,6 @@ def lorenz(dist_dir: Path, tmp_path: Path) -> Callable[..., subprocess.Completed
     return run
 
 
-
 @pytest.fixture(scope="session")
 def isolation_packs() -> ModuleType:
     """``tests/isolation_packs.py`` (the isolated-pack tests' distributions), loaded by path."""
@@ -234,11 +233,15 @@ def isolation_packs() -> ModuleType:
 
 
 class LorenzServe:
-    """``lorenz serve --port 0`` in a subprocess, its stderr collected as it comes."""
+    """``lorenz serve --port 0`` (or ``command``) in a subprocess, its URL read off its stderr, which a
+    thread collects as it comes (a ``select`` on the pipe misses lines already in the file object's
+    buffer: a line after the awaited one in the same read would go unseen)."""
 
-    def __init__(self, directory: Path, env: Mapping[str, str]) -> None:
+    def __init__(
+        self, directory: Path, env: Mapping[str, str], command: Sequence[str] | None = None, timeout: float = 60
+    ) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "lorenz", "serve", "--port", "0"],
+            list(command or [sys.executable, "-m", "lorenz", "serve", "--port", "0"]),
             cwd=directory,
             env=dict(env),
             stdout=subprocess.DEVNULL,
@@ -253,14 +256,28 @@ class LorenzServe:
             assert self.process.stderr is not None
             for line in self.process.stderr:
                 self.lines.append(line)
-                if " at http://127.0.0.1:" in line:
+                if not self.url and " at http://127.0.0.1:" in line:
                     self.url = line.rsplit(" at ", 1)[1].strip()
                     ready.set()
 
-        threading.Thread(target=read, daemon=True).start()
-        if not ready.wait(60):
+        self._reader = threading.Thread(target=read, daemon=True)
+        self._reader.start()
+        if not ready.wait(timeout):
             self.process.kill()
+            self.wait(10)
             raise AssertionError("no URL printed:\n" + "".join(self.lines))
+
+    def wait(self, timeout: float) -> int:
+        """The exit code, once the process has ended and all of its stderr is read."""
+        code = self.process.wait(timeout=timeout)
+        self._reader.join(timeout)
+        return code
+
+    def stop(self) -> None:
+        """Kill the process if it still runs."""
+        if self.process.poll() is None:
+            self.process.kill()
+            self.wait(10)
 
     @property
     def base(self) -> str:

@@ -7,12 +7,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import select
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
@@ -66,29 +65,9 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {path.name.split("-")[0]: path for path in built}
 
 
-def serve_url(bin_dir: Path, workdir: Path) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen(
-        [str(bin_dir / "lorenz"), "serve", "--port", "0", "--no-reload"],
-        cwd=workdir,
-        env=clean_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stderr is not None
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([process.stderr], [], [], 1)
-        line = process.stderr.readline() if ready else ""
-        if " at http://127.0.0.1:" in line:
-            return process, line.rsplit(" at ", 1)[1].strip()
-        if process.poll() is not None:
-            break
-    process.kill()
-    pytest.fail(f"lorenz serve did not start: {process.stderr.read()}")
-
-
-def test_weather_wheel_installs_serves_and_uninstalls(wheels: dict[str, Path], tmp_path: Path) -> None:
+def test_weather_wheel_installs_serves_and_uninstalls(
+    wheels: dict[str, Path], tmp_path: Path, lorenz_serve: Any
+) -> None:
     """pip-installed lorenz-weather is discovered, listed, served over MCP, and gone once uninstalled."""
     bin_dir = make_venv(tmp_path / "venv")
     run(
@@ -118,7 +97,8 @@ def test_weather_wheel_installs_serves_and_uninstalls(wheels: dict[str, Path], t
     )
     assert called["success"] is True
 
-    process, url = serve_url(bin_dir, work)
+    server = lorenz_serve(work, clean_env(), [str(bin_dir / "lorenz"), "serve", "--port", "0", "--no-reload"])
+    url = server.url
     try:
 
         async def over_mcp() -> None:
@@ -139,8 +119,9 @@ def test_weather_wheel_installs_serves_and_uninstalls(wheels: dict[str, Path], t
 
         anyio.run(over_mcp)
     finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=15)
+        server.process.send_signal(signal.SIGTERM)
+        server.wait(15)
+        server.stop()
 
     run(bin_dir / "python", "-m", "pip", "uninstall", "-y", "-q", "lorenz-weather", cwd=tmp_path)
     listed = json.loads(run(bin_dir / "lorenz", "plugins", "--json", cwd=work).stdout)

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shutil
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import mcp
 import pytest
@@ -79,43 +79,26 @@ def test_missing_local_plugin_says_how_to_install(tmp_path: Path, capsys: pytest
 
 
 @pytest.mark.slow
-def test_http_subprocess_prints_url_and_stops_on_sigterm(tmp_path: Path) -> None:
+def test_http_subprocess_prints_url_and_stops_on_sigterm(tmp_path: Path, lorenz_serve: Any) -> None:
     """`lorenz serve --port 0` prints the bound URL, serves it, and exits 0 on SIGTERM."""
     directory = workspace(tmp_path)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "lorenz", "-p", "host_pack", "serve", "--port", "0"],
-        cwd=directory,
-        env=subprocess_env(directory),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    server = lorenz_serve(directory, subprocess_env(directory), HOST_PACK_SERVE, timeout=30)
     try:
-        assert process.stderr is not None
-        url = None
-        deadline = time.monotonic() + 30
-        while url is None and time.monotonic() < deadline:
-            ready, _, _ = select.select([process.stderr], [], [], 1)
-            line = process.stderr.readline() if ready else ""
-            if " at http://127.0.0.1:" in line:
-                url = line.rsplit(" at ", 1)[1].strip()
-        assert url is not None and url.endswith("/mcp")
+        assert server.url.endswith("/mcp")
 
         async def call() -> None:
-            async with mcp.Client(url) as client:
+            async with mcp.Client(server.url) as client:
                 result = await client.call_tool("demo_add", {"a": 1, "b": 2})
                 assert result.structured_content == {"sum": 3}
 
         import anyio
 
         anyio.run(call)
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=15) == 0
-        assert "lorenz: stopped" in process.stderr.read()
+        server.process.send_signal(signal.SIGTERM)
+        assert server.wait(15) == 0
+        assert "lorenz: stopped" in server.stderr()
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        server.stop()
 
 
 @pytest.mark.slow
@@ -169,35 +152,20 @@ def test_stdio_subprocess_stops_on_sigterm(tmp_path: Path) -> None:
             process.wait()
 
 
-def _start_http(directory: Path) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "lorenz", "-p", "host_pack", "serve", "--port", "0"],
-        cwd=directory,
-        env=subprocess_env(directory),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stderr is not None
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([process.stderr], [], [], 1)
-        line = process.stderr.readline() if ready else ""
-        if " at http://127.0.0.1:" in line:
-            return process, line.rsplit(" at ", 1)[1].strip()
-    process.kill()
-    raise AssertionError("no URL printed")
+#: ``lorenz serve`` on an ephemeral port, with the test's demo pack.
+HOST_PACK_SERVE = [sys.executable, "-m", "lorenz", "-p", "host_pack", "serve", "--port", "0"]
 
 
 @pytest.mark.slow
-def test_sigterm_with_an_open_session_stream_stops_promptly(tmp_path: Path) -> None:
+def test_sigterm_with_an_open_session_stream_stops_promptly(tmp_path: Path, lorenz_serve: Any) -> None:
     """SIGTERM ends a stateful session's open GET stream at once: no grace-period wait, no traceback."""
     import threading
 
     import httpx
 
     directory = workspace(tmp_path, "tracker:\n  kind: demo\nserver:\n  stateful: true\n  json_response: false\n")
-    process, url = _start_http(directory)
+    server = lorenz_serve(directory, subprocess_env(directory), HOST_PACK_SERVE, timeout=30)
+    url = server.url
     try:
         headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
         params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
@@ -218,16 +186,13 @@ def test_sigterm_with_an_open_session_stream_stops_promptly(tmp_path: Path) -> N
         assert streaming.wait(10)
         time.sleep(0.3)
         started = time.monotonic()
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=15) == 0
+        server.process.send_signal(signal.SIGTERM)
+        assert server.wait(15) == 0
         assert time.monotonic() - started < 3  # the graceful-shutdown grace period is 5 s
-        assert process.stderr is not None
-        err = process.stderr.read()
+        err = server.stderr()
         assert "Traceback" not in err and "CancelledError" not in err and "ERROR" not in err
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        server.stop()
 
 
 NOISY_PACK = """
