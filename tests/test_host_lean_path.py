@@ -45,7 +45,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, host_pack: ModuleType) -> I
         yield running
 
 
-Case = tuple[dict[str, Any], dict[str, str]]
+Case = tuple[dict[str, Any], dict[str, str] | list[tuple[str, str]]]
 
 
 def legacy(
@@ -66,6 +66,7 @@ def modern(method: str, params: dict[str, Any] | None = None, *, name: str | Non
     return message, headers
 
 
+CALL = modern("tools/call", {"name": "demo_add", "arguments": {"a": 1, "b": 2}}, name="demo_add")
 CASES: dict[str, Case] = {
     "legacy tools/call": legacy("tools/call", {"name": "demo_add", "arguments": {"a": 1, "b": 2}}),
     "legacy no version header": legacy("tools/call", {"name": "demo_add", "arguments": {"a": 2, "b": 2}}, version=None),
@@ -105,10 +106,16 @@ CASES: dict[str, Case] = {
         modern("tools/list")[0],
         {**modern("tools/list")[1], "MCP-Protocol-Version": "2099-01-01"},
     ),
+    # A routing header sent twice, even with one value, is the SDK's to refuse.
+    "modern repeated Mcp-Method": (CALL[0], [*CALL[1].items(), ("Mcp-Method", "tools/call")]),
+    "modern repeated Mcp-Name": (CALL[0], [*CALL[1].items(), ("mcp-name", "demo_fail")]),
+    "modern repeated version": (CALL[0], [*CALL[1].items(), ("MCP-Protocol-Version", "2026-07-28")]),
 }
 
 
-def answer(server: RunningServer, message: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any]:
+def answer(
+    server: RunningServer, message: dict[str, Any], headers: dict[str, str] | list[tuple[str, str]]
+) -> tuple[int, Any]:
     response = httpx.post(server.url, content=json.dumps(message), headers=headers, timeout=30)
     assert response.headers["content-type"].startswith("application/json"), response.text
     return response.status_code, response.json()
@@ -152,9 +159,12 @@ def test_the_lean_path_serves_the_common_requests(server: RunningServer, monkeyp
         return route
 
     monkeypatch.setattr(stateless.StatelessEndpoint, "_route", spy)
-    for case in ("legacy tools/call", "legacy unknown method", "modern tools/call", "modern Mcp-Name mismatch"):
+    cases = ("legacy tools/call", "legacy unknown method", "modern tools/call", "modern Mcp-Name mismatch")
+    for case in (*cases, "modern repeated Mcp-Method"):
         answer(server, *CASES[case])
-    assert routed == [True, True, True, False]  # a ladder rejection is the SDK's to word
+    assert routed == [True, True, True, False, False]  # a ladder rejection is the SDK's to word
+    status, reply = answer(server, *CASES["modern repeated Mcp-Name"])
+    assert status == 400 and "mcp-name" in reply["error"]["message"].lower(), reply
 
 
 class WaitingPack:
