@@ -33,7 +33,7 @@ from ..schemas import validate_arguments
 from ..wire import refuse_unsafe_arguments
 from .grants import FULL, grant_of
 from .instructions import instructions_for
-from .recording import CallRecorder, after_reply
+from .recording import CallRecorder, after_reply, call_end
 from .reload import request_snapshot
 from .replies import RESULT_TOO_LARGE, ToolReply, call_result
 from .skills_mcp import skill_handlers
@@ -227,7 +227,8 @@ async def call_tool(
     if later is None:
         state.recorder.record(snapshot, name, arguments, reply, kind, started, ctx)
     else:
-        later.append(state.recorder.later(snapshot, name, arguments, reply, kind, started, ctx))
+        end = call_end()
+        later.append(lambda: state.recorder.record(snapshot, name, arguments, reply, kind, started, ctx, end))
     return reply
 
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .reload import LiveWorkspace, Snapshot
     from .replies import ToolReply
 
-__all__ = ["AFTER_REPLY", "CallRecorder", "after_reply"]
+__all__ = ["AFTER_REPLY", "CallEnd", "CallRecorder", "after_reply", "call_end"]
 
 #: The ASGI scope key of a list of callables to run once the request's answer is written (the
 #: lean ``/mcp`` path runs them): the client does not wait for the host's bookkeeping.
@@ -49,6 +49,15 @@ def _client(ctx: ServerRequestContext[Any, Any] | None) -> dict[str, str] | None
     if not isinstance(name, str):
         return None
     return {"name": name, "version": str(version)} if version is not None else {"name": name}
+
+
+#: When a call ended (``time.perf_counter()``) and the trace it ran in.
+CallEnd = tuple[float, str | None]
+
+
+def call_end() -> CallEnd:
+    """The end of a call that ends now, for a record made later."""
+    return time.perf_counter(), current_trace_id()
 
 
 def after_reply(ctx: ServerRequestContext[Any, Any] | None) -> list[Callable[[], None]] | None:
@@ -113,36 +122,11 @@ class CallRecorder:
         outcome: str,
         started: float,
         ctx: ServerRequestContext[Any, Any] | None,
+        end: CallEnd | None = None,
     ) -> None:
-        """Record one call that started at ``started`` (``time.perf_counter()``) and ends now."""
-        self._record(snapshot, tool, arguments, reply, outcome, started, ctx, time.perf_counter(), current_trace_id())
-
-    def later(
-        self,
-        snapshot: Snapshot,
-        tool: str,
-        arguments: Any,
-        reply: ToolReply,
-        outcome: str,
-        started: float,
-        ctx: ServerRequestContext[Any, Any] | None,
-    ) -> Callable[[], None]:
-        """:meth:`record` to run later: the call's end and its trace are taken now."""
-        ended, trace_id = time.perf_counter(), current_trace_id()
-        return lambda: self._record(snapshot, tool, arguments, reply, outcome, started, ctx, ended, trace_id)
-
-    def _record(
-        self,
-        snapshot: Snapshot,
-        tool: str,
-        arguments: Any,
-        reply: ToolReply,
-        outcome: str,
-        started: float,
-        ctx: ServerRequestContext[Any, Any] | None,
-        ended: float,
-        trace_id: str | None,
-    ) -> None:
+        """Record one call that started at ``started`` (``time.perf_counter()``) and ended at
+        ``end`` (:func:`call_end`; now when not given)."""
+        ended, trace_id = call_end() if end is None else end
         duration_ms = round((ended - started) * 1000, 3)
         finished = time.time()
         error = _error(reply, snapshot) if reply.is_error else None
