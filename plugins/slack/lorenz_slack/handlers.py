@@ -112,7 +112,11 @@ async def _query(args: Mapping[str, Any], settings: Settings, transport: SlackTr
     if scan is not None:
         marker = options.marker_emoji
         roots = [*scan.mentions, *(r for r in scan.threaded_roots if marker in r.bot_reactions)]
-        for root in roots:
+        from lorenz.execution import report_progress  # a tool call's progress; a no-op elsewhere
+
+        for done, root in enumerate(roots):
+            if done:  # one Slack call per thread: say how far the query got
+                await report_progress(done, len(roots), f"{done} of {len(roots)} threads read")
             thread = await read_thread_state(settings, transport, root)
             is_root_request = is_request_message(root, bot, "root")
             vouched = is_allowed_author(root.user, options.users) or marker in root.bot_reactions

@@ -415,3 +415,26 @@ async def test_pack_serialises_concurrent_workpad_updates(fake: FakeSlack, http:
     pads = [m for m in fake.thread("C1", "1.1") if (m.get("metadata") or {}).get("event_type") == "lorenz_workpad"]
     assert [p["metadata"]["event_payload"].get("plan") for p in pads] == ["- [ ] a"]
     assert pads[0]["metadata"]["event_payload"]["note"] == "busy"
+
+
+async def test_a_query_over_several_threads_reports_progress() -> None:
+    """`slack_query` reads each candidate thread with its own Slack call, and tells the client how far
+    it got before each one after the first."""
+    from lorenz.execution import ToolRunner
+
+    transport = memory(*(mention(f"1.{n}", f"<@U_BOT> task {n}") for n in range(1, 4)))
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def sink(done: float, total: float | None, message: str | None) -> None:
+        seen.append((done, total, message))
+
+    class Pack:  # the slack pack's handlers on the in-memory transport, run as the host runs a pack
+        name = "slack"
+
+        async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
+            return await call(transport, name, input)
+
+    context = ToolContext(settings=SETTINGS, http=None, progress_sink=sink)
+    outcome = await ToolRunner().run(Pack(), "slack_query", {}, context, time_limit=30, concurrency=4)
+    assert outcome.result.result["total"] == 3
+    assert seen == [(1, 3, "1 of 3 threads read"), (2, 3, "2 of 3 threads read")]
