@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -232,6 +233,10 @@ def isolation_packs() -> ModuleType:
     return module
 
 
+#: The line ``lorenz serve`` prints once it listens (``... at <url>``, then `` (N workers)`` with workers).
+_SERVE_URL = re.compile(r" at (http://127\.0\.0\.1:\d+/mcp)")
+
+
 class LorenzServe:
     """``lorenz serve --port 0`` (or ``command``) in a subprocess, its URL read off its stderr, which a
     thread collects as it comes (a ``select`` on the pipe misses lines already in the file object's
@@ -256,8 +261,9 @@ class LorenzServe:
             assert self.process.stderr is not None
             for line in self.process.stderr:
                 self.lines.append(line)
-                if not self.url and " at http://127.0.0.1:" in line:
-                    self.url = line.rsplit(" at ", 1)[1].strip()
+                found = None if self.url else _SERVE_URL.search(line)
+                if found is not None:
+                    self.url = found.group(1)
                     ready.set()
 
         self._reader = threading.Thread(target=read, daemon=True)

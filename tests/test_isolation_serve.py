@@ -182,3 +182,44 @@ async def test_lorenz_serve_stdio_supervises_isolated_packs(
         second = restarted.structured_content
         assert second is not None and second["pid"] != first["pid"]
     assert isolation_packs.gone(second["pid"])  # the client closed stdin: lorenz exited and took its children along
+
+
+def test_each_worker_supervises_its_own_isolated_packs_and_none_outlive_sigterm(
+    site: Path, tmp_path: Path, isolation_packs: ModuleType, lorenz_serve: Any
+) -> None:
+    """`lorenz serve --workers 2` with isolated packs: each worker runs its own pack processes (its
+    calls answered by them), and SIGTERM to the supervisor leaves none of them behind."""
+    isolation_packs.workflow(tmp_path)
+    command = [sys.executable, "-m", "lorenz", "serve", "--port", "0", "--workers", "2"]
+    server = lorenz_serve(tmp_path, _env(site), command)
+    try:
+        by_worker: dict[int, dict[str, list[int]]] = {}
+        deadline = time.monotonic() + 60
+        while len(by_worker) < 2 and time.monotonic() < deadline:
+            # A new connection each time: the kernel spreads them over the workers.
+            health = httpx.get(server.base + "/healthz", headers={"Connection": "close"}).json()
+            isolated = {status["pack"]: status["pids"] for status in health.get("isolatedPacks", [])}
+            if all(isolated.get(pack) for pack in ("acme", "beta")):
+                by_worker[health["pid"]] = isolated
+        assert len(by_worker) == 2, by_worker
+        assert server.process.pid not in by_worker
+        beta_pids = {pids["beta"][0] for pids in by_worker.values()}
+        assert len(beta_pids) == 2  # one beta process per worker, not one shared
+
+        async def answered_by() -> set[int]:
+            seen: set[int] = set()
+            with anyio.fail_after(60):  # a call the worker's pool never answers fails here
+                for _ in range(20):
+                    async with mcp.Client(server.url) as client:
+                        result = await client.call_tool("beta_pid", {})
+                        seen.add(result.structured_content["pid"])
+            return seen
+
+        assert anyio.run(answered_by) <= beta_pids
+        server.process.send_signal(signal.SIGTERM)
+        assert server.wait(30) == 0, server.stderr()
+        for pids in by_worker.values():
+            for pid in [*pids["acme"], *pids["beta"]]:
+                assert isolation_packs.gone(pid), f"process {pid} outlived lorenz serve --workers 2"
+    finally:
+        server.stop()

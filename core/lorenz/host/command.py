@@ -85,11 +85,16 @@ def open_live(
     plugins: Sequence[object] = (),
     reload: bool = True,
     warn: bool = True,
+    own_loop: bool = True,
 ) -> LiveWorkspace:
     """Discover the plugins and open the workflow to serve, printing (with ``warn``) the plugins
     that failed to load, the workflow's warnings and the packs left out; :class:`StartError` with
     the exact message when it does not load or mount. With no WORKFLOW.md the embedded default
-    (the local board) is served."""
+    (the local board) is served.
+
+    ``own_loop``: the host will serve on the loop made here for the isolated packs
+    (:meth:`LiveWorkspace.run_host`); ``False`` for an app another server's loop runs (a worker,
+    ``uvicorn --factory``), whose isolated packs are then supervised from the shared isolation loop."""
 
     from ..isolation.hint import isolation_hint
     from ..isolation.pool import IsolationPool
@@ -103,7 +108,7 @@ def open_live(
     for failure in discovery.failures if warn else ():
         _warn(f"plugin {failure.name} ({failure.origin}) failed to load: {failure.error}")
     # The isolated packs' processes are supervised from the loop the host will serve on.
-    isolation = IsolationPool(asyncio.new_event_loop())
+    isolation = IsolationPool(asyncio.new_event_loop() if own_loop else None)
     try:
         workspace = open_workspace(workflow, cwd=cwd, env=env, discovery=discovery, isolation=isolation)
         live = LiveWorkspace(workspace, workflow=workflow, cwd=cwd, env=env, reload=reload, plugins=plugins)

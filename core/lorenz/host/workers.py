@@ -85,6 +85,9 @@ def run_workers(
         bind_host=host,
         warn=False,
     )
+    # The workers run isolated packs of their own: the ones this process started to open the
+    # workflow would only sit idle.
+    live.run_host(live.aclose())
     sock = listen(host, port)  # a port in use is refused here, whoever holds it
     if sock is None:
         return 1
