@@ -1,5 +1,6 @@
 """Tool and tracker registries (core.md §3, §11.1–11.2)."""
 
+import json
 from typing import Any
 
 import pytest
@@ -114,3 +115,16 @@ def test_tracker_require_messages() -> None:
     with pytest.raises(RegistryError, match=r"unsupported tracker\.kind: jira \(known kinds: linear\)"):
         registry.require("jira")
     assert registry.require("linear").kind == "linear"
+
+
+@pytest.mark.parametrize("name", ["\n", "acme\r", "a\tb"])
+def test_an_unknown_name_with_a_line_break_is_shown_escaped(name: str) -> None:
+    """A name from WORKFLOW.md is quoted when it holds a character that does not print: the
+    error stays one line (found by the settings fuzz test)."""
+    with pytest.raises(RegistryError) as tools:
+        ToolRegistry().require(name)
+    with pytest.raises(RegistryError) as trackers:
+        TrackerRegistry().require(name)
+    for error in (tools.value, trackers.value):
+        assert "\n" not in str(error) and "\r" not in str(error) and "\t" not in str(error)
+        assert json.dumps(name, ensure_ascii=False) in str(error)

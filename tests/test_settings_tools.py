@@ -85,3 +85,10 @@ def test_shape_errors(tools: object, message: str) -> None:
     """`tools` and each pack slice must be maps."""
     with pytest.raises(ConfigError, match=message):
         parse({"tools": tools})
+
+
+def test_a_pack_key_with_a_line_break_is_shown_escaped() -> None:
+    """``tools: {"\\n": 1}`` names the key escaped, on one line."""
+    with pytest.raises(ConfigError) as error:
+        parse({"tools": {"\n": 1}})
+    assert str(error.value) == 'tools."\\n" must be a map'

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from .contracts import ToolProvider, TrackerProvider
 from .settings.model import Settings
+from .settings.suggest import shown
 
 __all__ = ["RegistryError", "ToolRegistry", "TrackerRegistry"]
 
@@ -47,7 +48,7 @@ class ToolRegistry:
                 if known
                 else " (no tool packs registered - register tool packs at the composition root)"
             )
-            msg = f"unsupported tool pack: {name}{hint}"
+            msg = f"unsupported tool pack: {shown(name)}{hint}"
             raise RegistryError(msg)
         return provider
 
@@ -102,7 +103,7 @@ class TrackerRegistry:
                 if known
                 else " (no tracker providers registered - register tracker extensions at the composition root)"
             )
-            msg = f"unsupported tracker.kind: {kind}{hint}"
+            msg = f"unsupported tracker.kind: {shown(kind)}{hint}"
             raise RegistryError(msg)
         return provider
 

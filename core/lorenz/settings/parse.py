@@ -15,7 +15,7 @@ from .errors import ConfigError
 from .model import Settings
 from .secrets import SecretRecorder
 from .server import parse_server
-from .suggest import did_you_mean, quoted
+from .suggest import did_you_mean, quoted, shown
 from .tools import parse_tool_options
 from .tracker import parse_tracker
 from .workflow import display_path, load_workflow
@@ -131,6 +131,6 @@ def _map_of_maps(config: Mapping[str, Any], key: str) -> Mapping[str, Mapping[st
     value = _section(config, key)
     for name, entry in value.items():
         if not isinstance(entry, Mapping):
-            msg = f"{key}.{name} must be a map"
+            msg = f"{key}.{shown(str(name))} must be a map"
             raise ConfigError(msg)
     return value

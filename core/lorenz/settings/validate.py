@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 from ..containment import PluginError, call_plugin
 from .errors import ConfigError
 from .model import Settings, TrackerSettings
+from .suggest import shown
 
 if TYPE_CHECKING:
     from ..contracts import ToolProvider, TrackerProvider
@@ -84,10 +85,10 @@ def _tracker(kind: str | None, trackers: TrackerRegistry) -> TrackerProvider:
             else "pip install the plugin that provides it"
         )
         if not known:
-            msg = f"unsupported tracker.kind: {kind} (no tracker plugins are installed; {install})"
+            msg = f"unsupported tracker.kind: {shown(kind)} (no tracker plugins are installed; {install})"
             raise ConfigError(msg)
         if distribution:
-            msg = f"unsupported tracker.kind: {kind} (known kinds: {', '.join(known)}; {install})"
+            msg = f"unsupported tracker.kind: {shown(kind)} (known kinds: {', '.join(known)}; {install})"
             raise ConfigError(msg)
     return _call(trackers.require, kind)
 
