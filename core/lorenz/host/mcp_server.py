@@ -33,7 +33,7 @@ from ..schemas import validate_arguments
 from ..wire import refuse_unsafe_arguments
 from .grants import FULL, grant_of
 from .instructions import instructions_for
-from .recording import CallRecorder, after_reply, call_end
+from .recording import CallRecorder
 from .reload import request_snapshot
 from .replies import RESULT_TOO_LARGE, ToolReply, call_result
 from .skills_mcp import skill_handlers
@@ -223,12 +223,7 @@ async def call_tool(
         cancelled = call_result(tool_failure(f"tool {name} was cancelled"))
         state.recorder.record(snapshot, name, arguments, cancelled, "cancelled", started, ctx)
         raise
-    later = after_reply(ctx)
-    if later is None:
-        state.recorder.record(snapshot, name, arguments, reply, kind, started, ctx)
-    else:
-        end = call_end()
-        later.append(lambda: state.recorder.record(snapshot, name, arguments, reply, kind, started, ctx, end))
+    state.recorder.record(snapshot, name, arguments, reply, kind, started, ctx)
     return reply
 
 

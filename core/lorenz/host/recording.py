@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .reload import LiveWorkspace, Snapshot
     from .replies import ToolReply
 
-__all__ = ["AFTER_REPLY", "CallEnd", "CallRecorder", "after_reply", "call_end"]
+__all__ = ["AFTER_REPLY", "CallRecorder"]
 
 #: The ASGI scope key of a list of callables to run once the request's answer is written (the
 #: lean ``/mcp`` path runs them): the client does not wait for the host's bookkeeping.
@@ -51,18 +51,9 @@ def _client(ctx: ServerRequestContext[Any, Any] | None) -> dict[str, str] | None
     return {"name": name, "version": str(version)} if version is not None else {"name": name}
 
 
-#: When a call ended (``time.perf_counter()``) and the trace it ran in.
-CallEnd = tuple[float, str | None]
-
-
-def call_end() -> CallEnd:
-    """The end of a call that ends now, for a record made later."""
-    return time.perf_counter(), current_trace_id()
-
-
-def after_reply(ctx: ServerRequestContext[Any, Any] | None) -> list[Callable[[], None]] | None:
-    """The work to do after the answer to ``ctx``'s request is written, when the path serving it
-    runs such work; ``None`` otherwise (do it now)."""
+def _after_reply(ctx: ServerRequestContext[Any, Any] | None) -> list[Callable[[], None]] | None:
+    """The work to do once the answer to ``ctx``'s request is written, when the path serving it
+    runs such work (:data:`AFTER_REPLY`); ``None`` otherwise."""
     scope = getattr(getattr(ctx, "request", None), "scope", None)
     later = scope.get(AFTER_REPLY) if isinstance(scope, dict) else None
     return later if isinstance(later, list) else None
@@ -122,11 +113,28 @@ class CallRecorder:
         outcome: str,
         started: float,
         ctx: ServerRequestContext[Any, Any] | None,
-        end: CallEnd | None = None,
     ) -> None:
-        """Record one call that started at ``started`` (``time.perf_counter()``) and ended at
-        ``end`` (:func:`call_end`; now when not given)."""
-        ended, trace_id = call_end() if end is None else end
+        """Record one call that started at ``started`` (``time.perf_counter()``) and ends now; once
+        its answer is written when the path serving it allows (the client need not wait)."""
+        ended, trace_id = time.perf_counter(), current_trace_id()
+        later = _after_reply(ctx)
+        if later is not None:
+            later.append(lambda: self._record(snapshot, tool, arguments, reply, outcome, started, ctx, ended, trace_id))
+        else:
+            self._record(snapshot, tool, arguments, reply, outcome, started, ctx, ended, trace_id)
+
+    def _record(
+        self,
+        snapshot: Snapshot,
+        tool: str,
+        arguments: Any,
+        reply: ToolReply,
+        outcome: str,
+        started: float,
+        ctx: ServerRequestContext[Any, Any] | None,
+        ended: float,
+        trace_id: str | None,
+    ) -> None:
         duration_ms = round((ended - started) * 1000, 3)
         finished = time.time()
         error = _error(reply, snapshot) if reply.is_error else None
