@@ -123,7 +123,7 @@ def invalid_arguments(tool: str, problems: Sequence[ArgumentProblem]) -> Formatt
 
 def as_arguments(input: object) -> Mapping[str, Any]:
     """The tool input as an argument mapping; an input that is not a mapping counts as no arguments."""
-    return input if isinstance(input, Mapping) else _NO_ARGUMENTS
+    return input if type(input) is dict or isinstance(input, Mapping) else _NO_ARGUMENTS
 
 
 def require_str(args: Mapping[str, Any], key: str) -> str:

@@ -72,7 +72,10 @@ def _count_exceeds(value: Any, limit: int) -> bool:
     while stack:
         item = stack.pop()
         count += 1
-        if isinstance(item, Mapping):
+        kind = type(item)
+        if kind is str or kind is int or kind is bool or item is None:
+            pass  # a leaf: the ABC checks below cost more than the count
+        elif kind is dict or isinstance(item, Mapping):
             stack.extend(item.values())
         elif isinstance(item, list | tuple):
             stack.extend(item)
@@ -111,10 +114,13 @@ def _any_surrogate(value: Any) -> bool:
     stack = [value]
     while stack:
         item = stack.pop()
-        if isinstance(item, str):
+        kind = type(item)
+        if kind is str or isinstance(item, str):
             if not item.isascii() and _SURROGATE.search(item):
                 return True
-        elif isinstance(item, Mapping):
+        elif kind is int or kind is bool or item is None:
+            pass
+        elif kind is dict or isinstance(item, Mapping):
             stack.extend(item.keys())
             stack.extend(item.values())
         elif isinstance(item, list | tuple):

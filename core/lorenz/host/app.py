@@ -60,13 +60,16 @@ def build_app(
     bind_host: str | None = None,
     reload_poll_seconds: float | None = RELOAD_POLL_SECONDS,
     exit_when_stuck: bool = False,
+    watch_workflow: bool = False,
 ) -> Starlette:
     """The whole HTTP app for a :class:`LiveWorkspace` (or a plain ``Workspace``, served as is).
 
     Stateless with JSON responses unless ``server.stateful`` / ``server.json_response`` say
     otherwise (both fixed at build time). A new app per server: the SDK's session manager runs
     once. ``exit_when_stuck`` (the foreground ``lorenz serve``) ends the process at shutdown
-    even when tool calls are stuck in threads.
+    even when tool calls are stuck in threads. ``watch_workflow``: requests reach the app only
+    through the sockets of the loop it runs on (an HTTP server), so the kernel's reports of changes
+    to WORKFLOW.md can stand in for a look at it per request (:meth:`LiveWorkspace.watch_on`).
     """
     live = source if isinstance(source, LiveWorkspace) else LiveWorkspace(source, reload=False)
     server_settings: ServerSettings = live.snapshot().settings.server
@@ -99,9 +102,12 @@ def build_app(
             watchdog.start()
             if reload_poll_seconds is not None and live.reloads:
                 tg.start_soon(watch)
+            stop_watching = live.watch_on(loop) if watch_workflow else None
             try:
                 yield
             finally:
+                if stop_watching is not None:
+                    stop_watching()
                 watchdog.stop()
                 tg.cancel_scope.cancel()
                 if exit_when_stuck:
@@ -329,7 +335,7 @@ def serve_in_thread(
     if token is not None:
         env["LORENZ_MCP_TOKEN"] = token
     live = LiveWorkspace.open(workflow, cwd=cwd, env=env, plugins=list(plugins), reload=reload)
-    app = build_app(live, bind_host="127.0.0.1")
+    app = build_app(live, bind_host="127.0.0.1", watch_workflow=True)
     options = {**UVICORN_OPTIONS, "read_timeout": read_timeout(live)}
     with serve_app_in_thread(app, start_timeout=30, name="lorenz-serve", config=HostConfig, **options) as server:
         yield RunningServer(base_url=server.base_url, app=app)
@@ -340,7 +346,7 @@ def run_http(live: LiveWorkspace, *, host: str, port: int) -> int:
     sock = listen(host, port)
     if sock is None:
         return 1
-    app = build_app(live, bind_host=host, exit_when_stuck=True)
+    app = build_app(live, bind_host=host, exit_when_stuck=True, watch_workflow=True)
     server = _Server(uvicorn_config(app), on_started=announcer(live, host, sock))
     try:
         live.run_host(server.serve(sockets=[sock]))  # on the loop the isolated packs live on

@@ -100,7 +100,7 @@ def app_from(options: AppOptions) -> Starlette:
         warn=options.warn,
         own_loop=False,  # uvicorn's loop serves this app, not one made for it
     )
-    app = build_app(live, bind_host=options.bind_host, exit_when_stuck=True)
+    app = build_app(live, bind_host=options.bind_host, exit_when_stuck=True, watch_workflow=True)
     use_read_timeout(read_timeout(live))
     return app
 

@@ -83,7 +83,7 @@ def remember(scope: MutableMapping[str, Any], grant: Grant) -> None:
 def grant_of(request: Any) -> Grant:
     """The grant of an MCP request (its Starlette ``Request``); ``FULL`` off HTTP."""
     scope = getattr(request, "scope", None)
-    if not isinstance(scope, MutableMapping):
+    if type(scope) is not dict and not isinstance(scope, MutableMapping):
         return FULL
     grant = scope.get("state", {}).get(_STATE_KEY)
     return grant if isinstance(grant, Grant) else FULL

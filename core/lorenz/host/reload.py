@@ -5,8 +5,9 @@ derived from it that a request needs: the wire tools, the owning pack of each to
 argument validators). ``current()`` stats the workflow file (its inode, size, mtime and ctime)
 and swaps in a new snapshot when it changed; a new config that fails to load is logged with its
 exact message (redacted) and the last good snapshot keeps serving. On the event loop,
-``await current_async()`` only stats: the reload itself runs once, in a thread, and a slow one
-does not hold requests up beyond :data:`RELOAD_WAIT_SECONDS`.
+``await current_async()`` only stats (and under an HTTP server on Linux, only when the kernel
+reported a change: :mod:`.workflow_watch`): the reload itself runs once, in a thread, and a slow
+one does not hold requests up beyond :data:`RELOAD_WAIT_SECONDS`.
 """
 
 from __future__ import annotations
@@ -29,9 +30,12 @@ from ..schemas import Validator, compile_schema
 from .installed import InstalledWatch
 
 if TYPE_CHECKING:
+    import asyncio
+
     from ..mount import PackFailure
     from ..plugins import Discovery, PluginFailure
     from ..workspace import Workspace
+    from .workflow_watch import WorkflowWatch
 
 __all__ = ["REQUEST_SNAPSHOT", "LiveWorkspace", "Snapshot", "request_snapshot"]
 
@@ -177,6 +181,8 @@ class LiveWorkspace:
         self._isolation = workspace.isolation
         self._watched = self._watch_path(workspace)
         self._signature = _signature(self._watched)
+        #: The kernel's reports of changes to ``_watched``, on the loop serving requests.
+        self._kernel_watch: WorkflowWatch | None = None
         #: The message of the last failed reload, cleared by a successful one.
         self.last_error: str | None = None
         #: Run on every new snapshot before it is served (the MCP layer builds its wire models);
@@ -247,7 +253,38 @@ class LiveWorkspace:
             return False
         if self._installed.changed():
             self._rediscover = True
-        return self._rediscover or _signature(self._watched) != self._signature
+        if self._rediscover:
+            return True
+        watch = self._kernel_watch
+        if watch is not None and watch.vouches():
+            return False
+        changed = _signature(self._watched) != self._signature
+        if watch is not None and not changed:
+            watch.looked()
+        return changed
+
+    @property
+    def kernel_watched(self) -> bool:
+        """Whether the kernel's reports of changes to WORKFLOW.md stand in for a look per request."""
+        return self._kernel_watch is not None
+
+    def watch_on(self, loop: asyncio.AbstractEventLoop) -> Callable[[], None]:
+        """Let requests served on ``loop`` (running) skip the ``stat`` of WORKFLOW.md while the
+        kernel reports no change to it (Linux: :mod:`~lorenz.host.workflow_watch`); returns what
+        stops that. Only for requests that reach ``loop`` through its own sockets or pipes."""
+        from .workflow_watch import WorkflowWatch
+
+        watch = WorkflowWatch.start(self._watched, loop) if self._reload and self._watched is not None else None
+        if watch is None:
+            return lambda: None
+        self._kernel_watch = watch
+
+        def stop() -> None:
+            if self._kernel_watch is watch:
+                self._kernel_watch = None
+            watch.close()
+
+        return stop
 
     async def current_async(self) -> Snapshot:
         """:meth:`current` for the event loop: only a ``stat`` runs inline.

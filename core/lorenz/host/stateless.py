@@ -223,7 +223,7 @@ class StatelessEndpoint:
         lookup = self.server.get_tool_input_schema
         if message["method"] != "tools/call" or lookup is None or not isinstance(name, str):
             return False
-        if arguments is not None and not isinstance(arguments, Mapping):
+        if arguments is not None and type(arguments) is not dict and not isinstance(arguments, Mapping):
             return False
         if not arguments and not any(key.startswith(_MCP_PARAM) for key in request.headers):
             return False
@@ -292,6 +292,12 @@ def _declares_param_headers(schema: Mapping[str, Any]) -> bool:
     return False
 
 
+#: The getter of the runner's ``on_request`` (a :class:`functools.cached_property`).
+_ON_REQUEST: Callable[[ServerRunner[Any]], Callable[..., Awaitable[dict[str, Any]]]] = vars(ServerRunner)[
+    "on_request"
+].func
+
+
 async def _serve_one(
     server: Server[Any],
     exchange: _Exchange,
@@ -304,12 +310,12 @@ async def _serve_one(
     """The SDK's :func:`~mcp.server.runner.serve_one`: its kernel runs the request once; the
     connection's shielded teardown is skipped when nothing registered any (the usual case)."""
     runner = ServerRunner(server, connection, lifespan_state)
+    # The property's own getter, not its cached value: the runner would keep its bound method in
+    # its own dict, a cycle holding it and its connection until the garbage collector runs.
+    on_request = _ON_REQUEST(runner)
     try:
-        return await runner.on_request(exchange, method, params)
+        return await on_request(exchange, method, params)
     finally:
-        # The runner keeps its bound ``on_request`` in its own dict: a cycle, which would hold the
-        # runner and its connection until the garbage collector runs, rather than free them now.
-        vars(runner).pop("on_request", None)
         if getattr(connection.exit_stack, "_exit_callbacks", True):
             await aclose_shielded(connection)
 

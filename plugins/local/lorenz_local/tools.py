@@ -221,10 +221,10 @@ class LocalToolPack:
         validate_pack_options(options)
 
     async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
-        from lorenz import run_in_thread
-
         if name == "local_read_issue" and (cached := _cached_read(input, context.settings)) is not None:
             return cached
+        from lorenz import run_in_thread
+
         # File I/O (and fsync) blocks: keep it off the event loop serving other agents.
         return await run_in_thread(run_local_tool, name, input, context.settings)
 
