@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import inspect
 import json
 import os
 import pstats
@@ -106,7 +107,9 @@ async def run(board: Path, era: str, n: int, profile: bool, cold_mib: int = 0) -
     from lorenz.host.reload import LiveWorkspace
 
     live = LiveWorkspace.open(None, cwd=board, env=dict(os.environ, LORENZ_LOAD_PLUGINS="lorenz-local"))
-    app = build_app(live, bind_host="127.0.0.1")
+    # As ``lorenz serve`` builds it: WORKFLOW.md watched (no edit happens here), where the tree has that.
+    watched = {"watch_workflow": True} if "watch_workflow" in inspect.signature(build_app).parameters else {}
+    app = build_app(live, bind_host="127.0.0.1", **watched)
     inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
     outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
     await inbox.put({"type": "lifespan.startup"})

@@ -316,12 +316,42 @@ def test_a_connection_from_a_remembered_envelope_is_the_sdks(info: Any, capabili
     the raw values, well-formed or not."""
     from mcp.server.connection import Connection
 
+    meta = {**MODERN_META, "io.modelcontextprotocol/clientCapabilities": capabilities}
+    del meta["io.modelcontextprotocol/clientInfo"]
+    if info is not None:
+        meta["io.modelcontextprotocol/clientInfo"] = info
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}
+    routing = {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/list"}
     expected = Connection.from_envelope("2026-07-28", info, capabilities)
     for _ in range(2):  # made by the SDK, then born ready from what it made
-        ours = stateless._envelope_connection("2026-07-28", info, capabilities)
+        ours = stateless._envelope_route(message, routing)
+        assert ours is not None
         for attribute in ("protocol_version", "session_id", "client_params", "client_capabilities", "outbound"):
             assert getattr(ours, attribute) == getattr(expected, attribute), attribute
         assert ours.initialized.is_set()
+
+
+@pytest.mark.parametrize(
+    ("routing", "params", "admitted"),
+    [
+        ({"mcp-name": "demo_add"}, {"name": "demo_add"}, True),
+        ({"mcp-name": "demo_fail"}, {"name": "demo_add"}, False),
+        ({"mcp-name": "demo_add"}, {"name": "demo_fail"}, False),
+        ({"mcp-name": "demo_add", "mcp-protocol-version": "2025-11-25"}, {"name": "demo_add"}, False),
+        ({"mcp-name": "demo_add", "mcp-method": "tools/list"}, {"name": "demo_add"}, False),
+        ({}, {"name": "demo_add"}, False),
+    ],
+)
+def test_the_remembered_ladder_verdict_is_the_sdks(routing: dict[str, str], params: Any, admitted: bool) -> None:
+    """Each combination of what the inbound ladder reads gets the SDK's own verdict, the first time
+    and every time after (a remembered verdict is never another combination's)."""
+    from mcp.shared.inbound import InboundModernRoute, classify_inbound_request
+
+    headers = {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", **routing}
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {**params, "_meta": MODERN_META}}
+    assert isinstance(classify_inbound_request(message, headers=headers), InboundModernRoute) is admitted
+    for _ in range(3):
+        assert (stateless._envelope_route(message, headers) is not None) is admitted
 
 
 def demo_app(directory: Path, host_pack: ModuleType) -> Any:

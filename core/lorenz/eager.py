@@ -22,9 +22,11 @@ __all__ = ["eager_task", "start_now"]
 T = TypeVar("T")
 
 
-def eager_task(coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
-    """``coro`` as a task of the running loop, its first step already run."""
-    loop = asyncio.get_running_loop()
+def eager_task(coro: Coroutine[Any, Any, T], loop: asyncio.AbstractEventLoop | None = None) -> asyncio.Task[T]:
+    """``coro`` as a task of the running loop (``loop``, when the caller has it at hand), its
+    first step already run."""
+    if loop is None:
+        loop = asyncio.get_running_loop()
     if sys.version_info >= (3, 12):
         return asyncio.Task(coro, loop=loop, eager_start=True)
     task = loop.create_task(coro)

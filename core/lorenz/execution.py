@@ -203,7 +203,7 @@ class ToolRunner:
                 _CURRENT.reset(current)
                 slots.release_on_behalf_of(token)
         finished: asyncio.Future[None] = loop.create_future()
-        task = eager_task(_guarded(call, pack, arguments, context, finished))
+        task = eager_task(_guarded(call, pack, arguments, context, finished), loop)
         if task.done():  # answered without waiting (a cached read): no turn of the loop, no timer
             slots.release_on_behalf_of(token)
             return _outcome(task, name)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 import mcp_types as types
+import pydantic
 import pydantic_core
 from mcp.server import Server, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
@@ -265,6 +266,17 @@ async def _call_tool(
         return call_result(tool_failure(redact_text(error_message(exc), snapshot.settings.secrets))), "crash"
 
 
+class ToolCallParams(pydantic.BaseModel):
+    """What the ``tools/call`` handler reads of its params. The SDK validated the request against
+    the protocol's ``CallToolRequest`` of its version before the handler; the handler's ``_meta``
+    is the context's (so not parsed a third time here)."""
+
+    model_config = pydantic.ConfigDict(extra="ignore")
+
+    name: str
+    arguments: dict[str, Any] | None = None
+
+
 def build_server(state: HostState) -> LorenzServer:
     """The SDK server answering from ``state.live``'s current snapshot."""
 
@@ -278,7 +290,7 @@ def build_server(state: HostState) -> LorenzServer:
             tools = [tool for tool in tools if grant.allows(tool.name)]
         return types.ListToolsResult(tools=tools)
 
-    async def on_call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> dict[str, Any]:
+    async def on_call_tool(ctx: ServerRequestContext[Any, Any], params: ToolCallParams) -> dict[str, Any]:
         state.remember(ctx)
         arguments = params.arguments if params.arguments is not None else {}
         snapshot = request_snapshot(ctx.request) or await state.live.current_async()
@@ -303,5 +315,5 @@ def build_server(state: HostState) -> LorenzServer:
     )
     # Registered as a plain request handler: its result is the wire dict, which the SDK validates
     # against the request's version as it would the model (and dumping the model first cost more).
-    server.add_request_handler("tools/call", types.CallToolRequestParams, on_call_tool)
+    server.add_request_handler("tools/call", ToolCallParams, on_call_tool)
     return server

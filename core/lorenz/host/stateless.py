@@ -37,6 +37,7 @@ from mcp.shared.inbound import (
     MCP_NAME_HEADER,
     MCP_PARAM_HEADER_PREFIX,
     MCP_PROTOCOL_VERSION_HEADER,
+    NAME_BEARING_METHODS,
     X_MCP_HEADER_KEY,
     InboundLadderRejection,
     classify_inbound_request,
@@ -45,7 +46,14 @@ from mcp.shared.inbound import (
 from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp.shared.message import MessageMetadata, ServerMessageMetadata
 from mcp.shared.transport_context import TransportContext
-from mcp_types import DEFAULT_NEGOTIATED_VERSION, ErrorData, RequestId
+from mcp_types import (
+    CLIENT_CAPABILITIES_META_KEY,
+    CLIENT_INFO_META_KEY,
+    DEFAULT_NEGOTIATED_VERSION,
+    PROTOCOL_VERSION_META_KEY,
+    ErrorData,
+    RequestId,
+)
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -208,10 +216,9 @@ class StatelessEndpoint:
         routing = _routing_headers(scope)
         if message["method"] == "subscriptions/listen" or routing is None:
             return None
-        verdict = classify_inbound_request(message, headers=routing)
-        if isinstance(verdict, InboundLadderRejection) or self._param_rejection(request, message):
+        connection = _envelope_route(message, routing)
+        if connection is None or self._param_rejection(request, message):
             return None
-        connection = _envelope_connection(verdict.protocol_version, verdict.client_info, verdict.client_capabilities)
         transport = TransportContext(kind="streamable-http", can_send_request=False, headers=request.headers)
         return _Route(connection, _Exchange(message["id"], metadata, transport=transport), modern=True)
 
@@ -333,26 +340,48 @@ def _born_ready(version: str, client_params: Any = None, capabilities: Any = Non
     return connection
 
 
-#: What ``Connection.from_envelope`` made of each envelope seen (its client params and
-#: capabilities), by the envelope's JSON: a client sends the same values on every request, and
-#: validating them (or failing to) is most of a connection's cost.
-_ENVELOPES: dict[bytes, tuple[Any, Any]] = {}
+#: The inbound ladder's verdict on each request envelope and routing headers seen: ``None`` (a
+#: rejection) or what ``Connection.from_envelope`` made of the envelope (its version, client params
+#: and capabilities). A client sends the same values on every request, and climbing the ladder and
+#: validating them (or failing to) is most of a 2026-07-28 request's routing.
+_ENVELOPES: dict[bytes, tuple[str, Any, Any] | None] = {}
 _ENVELOPES_KEPT = 256
 
 
-def _envelope_connection(version: str, client_info: Any, capabilities: Any) -> Connection:
-    """``Connection.from_envelope(version, client_info, capabilities)``, which runs once per
-    distinct envelope; later ones get a connection born ready with the same identity."""
-    try:
-        key = pydantic_core.to_json([version, client_info, capabilities])
-    except pydantic_core.PydanticSerializationError:
-        return Connection.from_envelope(version, client_info, capabilities)
-    identity = _ENVELOPES.get(key)
-    if identity is None:
-        made = Connection.from_envelope(version, client_info, capabilities)
-        _remember(_ENVELOPES, key, (made.client_params, made.client_capabilities), _ENVELOPES_KEPT)
-        return made
-    return _born_ready(version, *identity)
+def _envelope_route(message: dict[str, Any], routing: dict[str, str]) -> Connection | None:
+    """The connection of a 2026-07-28 request the SDK's inbound ladder
+    (:func:`~mcp.shared.inbound.classify_inbound_request`) lets through, else ``None``; the ladder
+    runs once per distinct value of what it reads (the envelope's keys, the method, the named
+    param, the routing headers)."""
+    params = message.get("params")
+    meta = params.get("_meta") if type(params) is dict else None
+    key: bytes | None = None
+    if type(meta) is dict:
+        name_key = NAME_BEARING_METHODS.get(message["method"])
+        named = params.get(name_key) if name_key is not None and type(params) is dict else None
+        read = [routing, message["method"], named]
+        read += [name in meta for name in _ENVELOPE_KEYS] + [meta.get(name) for name in _ENVELOPE_KEYS]
+        try:
+            key = pydantic_core.to_json(read)
+        except pydantic_core.PydanticSerializationError:
+            key = None
+        if key is not None and key in _ENVELOPES:
+            identity = _ENVELOPES[key]
+            return _born_ready(*identity) if identity is not None else None
+    verdict = classify_inbound_request(message, headers=routing)
+    if isinstance(verdict, InboundLadderRejection):
+        identity, connection = None, None
+    else:
+        connection = Connection.from_envelope(
+            verdict.protocol_version, verdict.client_info, verdict.client_capabilities
+        )
+        identity = (verdict.protocol_version, connection.client_params, connection.client_capabilities)
+    if key is not None:
+        _remember(_ENVELOPES, key, identity, _ENVELOPES_KEPT)
+    return connection
+
+
+_ENVELOPE_KEYS = (PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY)
 
 
 def _run_all(work: list[Callable[[], None]]) -> None:
