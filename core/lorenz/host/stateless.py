@@ -359,8 +359,9 @@ def _envelope_route(message: dict[str, Any], routing: dict[str, str]) -> Connect
     if type(meta) is dict:
         name_key = NAME_BEARING_METHODS.get(message["method"])
         named = params.get(name_key) if name_key is not None and type(params) is dict else None
-        read = [routing, message["method"], named]
-        read += [name in meta for name in _ENVELOPE_KEYS] + [meta.get(name) for name in _ENVELOPE_KEYS]
+        version, capabilities, info = _ENVELOPE_KEYS
+        read = [routing, message["method"], named, version in meta, capabilities in meta]
+        read += (meta.get(version), meta.get(capabilities), meta.get(info))
         try:
             key = pydantic_core.to_json(read)
         except pydantic_core.PydanticSerializationError:
