@@ -346,6 +346,7 @@ def _born_ready(version: str, client_params: Any = None, capabilities: Any = Non
 #: validating them (or failing to) is most of a 2026-07-28 request's routing.
 _ENVELOPES: dict[bytes, tuple[str, Any, Any] | None] = {}
 _ENVELOPES_KEPT = 256
+_ENVELOPE_KEYS = (PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY)
 
 
 def _envelope_route(message: dict[str, Any], routing: dict[str, str]) -> Connection | None:
@@ -380,9 +381,6 @@ def _envelope_route(message: dict[str, Any], routing: dict[str, str]) -> Connect
     if key is not None:
         _remember(_ENVELOPES, key, identity, _ENVELOPES_KEPT)
     return connection
-
-
-_ENVELOPE_KEYS = (PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY)
 
 
 def _run_all(work: list[Callable[[], None]]) -> None:

@@ -30,6 +30,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import NoReturn
 
 __all__ = ["LOOK_ANYWAY_SECONDS", "WorkflowWatch"]
 
@@ -110,6 +111,7 @@ class WorkflowWatch:
         self._look_by = time.monotonic() + LOOK_ANYWAY_SECONDS
 
     def close(self) -> None:
+        """Stop reading reports: from now on every look is a ``stat``."""
         if self._fd >= 0:
             self._loop.remove_reader(self._fd)
             os.close(self._fd)
@@ -117,6 +119,7 @@ class WorkflowWatch:
         self._gone = True
 
     def _read(self) -> None:
+        """Take what the kernel reported (the loop calls this when there is something)."""
         try:
             data = os.read(self._fd, 65536)
         except BlockingIOError:
@@ -141,7 +144,7 @@ def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
 
 
-def _raise_errno(what: str) -> None:
+def _raise_errno(what: str) -> NoReturn:
     code = ctypes.get_errno()
     raise OSError(code, f"{what}: {os.strerror(code)}")
 
