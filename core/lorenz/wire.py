@@ -115,7 +115,7 @@ def _any_surrogate(value: Any) -> bool:
     while stack:
         item = stack.pop()
         kind = type(item)
-        if kind is str or isinstance(item, str):
+        if isinstance(item, str):
             if not item.isascii() and _SURROGATE.search(item):
                 return True
         elif kind is int or kind is bool or item is None:

@@ -1,0 +1,98 @@
+"""One loaded configuration and what serving it needs (:class:`Snapshot`), and the snapshot an
+HTTP request was admitted with."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from attrs import frozen
+
+from ..contracts import ToolProvider, ToolSpec
+from ..schemas import Validator, compile_schema
+
+if TYPE_CHECKING:
+    from ..mount import PackFailure
+    from ..plugins import PluginFailure
+    from ..workspace import Workspace
+
+__all__ = ["REQUEST_SNAPSHOT", "Snapshot", "request_snapshot"]
+
+#: The scope key of the snapshot an HTTP request was admitted with, and is served with.
+REQUEST_SNAPSHOT = "lorenz.snapshot"
+
+
+@frozen(kw_only=True, eq=False)
+class Snapshot:
+    """One loaded configuration and what serving it needs, computed once per (re)load."""
+
+    workspace: Workspace
+    generation: int
+    packs: tuple[ToolProvider, ...]
+    specs: tuple[ToolSpec, ...]
+    #: ``{tool name: the pack declaring it}``
+    owners: Mapping[str, ToolProvider]
+    by_name: Mapping[str, ToolSpec]
+    input_validators: Mapping[str, Validator | None]
+    output_validators: Mapping[str, Validator | None]
+    #: The SDK's ``types.Tool`` objects, built lazily by the MCP layer and cached here.
+    wire: dict[str, Any]
+
+    @classmethod
+    def build(cls, workspace: Workspace, generation: int) -> Snapshot:
+        mounted = workspace.mounted
+        specs = mounted.specs
+        return cls(
+            workspace=workspace,
+            generation=generation,
+            packs=mounted.packs,
+            specs=specs,
+            owners=mounted.owners,
+            by_name={spec.name: spec for spec in specs},
+            input_validators={spec.name: compile_schema(spec.input_schema) for spec in specs},
+            output_validators={spec.name: compile_schema(spec.output_schema) for spec in specs},
+            wire={},
+        )
+
+    @property
+    def settings(self) -> Any:
+        return self.workspace.settings
+
+    def pack_of(self, tool: str) -> str | None:
+        pack = self.owners.get(tool)
+        return pack.name if pack is not None else None
+
+    def distribution_of(self, pack: str) -> str | None:
+        """The distribution that registered ``pack`` (``None`` for an in-process plugin)."""
+        owners: dict[str, str | None] | None = self.wire.get("distributions")
+        if owners is None:  # built once per snapshot: every recorded call asks
+            owners = {}
+            for info in reversed(self.workspace.discovery.plugins):  # the first plugin naming a pack wins
+                owners.update(dict.fromkeys(info.packs, info.distribution))
+            self.wire["distributions"] = owners
+        return owners.get(pack)
+
+    @property
+    def plugin_failures(self) -> tuple[PluginFailure, ...]:
+        """Plugins that failed to load (discovery), shown on ``/healthz`` and the landing page."""
+        return self.workspace.discovery.failures
+
+    @property
+    def pack_failures(self) -> tuple[PackFailure, ...]:
+        """Mounted packs left out as broken, and isolated packs marked failed for crashing too often."""
+        return (*self.workspace.mounted.failures, *self.workspace.isolation.failures(self.packs))
+
+    def isolated_status(self) -> list[dict[str, Any]]:
+        """The isolated packs' processes, for ``/healthz``."""
+        return self.workspace.isolation.status(self.packs)
+
+    @property
+    def degraded(self) -> bool:
+        return bool(self.plugin_failures or self.pack_failures)
+
+
+def request_snapshot(request: Any) -> Snapshot | None:
+    """The snapshot an HTTP request was admitted with (``None`` for stdio, or none recorded)."""
+    scope = getattr(request, "scope", None)
+    snapshot = scope.get(REQUEST_SNAPSHOT) if isinstance(scope, dict) else None
+    return snapshot if isinstance(snapshot, Snapshot) else None
