@@ -2,7 +2,7 @@
 same machine, same clients, one run.
 
     .venv/bin/python bench/peers.py [-n 1000] [--rounds 3] [--seconds 10] [--connections 16]
-        [--servers floor,lorenz,mcpserver,fastmcp] [--fastmcp-venv DIR] [--fastmcp-version 4.1.6]
+        [--block 100] [--servers floor,lorenz,mcpserver,fastmcp] [--fastmcp-venv DIR] [--fastmcp-version 4.1.6]
         [--before TREE] [--switch-off NAME,...]
 
 Every server is its own process on 127.0.0.1 (uvicorn, log level warning, no access log, a listening
@@ -25,11 +25,14 @@ Per server and protocol era (2025-11-25: stateless with ``MCP-Protocol-Version``
 ``_meta`` envelope with ``Mcp-Method``/``Mcp-Name`` headers), a server that cannot answer an era
 shown as n/a:
   sequential  ``-n`` calls after 50 warm-up ones from a bare ``httpx2`` client posting JSON-RPC, each
-              answer checked (a result, not ``isError``, text and ``structuredContent`` = the issue)
+              answer checked (a result, not ``isError``, text and ``structuredContent`` = the issue);
+              the servers take turns in blocks of ``--block`` calls (the order reversed each block),
+              so what the machine does meanwhile (a neighbour's load, the clock) falls on all alike
   throughput  ``wrk -t1 -c16`` for ``--seconds`` after a 1 s warm-up (``bench/wrk_tools_call.lua``: an
               answer that is not a successful result with the issue's content is an error), with the
               server's CPU per call and wrk's CPU share (near 100 % it would be the bottleneck)
-Rounds interleave the servers (their order rotating); figures are medians of rounds.
+A round runs the sequential blocks of both eras, then wrk on each server (their order rotating from
+round to round); figures are medians of rounds.
 """
 
 from __future__ import annotations
@@ -240,22 +243,41 @@ def check(response: Any, expected: IssueAnswer) -> None:
         raise RuntimeError(msg)
 
 
-def sequential(url: str, era: str, n: int, expected: IssueAnswer) -> tuple[float, float]:
-    """p50 and p99 in ms of ``n`` sequential calls on one keep-alive connection."""
+def sequential(
+    urls: dict[str, str], era: str, n: int, block: int, expected: IssueAnswer
+) -> dict[str, tuple[float, float]]:
+    """p50 and p99 in ms of ``n`` sequential calls to each server on one keep-alive connection of its
+    own, in blocks of ``block`` calls that take turns (the order reversed every other block): what
+    the machine does over the run (a neighbour's load, the clock) falls on every server alike."""
     import httpx2
 
     headers, body = request(era)
-    samples = []
-    with httpx2.Client(headers=headers) as http:
-        for i in range(-WARMUP, n):
-            body["id"] = i
-            started = time.perf_counter()
-            response = http.post(url, json=body)
-            elapsed = time.perf_counter() - started
-            check(response, expected)
-            if i >= 0:
-                samples.append(elapsed)
-    samples.sort()
+    samples: dict[str, list[float]] = {kind: [] for kind in urls}
+    clients = {kind: httpx2.Client(headers=headers) for kind in urls}
+    try:
+        for kind, url in urls.items():
+            for i in range(-WARMUP, 0):
+                body["id"] = i
+                check(clients[kind].post(url, json=body), expected)
+        order = list(urls)
+        for start in range(0, n, block):
+            for kind in order:
+                http, url, taken = clients[kind], urls[kind], samples[kind]
+                for i in range(start, min(n, start + block)):
+                    body["id"] = i
+                    started = time.perf_counter()
+                    response = http.post(url, json=body)
+                    taken.append(time.perf_counter() - started)
+                    check(response, expected)
+            order.reverse()
+    finally:
+        for http in clients.values():
+            http.close()
+    return {kind: _p50_p99(taken) for kind, taken in samples.items()}
+
+
+def _p50_p99(samples: list[float]) -> tuple[float, float]:
+    samples = sorted(samples)
     return samples[len(samples) // 2] * 1000, samples[min(len(samples) - 1, int(len(samples) * 0.99))] * 1000
 
 
@@ -383,16 +405,19 @@ def measure(
                         skipped[kind, era] = " ".join(str(exc).split())[:160].replace("|", "/")
                         print(f"  {kind} {era}: n/a ({exc})", file=sys.stderr)
             for index in range(args.rounds):
-                for kind in servers[index % len(servers) :] + servers[: index % len(servers)]:
+                order = servers[index % len(servers) :] + servers[: index % len(servers)]
+                for era in ERAS:
+                    urls = {kind: running[kind][1] for kind in order if (kind, era) not in skipped}
+                    for kind, figures in sequential(urls, era, args.n, args.block, expected).items():
+                        seq.setdefault((kind, era), []).append(figures)
+                        print(f"  round {index + 1} {kind} {era}: seq p50 {figures[0]:.2f} ms", file=sys.stderr)
+                for kind in order:
                     process, url = running[kind]
-                    for era in (era for era in ERAS if (kind, era) not in skipped):
-                        seq.setdefault((kind, era), []).append(sequential(url, era, args.n, expected))
-                        line = f"  round {index + 1} {kind} {era}: seq p50 {seq[kind, era][-1][0]:.2f} ms"
-                        if era in args.wrk_eras.split(","):
-                            run = throughput(url, worker_pids(process), era, args)
-                            loads.setdefault((kind, era), []).append(run)
-                            line += f", {run.calls_per_second:.0f} calls/s, {run.errors} errors"
-                        print(line, file=sys.stderr)
+                    for era in (era for era in ERAS if (kind, era) not in skipped and era in args.wrk_eras.split(",")):
+                        run = throughput(url, worker_pids(process), era, args)
+                        loads.setdefault((kind, era), []).append(run)
+                        line = f"{run.calls_per_second:.0f} calls/s, {run.errors} errors"
+                        print(f"  round {index + 1} {kind} {era}: {line}", file=sys.stderr)
             rss = {kind: sum(rss_mib(pid) for pid in worker_pids(process)) for kind, (process, _) in running.items()}
         finally:
             for process, _ in running.values():
@@ -406,6 +431,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-n", type=int, default=1000, help="timed sequential calls per server, era and round")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--block", type=int, default=100, help="sequential calls a server makes before the next's turn")
     parser.add_argument("--seconds", type=int, default=10, help="length of each wrk run")
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--servers", default=",".join(SERVERS), help="comma-separated subset of " + ",".join(SERVERS))
@@ -451,7 +477,8 @@ def main() -> None:
     figures, rss = measure(servers, pythons, args)
     load_end = os.getloadavg()
     print(
-        f"\n`{TOOL}` on a one-issue board; sequential: {args.n} calls per round on one connection; "
+        f"\n`{TOOL}` on a one-issue board; sequential: {args.n} calls per server, era and round on one connection, "
+        f"the servers taking turns every {args.block}; "
         f"throughput: wrk -t1 -c{args.connections}, {args.seconds} s; median of {args.rounds} rounds; "
         f"{os.cpu_count()} CPUs\n"
     )
