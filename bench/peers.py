@@ -27,7 +27,8 @@ shown as n/a:
   sequential  ``-n`` calls after 50 warm-up ones from a bare ``httpx2`` client posting JSON-RPC, each
               answer checked (a result, not ``isError``, text and ``structuredContent`` = the issue);
               the servers take turns in blocks of ``--block`` calls (the order reversed each block),
-              so what the machine does meanwhile (a neighbour's load, the clock) falls on all alike
+              so what the machine does meanwhile (a neighbour's load, the clock) falls on all alike;
+              a ratio of two servers is the median over turns of their blocks' p50s' ratio
   throughput  ``wrk -t1 -c16`` for ``--seconds`` after a 1 s warm-up (``bench/wrk_tools_call.lua``: an
               answer that is not a successful result with the issue's content is an error), with the
               server's CPU per call and wrk's CPU share (near 100 % it would be the bottleneck)
@@ -243,16 +244,23 @@ def check(response: Any, expected: IssueAnswer) -> None:
         raise RuntimeError(msg)
 
 
-def sequential(
-    urls: dict[str, str], era: str, n: int, block: int, expected: IssueAnswer
-) -> dict[str, tuple[float, float]]:
-    """p50 and p99 in ms of ``n`` sequential calls to each server on one keep-alive connection of its
-    own, in blocks of ``block`` calls that take turns (the order reversed every other block): what
-    the machine does over the run (a neighbour's load, the clock) falls on every server alike."""
+class Sequential(NamedTuple):
+    """One server's sequential calls in one era and round: p50 and p99 in ms of all of them, and
+    the p50 of each block (blocks of the servers of one run pair up, one after the other in time)."""
+
+    p50_ms: float
+    p99_ms: float
+    block_p50s_ms: tuple[float, ...]
+
+
+def sequential(urls: dict[str, str], era: str, n: int, block: int, expected: IssueAnswer) -> dict[str, Sequential]:
+    """``n`` sequential calls to each server on one keep-alive connection of its own, in blocks of
+    ``block`` calls that take turns (the order reversed every other block): what the machine does
+    over the run (a neighbour's load, the clock) falls on every server alike."""
     import httpx2
 
     headers, body = request(era)
-    samples: dict[str, list[float]] = {kind: [] for kind in urls}
+    blocks: dict[str, list[list[float]]] = {kind: [] for kind in urls}
     clients = {kind: httpx2.Client(headers=headers) for kind in urls}
     try:
         for kind, url in urls.items():
@@ -262,23 +270,25 @@ def sequential(
         order = list(urls)
         for start in range(0, n, block):
             for kind in order:
-                http, url, taken = clients[kind], urls[kind], samples[kind]
+                http, url, taken = clients[kind], urls[kind], []
                 for i in range(start, min(n, start + block)):
                     body["id"] = i
                     started = time.perf_counter()
                     response = http.post(url, json=body)
                     taken.append(time.perf_counter() - started)
                     check(response, expected)
+                blocks[kind].append(taken)
             order.reverse()
     finally:
         for http in clients.values():
             http.close()
-    return {kind: _p50_p99(taken) for kind, taken in samples.items()}
+    return {kind: _summary(taken) for kind, taken in blocks.items()}
 
 
-def _p50_p99(samples: list[float]) -> tuple[float, float]:
-    samples = sorted(samples)
-    return samples[len(samples) // 2] * 1000, samples[min(len(samples) - 1, int(len(samples) * 0.99))] * 1000
+def _summary(blocks: list[list[float]]) -> Sequential:
+    calls = sorted(sample for block in blocks for sample in block)
+    p99 = calls[min(len(calls) - 1, int(len(calls) * 0.99))]
+    return Sequential(calls[len(calls) // 2] * 1000, p99 * 1000, tuple(statistics.median(b) * 1000 for b in blocks))
 
 
 class Load(NamedTuple):
@@ -319,18 +329,33 @@ def throughput(url: str, pids: list[int], era: str, args: argparse.Namespace) ->
 
 
 class Figures(NamedTuple):
-    """Medians over rounds of one server in one era (``load`` is None when wrk did not run)."""
+    """Medians over rounds of one server in one era (``load`` is None when wrk did not run), and its
+    block p50s of all rounds in order."""
 
     p50_ms: float
     p99_ms: float
     load: Load | None
     errors: int
+    round_p50s_ms: tuple[float, ...]
+    block_p50s_ms: tuple[float, ...]
 
 
-def medians(seq: list[tuple[float, float]], loads: list[Load]) -> Figures:
+def medians(seq: list[Sequential], loads: list[Load]) -> Figures:
     load = Load(*(statistics.median(run[i] for run in loads) for i in range(len(Load._fields)))) if loads else None
     errors = sum(run.errors for run in loads)
-    return Figures(statistics.median(r[0] for r in seq), statistics.median(r[1] for r in seq), load, errors)
+    rounds = tuple(run.p50_ms for run in seq)
+    blocks = tuple(p50 for run in seq for p50 in run.block_p50s_ms)
+    p99 = statistics.median(run.p99_ms for run in seq)
+    return Figures(statistics.median(rounds), p99, load, errors, rounds, blocks)
+
+
+def paired(ours: Figures | str | None, theirs: Figures | str | None) -> float | None:
+    """The median, over the blocks of a run, of ``ours``'s block p50 ÷ ``theirs``'s: each block and its
+    pair ran one after the other, so the machine's drift between blocks cancels out."""
+    if not isinstance(ours, Figures) or not isinstance(theirs, Figures):
+        return None
+    pairs = zip(ours.block_p50s_ms, theirs.block_p50s_ms, strict=True)
+    return statistics.median(a / b for a, b in pairs)
 
 
 def ratio(value: float | None, base: float | None) -> str:
@@ -351,17 +376,36 @@ def report(figures: dict[tuple[str, str], Figures | str], servers: list[str]) ->
 
     print("| server | seq p50 (2025) | ÷ floor | seq p50 (2026) | ÷ floor | calls/s 16 conn | ÷ floor |")
     print("|---|---|---|---|---|---|---|")
+
+    def times(kind: str, era: str, base: str) -> str:
+        value = paired(figures.get((kind, era)), figures.get((base, era)))
+        return "-" if value is None else f"{value:.2f}"
+
     for kind in servers:
-        cells = [f"{ms(p50(kind, era))} | {ratio(p50(kind, era), p50('floor', era))}" for era in ERAS]
+        cells = [f"{ms(p50(kind, era))} | {times(kind, era, 'floor')}" for era in ERAS]
         cps = calls(kind)
         cells.append(f"{cps:,.0f} | {ratio(cps, calls('floor'))}" if cps else "n/a | -")
         print(f"| {LABELS[kind]} | {' | '.join(cells)} |")
     peers = [peer for peer in ("before", "mcpserver", "fastmcp") if "lorenz" in servers and peer in servers]
     for peer in peers:
-        cells = "".join(f"{ratio(p50('lorenz', era), p50(peer, era))} | | " for era in ERAS)
+        cells = "".join(f"{times('lorenz', era, peer)} | | " for era in ERAS)
         print(f"| lorenz ÷ {LABELS[peer]} | {cells}{ratio(calls('lorenz'), calls(peer))} | |")
+    print(
+        "\nSequential ratios: the median over blocks of a block's p50 ÷ its pair's (the other server's block"
+        "\nof the same turn), so the machine's drift between turns cancels out; the p50s are of all calls."
+    )
     if peers:
-        print("\nRatio rows: lorenz's p50 ÷ the peer's (below 1: lorenz faster); calls/s: lorenz's ÷ the peer's.")
+        print("Ratio rows: lorenz's ÷ the peer's (below 1: lorenz faster); calls/s: lorenz's ÷ the peer's.")
+    if "floor" in servers:
+        print("Plain p50 ÷ the floor's p50, round by round (drift and all):")
+        for kind in (kind for kind in servers if kind != "floor"):
+            cells = []
+            for era in ERAS:
+                ours, floor = figures.get((kind, era)), figures.get(("floor", era))
+                if isinstance(ours, Figures) and isinstance(floor, Figures):
+                    each = zip(ours.round_p50s_ms, floor.round_p50s_ms, strict=True)
+                    cells.append(f"{era} " + " ".join(f"{a / b:.2f}" for a, b in each))
+            print(f"  {LABELS[kind]}: {'; '.join(cells) or 'n/a'}")
     print()
     columns = ["server", "era", "seq p50 ms", "seq p99 ms", "calls/s", "errors", "wrk p50 ms", "wrk p99 ms"]
     columns += ["server CPU ms/call", "wrk CPU %"]
@@ -386,7 +430,7 @@ def measure(
     """Start the servers on a fresh board, run the rounds; the figures and each server's RSS at the end."""
     import httpx2
 
-    seq: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    seq: dict[tuple[str, str], list[Sequential]] = {}
     loads: dict[tuple[str, str], list[Load]] = {}
     skipped: dict[tuple[str, str], str] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -408,9 +452,9 @@ def measure(
                 order = servers[index % len(servers) :] + servers[: index % len(servers)]
                 for era in ERAS:
                     urls = {kind: running[kind][1] for kind in order if (kind, era) not in skipped}
-                    for kind, figures in sequential(urls, era, args.n, args.block, expected).items():
-                        seq.setdefault((kind, era), []).append(figures)
-                        print(f"  round {index + 1} {kind} {era}: seq p50 {figures[0]:.2f} ms", file=sys.stderr)
+                    for kind, calls in sequential(urls, era, args.n, args.block, expected).items():
+                        seq.setdefault((kind, era), []).append(calls)
+                        print(f"  round {index + 1} {kind} {era}: seq p50 {calls.p50_ms:.2f} ms", file=sys.stderr)
                 for kind in order:
                     process, url = running[kind]
                     for era in (era for era in ERAS if (kind, era) not in skipped and era in args.wrk_eras.split(",")):
