@@ -417,9 +417,10 @@ async def test_slow_reload_serves_the_last_good_snapshot_meanwhile(
 
 @pytest.mark.anyio
 async def test_a_responses_writes_leave_as_one_send() -> None:
-    """uvicorn writes a response's head and body apart; while other requests are in flight the host's
-    protocol sends them as one write (one packet, one wake-up of the client), flushed at the end of
-    the loop turn or before a close; a request served alone is written as it comes."""
+    """uvicorn writes a response's head and body apart; while other requests are in flight or other
+    work is due in the loop's turn, the host's protocol sends them as one write (one packet, one
+    wake-up of the client), flushed at the end of the loop turn or before a close; a request served
+    alone is written as it comes."""
     import asyncio
 
     from lorenz.host.protocol import ConnectionPool, _JoinedWrites
@@ -443,11 +444,25 @@ async def test_a_responses_writes_leave_as_one_send() -> None:
         def get_extra_info(self, name: str) -> str:
             return f"info:{name}"
 
+    loop = asyncio.get_running_loop()
     pool = ConnectionPool(10)
     pool.open = 1  # this connection alone, busy with its request
     alone = Recorder()
-    _JoinedWrites(alone, asyncio.get_running_loop(), pool).write(b"HTTP/1.1 200 OK\r\n\r\n")  # type: ignore[arg-type]
+    assert not loop._ready  # type: ignore[attr-defined]  # nothing else due in this turn
+    _JoinedWrites(alone, loop, pool).write(b"HTTP/1.1 200 OK\r\n\r\n")  # type: ignore[arg-type]
     assert alone.calls == [("write", b"HTTP/1.1 200 OK\r\n\r\n")]
+
+    # The other connections' reads are due in this turn (under load, each request is answered inside
+    # its own data_received, so the others still look idle): joined too.
+    loop.call_soon(lambda: None)
+    busy = Recorder()
+    under_load = _JoinedWrites(busy, loop, pool)  # type: ignore[arg-type]
+    under_load.write(b"HTTP/1.1 200 OK\r\n\r\n")
+    under_load.write(b"{}")
+    assert busy.calls == []
+    under_load.flush()  # as the protocol does when the response is complete
+    assert busy.calls == [("write", b"HTTP/1.1 200 OK\r\n\r\n{}")]
+    await asyncio.sleep(0)
 
     pool.open = 2  # another request in flight
     real = Recorder()

@@ -21,8 +21,9 @@ load.
 
 A response also leaves in one piece: uvicorn writes a response's head and its body separately, and
 on loopback each write is its own packet and its own wake-up of the client. While other requests
-are in flight, the writes of one loop turn are joined and sent when the response is complete (or at
-the end of the turn, for streams); a request served alone is written as it comes.
+are in flight or other work is due in the loop's turn (under load: the other connections' reads),
+the writes of one loop turn are joined and sent when the response is complete (or at the end of the
+turn, for streams); a request served alone is written as it comes.
 
 ``lorenz serve`` runs it through :class:`HostConfig`. Under a ``uvicorn`` started by the operator it
 is passed by import string (``--http lorenz.host.protocol:ReadDeadlineProtocol``): each server config
@@ -187,11 +188,19 @@ class _JoinedWrites:
         if not data:
             return
         if not self._pending:
-            if self._pool.open - len(self._pool.waiting) <= 1:  # no other request in flight
+            if self._alone():
                 self._transport.write(data)
                 return
             self._pool.flush_soon(self, self._loop)
         self._pending.append(data)
+
+    def _alone(self) -> bool:
+        """Whether nothing else wants the CPU now: no other request in flight, and (on the standard
+        loop) nothing else due in this turn. A request that arrived whole is answered inside its
+        ``data_received``, while the other connections read in the same turn still look idle: their
+        reads are the callbacks due."""
+        ready: Any = getattr(self._loop, "_ready", None)
+        return not ready and self._pool.open - len(self._pool.waiting) <= 1
 
     def writelines(self, chunks: Any) -> None:
         for chunk in chunks:
