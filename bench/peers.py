@@ -246,7 +246,7 @@ def check(response: Any, expected: IssueAnswer) -> None:
 
 class Sequential(NamedTuple):
     """One server's sequential calls in one era and round: p50 and p99 in ms of all of them, and
-    the p50 of each block (blocks of the servers of one run pair up, one after the other in time)."""
+    the p50 of each block (the servers' blocks of one turn pair up)."""
 
     p50_ms: float
     p99_ms: float
@@ -350,8 +350,10 @@ def medians(seq: list[Sequential], loads: list[Load]) -> Figures:
 
 
 def paired(ours: Figures | str | None, theirs: Figures | str | None) -> float | None:
-    """The median, over the blocks of a run, of ``ours``'s block p50 ÷ ``theirs``'s: each block and its
-    pair ran one after the other, so the machine's drift between blocks cancels out."""
+    """The median, over the turns of a run, of ``ours``'s block p50 ÷ ``theirs``'s: a block and its pair
+    ran in the same turn, within a fraction of a second, so the machine's drift between turns cancels
+    out (a machine of this kind flips between a fast and a slow state within a second, and the p50 of
+    all of a server's calls may land in either mode)."""
     if not isinstance(ours, Figures) or not isinstance(theirs, Figures):
         return None
     pairs = zip(ours.block_p50s_ms, theirs.block_p50s_ms, strict=True)
