@@ -82,6 +82,21 @@ async def test_only_the_loop_reading_the_reports_is_vouched_for(workflow: Path) 
         watch.close()
 
 
+async def test_a_look_from_another_thread_does_not_clear_a_report(workflow: Path) -> None:
+    watch = started(workflow)
+    try:
+        workflow.write_text(WORKFLOW.format(prefix="B"))  # noqa: ASYNC240 (the edit under test)
+        await turns()
+        thread = threading.Thread(target=watch.looked)  # its stat may have come before the edit
+        thread.start()
+        thread.join()
+        assert not watch.vouches()
+        watch.looked()
+        assert watch.vouches()
+    finally:
+        watch.close()
+
+
 async def test_at_least_one_look_a_second(workflow: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(workflow_watch, "LOOK_ANYWAY_SECONDS", 0.05)
     watch = started(workflow)

@@ -106,7 +106,10 @@ class WorkflowWatch:
         return threading.get_ident() == self._thread and self._loop.is_running()
 
     def looked(self) -> None:
-        """A look found the file unchanged: reports from now on are news."""
+        """A look found the file unchanged: reports from now on are news. Only a look on the loop's
+        thread counts (another thread's may predate a report the loop has just read)."""
+        if threading.get_ident() != self._thread:
+            return
         self._touched = False
         self._look_by = time.monotonic() + LOOK_ANYWAY_SECONDS
 
