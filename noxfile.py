@@ -15,9 +15,10 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff over everything, and `lorenz lint` over the bundled packs and the example."""
+    """ruff (lint and format check) over everything, and `lorenz lint` over the bundled packs and the example."""
     session.install("-r", "requirements-dev.txt")
     session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
     session.run("lorenz", "lint")
     session.run("lorenz", "lint", "examples/weather")
 

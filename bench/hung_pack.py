@@ -25,7 +25,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 
-PLUGIN = '''
+PLUGIN = """
 import time
 
 import anyio.to_thread
@@ -58,7 +58,7 @@ class Quick:
 def lorenz_register_tool_packs(register):
     register(Hang())
     register(Quick())
-'''
+"""
 
 WORKFLOW = (
     "---\ntracker: {kind: local, path: ./board}\ntools:\n  hang: {}\n  quick: {}\n"

@@ -32,7 +32,7 @@ from mcp_latency import percentile, raw_round  # noqa: E402
 
 PACKS = 4
 
-PACK = '''
+PACK = """
 from lorenz import ToolSpec, hookimpl, tool_success
 
 ADD = ToolSpec(
@@ -61,7 +61,7 @@ class BenchPack:
 @hookimpl
 def lorenz_register_tool_packs(register):
     register(BenchPack())
-'''
+"""
 
 
 def write_site(root: Path) -> str:

@@ -200,9 +200,7 @@ def _ref(value: object) -> IssueRef:
         id=_opt_str(value.get("id")),
         identifier=_opt_str(value.get("identifier")),
         state=state_name if isinstance(state_name, str) else None,
-        state_type=normalize_state_type(
-            _first_str(state_type, value.get("state_type"), value.get("stateType"))
-        ),
+        state_type=normalize_state_type(_first_str(state_type, value.get("state_type"), value.get("stateType"))),
     )
 
 
@@ -239,17 +237,15 @@ def normalize_issue(record: Mapping[str, Any], assignee: str | None = None) -> I
     if state is None or not state.strip():
         msg = "issue.state is required"
         raise IssueNormalizationError(msg)
-    state_type = normalize_state_type(
-        _first_str(state_type_value, record.get("state_type"), record.get("stateType"))
-    )
+    state_type = normalize_state_type(_first_str(state_type_value, record.get("state_type"), record.get("stateType")))
     if state_type is None:
         msg = "issue.stateType is required"
         raise IssueNormalizationError(msg)
     priority = record.get("priority")
     assignee_record = record.get("assignee")
-    assignee_id = (
-        _opt_str(assignee_record.get("id")) if isinstance(assignee_record, Mapping) else None
-    ) or _opt_str(record.get("assignee_id"), record.get("assigneeId"))
+    assignee_id = (_opt_str(assignee_record.get("id")) if isinstance(assignee_record, Mapping) else None) or _opt_str(
+        record.get("assignee_id"), record.get("assigneeId")
+    )
     if assignee is None or assignee == "":
         assigned = True
     elif assignee_id is None:

@@ -256,9 +256,7 @@ def test_pack_check_settings_needs_a_jira_tracker(found: Discovery) -> None:
 
 def test_unset_api_key_variable_is_named(found: Discovery) -> None:
     """`api_key: $JIRA_API_KEY` unset: the dispatch check names the variable (issue 13)."""
-    config = {
-        "tracker": {"kind": "jira", "base_url": "https://x.example", "email": "e@x", "api_key": "$JIRA_API_KEY"}
-    }
+    config = {"tracker": {"kind": "jira", "base_url": "https://x.example", "email": "e@x", "api_key": "$JIRA_API_KEY"}}
     with pytest.raises(ConfigError) as raised:
         validate(config, {}, found)
     assert str(raised.value) == "tracker.api_key: $JIRA_API_KEY is not set"
