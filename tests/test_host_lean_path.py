@@ -66,6 +66,17 @@ def modern(method: str, params: dict[str, Any] | None = None, *, name: str | Non
     return message, headers
 
 
+def nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+def deep_call(depth: int) -> Case:
+    return legacy("tools/call", {"name": "demo_add", "arguments": {"a": 1, "b": 2, "c": nested(depth)}})
+
+
 CALL = modern("tools/call", {"name": "demo_add", "arguments": {"a": 1, "b": 2}}, name="demo_add")
 CASES: dict[str, Case] = {
     "legacy tools/call": legacy("tools/call", {"name": "demo_add", "arguments": {"a": 1, "b": 2}}),
@@ -105,6 +116,17 @@ CASES: dict[str, Case] = {
     "modern unsupported version": (
         modern("tools/list")[0],
         {**modern("tools/list")[1], "MCP-Protocol-Version": "2099-01-01"},
+    ),
+    # The SDK's transport compares the media type case and all, and its parser stops at a depth.
+    "legacy Content-Type Application/JSON": (
+        legacy("tools/list")[0],
+        {**legacy("tools/list")[1], "Content-Type": "Application/JSON"},
+    ),
+    "modern Content-Type with parameters": (CALL[0], {**CALL[1], "Content-Type": "application/json; charset=utf-8"}),
+    "legacy arguments as deep as the SDK parses": deep_call(198),
+    "legacy arguments deeper than the SDK parses": deep_call(199),
+    "legacy many shallow brackets": legacy(
+        "tools/call", {"name": "demo_add", "arguments": {"a": 1, "b": 2, "c": [{} for _ in range(300)]}}
     ),
     # A routing header sent twice, even with one value, is the SDK's to refuse.
     "modern repeated Mcp-Method": (CALL[0], [*CALL[1].items(), ("Mcp-Method", "tools/call")]),

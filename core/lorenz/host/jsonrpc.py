@@ -16,6 +16,8 @@ import math
 import re
 from typing import Any
 
+import pydantic_core
+
 __all__ = [
     "INVALID_PARAMS",
     "INVALID_REQUEST",
@@ -23,6 +25,7 @@ __all__ = [
     "error_reply",
     "has_surrogate_escape",
     "parse_message",
+    "within_sdk_depth",
 ]
 
 PARSE_ERROR = -32700
@@ -66,6 +69,24 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 def has_surrogate_escape(body: bytes) -> bool:
     """Whether ``body`` may spell a lone surrogate (``"\\ud800"``), which only some parsers accept."""
     return _SURROGATE_ESCAPE.search(body) is not None
+
+
+#: Nesting that the SDK's JSON parser (pydantic's) always accepts; it refuses some deeper bodies
+#: with a parse error of its own.
+_SDK_SAFE_DEPTH = 200
+
+
+def within_sdk_depth(body: bytes) -> bool:
+    """Whether the SDK's parser accepts ``body``'s nesting (so a reply built from our own parse
+    answers as the SDK would). Counting the brackets settles nearly every body; only one with
+    more of them is parsed again, by that parser, to tell."""
+    if body.count(b"{") + body.count(b"[") <= _SDK_SAFE_DEPTH:
+        return True
+    try:
+        pydantic_core.from_json(body)
+    except ValueError:
+        return False
+    return True
 
 
 def _lone_surrogate(message: Any) -> str | None:

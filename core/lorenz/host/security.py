@@ -17,7 +17,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..settings.model import ServerSettings
 from .grants import grant_for, remember, token_matches
-from .jsonrpc import has_surrogate_escape, parse_message
+from .jsonrpc import has_surrogate_escape, parse_message, within_sdk_depth
 
 __all__ = [
     "LOOPBACK_HOSTS",
@@ -237,7 +237,7 @@ class SecurityMiddleware:
         if rejected is not None:
             await _send_json(send, 400, rejected)
             return
-        if not has_surrogate_escape(body):  # else the SDK's own parser judges it, as it always has
+        if not has_surrogate_escape(body) and within_sdk_depth(body):  # else the SDK's own parser judges it
             scope[PARSED_MESSAGE] = message
         replayed = False
 

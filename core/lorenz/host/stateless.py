@@ -110,7 +110,8 @@ def _plain_json_request(scope: Scope) -> dict[str, Any] | None:
     if not isinstance(message, dict) or "id" not in message or "method" not in message:
         return None
     content_type = raw_header(scope, b"content-type")
-    if content_type is None or content_type.split(b";")[0].strip().lower() != b"application/json":
+    # Exactly as the SDK's transport compares it (case and all); anything else is its to judge.
+    if content_type is None or content_type.split(b";")[0].strip() != b"application/json":
         return None
     return message if _reads_json(raw_header(scope, b"accept")) else None
 
