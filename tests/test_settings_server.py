@@ -234,3 +234,13 @@ def test_scoped_token_errors(raw: object, message: str) -> None:
     """A scoped token never silently turns into no token, and its errors name the entry."""
     with pytest.raises(ConfigError, match=message):
         server({"tokens": raw})
+
+
+def test_the_fast_path_switch() -> None:
+    """``server.fast_path`` is on by default; the setting or ``LORENZ_FAST_PATH=0`` turns it off."""
+    assert server({}).fast_path is True
+    assert server({"fast_path": False}).fast_path is False
+    assert server({"fastPath": True}, env={"LORENZ_FAST_PATH": "off"}).fast_path is False
+    assert server({}, env={"LORENZ_FAST_PATH": "1"}).fast_path is True
+    with pytest.raises(ConfigError, match=r"^server\.fast_path must be a boolean$"):
+        server({"fast_path": "no"})

@@ -121,7 +121,9 @@ def build_app(
         return settings
 
     transport = StreamableHTTPASGIApp(manager)
-    endpoint: ASGIApp = transport if stateful else StatelessEndpoint(transport, manager)
+    endpoint: ASGIApp = transport
+    if not stateful:
+        endpoint = StatelessEndpoint(transport, manager, fast_path=server_settings.fast_path)
     app = Starlette(
         routes=[
             Route(MCP_PATH, endpoint=endpoint),

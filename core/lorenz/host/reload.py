@@ -354,7 +354,7 @@ class LiveWorkspace:
         before, after = old.settings.server, new.settings.server
         changed = [
             key
-            for key in ("host", "port", "stateful", "json_response", "workers")
+            for key in ("host", "port", "stateful", "json_response", "fast_path", "workers")
             if getattr(before, key) != getattr(after, key)
         ]
         if changed:

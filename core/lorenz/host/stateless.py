@@ -172,9 +172,11 @@ class StatelessEndpoint:
     A client that drops the connection before its answer cancels the request, and so the tool
     call in flight: with no session, a dropped connection is how a stateless client cancels."""
 
-    def __init__(self, transport: ASGIApp, manager: StreamableHTTPSessionManager) -> None:
+    def __init__(self, transport: ASGIApp, manager: StreamableHTTPSessionManager, *, fast_path: bool = True) -> None:
         self.transport = transport
         self.manager = manager
+        #: Whether plain JSON requests take the lean path (else all go through the SDK's transport).
+        self.lean = fast_path and manager.json_response
         self.server: Server[Any] = manager.app
         self.not_allowed = JSONResponse(
             {"error": {"code": "method_not_allowed", "message": "Method not allowed"}},
@@ -187,7 +189,7 @@ class StatelessEndpoint:
             await self.not_allowed(scope, receive, send)
             return
         request = Request(scope)
-        message = _plain_json_request(scope) if self.manager.json_response else None
+        message = _plain_json_request(scope) if self.lean else None
         route = self._route(scope, request, message) if message is not None else None
         if message is None or route is None:
             await _until_disconnect(scope, receive, lambda receive: self.transport(scope, receive, send))

@@ -87,6 +87,9 @@ class ServerSettings:
     stateful: bool = False
     #: Answer with one JSON body per request instead of an SSE stream.
     json_response: bool = True
+    #: Answer plain stateless JSON requests on the host's lean path (``False``: every request
+    #: goes through the SDK's transport; ``LORENZ_FAST_PATH=0`` says the same).
+    fast_path: bool = True
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     #: A tool call still running after this long gets an ``isError`` result.
     tool_timeout_seconds: float = DEFAULT_TOOL_TIMEOUT_SECONDS

@@ -24,10 +24,12 @@ from .model import (
 )
 from .secrets import SecretRecorder, resolve_configured_secret, unset_reference
 
-__all__ = ["MCP_TOKEN_ENV", "parse_server"]
+__all__ = ["FAST_PATH_ENV", "MCP_TOKEN_ENV", "parse_server"]
 
 #: Where the MCP bearer token comes from when ``server.token`` is not set.
 MCP_TOKEN_ENV = "LORENZ_MCP_TOKEN"
+#: ``0``/``false``/``no``/``off`` switches the lean path off, whatever ``server.fast_path`` says.
+FAST_PATH_ENV = "LORENZ_FAST_PATH"
 _DEFAULT_PORT = Port(DEFAULT_PORT)
 _DEFAULT_MAX_BODY_BYTES = PositiveInt(DEFAULT_MAX_BODY_BYTES)
 _DEFAULT_TOOL_TIMEOUT_SECONDS = PositiveNumber(DEFAULT_TOOL_TIMEOUT_SECONDS)
@@ -56,6 +58,7 @@ class _ServerSection:
     allowed_hosts: tuple[str, ...] = ()
     stateful: bool = False
     json_response: bool = True
+    fast_path: bool = True
     max_body_bytes: PositiveInt = _DEFAULT_MAX_BODY_BYTES
     tool_timeout_seconds: PositiveNumber = _DEFAULT_TOOL_TIMEOUT_SECONDS
     max_result_bytes: PositiveInt = _DEFAULT_MAX_RESULT_BYTES
@@ -93,6 +96,7 @@ def parse_server(raw: Mapping[str, Any], *, env: Mapping[str, str], record_secre
         allowed_hosts=section.allowed_hosts,
         stateful=section.stateful,
         json_response=section.json_response,
+        fast_path=section.fast_path and not _switched_off(env.get(FAST_PATH_ENV)),
         max_body_bytes=section.max_body_bytes,
         tool_timeout_seconds=section.tool_timeout_seconds,
         max_result_bytes=section.max_result_bytes,
@@ -109,6 +113,10 @@ def parse_server(raw: Mapping[str, Any], *, env: Mapping[str, str], record_secre
         pack_memory_mb=section.pack_memory_mb,
         pack_processes=section.pack_processes,
     )
+
+
+def _switched_off(value: str | None) -> bool:
+    return value is not None and value.strip().lower() in ("0", "false", "no", "off")
 
 
 def _scoped_tokens(
