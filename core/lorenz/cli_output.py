@@ -4,14 +4,15 @@ for a misspelled name, and a progress line for slow work."""
 from __future__ import annotations
 
 import contextlib
-import difflib
 import json
 import os
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any, TextIO
+
+from .settings.suggest import did_you_mean
 
 __all__ = [
     "JSON_VERSION",
@@ -60,12 +61,6 @@ def silence_stdout() -> int:
         os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)
     return SIGPIPE_EXIT
-
-
-def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """``' (did you mean "tools"?)'`` for the closest of ``choices``, or ``""`` when none is close."""
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f' (did you mean "{close[0]}"?)' if close else ""
 
 
 @contextlib.contextmanager
