@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .lazy import lazy_exports
+from .lazy import lazy_exports as lazy_exports
 
 __version__ = "0.1.0"
 
@@ -20,6 +20,7 @@ _EXPORTS: dict[str, str] = {
     "TrackerProvider": "lorenz.contracts",
     "TrackerContext": "lorenz.contracts",
     "RuntimeTrackerClient": "lorenz.contracts",
+    "ResolveSecret": "lorenz.contracts",
     # results
     "ToolResult": "lorenz.results",
     "tool_success": "lorenz.results",
@@ -40,6 +41,7 @@ _EXPORTS: dict[str, str] = {
     "normalize_issue": "lorenz.issue",
     "normalize_state_type": "lorenz.issue",
     "default_state_type": "lorenz.issue",
+    "IssueStateType": "lorenz.issue",
     # registries, plugins, mounting
     "ToolRegistry": "lorenz.registry",
     "TrackerRegistry": "lorenz.registry",
@@ -65,11 +67,41 @@ _EXPORTS: dict[str, str] = {
     "pick_fields": "lorenz.query",
     "parse_filter": "lorenz.query",
     "matches_filter": "lorenz.query",
+    "query_input_properties": "lorenz.query",
+    "check_list_argument": "lorenz.query",
     # settings
     "Settings": "lorenz.settings.model",
     "TrackerSettings": "lorenz.settings.model",
     "ServerSettings": "lorenz.settings.model",
     "DispatchSettings": "lorenz.settings.model",
+    # outbound HTTP (retries, timeouts, pagination guards)
+    "DEFAULT_TIMEOUT": "lorenz.http",
+    "RetryPolicy": "lorenz.http",
+    "RetryEvent": "lorenz.http",
+    "send_with_retry": "lorenz.http",
+    "summarize_body": "lorenz.http",
+    "timeout_message": "lorenz.http",
+    "describe_timeout": "lorenz.http",
+    "PaginationGuard": "lorenz.http",
+    "PaginationLimits": "lorenz.http",
+    "PaginationError": "lorenz.http",
+    # redaction
+    "redact_text": "lorenz.redact",
+    "redact_value": "lorenz.redact",
+    "is_secret_key": "lorenz.redact",
+    # reading a pack's or tracker's options
+    "ConfigError": "lorenz.settings.errors",
+    "resolve_configured_secret": "lorenz.settings.secrets",
+    "resolve_env_reference": "lorenz.settings.secrets",
+    "reject_unknown_options": "lorenz.settings.options",
+    "reject_unknown_keys": "lorenz.settings.options",
+    "string_option": "lorenz.settings.options",
+    "string_list_option": "lorenz.settings.options",
+    "check_url": "lorenz.settings.options",
+    "needs_tracker_kind": "lorenz.settings.validate",
+    "load_yaml": "lorenz.yaml12",
+    # packages whose names load on first use
+    "lazy_exports": "lorenz.lazy",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -84,6 +116,7 @@ if TYPE_CHECKING:
     from .arguments import as_arguments as as_arguments
     from .arguments import optional_str as optional_str
     from .arguments import require_str as require_str
+    from .contracts import ResolveSecret as ResolveSecret
     from .contracts import RuntimeTrackerClient as RuntimeTrackerClient
     from .contracts import ToolContext as ToolContext
     from .contracts import ToolProvider as ToolProvider
@@ -93,14 +126,26 @@ if TYPE_CHECKING:
     from .execution import report_progress as report_progress
     from .execution import run_in_thread as run_in_thread
     from .hookspecs import hookimpl as hookimpl
+    from .http import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
+    from .http import PaginationError as PaginationError
+    from .http import PaginationGuard as PaginationGuard
+    from .http import PaginationLimits as PaginationLimits
+    from .http import RetryEvent as RetryEvent
+    from .http import RetryPolicy as RetryPolicy
+    from .http import describe_timeout as describe_timeout
+    from .http import send_with_retry as send_with_retry
+    from .http import summarize_body as summarize_body
+    from .http import timeout_message as timeout_message
     from .issue import ISSUE_STATE_TYPES as ISSUE_STATE_TYPES
     from .issue import Issue as Issue
     from .issue import IssueNormalizationError as IssueNormalizationError
     from .issue import IssueRef as IssueRef
+    from .issue import IssueStateType as IssueStateType
     from .issue import TrackerComment as TrackerComment
     from .issue import default_state_type as default_state_type
     from .issue import normalize_issue as normalize_issue
     from .issue import normalize_state_type as normalize_state_type
+    from .lazy import lazy_exports as lazy_exports
     from .mount import MountError as MountError
     from .mount import PackFailure as PackFailure
     from .mount import execute_mounted_tool as execute_mounted_tool
@@ -112,11 +157,16 @@ if TYPE_CHECKING:
     from .plugins import make_manager as make_manager
     from .query import QueryError as QueryError
     from .query import apply_query as apply_query
+    from .query import check_list_argument as check_list_argument
     from .query import matches_filter as matches_filter
     from .query import parse_filter as parse_filter
     from .query import parse_query_spec as parse_query_spec
     from .query import parse_select as parse_select
     from .query import pick_fields as pick_fields
+    from .query import query_input_properties as query_input_properties
+    from .redact import is_secret_key as is_secret_key
+    from .redact import redact_text as redact_text
+    from .redact import redact_value as redact_value
     from .registry import RegistryError as RegistryError
     from .registry import ToolRegistry as ToolRegistry
     from .registry import TrackerRegistry as TrackerRegistry
@@ -125,7 +175,17 @@ if TYPE_CHECKING:
     from .results import tool_failure as tool_failure
     from .results import tool_success as tool_success
     from .results import unsupported_tool_failure as unsupported_tool_failure
+    from .settings.errors import ConfigError as ConfigError
     from .settings.model import DispatchSettings as DispatchSettings
     from .settings.model import ServerSettings as ServerSettings
     from .settings.model import Settings as Settings
     from .settings.model import TrackerSettings as TrackerSettings
+    from .settings.options import check_url as check_url
+    from .settings.options import reject_unknown_keys as reject_unknown_keys
+    from .settings.options import reject_unknown_options as reject_unknown_options
+    from .settings.options import string_list_option as string_list_option
+    from .settings.options import string_option as string_option
+    from .settings.secrets import resolve_configured_secret as resolve_configured_secret
+    from .settings.secrets import resolve_env_reference as resolve_env_reference
+    from .settings.validate import needs_tracker_kind as needs_tracker_kind
+    from .yaml12 import load_yaml as load_yaml

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from lorenz.contracts import ToolProvider
-from lorenz.hookspecs import hookimpl
+from lorenz import ToolProvider, hookimpl
 
 from .tools import PACK
 

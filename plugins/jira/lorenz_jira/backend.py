@@ -7,8 +7,7 @@ from typing import Protocol
 
 from attrs import frozen
 
-from lorenz.http import PaginationLimits
-from lorenz.issue import Issue, TrackerComment
+from lorenz import Issue, PaginationLimits, TrackerComment
 
 __all__ = ["JiraBackend", "JiraError", "NewIssue", "PaginationLimits", "explicit_assignee"]
 

@@ -17,17 +17,19 @@ import attrs
 import httpx
 from attrs import define
 
-from lorenz.http import (
+from lorenz import (
     DEFAULT_TIMEOUT,
+    Issue,
     PaginationError,
     RetryPolicy,
+    TrackerComment,
     describe_timeout,
+    normalize_issue,
+    redact_text,
     send_with_retry,
     summarize_body,
     timeout_message,
 )
-from lorenz.issue import Issue, TrackerComment, normalize_issue
-from lorenz.redact import redact_text
 
 from .backend import JiraError, NewIssue, PaginationLimits, explicit_assignee
 from .jql import assignee_filter, by_ids_jql, candidate_jql, states_jql

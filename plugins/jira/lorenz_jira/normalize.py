@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-from lorenz.issue import Issue, IssueStateType, TrackerComment, default_state_type, normalize_issue
+from lorenz import Issue, IssueStateType, TrackerComment, default_state_type, normalize_issue
 
 from .adf import adf_to_text
 

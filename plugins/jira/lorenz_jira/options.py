@@ -7,11 +7,16 @@ from typing import Any
 
 from attrs import field, frozen
 
-from lorenz.contracts import ResolveSecret
-from lorenz.redact import is_secret_key
-from lorenz.settings import resolve_env_reference
-from lorenz.settings.model import Settings
-from lorenz.settings.options import check_url, reject_unknown_options, string_list_option, string_option
+from lorenz import (
+    ResolveSecret,
+    Settings,
+    check_url,
+    is_secret_key,
+    reject_unknown_options,
+    resolve_env_reference,
+    string_list_option,
+    string_option,
+)
 
 from .backend import JiraError
 

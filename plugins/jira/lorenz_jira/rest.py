@@ -12,16 +12,17 @@ from urllib.parse import quote
 import attrs
 import httpx
 
-from lorenz.http import (
+from lorenz import (
     DEFAULT_TIMEOUT,
+    Issue,
     PaginationGuard,
     RetryPolicy,
+    TrackerComment,
+    redact_text,
     send_with_retry,
     summarize_body,
     timeout_message,
 )
-from lorenz.issue import Issue, TrackerComment
-from lorenz.redact import redact_text
 
 from .adf import markdown_to_adf
 from .backend import JiraError, NewIssue, PaginationLimits, explicit_assignee
@@ -179,7 +180,7 @@ class JiraRestClient:
             next_token = page.get("nextPageToken") if isinstance(page, Mapping) else None
             if next_token is None:
                 return issues
-            from lorenz.execution import report_progress  # a tool call's progress; a no-op elsewhere
+            from lorenz import report_progress
 
             await report_progress(len(issues), None, f"{len(issues)} issues so far")
             token = guard.next_cursor(next_token, "nextPageToken")

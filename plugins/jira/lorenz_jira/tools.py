@@ -5,21 +5,29 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from lorenz.arguments import ArgumentError, as_arguments, optional_str, require_str
-from lorenz.contracts import ToolContext, ToolSpec
-from lorenz.issue import Issue
-from lorenz.query import (
+from lorenz import (
+    ArgumentError,
+    Issue,
+    Settings,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
     apply_query,
+    as_arguments,
     check_list_argument,
+    error_message,
+    needs_tracker_kind,
+    optional_str,
     parse_query_spec,
     parse_select,
     pick_fields,
     query_input_properties,
+    redact_text,
+    require_str,
+    tool_failure,
+    tool_success,
+    unsupported_tool_failure,
 )
-from lorenz.redact import redact_text
-from lorenz.results import ToolResult, error_message, tool_failure, tool_success, unsupported_tool_failure
-from lorenz.settings.model import Settings
-from lorenz.settings.validate import needs_tracker_kind
 
 from .backend import JiraBackend, NewIssue
 from .options import JIRA_KINDS, jira_options

@@ -11,9 +11,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from lorenz.contracts import TrackerContext
-from lorenz.issue import Issue
-from lorenz.settings.model import Settings
+from lorenz import Issue, Settings, TrackerContext
 
 from .options import CONFIG_ALIASES, JiraOptions, jira_options, parse_jira_options
 
@@ -54,7 +52,7 @@ class JiraTrackerClient:
             return
         import httpx
 
-        from lorenz.http import DEFAULT_TIMEOUT
+        from lorenz import DEFAULT_TIMEOUT
 
         async with httpx.AsyncClient(timeout=DEFAULT_TIMEOUT) as http:
             yield open_backend(self.settings, http)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lorenz.lazy import lazy_exports
+from lorenz import lazy_exports
 
 _EXPORTS = {
     "DEFAULT_ENDPOINT": ".options",

@@ -10,11 +10,16 @@ from typing import Any
 
 import httpx
 
-from lorenz.http import PaginationGuard, RetryPolicy, summarize_body, timeout_message
-from lorenz.issue import Issue
-from lorenz.redact import redact_text
-from lorenz.results import error_message
-from lorenz.settings.model import Settings
+from lorenz import (
+    Issue,
+    PaginationGuard,
+    RetryPolicy,
+    Settings,
+    error_message,
+    redact_text,
+    summarize_body,
+    timeout_message,
+)
 
 from . import queries
 from .connections import PaginationLimits, complete_connection, connection_nodes

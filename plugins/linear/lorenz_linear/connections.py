@@ -13,9 +13,7 @@ from typing import Any
 
 from attrs import frozen
 
-from lorenz.http import PaginationError, PaginationLimits
-from lorenz.redact import redact_text
-from lorenz.results import error_message
+from lorenz import PaginationError, PaginationLimits, error_message, redact_text
 
 from .transport import logger
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from attrs import frozen
 
-from lorenz.issue import Issue, IssueStateType, normalize_issue, normalize_state_type
+from lorenz import Issue, IssueStateType, normalize_issue, normalize_state_type
 
 from .connections import DegradedConnection
 from .transport import logger

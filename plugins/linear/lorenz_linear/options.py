@@ -8,12 +8,12 @@ from urllib.parse import quote
 
 from attrs import frozen
 
-from lorenz.settings import resolve_env_reference
-from lorenz.settings.model import Settings
-from lorenz.settings.options import (
+from lorenz import (
+    Settings,
     check_url,
     reject_unknown_keys,
     reject_unknown_options,
+    resolve_env_reference,
     string_list_option,
     string_option,
 )

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from lorenz.contracts import ToolProvider, TrackerProvider
-from lorenz.hookspecs import hookimpl
+from lorenz import ToolProvider, TrackerProvider, hookimpl
 
 from .tools import LinearToolPack
 from .tracker import LinearTracker

@@ -10,11 +10,21 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lorenz.contracts import ToolContext, ToolSpec
-from lorenz.http import RetryPolicy, summarize_body, timeout_message
-from lorenz.redact import redact_text, redact_value
-from lorenz.results import ToolResult, error_message, tool_failure, tool_success, unsupported_tool_failure
-from lorenz.settings.model import Settings
+from lorenz import (
+    RetryPolicy,
+    Settings,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
+    error_message,
+    redact_text,
+    redact_value,
+    summarize_body,
+    timeout_message,
+    tool_failure,
+    tool_success,
+    unsupported_tool_failure,
+)
 
 from .options import tool_credentials, validate_tool_options
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from lorenz.contracts import TrackerContext
-from lorenz.settings.model import Settings
+from lorenz import Settings, TrackerContext
 
 from . import options
 

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 from attrs import frozen
 
-from lorenz.http import DEFAULT_TIMEOUT, RetryEvent, RetryPolicy, send_with_retry, summarize_body
+from lorenz import DEFAULT_TIMEOUT, RetryEvent, RetryPolicy, send_with_retry, summarize_body
 
 from .queries import operation_name
 

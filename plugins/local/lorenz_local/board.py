@@ -30,7 +30,7 @@ from typing import Any
 from attrs import evolve, frozen
 from ruamel.yaml import YAML
 
-from lorenz.yaml12 import load_yaml
+from lorenz import load_yaml
 
 __all__ = [
     "COMMENTS_MARKER",

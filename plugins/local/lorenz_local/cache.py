@@ -18,7 +18,7 @@ from typing import Any
 
 from attrs import frozen
 
-from lorenz.issue import Issue
+from lorenz import Issue
 
 from .board import BoardDocument
 

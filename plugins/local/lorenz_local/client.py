@@ -6,9 +6,7 @@ import logging
 import os
 from collections.abc import Mapping, Sequence
 
-from lorenz import run_in_thread
-from lorenz.issue import Issue
-from lorenz.settings.model import Settings
+from lorenz import Issue, Settings, run_in_thread
 
 from .options import DEFAULT_ID_PREFIX
 from .paths import resolve_board_dir

@@ -9,8 +9,7 @@ from typing import Any
 
 from attrs import frozen
 
-from lorenz.settings.model import Settings
-from lorenz.settings.options import reject_unknown_keys
+from lorenz import Settings, reject_unknown_keys
 
 from .paths import DEFAULT_BOARD_DIR
 
@@ -82,7 +81,7 @@ def pack_board_config(settings: Settings) -> BoardConfig:
 
 def parse_tracker_options(options: Mapping[str, Any]) -> dict[str, Any]:
     """``tracker:`` options of kind ``local`` → ``{"path", "idPrefix"}`` with defaults filled in."""
-    from lorenz.settings.options import reject_unknown_options, string_option
+    from lorenz import reject_unknown_options, string_option
 
     reject_unknown_options(options, ("path", "idPrefix"), "local")
     path = string_option(options, "path")

@@ -6,7 +6,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from lorenz.issue import Issue
+from lorenz import Issue
 
 from .options import DEFAULT_ID_PREFIX
 from .paths import DEFAULT_BOARD_DIR

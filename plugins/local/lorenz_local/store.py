@@ -36,7 +36,7 @@ from typing import Any
 
 from attrs import frozen
 
-from lorenz.issue import Issue, default_state_type, normalize_issue
+from lorenz import Issue, default_state_type, normalize_issue
 
 from . import files
 from .board import (

@@ -11,11 +11,24 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from lorenz.arguments import as_arguments, optional_str, require_str
-from lorenz.contracts import ToolContext, ToolSpec
-from lorenz.query import apply_query, parse_query_spec, parse_select, pick_fields, query_input_properties
-from lorenz.results import ToolResult, error_message, tool_failure, tool_success, unsupported_tool_failure
-from lorenz.settings.model import Settings
+from lorenz import (
+    Settings,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
+    apply_query,
+    as_arguments,
+    error_message,
+    optional_str,
+    parse_query_spec,
+    parse_select,
+    pick_fields,
+    query_input_properties,
+    require_str,
+    tool_failure,
+    tool_success,
+    unsupported_tool_failure,
+)
 
 from .files import os_error_text
 from .options import pack_board_config, validate_pack_options

@@ -10,8 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lorenz.contracts import TrackerContext
-from lorenz.settings.model import Settings
+from lorenz import Settings, TrackerContext
 
 from .options import parse_tracker_options
 

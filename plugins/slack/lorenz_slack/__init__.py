@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lorenz.lazy import lazy_exports
+from lorenz import lazy_exports
 
 __version__ = "0.1.0"
 

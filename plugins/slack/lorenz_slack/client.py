@@ -11,8 +11,7 @@ from typing import Any
 
 from attrs import evolve
 
-from lorenz.issue import Issue
-from lorenz.settings.model import Settings
+from lorenz import Issue, Settings
 
 from .fold import ThreadState, observe_thread, state_from_thread
 from .ids import issue_id, split_issue_id

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from attrs import evolve, field, frozen
 
-from lorenz.settings.model import Settings
+from lorenz import Settings
 
 from .ids import ts_sort_key
 from .mapping import SlackRequest, first_active_state, is_terminal_state, state_from_reactions

@@ -12,11 +12,24 @@ import weakref
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from lorenz.arguments import ArgumentError, as_arguments, optional_str, require_str
-from lorenz.query import apply_query, check_list_argument, parse_query_spec, parse_select, pick_fields
-from lorenz.redact import redact_text
-from lorenz.results import ToolResult, error_message, tool_failure, tool_success, unsupported_tool_failure
-from lorenz.settings.model import Settings
+from lorenz import (
+    ArgumentError,
+    Settings,
+    ToolResult,
+    apply_query,
+    as_arguments,
+    check_list_argument,
+    error_message,
+    optional_str,
+    parse_query_spec,
+    parse_select,
+    pick_fields,
+    redact_text,
+    require_str,
+    tool_failure,
+    tool_success,
+    unsupported_tool_failure,
+)
 
 from .fold import observe_thread, resolve_state_name, state_from_thread
 from .ids import issue_id, permalink, split_issue_id
@@ -112,7 +125,7 @@ async def _query(args: Mapping[str, Any], settings: Settings, transport: SlackTr
     if scan is not None:
         marker = options.marker_emoji
         roots = [*scan.mentions, *(r for r in scan.threaded_roots if marker in r.bot_reactions)]
-        from lorenz.execution import report_progress  # a tool call's progress; a no-op elsewhere
+        from lorenz import report_progress
 
         for done, root in enumerate(roots):
             if done:  # one Slack call per thread: say how far the query got

@@ -8,8 +8,7 @@ from typing import Any
 
 from attrs import frozen
 
-from lorenz.issue import Issue, default_state_type, normalize_issue
-from lorenz.settings.model import Settings
+from lorenz import Issue, Settings, default_state_type, normalize_issue
 
 from .ids import created_at, issue_id, issue_identifier, permalink
 from .models import SlackMessage

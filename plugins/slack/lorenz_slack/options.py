@@ -9,10 +9,15 @@ from urllib.parse import quote
 
 from attrs import field, frozen
 
-from lorenz.contracts import TrackerContext
-from lorenz.settings import resolve_configured_secret, resolve_env_reference
-from lorenz.settings.model import Settings
-from lorenz.settings.options import reject_unknown_options, string_list_option, string_option
+from lorenz import (
+    Settings,
+    TrackerContext,
+    reject_unknown_options,
+    resolve_configured_secret,
+    resolve_env_reference,
+    string_list_option,
+    string_option,
+)
 
 __all__ = [
     "CONFIG_ALIASES",

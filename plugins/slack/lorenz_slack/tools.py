@@ -10,11 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from lorenz.contracts import ToolContext, ToolSpec
-from lorenz.query import query_input_properties
-from lorenz.results import ToolResult, unsupported_tool_failure
-from lorenz.settings.model import Settings
-from lorenz.settings.validate import needs_tracker_kind
+from lorenz import (
+    Settings,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
+    needs_tracker_kind,
+    query_input_properties,
+    unsupported_tool_failure,
+)
 
 if TYPE_CHECKING:
     from .transport import SlackTransport

@@ -17,9 +17,16 @@ from typing import Any, Protocol
 
 import httpx
 
-from lorenz.http import DEFAULT_TIMEOUT, RetryEvent, RetryPolicy, send_with_retry, summarize_body, timeout_message
-from lorenz.redact import redact_text
-from lorenz.settings.model import Settings
+from lorenz import (
+    DEFAULT_TIMEOUT,
+    RetryEvent,
+    RetryPolicy,
+    Settings,
+    redact_text,
+    send_with_retry,
+    summarize_body,
+    timeout_message,
+)
 
 from .ids import ts_sort_key
 from .models import (

@@ -8,7 +8,7 @@ from typing import Any
 
 from attrs import evolve
 
-from lorenz.settings.model import Settings
+from lorenz import Settings
 
 from .fold import ThreadState, Tracking, observe_thread, state_from_thread
 from .mapping import emoji_for_state, state_from_reactions

@@ -8,7 +8,7 @@ from typing import Any
 
 from attrs import frozen
 
-from lorenz.settings.model import Settings
+from lorenz import Settings
 
 from .fold import Workpad
 from .ids import issue_id
