@@ -5,10 +5,8 @@
 naming the pack. :class:`ToolRunner`, which the host uses, also runs each call as a task of its
 own under the pack's own capacity limiter and answers at the tool timeout even when the pack is
 stuck where cancellation cannot reach (a thread, a blocking read): the stuck task is abandoned,
-keeping its slot until it returns, so a pack whose calls all hang delays only itself.
-
-Packs that need a thread use :func:`run_in_thread`: it draws on the calling pack's own thread
-limiter, not the process-wide pool every pack shares.
+keeping its slot until it and every thread it started return, so a pack whose calls all hang
+delays only itself (:mod:`lorenz.pack_threads`).
 """
 
 from __future__ import annotations
@@ -26,14 +24,16 @@ from attrs import frozen
 
 from .containment import PluginError, contain
 from .eager import eager_task
+from .pack_threads import CURRENT_OWNER, CallSlot, PackThreads, ThreadOwner
 from .redact import redact_text
-from .results import ToolResult, error_message, tool_failure
+from .results import ToolResult, error_message, tool_failure, tool_success
 
 if TYPE_CHECKING:
     from .contracts import ProgressSink, ToolContext, ToolProvider
 
 __all__ = [
     "CallOutcome",
+    "ClientGone",
     "ToolRunner",
     "call_pack",
     "failure_from_exception",
@@ -60,7 +60,7 @@ class CallOutcome:
 class _PackCall:
     pack: str
     tool: str
-    threads: CapacityLimiter
+    owner: ThreadOwner
     #: When the tool timeout answers this call (the event loop's clock).
     deadline: float
     progress: ProgressSink | None = None
@@ -101,10 +101,14 @@ async def call_pack(pack: ToolProvider, name: str, arguments: Any, context: Tool
 
 
 async def _call_pack(pack: ToolProvider, name: str, arguments: Any, context: ToolContext) -> CallOutcome:
+    running = asyncio.current_task()
     try:
         result = await pack.execute_tool(name, arguments, context)
     except BaseException as exc:
-        if not contain(exc) or _cancelled_by_caller(exc):
+        # A GeneratorExit is Python closing this coroutine (from outside any step of its task),
+        # which must propagate; one the pack raises in a step of its own is a crash like any other.
+        own_exit = isinstance(exc, GeneratorExit) and running is not None and asyncio.current_task() is running
+        if not (own_exit or contain(exc)) or _cancelled_by_caller(exc):
             raise
         crashed = PluginError(f"pack {pack.name}", "execute_tool", exc)
         return CallOutcome(failure_from_exception(crashed, context), "crash")
@@ -127,10 +131,12 @@ async def report_progress(done: float, total: float | None = None, message: str 
 async def run_in_thread(function: Callable[..., T], *args: Any) -> T:
     """``function(*args)`` in a worker thread, counted against the calling pack's own thread limit
     (the process-wide pool outside a tool call). Cancellation (the tool timeout) does not wait for
-    the thread: a thread that never returns costs its pack one slot, not the host."""
-    call = _CURRENT.get()
-    limiter = call.threads if call is not None else None
-    return await anyio.to_thread.run_sync(function, *args, limiter=limiter, abandon_on_cancel=True)
+    the thread, but a thread that never returns keeps its pack's thread token and its call's slot:
+    it costs its pack, not the host."""
+    owner = CURRENT_OWNER.get()
+    if owner is None:
+        return await anyio.to_thread.run_sync(function, *args, abandon_on_cancel=True)
+    return await owner.run(function, args)
 
 
 def time_left() -> float | None:
@@ -140,23 +146,54 @@ def time_left() -> float | None:
     return None if call is None else call.deadline - asyncio.get_running_loop().time()
 
 
+class ClientGone:
+    """What to do with a call whose caller stopped waiting (a dropped connection, a cancel):
+    :meth:`ToolRunner.run` calls ``report`` with how the call really ended, once its task and
+    threads have, in the caller's context. ``following`` says it will."""
+
+    def __init__(self, report: Callable[[CallOutcome], None]) -> None:
+        self.report = report
+        self.following = False
+
+    def follow(self, task: asyncio.Task[CallOutcome], call: _PackCall) -> None:
+        self.following = True
+        context = contextvars.copy_context()
+        slot = call.owner.slot
+        if slot is not None:
+            slot.when_free(lambda: context.run(self.report, _after_caller_left(task, slot, call)))
+
+
+def _after_caller_left(task: asyncio.Task[CallOutcome], slot: CallSlot, call: _PackCall) -> CallOutcome:
+    """How a call cancelled by its caller ended: its own outcome when the pack finished anyway;
+    when the cancel cut the task off from a thread doing its work, whether that thread returned
+    or raised; ``cancelled`` only when the work was stopped before it finished."""
+    if not task.cancelled():
+        return task.result()
+    if slot.orphan_errors:
+        crashed = PluginError(f"pack {call.pack}", f"a thread of tool {call.tool}", slot.orphan_errors[0])
+        return CallOutcome(failure_from_exception(crashed, None), "failure")
+    if slot.orphans_returned:
+        return CallOutcome(tool_success(None), "success")
+    return CallOutcome(tool_failure(f"tool {call.tool} was cancelled"), "cancelled")
+
+
 class ToolRunner:
     """Runs the host's tool calls, each pack within its own concurrency limit."""
 
     def __init__(self) -> None:
         self._slots: dict[str, CapacityLimiter] = {}
-        self._threads: dict[str, CapacityLimiter] = {}
+        self._threads: dict[str, PackThreads] = {}
         #: Calls that outlived the timeout (or their caller), kept referenced until they end.
         self._abandoned: dict[asyncio.Task[CallOutcome], _PackCall] = {}
 
-    def _limiters(self, pack: str, concurrency: int) -> tuple[CapacityLimiter, CapacityLimiter]:
+    def _limiters(self, pack: str, concurrency: int) -> tuple[CapacityLimiter, PackThreads]:
         slots = self._slots.get(pack)
         if slots is None:
             slots = self._slots[pack] = CapacityLimiter(concurrency)
-            self._threads[pack] = CapacityLimiter(concurrency)
+            self._threads[pack] = PackThreads(concurrency)
         elif slots.total_tokens != concurrency:  # server.pack_concurrency changed on reload
             slots.total_tokens = concurrency
-            self._threads[pack].total_tokens = concurrency
+            self._threads[pack].tokens.total_tokens = concurrency
         return slots, self._threads[pack]
 
     def abandoned(self) -> list[str]:
@@ -176,10 +213,11 @@ class ToolRunner:
         *,
         time_limit: float,
         concurrency: int,
+        when_left: ClientGone | None = None,
     ) -> CallOutcome:
         """One call, answered within ``time_limit`` seconds at the latest, and how it ended; never
         raises except for a real host signal or this call's own cancellation (which cancels the
-        pack's task too)."""
+        pack's task too, and tells ``when_left`` how the call ended once its work has)."""
         pack_name = str(pack.name)
         slots, threads = self._limiters(pack_name, concurrency)
         loop = asyncio.get_running_loop()
@@ -188,32 +226,37 @@ class ToolRunner:
         if not self._take_slot(slots, token) and not await self._wait_for_slot(slots, token, time_limit):
             busy = tool_failure(
                 f"pack {pack_name} is busy: all {concurrency} of its call slots stayed taken for {time_limit:g} s "
-                "(calls that outlive the tool timeout keep theirs until they return); try again later"
+                "(calls that outlive the tool timeout keep theirs until they and their threads return); "
+                "try again later"
             )
             return CallOutcome(busy, "rejected")
         sink = getattr(context, "progress_sink", None)
-        call = _PackCall(pack=pack_name, tool=name, threads=threads, deadline=deadline, progress=sink)
+        slot = CallSlot(lambda: slots.release_on_behalf_of(token))
+        call = _PackCall(pack=pack_name, tool=name, owner=ThreadOwner(threads, slot), deadline=deadline, progress=sink)
         if getattr(pack, "answers_by_deadline", False):
             # An isolated pack answers by the deadline itself (its process is killed then) and
             # cannot block this loop: no task of its own to abandon, one fewer loop turn per call.
-            current = _CURRENT.set(call)
+            current, owner = _CURRENT.set(call), CURRENT_OWNER.set(call.owner)
             try:
                 return await _call_pack(pack, name, arguments, context)
             finally:
+                CURRENT_OWNER.reset(owner)
                 _CURRENT.reset(current)
-                slots.release_on_behalf_of(token)
+                slot.end_task()
         finished: asyncio.Future[None] = loop.create_future()
         task = eager_task(_guarded(call, pack, arguments, context, finished), loop)
         if task.done():  # answered without waiting (a cached read): no turn of the loop, no timer
-            slots.release_on_behalf_of(token)
+            slot.end_task()
             return _outcome(task, name)
-        # The slot goes back when the pack's code ends, however it ends.
-        task.add_done_callback(lambda _: slots.release_on_behalf_of(token))
+        # The slot goes back when the pack's code and its threads end, however they end.
+        task.add_done_callback(lambda _: slot.end_task())
         try:
             await _until_done(task, finished, deadline)
         except BaseException:
             task.cancel()
             self._keep(task, call, reason="cancelled")
+            if when_left is not None:
+                when_left.follow(task, call)
             raise
         if not task.done():
             task.cancel()
@@ -295,6 +338,7 @@ async def _guarded(
 ) -> CallOutcome:
     """The task body of one call. Its frame marks the running pack for the event-loop watchdog."""
     _CURRENT.set(call)
+    CURRENT_OWNER.set(call.owner)
     try:
         return await _call_pack(pack, call.tool, arguments, context)
     finally:

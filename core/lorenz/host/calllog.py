@@ -50,7 +50,7 @@ _DURATIONS_KEPT = 1024
 
 
 #: Keys left out of a line when there is nothing to say (the others are always there, maybe null).
-_WHEN_KNOWN = frozenset({"client", "sessionId", "traceId", "token"})
+_WHEN_KNOWN = frozenset({"client", "sessionId", "traceId", "token", "clientGone"})
 
 
 #: The second :meth:`CallRecord.stamp` last formatted, and its text (a race only formats it twice).
@@ -76,6 +76,9 @@ class CallRecord:
     request_id: str | int | None = None
     trace_id: str | None = None
     token: str | None = None
+    #: The client stopped waiting (dropped the connection, cancelled) before the call ended;
+    #: ``outcome`` is still how the call ended.
+    client_gone: bool | None = None
 
     @staticmethod
     def now() -> str:
@@ -100,6 +103,7 @@ class CallRecord:
             "session_id": "sessionId",
             "request_id": "requestId",
             "trace_id": "traceId",
+            "client_gone": "clientGone",
         }
         out = {names.get(key, key): value for key, value in asdict(self).items()}
         return {key: value for key, value in out.items() if value is not None or key not in _WHEN_KNOWN}

@@ -27,7 +27,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from .. import __version__
 from ..contracts import ToolContext, ToolSpec
-from ..execution import ToolRunner
+from ..execution import CallOutcome, ClientGone, ToolRunner
 from ..redact import redact_text, redacted_traceback
 from ..results import ToolResult, error_message, tool_failure, unsupported_tool_failure
 from ..schemas import validate_arguments
@@ -218,18 +218,30 @@ async def call_tool(
     """Validate, route and run one tool call, and record it; never raises."""
     started = time.perf_counter()
     name = name.strip()
+
+    def after_client_left(outcome: CallOutcome) -> None:
+        reply = call_result(outcome.result)
+        state.recorder.record(snapshot, name, arguments, reply, outcome.kind, started, ctx, client_gone=True)
+
+    left = ClientGone(after_client_left)
     try:
-        reply, kind = await _call_tool(state, snapshot, name, arguments, ctx)
+        reply, kind = await _call_tool(state, snapshot, name, arguments, ctx, left)
     except BaseException:  # cancelled by the client (or the host stopping): the pack's task was cancelled too
-        cancelled = call_result(tool_failure(f"tool {name} was cancelled"))
-        state.recorder.record(snapshot, name, arguments, cancelled, "cancelled", started, ctx)
+        if not left.following:  # the runner records it once the pack's work has ended
+            cancelled = call_result(tool_failure(f"tool {name} was cancelled"))
+            state.recorder.record(snapshot, name, arguments, cancelled, "cancelled", started, ctx, client_gone=True)
         raise
     state.recorder.record(snapshot, name, arguments, reply, kind, started, ctx)
     return reply
 
 
 async def _call_tool(
-    state: HostState, snapshot: Snapshot, name: str, arguments: Any, ctx: ServerRequestContext[Any, Any] | None
+    state: HostState,
+    snapshot: Snapshot,
+    name: str,
+    arguments: Any,
+    ctx: ServerRequestContext[Any, Any] | None,
+    left: ClientGone,
 ) -> tuple[ToolReply, str]:
     server = snapshot.settings.server
     try:
@@ -250,7 +262,13 @@ async def _call_tool(
         if refused is not None:
             return call_result(refused), "rejected"
         outcome = await state.runner.run(
-            pack, name, arguments, context, time_limit=server.tool_timeout_seconds, concurrency=server.pack_concurrency
+            pack,
+            name,
+            arguments,
+            context,
+            time_limit=server.tool_timeout_seconds,
+            concurrency=server.pack_concurrency,
+            when_left=left,
         )
         spec = snapshot.by_name[name]
         output = snapshot.output_validators.get(name)

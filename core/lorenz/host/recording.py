@@ -113,15 +113,18 @@ class CallRecorder:
         outcome: str,
         started: float,
         ctx: ServerRequestContext[Any, Any] | None,
+        *,
+        client_gone: bool = False,
     ) -> None:
         """Record one call that started at ``started`` (``time.perf_counter()``) and ends now; once
-        its answer is written when the path serving it allows (the client need not wait)."""
+        its answer is written when the path serving it allows (the client need not wait).
+        ``client_gone``: the client stopped waiting before the call ended (no answer to wait for)."""
         ended, trace_id = time.perf_counter(), current_trace_id()
-        later = _after_reply(ctx)
+        later = None if client_gone else _after_reply(ctx)
         if later is not None:
             later.append(lambda: self._record(snapshot, tool, arguments, reply, outcome, started, ctx, ended, trace_id))
         else:
-            self._record(snapshot, tool, arguments, reply, outcome, started, ctx, ended, trace_id)
+            self._record(snapshot, tool, arguments, reply, outcome, started, ctx, ended, trace_id, client_gone)
 
     def _record(
         self,
@@ -134,6 +137,7 @@ class CallRecorder:
         ctx: ServerRequestContext[Any, Any] | None,
         ended: float,
         trace_id: str | None,
+        client_gone: bool = False,
     ) -> None:
         duration_ms = round((ended - started) * 1000, 3)
         finished = time.time()
@@ -154,6 +158,7 @@ class CallRecorder:
             "request_id": ctx.request_id if ctx is not None else None,
             "trace_id": trace_id,
             "token": grant_of(ctx.request if ctx is not None else None).name,
+            "client_gone": True if client_gone else None,
         }
         if log is None:  # only the landing page may show it: built if it does
             self.stats.count(tool, outcome, duration_ms, lambda: CallRecord(ts=CallRecord.stamp(finished), **fields))

@@ -7,14 +7,13 @@ tool call running there (the :func:`lorenz.execution._guarded` frame) and logs a
 the pack and the tool, then how long the block lasted once it ends. Nothing runs on the loop but
 a callback that sets an event, so it costs the hot path nothing.
 
-Also here: the thread pools packs fall back on are sized so that one pack's hung calls
-(bounded by its own ``server.pack_concurrency``) cannot take all of them.
+Also here: the loop's thread pools are set up so that a pack's threads run on its own tokens
+(:mod:`lorenz.pack_threads`) and the host's work has a pool of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import logging
 import os
@@ -27,6 +26,7 @@ from types import FrameType
 import anyio.to_thread
 
 from ..execution import ToolRunner, _guarded
+from ..pack_threads import HostExecutor, route_anyio_threads
 
 __all__ = ["BLOCKED_AFTER_SECONDS", "LoopWatchdog", "exit_if_stuck", "exit_past_stuck_threads", "size_thread_pools"]
 
@@ -35,17 +35,18 @@ logger = logging.getLogger("lorenz.host")
 #: A loop that does not answer a ping within this long is reported as blocked.
 BLOCKED_AFTER_SECONDS = 0.25
 _PROBE_EVERY_SECONDS = 0.1
-#: Threads shared by packs that use ``anyio.to_thread``/``asyncio.to_thread`` directly (and by
-#: DNS lookups): far more than the 40 (anyio) and ``cpu + 4`` (asyncio) defaults.
+#: Threads for the host's own work (DNS lookups, reading files) outside any pack's call: far
+#: more than the 40 (anyio) and ``cpu + 4`` (asyncio) defaults.
 SHARED_THREADS = 200
 
 
 def size_thread_pools(loop: asyncio.AbstractEventLoop) -> None:
-    """Give the loop's shared thread pools room for several packs' hung calls at once."""
+    """Give the host's own work a pool of :data:`SHARED_THREADS`, and send a pack's threads
+    (``asyncio.to_thread``, ``run_in_executor(None, …)``, ``anyio.to_thread``) to its own tokens."""
     limiter = anyio.to_thread.current_default_thread_limiter()
     limiter.total_tokens = max(limiter.total_tokens, SHARED_THREADS)
-    executor = concurrent.futures.ThreadPoolExecutor(max_workers=SHARED_THREADS, thread_name_prefix="lorenz-io")
-    loop.set_default_executor(executor)
+    loop.set_default_executor(HostExecutor(max_workers=SHARED_THREADS, thread_name_prefix="lorenz-io"))
+    route_anyio_threads()
 
 
 def exit_if_stuck(runner: ToolRunner, *, grace_seconds: float = 2.0) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import logging
 import os
@@ -147,7 +148,8 @@ class ChildProcess:
         try:
             pidfd = os.pidfd_open(self.pid)
         except (AttributeError, OSError):  # no pidfd here: a thread waits for it
-            waiting = loop.run_in_executor(None, self._process.wait)
+            # Host work, though a pack's call may start it: not on the pack's own threads.
+            waiting = contextvars.Context().run(lambda: loop.run_in_executor(None, self._process.wait))
             waiting.add_done_callback(lambda _: self._exit_seen())
             return
 

@@ -1,0 +1,145 @@
+"""A pack's threads: bounded by its own limit until they end, whichever way it starts them; a call
+whose client left is recorded as it really ended; whatever a tool raises is a failure result."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import httpx
+import pytest
+
+from lorenz import Settings, ToolContext, ToolResult, run_in_thread, tool_success
+from lorenz.execution import CallOutcome, ClientGone, ToolRunner
+from lorenz.host.calllog import CallRecord
+from lorenz.host.watchdog import size_thread_pools
+
+pytestmark = pytest.mark.anyio
+
+
+class Pack:
+    def __init__(self, name: str, behaviour: Callable[[], Awaitable[ToolResult]]) -> None:
+        self.name = name
+        self.behaviour = behaviour
+
+    async def execute_tool(self, name: str, input: Any, context: Any) -> ToolResult:
+        return await self.behaviour()
+
+
+async def _run(runner: ToolRunner, pack: Pack, **options: Any) -> CallOutcome:
+    context = ToolContext(settings=Settings(), http=httpx.AsyncClient())
+    options.setdefault("time_limit", 0.2)
+    options.setdefault("concurrency", 2)
+    return await runner.run(pack, "go", {}, context, **options)  # type: ignore[arg-type]
+
+
+def _in_thread(how: str, function: Callable[[], Any]) -> Awaitable[Any]:
+    if how == "run_in_thread":
+        return run_in_thread(function)
+    if how == "asyncio.to_thread":
+        return asyncio.to_thread(function)
+    if how == "run_in_executor":
+        return asyncio.get_running_loop().run_in_executor(None, function)
+    return anyio.to_thread.run_sync(function, abandon_on_cancel=True)
+
+
+@pytest.mark.parametrize("how", ["run_in_thread", "asyncio.to_thread", "run_in_executor", "anyio.to_thread"])
+async def test_hung_threads_keep_their_slots_until_they_end(how: str) -> None:
+    """Each hung thread keeps its call's slot: the pack turns busy with no more threads than its
+    limit, the host's own threads stay free, and the slots come back when the threads end."""
+    size_thread_pools(asyncio.get_running_loop())
+    release = threading.Event()
+    started: list[int] = []
+
+    def hang() -> None:
+        started.append(1)
+        release.wait(30)
+
+    async def hangs() -> ToolResult:
+        await _in_thread(how, hang)
+        return tool_success({"done": True})
+
+    runner, pack = ToolRunner(), Pack("hangs", hangs)
+    try:
+        outcomes = [await _run(runner, pack) for _ in range(4)]
+        assert [o.kind for o in outcomes] == ["timeout", "timeout", "rejected", "rejected"]
+        assert outcomes[-1].result.error is not None
+        assert outcomes[-1].result.error.startswith("pack hangs is busy: all 2 of its call slots")
+        assert len(started) == 2
+        loop = asyncio.get_running_loop()
+        assert await loop.run_in_executor(None, lambda: "host") == "host"  # the host's pool is its own
+    finally:
+        release.set()
+    # It waits for a slot, which comes back once a thread has ended.
+    assert (await _run(runner, pack, time_limit=5)).result.result == {"done": True}
+
+
+async def test_a_call_whose_client_left_is_reported_as_it_really_ended() -> None:
+    """The client leaves while the pack's thread is writing: the write completes, and the call is
+    reported a success once it has, not ``cancelled``."""
+    gate, written = threading.Event(), threading.Event()
+
+    def write() -> None:
+        gate.wait(10)
+        written.set()
+
+    async def comments() -> ToolResult:
+        await run_in_thread(write)
+        return tool_success()
+
+    reported: list[CallOutcome] = []
+    told = anyio.Event()
+    left = ClientGone(lambda outcome: (reported.append(outcome), told.set()))
+    runner = ToolRunner()
+    with anyio.move_on_after(0.1):
+        await _run(runner, Pack("local", comments), time_limit=5, when_left=left)
+    assert left.following and reported == []  # not before the work has ended
+    gate.set()
+    with anyio.fail_after(5):
+        await told.wait()
+    assert written.is_set()
+    assert [o.kind for o in reported] == ["success"]
+    assert runner.in_flight("local") == 0
+
+
+async def test_a_call_cancelled_before_its_work_finished_is_reported_cancelled() -> None:
+    async def waits() -> ToolResult:
+        await anyio.sleep_forever()
+        raise AssertionError
+
+    reported: list[CallOutcome] = []
+    told = anyio.Event()
+    left = ClientGone(lambda outcome: (reported.append(outcome), told.set()))
+    with anyio.move_on_after(0.1):
+        await _run(ToolRunner(), Pack("slow", waits), time_limit=5, when_left=left)
+    with anyio.fail_after(5):
+        await told.wait()
+    assert [o.kind for o in reported] == ["cancelled"]
+
+
+def test_the_call_log_marks_calls_whose_client_left() -> None:
+    common: dict[str, Any] = {"ts": "t", "tool": "go", "pack": "p", "distribution": None, "duration_ms": 1.0}
+    assert CallRecord(outcome="success", client_gone=True, **common).to_json()["clientGone"] is True
+    assert "clientGone" not in CallRecord(outcome="success", **common).to_json()
+
+
+class Custom(BaseException):
+    pass
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [GeneratorExit(), Custom("odd"), BaseExceptionGroup("many", [KeyboardInterrupt()]), asyncio.CancelledError()],
+)
+async def test_any_base_exception_a_tool_raises_is_a_failure(exc: BaseException) -> None:
+    async def raises() -> ToolResult:
+        raise exc
+
+    outcome = await _run(ToolRunner(), Pack("rude", raises), time_limit=5)
+    assert outcome.kind == "crash"
+    assert outcome.result.error is not None
+    assert outcome.result.error.startswith(f"pack rude: execute_tool raised {type(exc).__name__}")
