@@ -234,3 +234,27 @@ async def test_an_http_request_the_guard_granted_nothing_sees_nothing(
             assert (await client.list_resources()).resources == []
             assert (await client.list_prompts()).prompts == []
     assert host_pack.CALLS == []
+
+
+@pytest.mark.slow
+async def test_stdio_serves_every_skill_and_tool(tmp_path: Path) -> None:
+    """Over stdio the client started the server: the full grant, given explicitly, still serves
+    every tool, resource and prompt."""
+    import os
+    import sys
+
+    from mcp import StdioServerParameters
+
+    workflow = _skills_workflow(tmp_path, stateful=False)
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
+    env.update(LORENZ_LOAD_PLUGINS="lorenz-local,lorenz-linear", FULL_TOKEN="f" * 16, LOCAL_TOKEN="l" * 16)
+    env["LINEAR_TOKEN"] = "n" * 16  # the tokens guard HTTP only: stdio ignores them
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "lorenz", "serve", "--stdio", str(workflow)], env=env, cwd=tmp_path
+    )
+    async with mcp.Client(params) as client:
+        names = [tool.name for tool in (await client.list_tools()).tools]
+        assert "linear_graphql" in names and any(name.startswith("local_") for name in names)
+        uris = [str(resource.uri) for resource in (await client.list_resources()).resources]
+        assert "skill://lorenz-linear/SKILL.md" in uris
+        assert [prompt.name for prompt in (await client.list_prompts()).prompts] == ["lorenz-linear"]
