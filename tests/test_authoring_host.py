@@ -123,7 +123,7 @@ async def test_error_result_fits_the_advertised_output_schema(host: PackHost) ->
 def test_landing_page_shows_disabled_tools_muted(host: PackHost) -> None:
     """The landing page lists a disabled tool as a muted card with its reason, since and hint, escaped."""
     snapshot = LiveWorkspace(host.workspace, reload=False).snapshot()
-    page = render_landing(snapshot, "http://127.0.0.1:1/mcp", authorized=True)
+    page = render_landing(snapshot, "http://127.0.0.1:1/mcp")
     card = page.split('<section class="tool disabled" id="tool-notes_delete_note">', 1)[1].split("</section>", 1)[0]
     assert "Disabled. Deleting is off &lt;here&gt;. (since 0.2)" in card
     assert "<pre>tools.notes.deletes: true</pre>" in card
@@ -135,5 +135,5 @@ async def test_enabling_option_lists_the_tool(tmp_path: Path) -> None:
     host = make_pack_host(PACK, options={"notes": {"deletes": True}}, base_dir=tmp_path)
     assert [tool.name for tool in await host.list_tools()] == ["notes_read_note", "notes_delete_note"]
     assert (await host.call_mcp("notes_delete_note", {"title": "x"})).structured_content == {"deleted": "x"}
-    page = render_landing(LiveWorkspace(host.workspace, reload=False).snapshot(), "http://x/mcp", authorized=True)
+    page = render_landing(LiveWorkspace(host.workspace, reload=False).snapshot(), "http://x/mcp")
     assert "tool disabled" not in page

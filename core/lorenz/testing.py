@@ -198,10 +198,11 @@ class PackHost:
 
     def server(self) -> mcp.server.Server[Any]:
         """The host's MCP server (the SDK's low-level ``Server``) over this workspace."""
+        from .host.grants import FULL
         from .host.mcp_server import HostState, build_server
         from .host.reload import LiveWorkspace
 
-        state = HostState(LiveWorkspace(self.workspace, reload=False))
+        state = HostState(LiveWorkspace(self.workspace, reload=False), local_grant=FULL)
         state.http = self._http()
         server = build_server(state)
         server._lorenz_state = state  # type: ignore[attr-defined]  # closed by mcp_client()

@@ -2,8 +2,10 @@
 scoped token names (``server.tokens: [{token, tools: [glob, …], name}]``).
 
 Every configured token is compared, in constant time, whichever matches; the grant travels in
-the ASGI scope to the MCP handlers, which list and run only the tools it allows. The call log and
-traces carry the token's ``name``, never its value.
+the ASGI scope to the MCP handlers, which list and run only the tools it allows (and serve only
+the skills of packs it may use). A request without a grant gets :data:`NOTHING`: the full grant
+is given explicitly (no token configured, the full token, stdio, an in-process client), never
+assumed. The call log and traces carry the token's ``name``, never its value.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from attrs import frozen
 
 from ..settings.model import ServerSettings
 
-__all__ = ["FULL", "Grant", "grant_for", "grant_of", "remember", "token_matches"]
+__all__ = ["FULL", "NOTHING", "Grant", "grant_for", "grant_of", "remember", "token_matches"]
 
 #: Where the grant is kept in the ASGI scope's ``state``.
 _STATE_KEY = "lorenz.grant"
@@ -38,9 +40,15 @@ class Grant:
     def allowed(self, names: Iterable[str]) -> list[str]:
         return [name for name in names if self.allows(name)]
 
+    @property
+    def everything(self) -> bool:
+        return self.tools == ("*",)
+
 
 #: No token configured, the full token, stdio, an in-process client.
 FULL = Grant(name=None)
+#: What a request that arrives without a grant may do.
+NOTHING = Grant(name=None, tools=())
 
 
 def token_matches(header: str | bytes | None, token: str) -> bool:
@@ -80,10 +88,15 @@ def remember(scope: MutableMapping[str, Any], grant: Grant) -> None:
     scope.setdefault("state", {})[_STATE_KEY] = grant
 
 
-def grant_of(request: Any) -> Grant:
-    """The grant of an MCP request (its Starlette ``Request``); ``FULL`` off HTTP."""
+def grant_of(request: Any, local: Grant | None = None) -> Grant:
+    """The grant of an MCP request: the one :class:`SecurityMiddleware` put in its Starlette
+    ``Request``'s scope, ``local`` for a request not made over HTTP (``request`` is ``None``) when
+    the server was built for such a transport, else :data:`NOTHING`."""
+    if request is None:
+        return local if local is not None else NOTHING
     scope = getattr(request, "scope", None)
     if type(scope) is not dict and not isinstance(scope, MutableMapping):
-        return FULL
-    grant = scope.get("state", {}).get(_STATE_KEY)
-    return grant if isinstance(grant, Grant) else FULL
+        return NOTHING
+    state = scope.get("state")
+    grant = state.get(_STATE_KEY) if isinstance(state, MutableMapping) else None
+    return grant if isinstance(grant, Grant) else NOTHING

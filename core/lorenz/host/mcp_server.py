@@ -32,7 +32,7 @@ from ..redact import redact_text, redacted_traceback
 from ..results import ToolResult, error_message, tool_failure, unsupported_tool_failure
 from ..schemas import validate_arguments
 from ..wire import refuse_unsafe_arguments
-from .grants import FULL, grant_of
+from .grants import Grant, grant_of
 from .instructions import instructions_for
 from .recording import CallRecorder
 from .reload import request_snapshot
@@ -57,10 +57,21 @@ MAX_REMEMBERED_SESSIONS = 10_000
 
 class HostState:
     """What the handlers share: the live workspace, the outbound HTTP client (opened by the
-    app's lifespan, or lazily) and, when change notifications are on, the sessions to notify."""
+    app's lifespan, or lazily) and, when change notifications are on, the sessions to notify.
 
-    def __init__(self, live: LiveWorkspace, *, list_changed: bool = False, listen: bool = False) -> None:
+    ``local_grant`` is what a request made off HTTP (stdio, an in-process client) may do; over
+    HTTP it stays ``None``, so a request the guard did not grant anything sees nothing."""
+
+    def __init__(
+        self,
+        live: LiveWorkspace,
+        *,
+        list_changed: bool = False,
+        listen: bool = False,
+        local_grant: Grant | None = None,
+    ) -> None:
         self.live = live
+        self.local_grant = local_grant
         self.list_changed = list_changed
         #: 2026-07-28 clients learn about reloads on ``subscriptions/listen`` streams, which need a
         #: transport that streams responses (SSE or stdio); ``None`` when there is none.
@@ -93,6 +104,10 @@ class HostState:
         if self.http is not None:
             await self.http.aclose()
             self.http = None
+
+    def grant(self, ctx: ServerRequestContext[Any, Any] | None) -> Grant:
+        """What the request of ``ctx`` may see and call."""
+        return grant_of(ctx.request if ctx is not None else None, self.local_grant)
 
     def remember(self, ctx: ServerRequestContext[Any, Any]) -> None:
         """Keep the session of a handshake-era stateful connection, to tell it about reloads."""
@@ -248,7 +263,7 @@ async def _call_tool(
         session = ctx.session if ctx is not None else None
         sink = session.report_progress if session is not None else None
         context = ToolContext(settings=snapshot.settings, http=state.client(), progress_sink=sink)
-        grant = grant_of(ctx.request if ctx is not None else None)
+        grant = state.grant(ctx)
         if not grant.allows(name):  # a scoped token: other tools do not exist for it
             allowed = grant.allowed(spec.name for spec in snapshot.specs)
             return call_result(unsupported_tool_failure(name, allowed)), "rejected"
@@ -303,8 +318,8 @@ def build_server(state: HostState) -> LorenzServer:
     ) -> types.ListToolsResult:
         state.remember(ctx)
         tools = wire_tools(request_snapshot(ctx.request) or await state.live.current_async())
-        grant = grant_of(ctx.request)
-        if grant is not FULL:
+        grant = state.grant(ctx)
+        if not grant.everything:
             tools = [tool for tool in tools if grant.allows(tool.name)]
         return types.ListToolsResult(tools=tools)
 
@@ -329,7 +344,7 @@ def build_server(state: HostState) -> LorenzServer:
         on_list_tools=on_list_tools,
         get_tool_input_schema=input_schema,
         on_subscriptions_listen=state.listen,
-        **skill_handlers(state.live),
+        **skill_handlers(state.live, state.grant),
     )
     # Registered as a plain request handler: its result is the wire dict, which the SDK validates
     # against the request's version as it would the model (and dumping the model first cost more).

@@ -1,7 +1,9 @@
 """The human-facing routes around ``/mcp``: the landing page, the server card, ``/healthz``.
 
-Plain server-rendered HTML, every interpolated value escaped. With a bearer token configured,
-the tool inventory is shown only to callers presenting it (the page still says how to connect).
+Plain server-rendered HTML, every interpolated value escaped. Each route is authorized like
+``/mcp``: with any token configured, an anonymous caller is told only how to connect (and
+``/healthz`` gives it a bare status), a scoped token sees its own tools and calls, and only the
+full token (or a server with no token) sees everything, failures included.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 
 from .. import __version__
+from .grants import FULL, Grant, grant_for
 from .instructions import instructions_for
 from .listening import counted
-from .security import MCP_PATH, token_matches
+from .security import MCP_PATH, raw_header
 
 if TYPE_CHECKING:
     from ..policy import DisabledEntry
@@ -35,24 +38,38 @@ def endpoint_url(request: Request) -> str:
     return f"{request.url.scheme}://{request.url.netloc}{MCP_PATH}"
 
 
-def _authorized(request: Request, snapshot: Snapshot) -> bool:
-    token = snapshot.settings.server.token
-    header = request.headers.get("authorization")
-    # The raw bytes (Starlette decodes headers as latin-1), compared like SecurityMiddleware does.
-    return not token or token_matches(header.encode("latin-1") if header is not None else None, token)
+def _auth_configured(snapshot: Snapshot) -> bool:
+    server = snapshot.settings.server
+    return bool(server.token or server.tokens)
 
 
-def _tools(snapshot: Snapshot) -> list[dict[str, Any]]:
+def _grant(request: Request, snapshot: Snapshot) -> Grant | None:
+    """What the caller may see, judged as ``/mcp`` judges it; ``None``: an anonymous caller."""
+    return grant_for(raw_header(request.scope, b"authorization"), snapshot.settings.server)
+
+
+def _tools(snapshot: Snapshot, grant: Grant = FULL) -> list[dict[str, Any]]:
     out = []
     for spec in snapshot.specs:
+        if not grant.allows(spec.name):
+            continue
         entry = spec.to_wire()
         entry["pack"] = snapshot.pack_of(spec.name)
         out.append(entry)
     return out
 
 
-def server_card_data(snapshot: Snapshot, url: str, *, authorized: bool) -> dict[str, Any]:
-    token = bool(snapshot.settings.server.token)
+def _packs(snapshot: Snapshot, grant: Grant) -> list[str]:
+    """The packs ``grant`` may call a tool of (every mounted pack for the full grant)."""
+    if grant.everything:
+        return [pack.name for pack in snapshot.packs]
+    names = {snapshot.pack_of(spec.name) for spec in snapshot.specs if grant.allows(spec.name)}
+    return [pack.name for pack in snapshot.packs if pack.name in names]
+
+
+def server_card_data(snapshot: Snapshot, url: str, *, grant: Grant | None) -> dict[str, Any]:
+    """The server card; the packs and tools only for a caller with a grant, limited to it."""
+    token = _auth_configured(snapshot)
     card: dict[str, Any] = {
         "mcp_version": MCP_VERSION,
         "server_name": "lorenz",
@@ -64,11 +81,11 @@ def server_card_data(snapshot: Snapshot, url: str, *, authorized: bool) -> dict[
         "authentication": {"required": True, "type": "bearer"} if token else {"required": False, "type": "none"},
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
-    if authorized:
-        card["packs"] = [pack.name for pack in snapshot.packs]
+    if grant is not None:
+        card["packs"] = _packs(snapshot, grant)
         card["tools"] = [
             {key: tool[key] for key in ("name", "title", "description", "pack", "annotations") if key in tool}
-            for tool in _tools(snapshot)
+            for tool in _tools(snapshot, grant)
         ]
     return card
 
@@ -76,21 +93,20 @@ def server_card_data(snapshot: Snapshot, url: str, *, authorized: bool) -> dict[
 async def server_card(request: Request) -> JSONResponse:
     live: LiveWorkspace = request.app.state.live
     snapshot = await live.current_async()
-    card = server_card_data(snapshot, endpoint_url(request), authorized=_authorized(request, snapshot))
-    return JSONResponse(
-        card,
-        headers={
-            "Cache-Control": "no-cache",
-            "X-Content-Type-Options": "nosniff",
-            "Access-Control-Allow-Origin": "*",
-        },
-    )
+    card = server_card_data(snapshot, endpoint_url(request), grant=_grant(request, snapshot))
+    headers = {"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"}
+    if not _auth_configured(snapshot):  # any page may read a public card; an authorized one is no page's
+        headers["Access-Control-Allow-Origin"] = "*"
+    else:
+        headers["Vary"] = "Authorization"
+    return JSONResponse(card, headers=headers)
 
 
-def health_data(snapshot: Snapshot, *, reload_failed: bool) -> dict[str, Any]:
+def health_data(snapshot: Snapshot, *, reload_failed: bool, detailed: bool = True) -> dict[str, Any]:
     """``/healthz``: ``ok``, or ``degraded`` (still HTTP 200: the host serves the rest) naming the
     plugins that failed to load and the mounted packs left out; ``pid`` is the worker process that
-    answered, ``generation`` counts the reloads it served."""
+    answered, ``generation`` counts the reloads it served. Not ``detailed``: the status and counts
+    only (what a load balancer needs), no names, errors or paths."""
     data: dict[str, Any] = {
         "status": "degraded" if snapshot.degraded else "ok",
         "packs": len(snapshot.packs),
@@ -99,6 +115,8 @@ def health_data(snapshot: Snapshot, *, reload_failed: bool) -> dict[str, Any]:
         "pid": os.getpid(),
         "generation": snapshot.generation,
     }
+    if not detailed:
+        return data
     isolated = snapshot.isolated_status()
     if isolated:
         data["isolatedPacks"] = isolated
@@ -116,9 +134,9 @@ def health_data(snapshot: Snapshot, *, reload_failed: bool) -> dict[str, Any]:
 async def healthz(request: Request) -> JSONResponse:
     live: LiveWorkspace = request.app.state.live
     snapshot = await live.current_async()
-    return JSONResponse(
-        health_data(snapshot, reload_failed=live.last_error is not None), headers={"Cache-Control": "no-store"}
-    )
+    detailed = _grant(request, snapshot) is FULL
+    data = health_data(snapshot, reload_failed=live.last_error is not None, detailed=detailed)
+    return JSONResponse(data, headers={"Cache-Control": "no-store", "Vary": "Authorization"})
 
 
 _CSS = """
@@ -176,11 +194,15 @@ def _hints(annotations: Any) -> str:
     return "".join(pills)
 
 
-def _recent_calls(stats: CallStats | None, refresh: int | None) -> list[str]:
-    """The live view: per-tool counters since start and the most recent calls."""
+def _recent_calls(stats: CallStats | None, refresh: int | None, grant: Grant) -> list[str]:
+    """The live view: per-tool counters since start and the most recent calls (for a scoped
+    token: the counters of its tools, and its own calls)."""
     if stats is None:
         return []
     recent, tools = stats.snapshot()
+    if grant != FULL:
+        tools = [tool for tool in tools if grant.allows(tool.tool)]
+        recent = [call for call in recent if call.token is not None and call.token == grant.name]
     again = (
         f'refreshing every {refresh} s (<a href="/">stop</a>)'
         if refresh
@@ -206,12 +228,59 @@ def _recent_calls(stats: CallStats | None, refresh: int | None) -> list[str]:
     return parts
 
 
+def _inventory(snapshot: Snapshot, grant: Grant) -> list[str]:
+    """The packs ``grant`` may use, with their tools (and the operator-disabled ones it would see)."""
+    tools_by_pack: dict[str, list[dict[str, Any]]] = {}
+    for tool in _tools(snapshot, grant):
+        tools_by_pack.setdefault(str(tool["pack"]), []).append(tool)
+    packs = set(_packs(snapshot, grant))
+    parts = ["<h2>Packs and tools</h2>"]
+    if not packs:
+        parts.append("<p>No tool packs are mounted.</p>")
+    for pack in snapshot.packs:
+        if pack.name not in packs:
+            continue
+        tools = tools_by_pack.get(pack.name, [])
+        pill = ' <span class="pill">isolated</span>' if getattr(pack, "isolated", False) else ""
+        parts.append(f'<h3 id="pack-{escape(pack.name)}">{escape(pack.name)}{pill}</h3>')
+        muted = [
+            entry
+            for entry in snapshot.workspace.mounted.disabled.values()
+            if entry.pack == pack.name and grant.allows(entry.name)
+        ]
+        if not tools and not muted:
+            parts.append('<p class="muted">No tools.</p>')
+        for tool in tools:
+            title = f' <span class="muted">({escape(tool["title"])})</span>' if tool.get("title") else ""
+            schema = json.dumps(tool["inputSchema"], indent=2, ensure_ascii=False)
+            parts += [
+                f'<section class="tool" id="tool-{escape(tool["name"])}">',
+                f"<h4><code>{escape(tool['name'])}</code>{title}</h4>",
+                f"<p>{escape(tool.get('description') or '')}</p>",
+                f"<p>{_hints(tool.get('annotations'))}</p>",
+                "<details><summary>Input schema</summary>",
+                f"<pre>{escape(schema)}</pre></details>",
+            ]
+            if "outputSchema" in tool:
+                output = json.dumps(tool["outputSchema"], indent=2, ensure_ascii=False)
+                parts.append(f"<details><summary>Output schema</summary><pre>{escape(output)}</pre></details>")
+            parts.append("</section>")
+        for entry in muted:
+            parts += _disabled_card(entry)
+    return parts
+
+
 def render_landing(
-    snapshot: Snapshot, url: str, *, authorized: bool, stats: CallStats | None = None, refresh: int | None = None
+    snapshot: Snapshot,
+    url: str,
+    *,
+    grant: Grant | None = FULL,
+    stats: CallStats | None = None,
+    refresh: int | None = None,
 ) -> str:
-    """The landing page: what is served, how to connect to it, and (to authorized callers) what
-    the tools have been doing."""
-    token = bool(snapshot.settings.server.token)
+    """The landing page: how to connect, and to a caller with a grant what it may use and what it
+    has been doing (the failures only to the full grant). ``None``: an anonymous caller."""
+    token = _auth_configured(snapshot)
     header = ' --header "Authorization: Bearer $LORENZ_MCP_TOKEN"' if token else ""
     curl_auth = ' -H "Authorization: Bearer $LORENZ_MCP_TOKEN"' if token else ""
     inspector_auth = ' --header "Authorization: Bearer $LORENZ_MCP_TOKEN"' if token else ""
@@ -223,13 +292,13 @@ def render_landing(
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f'<meta http-equiv="refresh" content="{refresh}">' if refresh else "",
+        f'<meta http-equiv="refresh" content="{refresh}">' if refresh and grant is not None else "",
         f"<title>Lorenz MCP server</title><style>{_CSS}</style></head><body>",
         f'<h1>Lorenz</h1><p class="muted">MCP server, version {escape(__version__)}</p>',
     ]
-    if authorized:
+    if grant is not None:
         parts.append(
-            f"<p>{counted(len(snapshot.specs), 'tool')} from {counted(len(snapshot.packs), 'pack')}"
+            f"<p>{counted(len(_tools(snapshot, grant)), 'tool')} from {counted(len(_packs(snapshot, grant)), 'pack')}"
             f"{' (the embedded default: the local board)' if snapshot.workspace.embedded_default else ''}.</p>"
         )
     parts += [
@@ -244,46 +313,18 @@ def render_landing(
         f"<pre>{escape(curl)}</pre>",
         "<p>Over stdio (an MCP client starts the process): <code>lorenz serve --stdio</code></p>",
     ]
-    if not authorized:
-        parts.append("<p>The tool inventory is available to callers presenting the bearer token.</p>")
+    if grant is None:
+        parts.append("<p>The tool inventory is available to callers presenting a bearer token.</p>")
     else:
-        parts += _failures(snapshot)
+        if grant == FULL:
+            parts += _failures(snapshot)
         project = snapshot.workspace.project_url
         if project:
             kind = escape(str(snapshot.settings.tracker.kind))
             parts.append(f'<p>Tracker: {kind}, project <a href="{escape(project)}">{escape(project)}</a></p>')
         parts += ['<h2 id="instructions">Instructions</h2>', f"<pre>{escape(instructions_for(snapshot))}</pre>"]
-        parts += _recent_calls(stats, refresh)
-        tools_by_pack: dict[str, list[dict[str, Any]]] = {}
-        for tool in _tools(snapshot):
-            tools_by_pack.setdefault(str(tool["pack"]), []).append(tool)
-        parts.append("<h2>Packs and tools</h2>")
-        if not snapshot.packs:
-            parts.append("<p>No tool packs are mounted.</p>")
-        for pack in snapshot.packs:
-            tools = tools_by_pack.get(pack.name, [])
-            pill = ' <span class="pill">isolated</span>' if getattr(pack, "isolated", False) else ""
-            parts.append(f'<h3 id="pack-{escape(pack.name)}">{escape(pack.name)}{pill}</h3>')
-            muted = [entry for entry in snapshot.workspace.mounted.disabled.values() if entry.pack == pack.name]
-            if not tools and not muted:
-                parts.append('<p class="muted">No tools.</p>')
-            for tool in tools:
-                title = f' <span class="muted">({escape(tool["title"])})</span>' if tool.get("title") else ""
-                schema = json.dumps(tool["inputSchema"], indent=2, ensure_ascii=False)
-                parts += [
-                    f'<section class="tool" id="tool-{escape(tool["name"])}">',
-                    f"<h4><code>{escape(tool['name'])}</code>{title}</h4>",
-                    f"<p>{escape(tool.get('description') or '')}</p>",
-                    f"<p>{_hints(tool.get('annotations'))}</p>",
-                    "<details><summary>Input schema</summary>",
-                    f"<pre>{escape(schema)}</pre></details>",
-                ]
-                if "outputSchema" in tool:
-                    output = json.dumps(tool["outputSchema"], indent=2, ensure_ascii=False)
-                    parts.append(f"<details><summary>Output schema</summary><pre>{escape(output)}</pre></details>")
-                parts.append("</section>")
-            for entry in muted:
-                parts += _disabled_card(entry)
+        parts += _recent_calls(stats, refresh, grant)
+        parts += _inventory(snapshot, grant)
     parts.append(
         '<p class="muted">Server card: <a href="/.well-known/mcp.json">/.well-known/mcp.json</a>'
         ' · health: <a href="/healthz">/healthz</a></p></body></html>'
@@ -291,17 +332,30 @@ def render_landing(
     return "\n".join(parts)
 
 
+#: The longest auto-refresh period the landing page accepts, in seconds.
+MAX_REFRESH_SECONDS = 3600
+
+
+def refresh_seconds(value: str) -> int | None:
+    """``?refresh=N``: N seconds (at most an hour), or ``None`` for anything else: only ASCII
+    digits count (``str.isdigit`` admits ``²``, which ``int`` refuses) and a longer string is
+    not parsed at all."""
+    if not value or len(value) > 6 or not (value.isascii() and value.isdigit()):
+        return None
+    seconds = int(value)
+    return min(seconds, MAX_REFRESH_SECONDS) if seconds > 0 else None
+
+
 async def landing_page(request: Request) -> HTMLResponse:
     live: LiveWorkspace = request.app.state.live
     snapshot = await live.current_async()
-    refresh = request.query_params.get("refresh", "")
     state = getattr(request.app.state, "host", None)
     html = render_landing(
         snapshot,
         endpoint_url(request),
-        authorized=_authorized(request, snapshot),
+        grant=_grant(request, snapshot),
         stats=getattr(getattr(state, "recorder", None), "stats", None),
-        refresh=min(int(refresh), 3600) if refresh.isdigit() and int(refresh) > 0 else None,
+        refresh=refresh_seconds(request.query_params.get("refresh", "")),
     )
     return HTMLResponse(
         html,
@@ -309,5 +363,6 @@ async def landing_page(request: Request) -> HTMLResponse:
             "Cache-Control": "no-cache",
             "X-Content-Type-Options": "nosniff",
             "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
+            "Vary": "Authorization",
         },
     )

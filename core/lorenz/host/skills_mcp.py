@@ -1,20 +1,26 @@
 """The mounted packs' skills over MCP: each file a resource (``resources/list``/``read``), each
-``SKILL.md`` a prompt (``prompts/list``/``get``), for exactly the packs the workflow mounts."""
+``SKILL.md`` a prompt (``prompts/list``/``get``), for exactly the packs the workflow mounts. A
+scoped token sees the skills of the packs it may call a tool of; another pack's skill does not
+exist for it (reading it is refused as an unknown one is)."""
 
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from ..mount import mounted_skill_sources
 from ..skills import Skill, mounted_skills
 
 if TYPE_CHECKING:
     from mcp.server import ServerRequestContext
 
+    from .grants import Grant
     from .reload import LiveWorkspace, Snapshot
 
 __all__ = ["skill_handlers"]
@@ -30,11 +36,32 @@ def _skills(snapshot: Snapshot) -> list[Skill]:
     return cached
 
 
-def skill_handlers(live: LiveWorkspace) -> dict[str, Any]:
-    """The ``on_*`` handlers for the SDK ``Server``."""
+def _sources(snapshot: Snapshot) -> dict[str, set[Path]]:
+    """``{pack name: its skill directories}``, once per snapshot."""
+    cached: dict[str, set[Path]] | None = snapshot.wire.get("skill_sources")
+    if cached is None:
+        cached = {pack.name: {Path(source) for source in mounted_skill_sources([pack])} for pack in snapshot.packs}
+        snapshot.wire["skill_sources"] = cached
+    return cached
 
-    async def skills() -> list[Skill]:
-        return await anyio.to_thread.run_sync(_skills, await live.current_async())
+
+def visible_skills(snapshot: Snapshot, grant: Grant) -> list[Skill]:
+    """The skills ``grant`` may see: those of the packs it may call at least one tool of."""
+    skills = _skills(snapshot)
+    if grant.everything:
+        return skills
+    packs = {snapshot.pack_of(spec.name) for spec in snapshot.specs if grant.allows(spec.name)}
+    sources = _sources(snapshot)
+    directories = {directory for pack in packs if pack is not None for directory in sources.get(pack, ())}
+    return [skill for skill in skills if skill.directory in directories]
+
+
+def skill_handlers(live: LiveWorkspace, grant_of: Callable[[ServerRequestContext[Any, Any]], Grant]) -> dict[str, Any]:
+    """The ``on_*`` handlers for the SDK ``Server``; ``grant_of`` says what a request may see."""
+
+    async def skills(ctx: ServerRequestContext[Any, Any]) -> list[Skill]:
+        grant = grant_of(ctx)
+        return await anyio.to_thread.run_sync(visible_skills, await live.current_async(), grant)
 
     async def on_list_resources(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -47,7 +74,7 @@ def skill_handlers(live: LiveWorkspace) -> dict[str, Any]:
                 mime_type=file.mime_type,
                 size=file.size,
             )
-            for skill in await skills()
+            for skill in await skills(ctx)
             for file in skill.files
         ]
         return types.ListResourcesResult(resources=resources)
@@ -56,7 +83,7 @@ def skill_handlers(live: LiveWorkspace) -> dict[str, Any]:
         ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         uri = str(params.uri)
-        for skill in await skills():
+        for skill in await skills(ctx):
             for file in skill.files:
                 if skill.uri(file) == uri:
                     data = await anyio.to_thread.run_sync(file.path.read_bytes)
@@ -75,7 +102,7 @@ def skill_handlers(live: LiveWorkspace) -> dict[str, Any]:
     ) -> types.ListPromptsResult:
         prompts = [
             types.Prompt(name=skill.name, description=skill.description or None)
-            for skill in await skills()
+            for skill in await skills(ctx)
             if skill.skill_md is not None
         ]
         return types.ListPromptsResult(prompts=prompts)
@@ -83,7 +110,7 @@ def skill_handlers(live: LiveWorkspace) -> dict[str, Any]:
     async def on_get_prompt(
         ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
-        for skill in await skills():
+        for skill in await skills(ctx):
             skill_md = skill.skill_md
             if skill.name == params.name and skill_md is not None:
                 text = (await anyio.to_thread.run_sync(skill_md.path.read_bytes)).decode("utf-8", errors="replace")

@@ -17,6 +17,7 @@ import anyio
 from ..containment import note_host_signal
 from .app import RELOAD_POLL_SECONDS
 from .checked_input import checked_stdio_server
+from .grants import FULL
 from .mcp_server import HostState, build_server
 from .reload import LiveWorkspace
 from .tracing import configure_server
@@ -27,7 +28,8 @@ __all__ = ["run_stdio"]
 
 async def serve_stdio(live: LiveWorkspace) -> None:
     """Serve one client on stdin/stdout until it closes stdin; reloads are pushed to it."""
-    state = HostState(live, list_changed=live.reloads, listen=live.reloads)
+    # The client started this process: it may use every tool, as the operator who configured it.
+    state = HostState(live, list_changed=live.reloads, listen=live.reloads, local_grant=FULL)
     server = build_server(state)
     configure_server(server, live.env)
     gc.freeze()  # as settle_startup_heap, without a collection before the first answer
