@@ -259,3 +259,72 @@ def test_the_argument_checks_fast_paths_agree_with_their_full_walks(value: Any, 
     assert _count_exceeds(value, limit) is (_total_values(value) > limit)
     assert (_values_over(value, limit) is not None) is (_total_values(value) > limit)
     assert _any_surrogate(value) is (lone_surrogate_path(value) is not None)
+
+
+def _values_over_as_before(value: Any, limit: int) -> tuple[str, int] | None:
+    """The count of values as it was before issue 28 (a path spelled per value): the reference."""
+    count, largest = 0, ("", 0)
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, path = stack.pop()
+        count += 1
+        if isinstance(item, dict):
+            children = [(child, f"{path}.{key}" if path else str(key)) for key, child in item.items()]
+        elif isinstance(item, list):
+            children = [(child, f"{path}.{index}" if path else str(index)) for index, child in enumerate(item)]
+        else:
+            children = []
+        if len(children) > largest[1]:
+            largest = (path, len(children))
+        if count + len(children) > limit:
+            return largest
+        stack.extend(children)
+    return largest
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=6) | st.dictionaries(st.text(max_size=3), inner, max_size=6),
+    max_leaves=60,
+)
+
+
+@given(value=JSON_VALUES, limit=st.integers(min_value=1, max_value=40))
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+def test_too_many_values_names_the_same_path_as_before(value: Any, limit: int) -> None:
+    """Issue 28: the count spells a path only when it refuses; the path it names is unchanged."""
+    from lorenz.wire import _count_exceeds, _values_over
+
+    expected = _values_over_as_before(value, limit) if _count_exceeds(value, limit) else None
+    assert _values_over(value, limit) == expected
+
+
+def test_too_many_values_does_not_walk_the_list_that_passes_the_limit() -> None:
+    """Issue 28: a 150,000-item list is refused after its length is read, with no path per item."""
+    from collections.abc import Iterator, Mapping
+
+    walked: list[str] = []
+
+    class Entries(Mapping[str, int]):
+        def __init__(self, size: int) -> None:
+            self.size = size
+
+        def __getitem__(self, key: str) -> int:
+            return 0
+
+        def __len__(self) -> int:
+            return self.size
+
+        def __iter__(self) -> Iterator[str]:
+            walked.append("keys")
+            return (str(index) for index in range(self.size))
+
+        def items(self) -> Any:
+            walked.append("items")
+            return super().items()
+
+    refused = refuse_unsafe_arguments("local_query", {"where": {"value": Entries(150_000)}})
+    assert refused is not None and refused.error == (
+        "invalid arguments for tool local_query: where.value: 150,000 values; one call may hold at most 20,000 in all"
+    )
+    assert "items" not in walked

@@ -35,6 +35,7 @@ from .plugin_checks import (
 from .redact import redacted_traceback
 from .registry import ToolRegistry, TrackerRegistry
 from .results import error_message
+from .skill_roots import note_plugin
 
 __all__ = [
     "DISABLE_PLUGINS_ENV",
@@ -335,6 +336,7 @@ def _collect(
         scratch_trackers.register(tracker)
     for pack in packs:
         scratch_tools.register(pack)
+        note_plugin(pack, plugin)
     return _Contribution(name=name, distribution=dist, version=version, packs=tuple(packs), trackers=tuple(kinds))
 
 

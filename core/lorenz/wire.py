@@ -84,29 +84,45 @@ def _count_exceeds(value: Any, limit: int) -> bool:
     return False
 
 
+#: Where a value sits: ``None`` for the arguments themselves, else ``(its parent's link, its key)``.
+_Link = tuple[Any, Any] | None
+
+
+def _dotted(link: _Link) -> str:
+    """The dotted path of ``link``, spelled only when a refusal names it."""
+    keys: list[Any] = []
+    while link is not None:
+        link, key = link
+        keys.append(key)
+    path = ""
+    for key in reversed(keys):
+        path = f"{path}.{key}" if path else str(key)
+    return path
+
+
 def _values_over(value: Any, limit: int) -> tuple[str, int] | None:
     """When ``value`` holds more than ``limit`` values: the dotted path and size of its largest
-    list or object (to name in the refusal); ``None`` otherwise. Counts only until it knows."""
+    list or object (to name in the refusal); ``None`` otherwise. Counts only until it knows; a
+    container's children are pushed only once it is known not to pass the limit."""
     if not _count_exceeds(value, limit):  # the common case, without building a path
         return None
     count = 0
-    largest = ("", 0)
-    stack: list[tuple[Any, str]] = [(value, "")]
+    largest: tuple[_Link, int] = (None, 0)
+    stack: list[tuple[Any, _Link]] = [(value, None)]
     while stack:
-        item, path = stack.pop()
+        item, link = stack.pop()
         count += 1
-        if isinstance(item, Mapping):
-            children = [(child, f"{path}.{key}" if path else str(key)) for key, child in item.items()]
-        elif isinstance(item, list | tuple):
-            children = [(child, f"{path}.{index}" if path else str(index)) for index, child in enumerate(item)]
-        else:
-            children = []
-        if len(children) > largest[1]:
-            largest = (path, len(children))
-        if count + len(children) > limit:
-            return largest
-        stack.extend(children)
-    return largest
+        mapping = isinstance(item, Mapping)
+        size = len(item) if mapping or isinstance(item, list | tuple) else 0
+        if size > largest[1]:
+            largest = (link, size)
+        if count + size > limit:
+            break
+        if mapping:
+            stack.extend((child, (link, key)) for key, child in item.items())
+        elif size:
+            stack.extend((child, (link, index)) for index, child in enumerate(item))
+    return _dotted(largest[0]), largest[1]
 
 
 def _any_surrogate(value: Any) -> bool:

@@ -15,7 +15,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from ..mount import mounted_skill_sources
-from ..skills import Skill, mounted_skills
+from ..skills import Skill, mounted_skills, read_skill_file
 
 if TYPE_CHECKING:
     from mcp.server import ServerRequestContext
@@ -86,7 +86,10 @@ def skill_handlers(live: LiveWorkspace, grant_of: Callable[[ServerRequestContext
         for skill in await skills(ctx):
             for file in skill.files:
                 if skill.uri(file) == uri:
-                    data = await anyio.to_thread.run_sync(file.path.read_bytes)
+                    try:
+                        data = await anyio.to_thread.run_sync(read_skill_file, skill, file)
+                    except (OSError, ValueError):  # swapped for a symlink or a non-file since it was listed
+                        raise MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}") from None
                     contents: types.TextResourceContents | types.BlobResourceContents
                     if file.is_text:
                         text = data.decode("utf-8", errors="replace")
@@ -113,7 +116,11 @@ def skill_handlers(live: LiveWorkspace, grant_of: Callable[[ServerRequestContext
         for skill in await skills(ctx):
             skill_md = skill.skill_md
             if skill.name == params.name and skill_md is not None:
-                text = (await anyio.to_thread.run_sync(skill_md.path.read_bytes)).decode("utf-8", errors="replace")
+                try:
+                    data = await anyio.to_thread.run_sync(read_skill_file, skill, skill_md)
+                except (OSError, ValueError):
+                    raise MCPError(types.INVALID_PARAMS, f"Unknown prompt: {params.name}") from None
+                text = data.decode("utf-8", errors="replace")
                 message = types.PromptMessage(role="user", content=types.TextContent(text=text))
                 return types.GetPromptResult(description=skill.description or None, messages=[message])
         raise MCPError(types.INVALID_PARAMS, f"Unknown prompt: {params.name}")

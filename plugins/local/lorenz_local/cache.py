@@ -2,8 +2,10 @@
 
 * :data:`CACHE`: parsed files keyed by path and ``(inode, mtime_ns, size)``. Every write of the
   board replaces the file by rename, so it gets a new inode and always misses; a hand edit in
-  place is seen as soon as its mtime or size changes. A malformed file is cached with its error,
-  so a poll does not re-parse it either.
+  place is seen as soon as its mtime or size changes. An entry whose mtime was not safely older
+  than its read (a same-size edit within one coarse timestamp tick keeps the signature) is
+  re-validated against its content digest before it is trusted, as git treats a "racily clean"
+  index entry. A malformed file is cached with its error, so a poll does not re-parse it either.
 * :data:`SNAPSHOTS`: per board, the last full listing (every file's signature and the query
   records), reused while the directory's own signature is unchanged.
 
@@ -35,6 +37,9 @@ class CachedFile:
     issue: Issue | None = None
     record: dict[str, Any] | None = None
     error: str | None = None
+    #: blake2b of the bytes parsed, and ``time.time_ns()`` just before they were read.
+    digest: bytes = b""
+    read_ns: int = 0
 
 
 class ParseCache:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import random
 import re
@@ -34,7 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from attrs import frozen
+from attrs import evolve, frozen
 
 from lorenz import Issue, default_state_type, normalize_issue
 
@@ -66,8 +67,9 @@ __all__ = [
 MAX_CREATE_ATTEMPTS = 64
 #: Longest time ``records()`` trusts an unchanged directory before stat'ing every file again.
 SNAPSHOT_MAX_AGE = 2.0
-#: How long after its last change a directory's signature is not trusted (timestamp granularity).
-RACY_WINDOW_NS = 1_000_000_000
+#: How long after its last change a directory's or file's signature is not trusted: the coarsest
+#: timestamp granularity expected (FAT's two seconds).
+RACY_WINDOW_NS = 2_000_000_000
 #: Least time between two stale-temp sweeps of one board by updates (a sweep lists the directory).
 TEMP_SWEEP_INTERVAL = 60.0
 _last_sweep: dict[str, float] = {}  # board directory -> time.monotonic() of its last sweep here
@@ -109,6 +111,12 @@ def _lf(text: str) -> str:
 
 def _signature(st: os.stat_result) -> FileSignature:
     return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def _settled(signature: FileSignature, entry: CachedFile) -> bool:
+    """Whether ``entry`` can be trusted for a file of ``signature``: its mtime was older than the
+    read by more than the racy window, so an edit after the read would have moved the mtime."""
+    return signature[1] < entry.read_ns - RACY_WINDOW_NS
 
 
 def _stat_iso(seconds: float) -> str:
@@ -231,18 +239,24 @@ class BoardStore:
             st = self._lstat(issue_id, path)
         if not stat.S_ISREG(st.st_mode):
             return CachedFile(error=str(_not_regular(issue_id, file_kind(st.st_mode))))
-        hit = CACHE.get(path, _signature(st))
-        if hit is not None:
+        signature = _signature(st)
+        hit = CACHE.get(path, signature)
+        if hit is not None and _settled(signature, hit):
             return hit
+        read_ns = time.time_ns()
         try:
             st, data = self._read_bytes(issue_id, path)
-            document = parse_document(decode_text(data, issue_id), issue_id)
-        except OSError:
-            raise
-        except Exception as exc:  # any malformed content: not regular, bad UTF-8, bad YAML, no status
-            entry = CachedFile(error=" ".join(str(exc).split()) or type(exc).__name__)
+        except BoardFormatError as exc:  # no longer a regular file
+            return CachedFile(error=" ".join(str(exc).split()))
+        digest = hashlib.blake2b(data, digest_size=16).digest()
+        if hit is not None and hit.digest == digest and _signature(st) == signature:
+            entry = evolve(hit, read_ns=read_ns)  # the same bytes: confirmed, not parsed again
         else:
-            entry = _build_entry(issue_id, document, st)
+            try:
+                entry = _build_entry(issue_id, parse_document(decode_text(data, issue_id), issue_id), st)
+            except Exception as exc:  # any malformed content: bad UTF-8, bad YAML, no status
+                entry = CachedFile(error=" ".join(str(exc).split()) or type(exc).__name__)
+            entry = evolve(entry, digest=digest, read_ns=read_ns)
         CACHE.put(path, _signature(st), entry)
         return entry
 
@@ -314,7 +328,10 @@ class BoardStore:
                 st = self._lstat(issue_id, path)
                 signature = _signature(st)
                 known = previous.get(issue_id)
-                entry = known[1] if known is not None and known[0] == signature else self._load(issue_id, path, st)
+                if known is not None and known[0] == signature and _settled(signature, known[1]):
+                    entry = known[1]
+                else:
+                    entry = self._load(issue_id, path, st)
             except OSError as exc:  # vanished or unreadable since the listing
                 skipped.append(SkippedFile(issue_id, os_error_text(exc)))
                 continue
@@ -369,7 +386,7 @@ class BoardStore:
         except (ValueError, OSError):
             return None
         hit = CACHE.get(path, _signature(st)) if stat.S_ISREG(st.st_mode) else None
-        if hit is None or hit.document is None:
+        if hit is None or hit.document is None or not _settled(_signature(st), hit):
             return None
         return _content(str(issue_id), hit.document)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -146,6 +147,29 @@ def test_recently_changed_directory_is_not_trusted(tmp_path: Path, monkeypatch: 
     assert titles(store) == ["before"]
     edit_in_place(tmp_path / "BOARD-1.md", "# before", "# after!")
     assert titles(store) == ["after!"]
+
+
+def test_same_size_edit_within_a_coarse_timestamp_tick_is_seen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 28: on a filesystem with coarse timestamps a same-size edit in place keeps the file's
+    signature; an entry read within the racy window is re-validated, so the edit is seen at once."""
+    monkeypatch.setattr(store_module, "SNAPSHOT_MAX_AGE", 3600.0)
+    parsed = count_parses(monkeypatch)
+    store = BoardStore(tmp_path)
+    store.create("before")
+    path = tmp_path / "BOARD-1.md"
+    tick = time.time_ns() // 2_000_000_000 * 2_000_000_000  # FAT-like: two-second mtimes
+    os.utime(path, ns=(tick, tick))
+    assert store.read("BOARD-1").title == "before"
+    parsed.clear()
+    assert store.read("BOARD-1").title == titles(store)[0] == "before"
+    assert parsed == []  # re-validated by content, not parsed again
+    edit_in_place(path, "# before", "# after!")
+    os.utime(path, ns=(tick, tick))
+    assert store.read("BOARD-1").title == "after!"
+    edit_in_place(path, "# after!", "# again!")
+    os.utime(path, ns=(tick, tick))
+    assert titles(store) == ["again!"]
+    assert store_module.BoardStore(tmp_path).cached_content("BOARD-1") is None  # not settled: not served
 
 
 def test_snapshots_are_per_prefix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
