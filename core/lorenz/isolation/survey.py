@@ -99,7 +99,7 @@ def stand_ins_for(
                 name=source.entry_point or "",
                 distribution=source.distribution,
                 version=source.version,
-                error=outcome,
+                error=redact_text(outcome),
             )
         elif outcome.failures:
             first = outcome.failures[0]
@@ -108,8 +108,9 @@ def stand_ins_for(
                 name=first.name,
                 distribution=first.distribution,
                 version=first.version,
-                error=first.error,
-                traceback=first.traceback,
+                # the child redacted them with its environment: the host's holds more secrets
+                error=redact_text(first.error),
+                traceback=redact_text(first.traceback) if first.traceback is not None else None,
             )
         elif not outcome.trackers and all(is_isolated(pack, source.distribution, isolate) for pack in outcome.packs):
             out[index] = StandIn([IsolatedPackStub(pack, source) for pack in outcome.packs])
