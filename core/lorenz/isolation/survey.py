@@ -99,7 +99,7 @@ def stand_ins_for(
                 name=source.entry_point or "",
                 distribution=source.distribution,
                 version=source.version,
-                error=redact_text(outcome),
+                error=outcome,
             )
         elif outcome.failures:
             first = outcome.failures[0]
@@ -108,9 +108,8 @@ def stand_ins_for(
                 name=first.name,
                 distribution=first.distribution,
                 version=first.version,
-                # the child redacted them with its environment: the host's holds more secrets
-                error=redact_text(first.error),
-                traceback=redact_text(first.traceback) if first.traceback is not None else None,
+                error=first.error,
+                traceback=first.traceback,
             )
         elif not outcome.trackers and all(is_isolated(pack, source.distribution, isolate) for pack in outcome.packs):
             out[index] = StandIn([IsolatedPackStub(pack, source) for pack in outcome.packs])
