@@ -136,7 +136,6 @@ def _secret_values(env: Mapping[str, str]) -> tuple[str, ...]:
     )
 
 
-@functools.lru_cache(maxsize=256)
 def _quoted_forms(value: str) -> frozenset[str]:
     """``value`` as a message may quote it: as is, JSON-escaped, repr-escaped."""
     forms = {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1], repr(value)[1:-1]}
@@ -144,6 +143,10 @@ def _quoted_forms(value: str) -> frozenset[str]:
 
 
 _NESTED = (str, Mapping, list, tuple)
+
+
+#: A secret's forms, kept (secrets are few and long-lived; argument values are neither).
+_secret_forms = functools.lru_cache(maxsize=256)(_quoted_forms)
 
 
 def _argument_values(arguments: Any) -> list[tuple[str, str]] | None:
@@ -201,14 +204,15 @@ def redact_text(
     if not text:
         return text
     usable = registered_secrets([*secrets, *environment_secrets()])
-    replacements = {form: REDACTED for secret in usable for form in _quoted_forms(secret)}
+    replacements = {form: REDACTED for secret in usable for form in _secret_forms(secret)}
     if arguments is not None:
         values = _argument_values(arguments)
         if values is None:
             return WITHHELD
         for value, label in values:
-            for form in _quoted_forms(value) if len(value) >= MIN_SECRET_LENGTH else ():
-                replacements.setdefault(form, label)
+            if MIN_SECRET_LENGTH <= len(value) <= len(text):  # escaping only lengthens a value
+                for form in _quoted_forms(value):
+                    replacements.setdefault(form, label)
     # One at a time, longest first, so a short secret cannot split a longer one it overlaps.
     for form in sorted(replacements, key=lambda form: (-len(form), form)):
         if form in text:
