@@ -2,6 +2,8 @@
 
 Per tool: calls, failure rate (anything but ``success``), p50/p95/max duration and the most
 frequent errors; filtered by age (``--since 1h``) and tool; ``--follow`` tails the log live.
+A log's texts came from clients and packs: what is printed of them is capped, and on a terminal
+their control characters are shown as escapes.
 """
 
 from __future__ import annotations
@@ -18,7 +20,15 @@ from typing import Any, TextIO
 
 from attrs import frozen
 
-__all__ = ["ToolSummary", "follow", "parse_since", "read_calls", "summarize"]
+__all__ = ["ToolSummary", "capped", "follow", "parse_since", "read_calls", "shown", "summarize"]
+
+#: Characters of a tool name, and of an error, printed.
+MAX_TOOL_CHARS = 128
+MAX_ERROR_CHARS = 500
+
+# C0/C1 controls, zero-width and bidi formatting characters, line separators, lone surrogates: each
+# could forge a row, recolour the terminal or reorder what it shows.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff]")
 
 _SINCE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd])\s*$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
@@ -32,6 +42,20 @@ def parse_since(text: str, *, now: datetime | None = None) -> datetime:
         raise ValueError(msg)
     amount, unit = float(match.group(1)), match.group(2)
     return (now or datetime.now(UTC)) - timedelta(**{_UNITS[unit]: amount})
+
+
+def capped(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, the last one an ellipsis when it was longer."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def shown(value: object, limit: int) -> str:
+    """A value of the log as a terminal may print it: unprintable characters as escapes
+    (``\\x1b``, ``\\u2028``), at most ``limit`` characters."""
+    text = capped(str(value), limit)
+    return capped(
+        _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape", "backslashreplace").decode("ascii"), text), limit
+    )
 
 
 def _moment(record: dict[str, Any]) -> datetime | None:
@@ -77,14 +101,16 @@ class ToolSummary:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "tool": self.tool,
+            "tool": capped(self.tool, MAX_TOOL_CHARS),
             "calls": self.calls,
             "failures": self.failures,
             "failureRate": round(self.failure_rate, 4),
             "p50Ms": self.p50_ms,
             "p95Ms": self.p95_ms,
             "maxMs": self.max_ms,
-            "topErrors": [{"error": error, "count": count} for error, count in self.top_errors],
+            "topErrors": [
+                {"error": capped(error, MAX_ERROR_CHARS), "count": count} for error, count in self.top_errors
+            ],
         }
 
 
@@ -141,7 +167,7 @@ def follow(path: Path, out: TextIO, *, tool: str | None = None, poll_seconds: fl
                 pass
             continue
         for record in read_calls([line], tool=tool):
-            error = f"  {record['error']}" if record.get("error") else ""
-            when, outcome, took = record.get("ts", ""), record.get("outcome"), record.get("durationMs")
-            out.write(f"{when}  {record['tool']}  {outcome}  {took} ms{error}\n")
+            error = f"  {shown(record['error'], MAX_ERROR_CHARS)}" if record.get("error") else ""
+            when, outcome, took = (shown(record.get(key, ""), 64) for key in ("ts", "outcome", "durationMs"))
+            out.write(f"{when}  {shown(record['tool'], MAX_TOOL_CHARS)}  {outcome}  {took} ms{error}\n")
             out.flush()

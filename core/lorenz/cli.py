@@ -74,16 +74,15 @@ def _failed(args: argparse.Namespace, message: str, cause: BaseException | None,
     """One redacted line on stderr (and ``{"version", "error"}`` on stdout under ``--json``); with ``-v``
     the traceback of what caused it."""
     from .cli_output import json_object, print_json, silence_stdout
-    from .cli_workspace import env_secrets
     from .redact import redact_text, redacted_traceback
 
-    message = redact_text(message, env_secrets())
+    message = redact_text(message)  # the environment's secrets: settings may not exist yet
     try:
         if getattr(args, "json", False):
             print_json(json_object(error=message))
         print(f"lorenz: {message}", file=sys.stderr)
         if args.verbose and cause is not None:
-            print(redacted_traceback(cause, env_secrets()), file=sys.stderr)
+            print(redacted_traceback(cause), file=sys.stderr)
         elif hint and not args.verbose:
             print("(lorenz -v shows the traceback)", file=sys.stderr)
         sys.stdout.flush()

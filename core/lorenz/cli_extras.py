@@ -30,7 +30,7 @@ def _call_log_path(args: argparse.Namespace) -> Path:
 
 
 def cmd_calls(args: argparse.Namespace) -> int:
-    from .calls import follow, parse_since, read_calls, summarize
+    from .calls import MAX_ERROR_CHARS, MAX_TOOL_CHARS, follow, parse_since, read_calls, shown, summarize
 
     path = _call_log_path(args)
     try:
@@ -54,15 +54,16 @@ def cmd_calls(args: argparse.Namespace) -> int:
     if not summaries:
         print("no calls")
         return 0
-    width = max(len(summary.tool) for summary in summaries)
+    names = [shown(summary.tool, MAX_TOOL_CHARS) for summary in summaries]
+    width = max(len(name) for name in names)
     print(f"{'tool'.ljust(width)}  calls  failed     p50 ms     p95 ms     max ms")
-    for summary in summaries:
+    for name, summary in zip(names, summaries, strict=True):
         print(
-            f"{summary.tool.ljust(width)}  {summary.calls:5}  {summary.failure_rate:6.1%} "
+            f"{name.ljust(width)}  {summary.calls:5}  {summary.failure_rate:6.1%} "
             f"{summary.p50_ms:10.1f} {summary.p95_ms:10.1f} {summary.max_ms:10.1f}"
         )
         for error, count in summary.top_errors:
-            print(f"{''.ljust(width)}    {count} × {error}")
+            print(f"{''.ljust(width)}    {count} × {shown(error, MAX_ERROR_CHARS)}")
     return 0
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from .cli_install import plugin_owner
 from .cli_output import UsageError
 
-__all__ = ["allow_list_note", "env_secrets", "load_plugin_modules", "open_for_command", "show_traceback", "warn"]
+__all__ = ["allow_list_note", "load_plugin_modules", "open_for_command", "show_traceback", "warn"]
 
 
 def import_plugin(name: str) -> object:
@@ -49,17 +49,6 @@ def load_plugin_modules(args: argparse.Namespace) -> list[object]:
     return plugins
 
 
-def env_secrets() -> list[str]:
-    """Values of secret-looking environment variables: all there is to redact with before settings exist.
-
-    Short values are left out: flags such as ``TOKENIZERS_PARALLELISM=false`` are no secrets, and
-    redacting every ``false`` would garble the message.
-    """
-    from .redact import is_secret_key
-
-    return [value for name, value in os.environ.items() if is_secret_key(name) and len(value.strip()) >= 8]
-
-
 def allow_list_note() -> str:
     """Why a plugin may seem missing: ``LORENZ_LOAD_PLUGINS`` limits which distributions load."""
     from .plugins import LOAD_PLUGINS_ENV
@@ -78,7 +67,7 @@ def open_for_command(args: argparse.Namespace, workflow: str | None) -> Any:
         workspace = open_workspace(workflow, plugins=plugins)
     except Exception as exc:  # ConfigError, RegistryError, MountError, and whatever a pack raises
         text = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {error_message(exc)}"
-        text = " ".join(redact_text(text, env_secrets()).split())
+        text = " ".join(redact_text(text).split())
         if any(hint in text for hint in ("unsupported tracker.kind", "unsupported tool pack", "embedded default")):
             text += allow_list_note()
         raise UsageError(text) from exc
@@ -102,7 +91,7 @@ def warn(message: str) -> None:
     """One redacted line on stderr (a plugin's message may span lines or quote a secret)."""
     from .redact import redact_text
 
-    print(f"lorenz: {' '.join(redact_text(message, env_secrets()).split())}", file=sys.stderr)
+    print(f"lorenz: {' '.join(redact_text(message).split())}", file=sys.stderr)
 
 
 def show_traceback(args: argparse.Namespace, text: str | None, stream: Any = None) -> None:

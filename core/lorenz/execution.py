@@ -82,7 +82,8 @@ def failure_from_exception(exc: BaseException, context: ToolContext | None) -> T
     original = exc.original if isinstance(exc, PluginError) else exc
     plain = isinstance(original, Exception) and not isinstance(original, MemoryError)
     text = error_message(original) if plain else str(exc)
-    return tool_failure(redact_text(text, secrets))
+    # No absolute path outside the workflow directory either: a third-party pack's OSError names them.
+    return tool_failure(redact_text(text, secrets, base_dir=getattr(settings, "base_dir", None)))
 
 
 def _cancelled_by_caller(exc: BaseException) -> bool:

@@ -32,7 +32,7 @@ from .plugin_checks import (
     pack_shape_problem,
     tracker_shape_problem,
 )
-from .redact import redacted_traceback
+from .redact import redact_text, redacted_traceback
 from .registry import ToolRegistry, TrackerRegistry
 from .results import error_message
 from .skill_roots import note_plugin
@@ -162,15 +162,17 @@ def _owner(name: str, dist: str | None, version: str | None) -> str:
 
 def _failure(group: str, name: str, dist: str | None, version: str | None, exc: BaseException) -> PluginFailure:
     """A failure for plugin code that raised, its message naming what was being done."""
+    # Shown by `lorenz plugins` and /healthz: the message may quote a secret of the environment.
     if not isinstance(exc, PluginError):  # a problem discovery found, not plugin code raising
-        return PluginFailure(group=group, name=name, distribution=dist, version=version, error=error_message(exc))
+        error = redact_text(error_message(exc))
+        return PluginFailure(group=group, name=name, distribution=dist, version=version, error=error)
     described = describe_exception(exc.original)
     return PluginFailure(
         group=group,
         name=name,
         distribution=dist,
         version=version,
-        error=described if exc.action == "import" else f"{exc.action} raised {described}",
+        error=redact_text(described if exc.action == "import" else f"{exc.action} raised {described}"),
         traceback=redacted_traceback(exc.original),
     )
 

@@ -2,32 +2,60 @@
 
 The rules (trackers.md §0.7), applied in order by :func:`redact_text`:
 
-1. every registered secret (at least 3 characters after trimming) becomes ``[REDACTED]``, longest first;
+1. every registered secret (at least 3 characters after trimming) and every secret-looking environment
+   variable's value (:func:`environment_secrets`) becomes ``[REDACTED]``, longest first, also in its
+   JSON- or repr-escaped form; so does, when given, each argument value (``«argument issueId»``);
 2. ``Bearer <token>`` / ``Basic <token>`` (any case) become ``Bearer [REDACTED]`` / ``Basic [REDACTED]``;
 3. URL userinfo ``scheme://user:pass@`` becomes ``scheme://[REDACTED]@``;
 4. the value of an assignment whose key looks secret (``api_key=…``, ``"token": "…"``,
    ``Authorization: Token …``) becomes ``[REDACTED]``;
-5. ``op://…`` (1Password) references become ``[REDACTED]``.
+5. ``op://…`` (1Password) references become ``[REDACTED]``;
+6. when a workflow directory is given, absolute paths are shortened (:func:`shorten_paths`).
 """
 
 from __future__ import annotations
 
+import functools
+import json
+import os
+import posixpath
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar, cast
 
-__all__ = ["REDACTED", "is_secret_key", "redact_text", "redact_value", "redacted_traceback", "registered_secrets"]
+__all__ = [
+    "MIN_ENV_SECRET_LENGTH",
+    "MIN_SECRET_LENGTH",
+    "REDACTED",
+    "environment_secrets",
+    "is_secret_env_name",
+    "is_secret_key",
+    "redact_text",
+    "redact_value",
+    "redacted_traceback",
+    "registered_secrets",
+    "shorten_paths",
+]
 
 REDACTED = "[REDACTED]"
 
 _T = TypeVar("_T")
 
-_MIN_SECRET_LENGTH = 3
+#: Shorter secrets are not registered: redacting them would mangle ordinary text.
+MIN_SECRET_LENGTH = 3
+#: Shorter values of secret-looking environment variables are flags (``TOKENIZERS_PARALLELISM=false``).
+MIN_ENV_SECRET_LENGTH = 8
+#: String leaves of a call's arguments checked against a text; past that the text is withheld.
+MAX_ARGUMENT_VALUES = 1000
+#: Characters of an argument's name kept in its placeholder.
+_MAX_ARGUMENT_NAME = 64
 
-_SECRET_KEY = re.compile(
-    r"api[_-]?key|apikey|authorization|auth[_-]?token|access[_-]?token|refresh[_-]?token|password|secret|token",
-    re.IGNORECASE,
+_SECRET_WORDS = (
+    r"api[_-]?key|apikey|authorization|auth[_-]?token|access[_-]?token|refresh[_-]?token|password|secret|token"
 )
+_SECRET_KEY = re.compile(_SECRET_WORDS, re.IGNORECASE)
+# Environment names also spell a credential as a word of its own (STRIPE_KEY, DB_PASSWD, GPG_PASSPHRASE).
+_SECRET_ENV_NAME = re.compile(rf"{_SECRET_WORDS}|(?:^|_)(?:key|passwd|passphrase|credentials?)(?:_|$)", re.IGNORECASE)
 
 _TOKEN_CHARS = r"[A-Za-z0-9._~+/=%-]"
 
@@ -52,8 +80,7 @@ _AUTHORIZATION_HEADER = re.compile(
 # bounded to 64 chars on each side so the lazy prefix cannot go quadratic on a long word.
 _ASSIGNMENT = re.compile(
     r"""(?P<lead>(?P<q>\\?["']|)(?<![\w.-])[\w.-]{0,64}?"""
-    r"""(?:api[_-]?key|apikey|authorization|auth[_-]?token|access[_-]?token|refresh[_-]?token"""
-    r"""|password|secret|token)[\w-]{0,64}(?P=q)\s*[:=]\s*)"""
+    rf"""(?:{_SECRET_WORDS})[\w-]{{0,64}}(?P=q)\s*[:=]\s*)"""
     r"""(?P<value>"""
     r"""\\"(?:[^"\\\n]|\\[^"\n])*(?:\\"|\\?$)"""  # JSON-escaped quotes: \"…\"
     r"""|"(?:[^"\\\n]|\\.)*(?:"|$)"""  # "…" (an unterminated value is redacted to the line end)
@@ -71,10 +98,77 @@ def is_secret_key(key: str) -> bool:
     return _SECRET_KEY.search(key) is not None
 
 
+def is_secret_env_name(name: str) -> bool:
+    """Whether an environment variable's name says it holds a credential (``*TOKEN*``, ``*_KEY``, …)."""
+    return _SECRET_ENV_NAME.search(name) is not None
+
+
 def registered_secrets(secrets: Iterable[str]) -> tuple[str, ...]:
     """The usable secrets: trimmed, at least 3 characters, deduplicated, longest first."""
     usable = {s.strip() for s in secrets if isinstance(s, str)}
-    return tuple(sorted((s for s in usable if len(s) >= _MIN_SECRET_LENGTH), key=lambda s: (-len(s), s)))
+    return tuple(sorted((s for s in usable if len(s) >= MIN_SECRET_LENGTH), key=lambda s: (-len(s), s)))
+
+
+#: The process environment last scanned, and the secrets found in it.
+_ENVIRONMENT: tuple[Any, tuple[str, ...]] = (None, ())
+
+
+def environment_secrets(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """Values (at least :data:`MIN_ENV_SECRET_LENGTH` characters) of the secret-looking variables of
+    ``env``, by default the process environment: redacted even where no workflow names them."""
+    global _ENVIRONMENT
+    if env is not None:
+        return _secret_values(env)
+    # Decoding the environment costs more than redacting a line: scan it again only when it changed.
+    raw = getattr(os.environ, "_data", None)
+    seen = tuple(raw.items()) if isinstance(raw, dict) else None
+    cached = _ENVIRONMENT
+    if seen is None or seen != cached[0]:
+        cached = _ENVIRONMENT = (seen, _secret_values(os.environ))
+    return cached[1]
+
+
+def _secret_values(env: Mapping[str, str]) -> tuple[str, ...]:
+    return tuple(
+        value.strip()
+        for name, value in env.items()
+        if is_secret_env_name(name) and len(value.strip()) >= MIN_ENV_SECRET_LENGTH
+    )
+
+
+def _quoted_forms(value: str) -> frozenset[str]:
+    """``value`` as a message may quote it: as is, JSON-escaped, repr-escaped."""
+    forms = {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1], repr(value)[1:-1]}
+    return frozenset(form for form in forms if len(form) >= MIN_SECRET_LENGTH)
+
+
+_NESTED = (str, Mapping, list, tuple)
+
+
+#: A secret's forms, kept (secrets are few and long-lived; argument values are neither).
+_secret_forms = functools.lru_cache(maxsize=256)(_quoted_forms)
+
+
+def _argument_values(arguments: Any) -> list[tuple[str, str]] | None:
+    """``(value, placeholder)`` for each string in a call's arguments (nested keys included: they are
+    data too); ``None`` when there are more than :data:`MAX_ARGUMENT_VALUES` to check."""
+    if isinstance(arguments, Mapping):
+        stack = [(f"«argument {str(name)[:_MAX_ARGUMENT_NAME]}»", value) for name, value in arguments.items()]
+    else:
+        stack = [("«argument»", arguments)]
+    found: list[tuple[str, str]] = []
+    while stack:  # iterative: arguments may nest deeper than the recursion limit
+        label, value = stack.pop()
+        if isinstance(value, str):
+            found.append((value, label))
+            if len(found) > MAX_ARGUMENT_VALUES:
+                return None
+        elif isinstance(value, Mapping):
+            stack += [(label, key) for key in value if isinstance(key, str)]
+            stack += [(label, item) for item in value.values() if isinstance(item, _NESTED)]
+        elif isinstance(value, list | tuple):
+            stack += [(label, item) for item in value if isinstance(item, _NESTED)]
+    return found
 
 
 def _redact_assignment(match: re.Match[str]) -> str:
@@ -89,18 +183,83 @@ def _redact_assignment(match: re.Match[str]) -> str:
     return match.group("lead") + redacted
 
 
-def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
-    """``text`` with registered ``secrets`` and credential-looking fragments replaced by ``[REDACTED]``."""
+#: What an error text becomes when its call's arguments are too many to check it against.
+WITHHELD = "«error text withheld: the call's arguments hold too many values to check it against»"
+
+
+def redact_text(
+    text: str,
+    secrets: Iterable[str] = (),
+    *,
+    arguments: Any = None,
+    base_dir: str | os.PathLike[str] | None = None,
+) -> str:
+    """``text`` with registered ``secrets``, the environment's secrets and credential-looking fragments
+    replaced by ``[REDACTED]``.
+
+    For text that is stored or logged about a call, ``arguments`` are the call's: each string value
+    in them becomes ``«argument NAME»``. For the text of an unexpected exception, ``base_dir`` is the
+    workflow directory: absolute paths are shortened (:func:`shorten_paths`).
+    """
     if not text:
         return text
-    # One secret at a time, longest first, so a short secret cannot split a longer one it overlaps.
-    for secret in registered_secrets(secrets):
-        text = text.replace(secret, REDACTED)
+    usable = registered_secrets([*secrets, *environment_secrets()])
+    replacements = {form: REDACTED for secret in usable for form in _secret_forms(secret)}
+    if arguments is not None:
+        values = _argument_values(arguments)
+        if values is None:
+            return WITHHELD
+        for value, label in values:
+            if MIN_SECRET_LENGTH <= len(value) <= len(text):  # escaping only lengthens a value
+                for form in _quoted_forms(value):
+                    replacements.setdefault(form, label)
+    # One at a time, longest first, so a short secret cannot split a longer one it overlaps.
+    for form in sorted(replacements, key=lambda form: (-len(form), form)):
+        if form in text:
+            text = text.replace(form, replacements[form])
     text = _AUTH_SCHEME.sub(lambda m: f"{m.group(1).capitalize()} {REDACTED}", text)
     text = _URL_USERINFO.sub(lambda m: f"{m.group(1)}://{REDACTED}@", text)
     text = _AUTHORIZATION_HEADER.sub(lambda m: f"{m.group('lead')}{m.group('scheme')} {REDACTED}", text)
     text = _ASSIGNMENT.sub(_redact_assignment, text)
-    return _OP_REFERENCE.sub(REDACTED, text)
+    text = _OP_REFERENCE.sub(REDACTED, text)
+    return text if base_dir is None else shorten_paths(text, base_dir)
+
+
+# An absolute path: quoted (it may hold spaces), or bare and not part of a URL or a relative path;
+# at least two segments, so ``/mcp`` or ``and/or`` stay as they are.
+_PATH_STOP = r"""\s'"`<>()\[\]{},;"""
+_ABSOLUTE_PATH = re.compile(
+    r"""(?P<q>['"`])(?P<quoted>/[^/'"`\n][^'"`\n]*/[^'"`\n]*)(?P=q)"""
+    rf"""|(?<![\w.:/~\\%+@-])(?P<bare>/[^/{_PATH_STOP}][^{_PATH_STOP}]*/[^{_PATH_STOP}]*)"""
+)
+
+
+def shorten_paths(text: str, base_dir: str | os.PathLike[str]) -> str:
+    """``text`` with each absolute path shortened: one inside ``base_dir`` (the workflow directory)
+    becomes relative to it, any other ``…/name``. URLs are left as they are.
+
+    For the text of an exception from plugin code that leaves the host: the agent learns which file,
+    not where the server keeps it or whose home directory it is in.
+    """
+    base = posixpath.normpath(os.fspath(base_dir))
+    bases = {base, posixpath.normpath(os.path.realpath(base))}
+
+    def shorten(path: str) -> str:
+        path = posixpath.normpath(path)
+        for root in bases:
+            if path == root:
+                return "."
+            if path.startswith(root.rstrip("/") + "/"):
+                return path[len(root.rstrip("/")) + 1 :]
+        name = posixpath.basename(path)
+        return f"…/{name}" if name not in ("", "..") else "…"
+
+    def replace(match: re.Match[str]) -> str:
+        if match.group("quoted") is not None:
+            return f"{match.group('q')}{shorten(match.group('quoted'))}{match.group('q')}"
+        return shorten(match.group("bare"))
+
+    return _ABSOLUTE_PATH.sub(replace, text)
 
 
 def redact_value(obj: _T, secrets: Iterable[str] = ()) -> _T:

@@ -240,7 +240,7 @@ class Tool(Generic[In, Out]):
         try:
             data, text = self.render(output)
         except Exception as exc:
-            return failure_result(f"Output formatting failed: {error_message(exc)}", reason="internal_error")
+            return _unexpected(self.name, exc, context, doing="Output formatting")
         return FormattedResult(success=True, result=data, text=text)
 
 
@@ -275,11 +275,16 @@ def _keyword_validator(schema: Mapping[str, Any]) -> Any:
     return Draft202012Validator(constraints)
 
 
-def _unexpected(name: str, exc: Exception, context: CallContext) -> FormattedResult:
+def _unexpected(name: str, exc: Exception, context: CallContext, *, doing: str | None = None) -> FormattedResult:
     from ..redact import redact_text, redacted_traceback
 
-    logger.error("tool %s raised\n%s", name, redacted_traceback(exc, context.settings.secrets))
-    message = redact_text(f"{name} failed: {error_message(exc)}", context.settings.secrets)
+    settings = context.settings
+    logger.error("tool %s raised\n%s", name, redacted_traceback(exc, settings.secrets))
+    if doing is not None:
+        text = redact_text(f"{doing} failed: {error_message(exc)}", settings.secrets, base_dir=settings.base_dir)
+        return failure_result(text, reason="internal_error")
+    # Sent to the agent: no secret, and no absolute path outside the workflow directory.
+    message = redact_text(f"{name} failed: {error_message(exc)}", settings.secrets, base_dir=settings.base_dir)
     try:
         import httpx
 

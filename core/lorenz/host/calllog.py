@@ -43,6 +43,10 @@ CALL_LOG_ENV = "LORENZ_CALL_LOG"
 WRITE_EVERY_SECONDS = 0.05
 #: Characters of an error message kept in a record.
 MAX_ERROR_CHARS = 500
+#: Characters of any other text field (a tool name, a client's name) kept in a record.
+MAX_FIELD_CHARS = 256
+#: Characters of an error message redacted before it is cut to MAX_ERROR_CHARS.
+_REDACTED_HEAD = 64 * 1024
 #: Calls the landing page's "Recent calls" table shows.
 RECENT_CALLS = 50
 #: Durations kept per tool for its percentiles.
@@ -105,16 +109,32 @@ class CallRecord:
             "trace_id": "traceId",
             "client_gone": "clientGone",
         }
-        out = {names.get(key, key): value for key, value in asdict(self).items()}
+        # The error is capped by clean_error, at its own length.
+        out = {names.get(key, key): value if key == "error" else _field(value) for key, value in asdict(self).items()}
         return {key: value for key, value in out.items() if value is not None or key not in _WHEN_KNOWN}
 
 
-def clean_error(message: str | None, secrets: Iterable[str]) -> str | None:
-    """A record's ``error``: redacted, one line, at most :data:`MAX_ERROR_CHARS` characters."""
+def _field(value: Any) -> Any:
+    """A record's field as written: texts the client chose (a tool name, its own name) capped."""
+    if isinstance(value, str):
+        return _capped(value, MAX_FIELD_CHARS)
+    if isinstance(value, dict):
+        return {_capped(str(key), MAX_FIELD_CHARS): _field(item) for key, item in value.items()}
+    return value
+
+
+def clean_error(message: str | None, secrets: Iterable[str], arguments: Any = None) -> str | None:
+    """A record's ``error``: redacted (``arguments``' values included: a message may quote the
+    argument it refuses), one line, at most :data:`MAX_ERROR_CHARS` characters."""
     if message is None:
         return None
-    text = " ".join(redact_text(message, secrets).split())
-    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 1] + "…"
+    # Only the first MAX_ERROR_CHARS are kept: a generous head bounds the redaction's work.
+    text = " ".join(redact_text(message[:_REDACTED_HEAD], secrets, arguments=arguments).split())
+    return _capped(text, MAX_ERROR_CHARS)
+
+
+def _capped(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class CallLog:
@@ -144,7 +164,9 @@ class CallLog:
         return (self.path, self.max_bytes, self.keep) == (path, max_bytes, keep)
 
     def write(self, record: CallRecord) -> None:
-        self._queue.put(json.dumps(record.to_json(), ensure_ascii=False, separators=(",", ":")))
+        # ASCII only: a lone surrogate could not be encoded by the writer thread, and U+2028 or NEL
+        # in a tool name would split the line for readers that split on every line break.
+        self._queue.put(json.dumps(record.to_json(), separators=(",", ":")))
 
     def _run(self) -> None:
         while not self._stop.wait(WRITE_EVERY_SECONDS):

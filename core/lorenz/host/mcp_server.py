@@ -296,7 +296,8 @@ async def _call_tool(
         return reply, kind
     except Exception as exc:  # a defect here must still reach the model as a tool error
         logger.error("lorenz: tools/call %s failed\n%s", name, redacted_traceback(exc, snapshot.settings.secrets))
-        return call_result(tool_failure(redact_text(error_message(exc), snapshot.settings.secrets))), "crash"
+        text = redact_text(error_message(exc), snapshot.settings.secrets, base_dir=snapshot.settings.base_dir)
+        return call_result(tool_failure(text)), "crash"
 
 
 class ToolCallParams(pydantic.BaseModel):

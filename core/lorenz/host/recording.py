@@ -65,10 +65,11 @@ def _session_id(ctx: ServerRequestContext[Any, Any] | None) -> str | None:
     return value.decode("latin-1") if value is not None else None
 
 
-def _error(reply: ToolReply, snapshot: Snapshot) -> str | None:
+def _error(reply: ToolReply, snapshot: Snapshot, arguments: Any) -> str | None:
     details = (reply.structured_content or {}).get("error")
     message = details.get("message") if isinstance(details, dict) else None
-    return clean_error(message if isinstance(message, str) else reply.text, snapshot.settings.secrets)
+    text = message if isinstance(message, str) else reply.text
+    return clean_error(text, snapshot.settings.secrets, arguments)  # the log keeps no argument value
 
 
 def _text_bytes(reply: ToolReply) -> int:
@@ -141,7 +142,7 @@ class CallRecorder:
     ) -> None:
         duration_ms = round((ended - started) * 1000, 3)
         finished = time.time()
-        error = _error(reply, snapshot) if reply.is_error else None
+        error = _error(reply, snapshot, arguments) if reply.is_error else None
         log = self._call_log(snapshot)
         pack = snapshot.pack_of(tool)
         # Only small values are kept for later: not the reply, the arguments or the request.

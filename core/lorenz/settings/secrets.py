@@ -9,6 +9,7 @@ import os
 import re
 from collections.abc import Callable, Mapping
 
+from ..redact import MIN_SECRET_LENGTH, is_secret_key
 from .errors import ConfigError
 
 __all__ = [
@@ -22,17 +23,11 @@ __all__ = [
     "unset_reference",
 ]
 
-#: Shorter values are not recorded: redacting them would mangle ordinary text.
-MIN_SECRET_LENGTH = 3
 OP_TIMEOUT_ENV = "LORENZ_SECRET_RESOLUTION_TIMEOUT_MS"
 DEFAULT_OP_TIMEOUT_MS = 30_000
 OP_PREFIX = "op://"
 
 _ENV_REFERENCE = re.compile(r"^\$([A-Za-z_][A-Za-z0-9_]*)$")
-_SECRET_KEY = re.compile(
-    r"api[_-]?key|apikey|authorization|auth[_-]?token|access[_-]?token|refresh[_-]?token|password|secret|token",
-    re.IGNORECASE,
-)
 _OP_ENV_NAMES = frozenset(
     {
         "HOME",
@@ -88,11 +83,6 @@ def unset_reference(value: object, env: Mapping[str, str]) -> str | None:
     if match is None or env.get(match.group(1)):
         return None
     return match.group(1)
-
-
-def is_secret_key(key: str) -> bool:
-    """Whether an option key names a credential (``api_key``, ``token``, ``password``, …)."""
-    return _SECRET_KEY.search(key) is not None
 
 
 def resolve_configured_secret(
