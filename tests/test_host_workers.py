@@ -315,6 +315,42 @@ def test_supervisor_replaces_a_dead_worker_restarts_on_sighup_and_stops_on_sigte
         assert not any(alive(pid) for pid in replaced)
 
 
+def children(pid: int) -> set[int]:
+    """The processes ``pid`` started (its workers, and multiprocessing's resource tracker)."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            found |= {int(child) for child in (task / "children").read_text().split()}
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="finds the workers in /proc")
+def test_a_replacement_killed_while_it_starts_is_replaced_again(tmp_path: Path) -> None:
+    """A worker killed, then its replacement killed while it starts: the supervisor logs each and
+    starts another after a back-off, and the server keeps answering (it does not stop for it)."""
+    directory = whoami_workspace(tmp_path)
+    with lorenz_serve(directory, "-p", "worker_pack.py", "serve", "--port", "0", "--workers", "2") as server:
+        first = pids_answering(server.base_url)
+        assert len(first) == 2
+        before = children(server.process.pid)
+        victim = min(first)
+        os.kill(victim, signal.SIGKILL)
+        server.wait_for(re.compile(rf"worker {victim} exited \(killed by SIGKILL\); starting another"))
+        wait_until(lambda: bool(children(server.process.pid) - before), 30, "a replacement is started")
+        [replacement] = children(server.process.pid) - before
+        time.sleep(0.1)  # a fresh interpreter importing the host: far from serving yet
+        os.kill(replacement, signal.SIGKILL)
+        server.wait_for(
+            re.compile(rf"worker {replacement} failed to start \(killed by SIGKILL\); starting another in [\d.]+ s")
+        )
+        survivors = first - {victim}
+        wait_until(lambda: len(pids_answering(server.base_url) - survivors) == 1, 60, "a second replacement serves")
+        assert server.process.poll() is None
+        assert "stopping" not in "".join(server.lines)
+        current = pids_answering(server.base_url)
+        assert len(current) == 2 and not current & {victim, replacement}
+
+
 def test_workers_stop_when_their_parent_is_killed(tmp_path: Path) -> None:
     """SIGKILL to `lorenz serve` (nothing forwarded): its workers notice and stop by themselves."""
     directory = whoami_workspace(tmp_path)
@@ -414,3 +450,11 @@ def test_each_worker_discovers_a_distribution_installed_while_serving(tmp_path: 
             serving |= {result["structuredContent"]["pid"] for result in results if not result.get("isError")}
             time.sleep(0.2)
         assert pids <= serving, f"workers without the new pack: {pids - serving}"
+
+
+def test_the_back_off_grows_to_its_cap() -> None:
+    from lorenz.host.workers import BACKOFF_CAP_SECONDS, backoff
+
+    delays = [backoff(failures) for failures in range(12)]
+    assert delays[:4] == [0.0, 0.5, 1.0, 2.0]
+    assert delays == sorted(delays) and max(delays) == BACKOFF_CAP_SECONDS == backoff(10**6)

@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -193,3 +196,106 @@ def test_every_edit_is_served_to_the_next_request(workflow: Path, monkeypatch: p
             for index in range(50):
                 created_id(100 + index)
             assert looks <= 3, "between edits, a request only stats the file once a second"
+
+
+#: Rewrites WORKFLOW.md in place (truncate, write) with the token read from each stdin line, then
+#: says ``done`` once the file is closed: an editor in a process of its own.
+EDITOR = """
+import sys
+path = sys.argv[1]
+for line in sys.stdin:
+    with open(path, "w") as file:
+        file.write(sys.argv[2].format(token=line.strip()))
+    print("done", flush=True)
+"""
+TOKEN_WORKFLOW = "---\ntracker:\n  kind: local\nserver:\n  token: {token}\n---\n"
+PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+
+
+def token(index: int) -> str:
+    return f"tok-{index:04d}-rotated-by-an-in-place-edit"
+
+
+@pytest.mark.slow
+def test_a_rotated_token_is_refused_to_every_request_sent_after_the_edit(tmp_path: Path, lorenz_serve: Any) -> None:
+    """`lorenz serve` under load from several clients while another process rotates `server.token`
+    by editing WORKFLOW.md in place: no request started after an edit completed is let in with the
+    revoked token, and the new one works from then on."""
+
+    async def watchable() -> bool:
+        watch = WorkflowWatch.start(tmp_path / "WORKFLOW.md", asyncio.get_running_loop())
+        if watch is not None:
+            watch.close()
+        return watch is not None
+
+    assert asyncio.run(watchable()), "the server watches this directory: the case under test"
+    (tmp_path / "WORKFLOW.md").write_text(TOKEN_WORKFLOW.format(token=token(0)))
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
+    server = lorenz_serve(tmp_path, dict(env, LORENZ_LOAD_PLUGINS="lorenz-local"))
+    editor = subprocess.Popen(
+        [sys.executable, "-c", EDITOR, str(tmp_path / "WORKFLOW.md"), TOKEN_WORKFLOW],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    # rotations[i]: (when the edit to token(i) began, when it was complete), test-process clock.
+    rotations: list[tuple[float, float]] = [(0.0, 0.0)]
+    # (sent at, answered at, token index, HTTP status) of every request.
+    answers: list[tuple[float, float, int, int]] = []
+    stop = threading.Event()
+
+    def client() -> None:
+        with httpx.Client(headers=HEADERS, timeout=10) as http:
+            count = 0
+            while not stop.is_set():
+                count += 1
+                sent = time.monotonic()
+                current = len(rotations) - 1  # the newest edit complete before `sent`... or after
+                if rotations[current][1] > sent:
+                    continue
+                index = current - count % 2  # every other request with the token just revoked
+                if index < 0:
+                    continue
+                auth = {"authorization": f"Bearer {token(index)}"}
+                status = http.post(server.url, json=PING, headers=auth).status_code
+                answers.append((sent, time.monotonic(), index, status))
+
+    clients = [threading.Thread(target=client) for _ in range(6)]
+    try:
+        for thread in clients:
+            thread.start()
+        deadline = time.monotonic() + 10
+        for index in range(1, 81):
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.03)
+            began = time.monotonic()
+            assert editor.stdin is not None and editor.stdout is not None
+            editor.stdin.write(token(index) + "\n")
+            editor.stdin.flush()
+            assert editor.stdout.readline() == "done\n"
+            rotations.append((began, time.monotonic()))
+        time.sleep(0.1)
+    finally:
+        stop.set()
+        for thread in clients:
+            thread.join(20)
+        editor.kill()
+        editor.wait()
+        server.stop()
+    assert len(rotations) > 10
+    let_in = [
+        (sent - rotations[index + 1][1], index)
+        for sent, _, index, status in answers
+        if index + 1 < len(rotations) and sent > rotations[index + 1][1] and status != 401
+    ]
+    assert let_in == [], "revoked tokens let in after the edit completed"
+    refused = [
+        index
+        for sent, answered, index, status in answers
+        if sent > rotations[index][1]
+        and (index + 1 == len(rotations) or answered < rotations[index + 1][0])
+        and status != 200
+    ]
+    assert refused == [], "the new token refused"
+    assert sum(1 for _, _, index, status in answers if status == 200 and index > 0) > 10

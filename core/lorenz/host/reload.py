@@ -212,23 +212,28 @@ class LiveWorkspace:
         (so an edit is served at once), then get the last good snapshot while a slow reload
         (``op read``) carries on; the requests after it finishes get the new one.
         """
-        if not self.changed():
-            return self._snapshot
-        with self._reloading_lock:
-            if self._reloading is None:
-                finished = threading.Event()
-                self._reloading = (finished, time.monotonic() + RELOAD_WAIT_SECONDS)
-                # A thread of its own, not a worker from the pool: it must run and clear
-                # `_reloading` even when the request that started it is cancelled first.
-                threading.Thread(
-                    target=self._reload_in_thread, args=(finished,), name="lorenz-reload", daemon=True
-                ).start()
-            finished, deadline = self._reloading
-        with anyio.move_on_after(max(0.0, deadline - time.monotonic())):
-            # Polled: the thread cannot set an event of this (or any other) event loop directly,
-            # and the wait is short and only happens while a reload runs.
-            while not finished.is_set():  # noqa: ASYNC110
-                await anyio.sleep(_RELOAD_POLL_SECONDS)
+        # A reload already running when this request came may have read the file before the edit
+        # the request follows: once it is done, look again (a few times: the file may keep changing).
+        for _ in range(_RELOAD_ATTEMPTS):
+            if not self.changed():
+                break
+            with self._reloading_lock:
+                if self._reloading is None:
+                    finished = threading.Event()
+                    self._reloading = (finished, time.monotonic() + RELOAD_WAIT_SECONDS)
+                    # A thread of its own, not a worker from the pool: it must run and clear
+                    # `_reloading` even when the request that started it is cancelled first.
+                    threading.Thread(
+                        target=self._reload_in_thread, args=(finished,), name="lorenz-reload", daemon=True
+                    ).start()
+                finished, deadline = self._reloading
+            with anyio.move_on_after(max(0.0, deadline - time.monotonic())):
+                # Polled: the thread cannot set an event of this (or any other) event loop directly,
+                # and the wait is short and only happens while a reload runs.
+                while not finished.is_set():  # noqa: ASYNC110
+                    await anyio.sleep(_RELOAD_POLL_SECONDS)
+            if not finished.is_set():
+                break  # a slow reload: the last good snapshot serves until it is done
         return self._snapshot
 
     def _reload_in_thread(self, finished: threading.Event) -> None:
@@ -269,8 +274,8 @@ class LiveWorkspace:
             # file's next version, so neither serve it nor report it; read it again.
         else:
             return False  # it keeps changing: the next look tries again
-        self._signature = signature
         if snapshot is None:
+            self._signature = signature
             # Redacted with the last good config's secrets (the failed config's are unknown).
             self.last_error = redact_text(error_message(error), self._snapshot.settings.secrets)
             logger.error(
@@ -280,7 +285,10 @@ class LiveWorkspace:
             )
             return False
         self._warn_restart_only(self._snapshot, snapshot)
+        # The snapshot first: a request on the loop that sees the new signature (the file
+        # unchanged since this load) must be served the new snapshot, not the one it replaces.
         self._snapshot = snapshot
+        self._signature = signature
         self.last_error = None
         logger.info(
             "lorenz: reloaded %s: %d tools from %d packs",

@@ -9,8 +9,10 @@ them (the parent's socket only holds the port: it never listens). From one share
 elsewhere, whichever worker wakes first accepts every connection waiting, so a burst of keep-alive
 clients could all land on one worker. The parent supervises:
 
-- it prints the URL once every worker serves, and stops (exit 1) if one fails to start;
-- a worker that dies later is replaced;
+- it prints the URL once every worker serves, and stops (exit 1) if one fails to start then (a
+  workflow or plugin that does not load);
+- after that, a worker that dies (or whose replacement fails to start) is replaced, after a
+  back-off that grows while replacements keep failing; the server never stops for it;
 - SIGHUP replaces the workers one at a time, each new one serving before its old one stops
   (new code after an upgrade, with no request refused);
 - SIGINT/SIGTERM stop the workers gracefully (a second one forces them), and a worker whose
@@ -50,6 +52,12 @@ START_SECONDS = 60.0
 #: calls (2 s), with room to spare; a worker still running after it is killed.
 STOP_SECONDS = 15.0
 _POLL_SECONDS = 0.2
+#: A replacement that fails waits this long before the next one, doubling each time up to the cap;
+#: the first replacement of a worker that served starts at once.
+BACKOFF_SECONDS = 0.5
+BACKOFF_CAP_SECONDS = 30.0
+#: A worker serving this long ends its slot's run of failures: its successor starts at once.
+HEALTHY_SECONDS = 30.0
 #: Whether workers listen on sockets of their own (``SO_REUSEPORT``), balanced by the kernel.
 REUSE_PORT = sys.platform == "linux" and hasattr(socket, "SO_REUSEPORT")
 
@@ -113,6 +121,7 @@ class Worker:
 
     def __init__(self, context: SpawnContext, options: AppOptions, listener: Listener) -> None:
         self.ready = context.Event()
+        self.started = time.monotonic()
         self.process: SpawnProcess = context.Process(
             target=worker_main, args=(options, listener, self.ready), name="lorenz-worker"
         )
@@ -148,6 +157,10 @@ class Supervisor:
         #: The stop signals received (SIGINT/SIGTERM); SIGHUP sets ``restart``.
         self.stops: list[int] = []
         self.restart = False
+        #: Per slot: the replacements that failed in a row, and when a slot waiting out its
+        #: back-off starts its next worker (``time.monotonic()``).
+        self.failures = [0] * count
+        self.retry_at: dict[int, float] = {}
 
     def run(self, announce: Callable[[], None]) -> int:
         """Start the workers, keep them running, stop them; the exit code of ``lorenz serve``."""
@@ -170,18 +183,44 @@ class Supervisor:
             return 0
         announce()
         while not self.stops:
-            multiprocessing.connection.wait([worker.process.sentinel for worker in self.workers], _POLL_SECONDS)
-            for index, worker in enumerate(self.workers):
-                if self.stops or worker.process.is_alive():
-                    continue
-                _say(f"worker {worker.pid} exited ({worker.status()}); starting another")
-                self.workers[index] = replacement = self.start()
-                if not self.serving(replacement):
-                    return self.failed(replacement)
-            if self.restart:
+            # A slot waiting out its back-off is not waited on: its dead worker's sentinel is ready.
+            waiting = [
+                worker.process.sentinel for index, worker in enumerate(self.workers) if index not in self.retry_at
+            ]
+            multiprocessing.connection.wait(waiting, _POLL_SECONDS)
+            for index in range(self.count):
+                if self.stops:
+                    break
+                self.tend(index)
+            if self.restart and not self.stops:
                 self.restart = False
                 self.replace_all()
         return 0
+
+    def tend(self, index: int) -> None:
+        """Once the first workers served, a worker that dies (or never serves) is replaced, after a
+        back-off that grows while its replacements keep failing: the server never stops for it."""
+        worker = self.workers[index]
+        now = time.monotonic()
+        retry_at = self.retry_at.get(index)
+        if retry_at is not None:
+            if now >= retry_at:
+                del self.retry_at[index]
+                self.workers[index] = self.start()
+            return
+        if worker.process.is_alive():
+            if not worker.ready.is_set() and now - worker.started > START_SECONDS:
+                _say(f"worker {worker.pid} not serving after {START_SECONDS:g} s; killing it")
+                worker.process.kill()  # replaced as a failed start once reaped
+            return
+        if worker.ready.is_set() and now - worker.started >= HEALTHY_SECONDS:
+            self.failures[index] = 0
+        delay = backoff(self.failures[index])
+        self.failures[index] += 1
+        self.retry_at[index] = now + delay
+        what = "exited" if worker.ready.is_set() else "failed to start"
+        after = f" in {delay:g} s" if delay else ""
+        _say(f"worker {worker.pid} {what} ({worker.status()}); starting another{after}")
 
     def start(self) -> Worker:
         return Worker(self.context, self.options, self.listener)
@@ -213,6 +252,7 @@ class Supervisor:
                 return
             self.workers.remove(new)
             self.workers[index] = new
+            self.retry_at.pop(index, None)
             old.signal(signal.SIGTERM)
             self.reap(old, time.monotonic() + STOP_SECONDS)
 
@@ -251,6 +291,13 @@ class Supervisor:
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+
+
+def backoff(failures: int) -> float:
+    """How long a slot waits before its next worker, after ``failures`` failures in a row."""
+    if failures <= 0:
+        return 0.0
+    return min(BACKOFF_CAP_SECONDS, BACKOFF_SECONDS * 2.0 ** min(failures - 1, 32))
 
 
 def _say(message: str) -> None:
