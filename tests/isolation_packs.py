@@ -8,13 +8,25 @@ from pathlib import Path
 
 #: ``acme``: one tool per way a pack can take its process down, and well-behaved ones.
 ACME = """
-import asyncio, ctypes, os, sys, time
+import asyncio, ctypes, os, subprocess, sys, time
 
 import anyio.to_thread
 
 from lorenz import ToolSpec, hookimpl, tool_success
 
-TOOLS = ("echo", "pid", "env", "segv", "exit", "alloc", "spin", "thread", "sleep", "log", "big")
+TOOLS = ("echo", "pid", "env", "segv", "exit", "alloc", "spin", "thread", "sleep", "log", "big", "spawn")
+
+#: Forks, starts a new session, forks again and says the daemon's pid: it escapes any process group.
+DAEMON = (
+    "import os, sys, time\\n"
+    "if os.fork():\\n    os._exit(0)\\n"
+    "os.setsid()\\n"
+    "if os.fork():\\n    os._exit(0)\\n"
+    "print(os.getpid(), flush=True)\\n"
+    "devnull = os.open(os.devnull, os.O_RDWR)\\n"
+    "for fd in (0, 1, 2):\\n    os.dup2(devnull, fd)\\n"
+    "time.sleep(600)\\n"
+)
 
 
 class Acme:
@@ -59,6 +71,12 @@ class Acme:
             print("acme says", input.get("text"), file=sys.stderr)
             print("acme prints to stdout too")
             return tool_success()
+        if name == "acme_spawn":  # a plain child, a setsid one, and a double-forked daemon
+            sleeper = [sys.executable, "-c", "import time; time.sleep(600)"]
+            plain = subprocess.Popen(sleeper, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            session = subprocess.Popen(sleeper, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            daemon = subprocess.run([sys.executable, "-c", DAEMON], capture_output=True, check=True)
+            return tool_success({"pids": [plain.pid, session.pid, int(daemon.stdout)]})
         if name == "acme_big":
             return tool_success({"blob": "x" * input["size"]})
         raise AssertionError(name)

@@ -5,8 +5,10 @@ host and the other packs keep answering, the process is restarted, and nothing i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import signal
 import sys
 import time
 from collections.abc import Iterator
@@ -419,3 +421,40 @@ def test_a_result_past_the_cap_is_refused_in_the_child(
         assert _proxy(workspace, "acme").status()["restarts"] == 0
     finally:
         workspace.close()
+
+
+@pytest.fixture
+def strays() -> Iterator[list[int]]:
+    """Pids a test's pack started; killed afterwards should the test fail with them still alive."""
+    pids: list[int] = []
+    yield pids
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _spawn(workspace: Workspace, strays: list[int]) -> list[int]:
+    """A plain child, a ``setsid`` child and a double-forked daemon of acme's, all running."""
+    pids: list[int] = call(workspace, "acme_spawn").result["pids"]
+    strays += pids
+    assert len(pids) == 3 and all(Path(f"/proc/{pid}").exists() for pid in pids)
+    return pids
+
+
+@pytest.mark.parametrize("event", ["exit", "segv", "spin", "close"])
+def test_what_an_isolated_pack_starts_dies_with_its_process(
+    workspace: Workspace, event: str, strays: list[int], isolation_packs: ModuleType
+) -> None:
+    """Whether the pack's process crashes, is killed at the tool timeout, or is stopped with its
+    pool, its children die with it, even those in a session of their own."""
+    acme = _proxy(workspace, "acme")
+    before = _pids(acme)
+    spawned = _spawn(workspace, strays)
+    if event == "close":
+        workspace.close()
+    else:
+        assert not call(workspace, f"acme_{event}").success
+        _restarted(acme, before)
+    assert all(isolation_packs.gone(pid) for pid in before)
+    for pid in spawned:
+        assert isolation_packs.gone(pid), f"process {pid} outlived acme's process"

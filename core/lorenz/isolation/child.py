@@ -7,13 +7,13 @@ aside at once, so whatever the pack prints goes to stderr, which the host logs u
 
 The process ends itself when the host goes away (end of stdin, or a new parent process), when a
 ``MemoryError`` leaves the pack out of memory (exit :data:`EXIT_OUT_OF_MEMORY`, so the host can
-say so), and ignores SIGINT and SIGTERM: the host stops it (SIGKILL when it must).
+say so), and ignores SIGINT and SIGTERM: the host stops it (SIGKILL when it must). On Linux it
+forks a keeper first (:mod:`lorenz.isolation.reaper`), which kills all the pack starts when it ends.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import faulthandler
 import importlib
 import os
@@ -49,6 +49,7 @@ from .protocol import (
     reply_result,
     small_reads,
 )
+from .reaper import SUBREAPING, keep
 
 if TYPE_CHECKING:
     from ..contracts import ToolProvider
@@ -57,7 +58,6 @@ __all__ = ["main"]
 
 #: How often the child looks whether its parent is still the host (without prctl).
 _PARENT_POLL_SECONDS = 0.5
-_PR_SET_PDEATHSIG = 1
 #: Frames from the host are trusted; this only bounds a defect.
 _HOST_FRAME_LIMIT = 1024 * 1024 * 1024
 
@@ -86,19 +86,10 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def _watch_parent() -> None:
     """End this process when the host is gone, even while the pack holds the event loop or the
-    GIL: an orphan must not spin on alone. On Linux the kernel sends SIGKILL when the host's
-    thread that started this process ends (it is the host's event-loop thread, which lives as
-    long as the host); elsewhere a thread looks at the parent pid (which costs every call some
-    50 µs of GIL traffic, hence not on Linux)."""
+    GIL: an orphan must not spin on alone. Without a keeper (:mod:`lorenz.isolation.reaper`, which
+    has the kernel's parent-death signal) a thread looks at the parent pid (which costs every
+    call some 50 µs of GIL traffic, hence not where there is a keeper)."""
     parent = os.getppid()
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
-            if os.getppid() != parent:  # it died before the request took effect
-                os._exit(0)
-            return
-    except (OSError, AttributeError):
-        pass
 
     def watch() -> None:
         while True:
@@ -317,7 +308,10 @@ def main() -> int:
     launch: Launch = CONVERTER.structure(frame, Launch)
     if launch.sys_path:
         sys.path[:] = launch.sys_path
-    _watch_parent()
+    if SUBREAPING:
+        keep((fd_in, fd_out))
+    else:
+        _watch_parent()
     try:
         if launch.memory_mb is not None:
             _limit_memory(launch.memory_mb)

@@ -5,7 +5,6 @@ logged line by line, redacted, under the pack's name. Everything here runs on th
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 import os
@@ -14,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..redact import redact_text
+from . import reaper
 from .plan import Plan
 from .protocol import (
     MAX_CONTROL_FRAME_BYTES,
@@ -93,8 +93,15 @@ class ChildProcess:
             env.setdefault("MALLOC_ARENA_MAX", "2")
         # In this (the loop's) thread on purpose, as asyncio's own subprocess_exec does: fork+exec
         # takes a millisecond, and the child's parent-death signal is tied to the forking thread.
+        # A session of its own: a signal to the host's process group is the host's to sequence, and
+        # without a keeper (lorenz.isolation.reaper) the host kills the child's group.
         process = subprocess.Popen(  # noqa: ASYNC220
-            child_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+            child_command(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            start_new_session=True,
         )
         assert process.stdin is not None and process.stdout is not None and process.stderr is not None
         child = cls(plan, on_reply, process)
@@ -134,6 +141,8 @@ class ChildProcess:
             # From now on only replies, bounded by the result cap (a result and its text).
             limit = self.plan.settings.get("server", {}).get("max_result_bytes", MAX_CONTROL_FRAME_BYTES)
             self._frames.limit = 2 * int(limit) + _REPLY_SLACK_BYTES
+            if isinstance(message, Ready):
+                self.pid = message.pid  # the pack's own process (its keeper's child), for the logs
             self.ready.set_result(message)
             return
         reply = structure(frame, Reply)
@@ -189,12 +198,17 @@ class ChildProcess:
             self._stdin.write(frame)
 
     def kill(self, reason: str) -> None:
-        """SIGKILL, once; ``reason`` says why (the supervisor words the failures with it)."""
+        """Kill it and all it started, once; ``reason`` says why (the supervisor words the failures
+        with it). Its process group is killed outright if it is not gone in a while."""
         if self.kill_reason is not None or self._process.returncode is not None:
             return
         self.kill_reason = reason
-        with contextlib.suppress(ProcessLookupError):
-            self._process.kill()
+        reaper.kill(self._process)
+        asyncio.get_running_loop().call_later(reaper.KEEPER_GRACE_SECONDS, self._kill_group)
+
+    def _kill_group(self) -> None:
+        if self._process.returncode is None:
+            reaper.kill_group(self._process)
 
     async def stop(self, grace: float) -> None:
         """Ask it to stop (a ``stop`` frame, then end of stdin), and kill it after ``grace`` s."""
