@@ -14,7 +14,12 @@ import anyio.to_thread
 
 from lorenz import ToolSpec, hookimpl, tool_success
 
-TOOLS = ("echo", "pid", "env", "segv", "exit", "alloc", "spin", "thread", "sleep", "log", "big", "spawn")
+TOOLS = ("echo", "pid", "env", "segv", "exit", "alloc", "spin", "thread", "sleep", "log", "big", "spawn", "raise")
+
+
+class Custom(BaseException):
+    pass
+
 
 #: Forks, starts a new session, forks again and says the daemon's pid: it escapes any process group.
 DAEMON = (
@@ -77,6 +82,9 @@ class Acme:
             session = subprocess.Popen(sleeper, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
             daemon = subprocess.run([sys.executable, "-c", DAEMON], capture_output=True, check=True)
             return tool_success({"pids": [plain.pid, session.pid, int(daemon.stdout)]})
+        if name == "acme_raise":  # what Python keeps for itself, raised by the pack
+            kinds = {"GeneratorExit": GeneratorExit, "KeyboardInterrupt": KeyboardInterrupt, "Custom": Custom}
+            raise kinds.get(input["kind"], SystemExit)(3)
         if name == "acme_big":
             return tool_success({"blob": "x" * input["size"]})
         raise AssertionError(name)

@@ -458,3 +458,14 @@ def test_what_an_isolated_pack_starts_dies_with_its_process(
     assert all(isolation_packs.gone(pid) for pid in before)
     for pid in spawned:
         assert isolation_packs.gone(pid), f"process {pid} outlived acme's process"
+
+
+@pytest.mark.parametrize("kind", ["GeneratorExit", "KeyboardInterrupt", "SystemExit", "Custom"])
+def test_a_pack_raising_a_base_exception_fails_its_call_and_its_process_serves_on(
+    workspace: Workspace, kind: str
+) -> None:
+    acme = _proxy(workspace, "acme")
+    before = _pids(acme)
+    assert f"pack acme: execute_tool raised {kind}: 3" in _message(call(workspace, "acme_raise", {"kind": kind}))
+    assert call(workspace, "acme_pid").result["pid"] == before[0]
+    assert acme.status()["restarts"] == 0

@@ -25,9 +25,9 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..containment import call_plugin
+from ..containment import PluginError, call_plugin
 from ..contracts import ToolContext, ToolSpec
-from ..execution import call_pack
+from ..execution import call_pack, failure_from_exception
 from ..plugin_checks import normalize_distribution
 from ..plugins import ENTRY_POINT_GROUP, Discovery, build_registries, load_plugin, make_manager
 from ..results import ToolResult, tool_failure
@@ -249,6 +249,11 @@ class _Calls(asyncio.Protocol):
             result = await call_pack(self._pack, tool, arguments, self._context)
         except asyncio.CancelledError:
             result = tool_failure(f"tool {tool} was cancelled")
+        except BaseException as exc:
+            # What call_pack lets through as the host's own (GeneratorExit; SystemExit or
+            # KeyboardInterrupt after a signal, which this process ignores) is the pack's here:
+            # left to the task, it would answer nothing and the call would hang to its timeout.
+            result = failure_from_exception(PluginError(f"pack {self._pack.name}", "execute_tool", exc), self._context)
         finally:
             self._tasks.pop(request_id, None)
         limit = self._context.settings.server.max_result_bytes
