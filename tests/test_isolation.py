@@ -469,3 +469,23 @@ def test_a_pack_raising_a_base_exception_fails_its_call_and_its_process_serves_o
     assert f"pack acme: execute_tool raised {kind}: 3" in _message(call(workspace, "acme_raise", {"kind": kind}))
     assert call(workspace, "acme_pid").result["pid"] == before[0]
     assert acme.status()["restarts"] == 0
+
+
+def test_a_pack_cannot_answer_another_call_in_flight(workspace: Workspace, caplog: pytest.LogCaptureFixture) -> None:
+    """The child's pack code writes a result frame for another caller's call (its id is easy to
+    find): the host takes it for a protocol violation, never for that call's result."""
+    acme = _proxy(workspace, "acme")
+    before = _pids(acme)
+
+    async def scenario() -> tuple[ToolResult, ToolResult]:
+        victim = asyncio.ensure_future(_call(workspace, "acme_sleep", {"seconds": 1.5}))
+        await asyncio.sleep(0.3)
+        forger = await _call(workspace, "acme_forge")
+        return await victim, forger
+
+    with caplog.at_level(logging.WARNING, logger="lorenz.isolation"):
+        victim, forger = asyncio.run(scenario())
+    expected = "pack acme sent a result for a call it was not answering"
+    assert expected in _message(victim) and expected in _message(forger)
+    assert any(expected in record.getMessage() for record in caplog.records)
+    _restarted(acme, before)

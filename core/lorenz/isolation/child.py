@@ -223,7 +223,8 @@ class _Calls(asyncio.Protocol):
         for frame in self._reader.feed(data):
             op = frame.get("op")
             if op == "call":
-                task = asyncio.get_running_loop().create_task(self._run(frame["id"], frame["tool"], frame["arguments"]))
+                call = self._run(frame["id"], frame["nonce"], frame["tool"], frame["arguments"])
+                task = asyncio.get_running_loop().create_task(call)
                 if not task.done():  # an eager task may have finished already
                     self._tasks[frame["id"]] = task
             elif op == "cancel":
@@ -244,7 +245,7 @@ class _Calls(asyncio.Protocol):
         if not self.finished.done():
             self.finished.set_result(None)
 
-    async def _run(self, request_id: int, tool: str, arguments: Any) -> None:
+    async def _run(self, request_id: int, nonce: str, tool: str, arguments: Any) -> None:
         try:
             result = await call_pack(self._pack, tool, arguments, self._context)
         except asyncio.CancelledError:
@@ -259,7 +260,7 @@ class _Calls(asyncio.Protocol):
         limit = self._context.settings.server.max_result_bytes
         if json_size_exceeds((result.result, getattr(result, "text", None)), limit):
             result = tool_failure(f"{tool} returned {ResultTooLarge(limit)} (server.max_result_bytes): ask for less")
-        self._out.write(encode(reply_result(request_id, result)))
+        self._out.write(encode(reply_result(request_id, nonce, result)))
 
     async def aclose(self) -> None:
         for task in list(self._tasks.values()):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hmac
 import logging
 import os
 import subprocess
@@ -72,8 +73,9 @@ class ChildProcess:
         loop = asyncio.get_running_loop()
         self.ready: asyncio.Future[Ready | Failed] = loop.create_future()
         self.exited: asyncio.Future[int] = loop.create_future()
-        #: Ids of the calls sent to this process and not answered yet.
-        self.pending: set[int] = set()
+        #: The calls sent to this process and not answered yet: their ids, and the nonce each
+        #: reply must echo.
+        self.pending: dict[int, str] = {}
         #: Why the host killed it (a timeout, a protocol violation, stopping), if it did.
         self.kill_reason: str | None = None
         self._frames = FrameReader(MAX_CONTROL_FRAME_BYTES)
@@ -146,9 +148,13 @@ class ChildProcess:
             self.ready.set_result(message)
             return
         reply = structure(frame, Reply)
-        if reply.id in self.pending:
-            self.pending.discard(reply.id)
-            self._on_reply(self, reply)
+        nonce = self.pending.get(reply.id)
+        if nonce is None or not hmac.compare_digest(reply.nonce.encode(), nonce.encode()):
+            # Pack code forging another call's result (or answering one twice): never delivered.
+            msg = f"a result for a call it was not answering (id {reply.id})"
+            raise ProtocolError(msg)
+        del self.pending[reply.id]
+        self._on_reply(self, reply)
 
     # -- the end ------------------------------------------------------------------------
 
