@@ -15,7 +15,8 @@ import anyio.to_thread
 from lorenz import ToolSpec, hookimpl, tool_success
 
 TOOLS = (
-    "echo", "pid", "env", "segv", "exit", "alloc", "spin", "thread", "sleep", "log", "big", "spawn", "raise", "forge"
+    "echo", "pid", "env", "segv", "exit", "alloc", "spin", "thread", "sleep", "log", "big",
+    "spawn", "raise", "forge", "flood",
 )
 
 
@@ -97,6 +98,9 @@ class Acme:
             forged = {"op": "result", "id": victim, "nonce": "0" * 32, "success": True, "result": {"forged": True}}
             calls._out.write(encode(forged))
             await asyncio.sleep(1)
+            return tool_success()
+        if name == "acme_flood":  # many lines, then one with no end in sight
+            os.write(2, b"".join(b"flood %d\\n" % i for i in range(input["lines"])) + b"y" * 100_000 + b"\\n")
             return tool_success()
         if name == "acme_big":
             return tool_success({"blob": "x" * input["size"]})

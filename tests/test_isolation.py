@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import signal
 import sys
 import time
@@ -113,6 +114,14 @@ async def _call(workspace: Workspace, tool: str, arguments: Any = None) -> ToolR
 
 def call(workspace: Workspace, tool: str, arguments: Any = None) -> ToolResult:
     return asyncio.run(_call(workspace, tool, arguments))
+
+
+def _flooded(records: list[logging.LogRecord]) -> tuple[list[str], int]:
+    """acme's logged stderr lines, and how many lines the notes say were dropped."""
+    lines = [record.getMessage() for record in records if record.getMessage().startswith("lorenz: pack acme [pid")]
+    notes = [re.search(r": (\d+) lines of its stderr dropped", line) for line in lines]
+    dropped = sum(int(note[1]) for note in notes if note is not None)
+    return [line for line, note in zip(lines, notes, strict=True) if note is None], dropped
 
 
 def _message(result: ToolResult) -> str:
@@ -489,3 +498,17 @@ def test_a_pack_cannot_answer_another_call_in_flight(workspace: Workspace, caplo
     assert expected in _message(victim) and expected in _message(forger)
     assert any(expected in record.getMessage() for record in caplog.records)
     _restarted(acme, before)
+
+
+def test_a_pack_flooding_its_stderr_is_logged_within_a_bound(
+    workspace: Workspace, caplog: pytest.LogCaptureFixture
+) -> None:
+    """50,000 lines and a 100 kB one: a bounded number logged, each cut, the rest counted as dropped."""
+    with caplog.at_level(logging.WARNING, logger="lorenz.isolation"):
+        assert call(workspace, "acme_flood", {"lines": 50_000}).success
+        assert call(workspace, "beta_pid").success
+        workspace.close()  # the end of the process says what was dropped
+    logged, dropped = _flooded(caplog.records)
+    assert 0 < len(logged) <= 1000 and dropped > 49_000
+    assert len(logged) + dropped == 50_001  # every line accounted for
+    assert all(len(line) < 4100 for line in logged)

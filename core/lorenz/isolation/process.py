@@ -1,6 +1,6 @@
 """One isolated pack process as the host sees it: frames in and out over its pipes, and its stderr
-logged line by line, redacted, under the pack's name. Everything here runs on the pool's home loop
-(:mod:`lorenz.isolation.pool`)."""
+logged under the pack's name (:mod:`lorenz.isolation.stderr`). Everything here runs on the pool's
+home loop (:mod:`lorenz.isolation.pool`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ import subprocess
 from collections.abc import Callable
 from typing import Any
 
-from ..redact import redact_text
 from . import reaper
 from .plan import Plan
 from .protocol import (
@@ -27,6 +26,7 @@ from .protocol import (
     small_reads,
     structure,
 )
+from .stderr import StderrRelay
 from .survey import child_command
 
 __all__ = ["ChildProcess"]
@@ -35,8 +35,6 @@ logger = logging.getLogger("lorenz.isolation")
 
 #: After the process exits, how long to wait for its pipes to close (a grandchild may hold them).
 _PIPES_GRACE_SECONDS = 0.5
-#: One logged line of a child's stderr is cut at this many characters.
-_MAX_LOG_LINE = 4000
 #: Slack over ``server.max_result_bytes`` (twice: a result and its text) for the rest of a reply.
 _REPLY_SLACK_BYTES = 1024 * 1024
 
@@ -79,7 +77,7 @@ class ChildProcess:
         #: Why the host killed it (a timeout, a protocol violation, stopping), if it did.
         self.kill_reason: str | None = None
         self._frames = FrameReader(MAX_CONTROL_FRAME_BYTES)
-        self._stderr = bytearray()
+        self._stderr = StderrRelay(plan.pack, self.pid, plan.secrets)
         self._stdin: asyncio.WriteTransport | None = None
         self._outputs: list[asyncio.BaseTransport] = []
         self._open_outputs = 2
@@ -110,7 +108,7 @@ class ChildProcess:
         stdin, _ = await loop.connect_write_pipe(asyncio.Protocol, process.stdin)
         assert isinstance(stdin, asyncio.WriteTransport)
         child._stdin = stdin
-        for pipe, received in ((process.stdout, child._stdout), (process.stderr, child._log_stderr)):
+        for pipe, received in ((process.stdout, child._stdout), (process.stderr, child._stderr.feed)):
             transport, _ = await loop.connect_read_pipe(functools.partial(_Pipe, received, child._output_closed), pipe)
             small_reads(transport)
             child._outputs.append(transport)
@@ -144,7 +142,7 @@ class ChildProcess:
             limit = self.plan.settings.get("server", {}).get("max_result_bytes", MAX_CONTROL_FRAME_BYTES)
             self._frames.limit = 2 * int(limit) + _REPLY_SLACK_BYTES
             if isinstance(message, Ready):
-                self.pid = message.pid  # the pack's own process (its keeper's child), for the logs
+                self.pid = self._stderr.pid = message.pid  # the pack's own process (its keeper's child)
             self.ready.set_result(message)
             return
         reply = structure(frame, Reply)
@@ -189,7 +187,7 @@ class ChildProcess:
         code = self._process.returncode
         if self.exited.done() or code is None:
             return
-        self._flush_stderr()
+        self._stderr.flush()
         for transport in [self._stdin, *self._outputs]:
             if transport is not None:
                 transport.close()
@@ -228,29 +226,6 @@ class ChildProcess:
         except TimeoutError:
             self.kill("stopping")
             await asyncio.shield(self.exited)
-
-    # -- stderr -------------------------------------------------------------------------
-
-    def _log_stderr(self, data: bytes) -> None:
-        self._stderr += data
-        *lines, rest = bytes(self._stderr).split(b"\n")
-        if len(rest) > _MAX_LOG_LINE:
-            lines.append(rest)
-            rest = b""
-        self._stderr = bytearray(rest)
-        for line in lines:
-            self._log_line(line)
-
-    def _flush_stderr(self) -> None:
-        if self._stderr:
-            self._log_line(bytes(self._stderr))
-            self._stderr.clear()
-
-    def _log_line(self, line: bytes) -> None:
-        text = line.decode("utf-8", "replace").rstrip()
-        if text:
-            text = redact_text(text[:_MAX_LOG_LINE], self.plan.secrets)
-            logger.warning("lorenz: pack %s [pid %d]: %s", self.plan.pack, self.pid, text)
 
 
 class ChildGone(Exception):
