@@ -133,7 +133,7 @@ def test_isolated_processes_end_when_the_host_is_killed_even_spinning(served: An
         assert isolation_packs.gone(pid), f"process {pid} was orphaned"
 
 
-@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_what_isolated_packs_start_does_not_outlive_lorenz_serve(
     served: Any, isolation_packs: ModuleType, stop: signal.Signals
 ) -> None:
