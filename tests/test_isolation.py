@@ -5,8 +5,11 @@ host and the other packs keep answering, the process is restarted, and nothing i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import re
+import signal
 import sys
 import time
 from collections.abc import Iterator
@@ -111,6 +114,14 @@ async def _call(workspace: Workspace, tool: str, arguments: Any = None) -> ToolR
 
 def call(workspace: Workspace, tool: str, arguments: Any = None) -> ToolResult:
     return asyncio.run(_call(workspace, tool, arguments))
+
+
+def _flooded(records: list[logging.LogRecord]) -> tuple[list[str], int]:
+    """acme's logged stderr lines, and how many lines the notes say were dropped."""
+    lines = [record.getMessage() for record in records if record.getMessage().startswith("lorenz: pack acme [pid")]
+    notes = [re.search(r": (\d+) lines of its stderr dropped", line) for line in lines]
+    dropped = sum(int(note[1]) for note in notes if note is not None)
+    return [line for line, note in zip(lines, notes, strict=True) if note is None], dropped
 
 
 def _message(result: ToolResult) -> str:
@@ -419,3 +430,85 @@ def test_a_result_past_the_cap_is_refused_in_the_child(
         assert _proxy(workspace, "acme").status()["restarts"] == 0
     finally:
         workspace.close()
+
+
+@pytest.fixture
+def strays() -> Iterator[list[int]]:
+    """Pids a test's pack started; killed afterwards should the test fail with them still alive."""
+    pids: list[int] = []
+    yield pids
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _spawn(workspace: Workspace, strays: list[int]) -> list[int]:
+    """A plain child, a ``setsid`` child and a double-forked daemon of acme's, all running."""
+    pids: list[int] = call(workspace, "acme_spawn").result["pids"]
+    strays += pids
+    assert len(pids) == 3 and all(Path(f"/proc/{pid}").exists() for pid in pids)
+    return pids
+
+
+@pytest.mark.parametrize("event", ["exit", "segv", "spin", "close"])
+def test_what_an_isolated_pack_starts_dies_with_its_process(
+    workspace: Workspace, event: str, strays: list[int], isolation_packs: ModuleType
+) -> None:
+    """Whether the pack's process crashes, is killed at the tool timeout, or is stopped with its
+    pool, its children die with it, even those in a session of their own."""
+    acme = _proxy(workspace, "acme")
+    before = _pids(acme)
+    spawned = _spawn(workspace, strays)
+    if event == "close":
+        workspace.close()
+    else:
+        assert not call(workspace, f"acme_{event}").success
+        _restarted(acme, before)
+    assert all(isolation_packs.gone(pid) for pid in before)
+    for pid in spawned:
+        assert isolation_packs.gone(pid), f"process {pid} outlived acme's process"
+
+
+@pytest.mark.parametrize("kind", ["GeneratorExit", "KeyboardInterrupt", "SystemExit", "Custom"])
+def test_a_pack_raising_a_base_exception_fails_its_call_and_its_process_serves_on(
+    workspace: Workspace, kind: str
+) -> None:
+    acme = _proxy(workspace, "acme")
+    before = _pids(acme)
+    assert f"pack acme: execute_tool raised {kind}: 3" in _message(call(workspace, "acme_raise", {"kind": kind}))
+    assert call(workspace, "acme_pid").result["pid"] == before[0]
+    assert acme.status()["restarts"] == 0
+
+
+def test_a_pack_cannot_answer_another_call_in_flight(workspace: Workspace, caplog: pytest.LogCaptureFixture) -> None:
+    """The child's pack code writes a result frame for another caller's call (its id is easy to
+    find): the host takes it for a protocol violation, never for that call's result."""
+    acme = _proxy(workspace, "acme")
+    before = _pids(acme)
+
+    async def scenario() -> tuple[ToolResult, ToolResult]:
+        victim = asyncio.ensure_future(_call(workspace, "acme_sleep", {"seconds": 1.5}))
+        await asyncio.sleep(0.3)
+        forger = await _call(workspace, "acme_forge")
+        return await victim, forger
+
+    with caplog.at_level(logging.WARNING, logger="lorenz.isolation"):
+        victim, forger = asyncio.run(scenario())
+    expected = "pack acme sent a result for a call it was not answering"
+    assert expected in _message(victim) and expected in _message(forger)
+    assert any(expected in record.getMessage() for record in caplog.records)
+    _restarted(acme, before)
+
+
+def test_a_pack_flooding_its_stderr_is_logged_within_a_bound(
+    workspace: Workspace, caplog: pytest.LogCaptureFixture
+) -> None:
+    """50,000 lines and a 100 kB one: a bounded number logged, each cut, the rest counted as dropped."""
+    with caplog.at_level(logging.WARNING, logger="lorenz.isolation"):
+        assert call(workspace, "acme_flood", {"lines": 50_000}).success
+        assert call(workspace, "beta_pid").success
+        workspace.close()  # the end of the process says what was dropped
+    logged, dropped = _flooded(caplog.records)
+    assert 0 < len(logged) <= 1000 and dropped > 49_000
+    assert len(logged) + dropped == 50_001  # every line accounted for
+    assert all(len(line) < 4100 for line in logged)

@@ -133,6 +133,32 @@ def test_isolated_processes_end_when_the_host_is_killed_even_spinning(served: An
         assert isolation_packs.gone(pid), f"process {pid} was orphaned"
 
 
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_what_isolated_packs_start_does_not_outlive_lorenz_serve(
+    served: Any, isolation_packs: ModuleType, stop: signal.Signals
+) -> None:
+    """A plain child, a ``setsid`` child and a double-forked daemon of an isolated pack all end
+    when ``lorenz serve`` is stopped."""
+
+    async def spawn() -> list[int]:
+        async with mcp.Client(served.url) as client:
+            result = await client.call_tool("acme_spawn", {})
+            assert result.structured_content is not None, _text(result)
+            pids: list[int] = result.structured_content["pids"]
+            return pids
+
+    spawned = anyio.run(spawn)
+    try:
+        served.process.send_signal(stop)
+        assert served.process.wait(timeout=20) == 0, served.stderr()
+        for pid in spawned:
+            assert isolation_packs.gone(pid), f"process {pid} outlived lorenz serve"
+    finally:
+        for pid in spawned:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
 def _lorenz(site: Path, directory: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "lorenz", *args],

@@ -75,7 +75,9 @@ def test_ready_round_trips_in_camel_case() -> None:
 
 
 def test_a_reply_with_text_is_a_formatted_result() -> None:
-    reply = structure({"op": "result", "id": 3, "success": False, "error": "no", "text": "Error: no"}, Reply)
+    reply = structure(
+        {"op": "result", "id": 3, "nonce": "n", "success": False, "error": "no", "text": "Error: no"}, Reply
+    )
     result = reply.to_result()
     assert isinstance(result, FormattedResult) and result.text == "Error: no" and result.error == "no"
 

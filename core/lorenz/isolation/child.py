@@ -7,13 +7,13 @@ aside at once, so whatever the pack prints goes to stderr, which the host logs u
 
 The process ends itself when the host goes away (end of stdin, or a new parent process), when a
 ``MemoryError`` leaves the pack out of memory (exit :data:`EXIT_OUT_OF_MEMORY`, so the host can
-say so), and ignores SIGINT and SIGTERM: the host stops it (SIGKILL when it must).
+say so), and ignores SIGINT and SIGTERM: the host stops it (SIGKILL when it must). On Linux it
+forks a keeper first (:mod:`lorenz.isolation.reaper`), which kills all the pack starts when it ends.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import faulthandler
 import importlib
 import os
@@ -25,9 +25,9 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..containment import call_plugin
+from ..containment import PluginError, call_plugin
 from ..contracts import ToolContext, ToolSpec
-from ..execution import call_pack
+from ..execution import call_pack, failure_from_exception
 from ..plugin_checks import normalize_distribution
 from ..plugins import ENTRY_POINT_GROUP, Discovery, build_registries, load_plugin, make_manager
 from ..results import ToolResult, tool_failure
@@ -49,6 +49,7 @@ from .protocol import (
     reply_result,
     small_reads,
 )
+from .reaper import SUBREAPING, keep
 
 if TYPE_CHECKING:
     from ..contracts import ToolProvider
@@ -57,7 +58,6 @@ __all__ = ["main"]
 
 #: How often the child looks whether its parent is still the host (without prctl).
 _PARENT_POLL_SECONDS = 0.5
-_PR_SET_PDEATHSIG = 1
 #: Frames from the host are trusted; this only bounds a defect.
 _HOST_FRAME_LIMIT = 1024 * 1024 * 1024
 
@@ -86,19 +86,10 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def _watch_parent() -> None:
     """End this process when the host is gone, even while the pack holds the event loop or the
-    GIL: an orphan must not spin on alone. On Linux the kernel sends SIGKILL when the host's
-    thread that started this process ends (it is the host's event-loop thread, which lives as
-    long as the host); elsewhere a thread looks at the parent pid (which costs every call some
-    50 µs of GIL traffic, hence not on Linux)."""
+    GIL: an orphan must not spin on alone. Without a keeper (:mod:`lorenz.isolation.reaper`, which
+    has the kernel's parent-death signal) a thread looks at the parent pid (which costs every
+    call some 50 µs of GIL traffic, hence not where there is a keeper)."""
     parent = os.getppid()
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
-            if os.getppid() != parent:  # it died before the request took effect
-                os._exit(0)
-            return
-    except (OSError, AttributeError):
-        pass
 
     def watch() -> None:
         while True:
@@ -232,7 +223,8 @@ class _Calls(asyncio.Protocol):
         for frame in self._reader.feed(data):
             op = frame.get("op")
             if op == "call":
-                task = asyncio.get_running_loop().create_task(self._run(frame["id"], frame["tool"], frame["arguments"]))
+                call = self._run(frame["id"], frame["nonce"], frame["tool"], frame["arguments"])
+                task = asyncio.get_running_loop().create_task(call)
                 if not task.done():  # an eager task may have finished already
                     self._tasks[frame["id"]] = task
             elif op == "cancel":
@@ -253,17 +245,22 @@ class _Calls(asyncio.Protocol):
         if not self.finished.done():
             self.finished.set_result(None)
 
-    async def _run(self, request_id: int, tool: str, arguments: Any) -> None:
+    async def _run(self, request_id: int, nonce: str, tool: str, arguments: Any) -> None:
         try:
             result = await call_pack(self._pack, tool, arguments, self._context)
         except asyncio.CancelledError:
             result = tool_failure(f"tool {tool} was cancelled")
+        except BaseException as exc:
+            # What call_pack lets through as the host's own (GeneratorExit; SystemExit or
+            # KeyboardInterrupt after a signal, which this process ignores) is the pack's here:
+            # left to the task, it would answer nothing and the call would hang to its timeout.
+            result = failure_from_exception(PluginError(f"pack {self._pack.name}", "execute_tool", exc), self._context)
         finally:
             self._tasks.pop(request_id, None)
         limit = self._context.settings.server.max_result_bytes
         if json_size_exceeds((result.result, getattr(result, "text", None)), limit):
             result = tool_failure(f"{tool} returned {ResultTooLarge(limit)} (server.max_result_bytes): ask for less")
-        self._out.write(encode(reply_result(request_id, result)))
+        self._out.write(encode(reply_result(request_id, nonce, result)))
 
     async def aclose(self) -> None:
         for task in list(self._tasks.values()):
@@ -317,7 +314,10 @@ def main() -> int:
     launch: Launch = CONVERTER.structure(frame, Launch)
     if launch.sys_path:
         sys.path[:] = launch.sys_path
-    _watch_parent()
+    if SUBREAPING:
+        keep((fd_in, fd_out))
+    else:
+        _watch_parent()
     try:
         if launch.memory_mb is not None:
             _limit_memory(launch.memory_mb)

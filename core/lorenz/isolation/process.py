@@ -1,20 +1,20 @@
 """One isolated pack process as the host sees it: frames in and out over its pipes, and its stderr
-logged line by line, redacted, under the pack's name. Everything here runs on the pool's home loop
-(:mod:`lorenz.isolation.pool`)."""
+logged under the pack's name (:mod:`lorenz.isolation.stderr`). Everything here runs on the pool's
+home loop (:mod:`lorenz.isolation.pool`)."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import functools
+import hmac
 import logging
 import os
 import subprocess
 from collections.abc import Callable
 from typing import Any
 
-from ..redact import redact_text
+from . import reaper
 from .plan import Plan
 from .protocol import (
     MAX_CONTROL_FRAME_BYTES,
@@ -27,6 +27,7 @@ from .protocol import (
     small_reads,
     structure,
 )
+from .stderr import StderrRelay
 from .survey import child_command
 
 __all__ = ["ChildProcess"]
@@ -35,8 +36,6 @@ logger = logging.getLogger("lorenz.isolation")
 
 #: After the process exits, how long to wait for its pipes to close (a grandchild may hold them).
 _PIPES_GRACE_SECONDS = 0.5
-#: One logged line of a child's stderr is cut at this many characters.
-_MAX_LOG_LINE = 4000
 #: Slack over ``server.max_result_bytes`` (twice: a result and its text) for the rest of a reply.
 _REPLY_SLACK_BYTES = 1024 * 1024
 
@@ -73,12 +72,13 @@ class ChildProcess:
         loop = asyncio.get_running_loop()
         self.ready: asyncio.Future[Ready | Failed] = loop.create_future()
         self.exited: asyncio.Future[int] = loop.create_future()
-        #: Ids of the calls sent to this process and not answered yet.
-        self.pending: set[int] = set()
+        #: The calls sent to this process and not answered yet: their ids, and the nonce each
+        #: reply must echo.
+        self.pending: dict[int, str] = {}
         #: Why the host killed it (a timeout, a protocol violation, stopping), if it did.
         self.kill_reason: str | None = None
         self._frames = FrameReader(MAX_CONTROL_FRAME_BYTES)
-        self._stderr = bytearray()
+        self._stderr = StderrRelay(plan.pack, self.pid, plan.secrets)
         self._stdin: asyncio.WriteTransport | None = None
         self._outputs: list[asyncio.BaseTransport] = []
         self._open_outputs = 2
@@ -94,15 +94,22 @@ class ChildProcess:
             env.setdefault("MALLOC_ARENA_MAX", "2")
         # In this (the loop's) thread on purpose, as asyncio's own subprocess_exec does: fork+exec
         # takes a millisecond, and the child's parent-death signal is tied to the forking thread.
+        # A session of its own: a signal to the host's process group is the host's to sequence, and
+        # without a keeper (lorenz.isolation.reaper) the host kills the child's group.
         process = subprocess.Popen(  # noqa: ASYNC220
-            child_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+            child_command(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            start_new_session=True,
         )
         assert process.stdin is not None and process.stdout is not None and process.stderr is not None
         child = cls(plan, on_reply, process)
         stdin, _ = await loop.connect_write_pipe(asyncio.Protocol, process.stdin)
         assert isinstance(stdin, asyncio.WriteTransport)
         child._stdin = stdin
-        for pipe, received in ((process.stdout, child._stdout), (process.stderr, child._log_stderr)):
+        for pipe, received in ((process.stdout, child._stdout), (process.stderr, child._stderr.feed)):
             transport, _ = await loop.connect_read_pipe(functools.partial(_Pipe, received, child._output_closed), pipe)
             small_reads(transport)
             child._outputs.append(transport)
@@ -135,12 +142,18 @@ class ChildProcess:
             # From now on only replies, bounded by the result cap (a result and its text).
             limit = self.plan.settings.get("server", {}).get("max_result_bytes", MAX_CONTROL_FRAME_BYTES)
             self._frames.limit = 2 * int(limit) + _REPLY_SLACK_BYTES
+            if isinstance(message, Ready):
+                self.pid = self._stderr.pid = message.pid  # the pack's own process (its keeper's child)
             self.ready.set_result(message)
             return
         reply = structure(frame, Reply)
-        if reply.id in self.pending:
-            self.pending.discard(reply.id)
-            self._on_reply(self, reply)
+        nonce = self.pending.get(reply.id)
+        if nonce is None or not hmac.compare_digest(reply.nonce.encode(), nonce.encode()):
+            # Pack code forging another call's result (or answering one twice): never delivered.
+            msg = f"a result for a call it was not answering (id {reply.id})"
+            raise ProtocolError(msg)
+        del self.pending[reply.id]
+        self._on_reply(self, reply)
 
     # -- the end ------------------------------------------------------------------------
 
@@ -176,7 +189,7 @@ class ChildProcess:
         code = self._process.returncode
         if self.exited.done() or code is None:
             return
-        self._flush_stderr()
+        self._stderr.flush()
         for transport in [self._stdin, *self._outputs]:
             if transport is not None:
                 transport.close()
@@ -191,12 +204,17 @@ class ChildProcess:
             self._stdin.write(frame)
 
     def kill(self, reason: str) -> None:
-        """SIGKILL, once; ``reason`` says why (the supervisor words the failures with it)."""
+        """Kill it and all it started, once; ``reason`` says why (the supervisor words the failures
+        with it). Its process group is killed outright if it is not gone in a while."""
         if self.kill_reason is not None or self._process.returncode is not None:
             return
         self.kill_reason = reason
-        with contextlib.suppress(ProcessLookupError):
-            self._process.kill()
+        reaper.kill(self._process)
+        asyncio.get_running_loop().call_later(reaper.KEEPER_GRACE_SECONDS, self._kill_group)
+
+    def _kill_group(self) -> None:
+        if self._process.returncode is None:
+            reaper.kill_group(self._process)
 
     async def stop(self, grace: float) -> None:
         """Ask it to stop (a ``stop`` frame, then end of stdin), and kill it after ``grace`` s."""
@@ -210,29 +228,6 @@ class ChildProcess:
         except TimeoutError:
             self.kill("stopping")
             await asyncio.shield(self.exited)
-
-    # -- stderr -------------------------------------------------------------------------
-
-    def _log_stderr(self, data: bytes) -> None:
-        self._stderr += data
-        *lines, rest = bytes(self._stderr).split(b"\n")
-        if len(rest) > _MAX_LOG_LINE:
-            lines.append(rest)
-            rest = b""
-        self._stderr = bytearray(rest)
-        for line in lines:
-            self._log_line(line)
-
-    def _flush_stderr(self) -> None:
-        if self._stderr:
-            self._log_line(bytes(self._stderr))
-            self._stderr.clear()
-
-    def _log_line(self, line: bytes) -> None:
-        text = line.decode("utf-8", "replace").rstrip()
-        if text:
-            text = redact_text(text[:_MAX_LOG_LINE], self.plan.secrets)
-            logger.warning("lorenz: pack %s [pid %d]: %s", self.plan.pack, self.pid, text)
 
 
 class ChildGone(Exception):

@@ -3,7 +3,9 @@
 A frame is a 4-byte big-endian length, then that many bytes of UTF-8 JSON holding one object with
 an ``op``. The host writes :class:`Launch` first, then ``call``/``cancel``/``stop`` frames; the
 child answers with one :class:`Ready` (or :class:`Failed`, or a :class:`Survey` in survey mode),
-then one :class:`Reply` per call, matched by ``id``, in any order (calls run concurrently).
+then one :class:`Reply` per call, matched by ``id``, in any order (calls run concurrently). Each
+call carries an unguessable ``nonce`` that its reply must echo: the host drops a child that
+answers a call it was not given (see docs/isolated-packs.md for what this does and does not stop).
 
 The host trusts nothing a child sends: every frame is structured with the strict converter
 (:data:`CONVERTER`) and bounded in size; a frame that does not fit is a protocol violation and
@@ -158,6 +160,7 @@ class Reply:
 
     op: Literal["result"]
     id: int
+    nonce: str
     success: bool
     result: Any = None
     error: str | None = None
@@ -201,12 +204,13 @@ def encode(message: Any) -> bytes:
     return HEADER.pack(len(body)) + body
 
 
-def reply_result(request_id: int, result: ToolResult) -> dict[str, Any]:
+def reply_result(request_id: int, nonce: str, result: ToolResult) -> dict[str, Any]:
     """The ``result`` frame's content for one call."""
     text = getattr(result, "text", None)
     return {
         "op": "result",
         "id": request_id,
+        "nonce": nonce,
         "success": result.success,
         "result": result.result,
         "error": result.error,

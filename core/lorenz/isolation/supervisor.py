@@ -17,6 +17,7 @@ import collections
 import contextlib
 import itertools
 import logging
+import secrets
 import time
 from collections.abc import Callable
 from typing import Any
@@ -60,6 +61,8 @@ class Call:
     """One tool call on its way through the supervisor."""
 
     id: int
+    #: What the reply must echo: the host takes a result only from the call's own runtime task.
+    nonce: str
     tool: str
     frame: bytes
     #: Seconds from submission to the tool timeout.
@@ -85,9 +88,9 @@ _ids = itertools.count(1)
 
 def new_call(tool: str, arguments: Any, timeout: float, deliver: Callable[[ToolResult], None]) -> Call:
     """A call ready to submit (its frame encoded by the caller's thread)."""
-    request_id = next(_ids)
-    frame = encode({"op": "call", "id": request_id, "tool": tool, "arguments": arguments})
-    return Call(id=request_id, tool=tool, frame=frame, timeout=timeout, deliver=deliver)
+    request_id, nonce = next(_ids), secrets.token_hex(16)
+    frame = encode({"op": "call", "id": request_id, "nonce": nonce, "tool": tool, "arguments": arguments})
+    return Call(id=request_id, nonce=nonce, tool=tool, frame=frame, timeout=timeout, deliver=deliver)
 
 
 class Supervisor:
@@ -236,7 +239,7 @@ class Supervisor:
     def _send(self, process: ChildProcess, call: Call) -> None:
         call.process = process
         call.sent_at = asyncio.get_running_loop().time()
-        process.pending.add(call.id)
+        process.pending[call.id] = call.nonce
         process.send(call.frame)
 
     def _dispatch_waiting(self) -> None:

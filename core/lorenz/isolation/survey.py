@@ -24,6 +24,7 @@ from ..plugin_checks import is_first_party
 from ..plugins import ENTRY_POINT_GROUP, PluginFailure
 from ..redact import redact_text
 from ..settings.server import MCP_TOKEN_ENV
+from . import reaper
 from .plan import is_isolated
 from .protocol import MAX_CONTROL_FRAME_BYTES, FrameReader, Launch, ProtocolError, Source, Survey, encode, structure
 
@@ -121,7 +122,12 @@ def _start(source: Source) -> subprocess.Popen[bytes]:
     # bearer token never belongs to a plugin.
     env = {name: value for name, value in os.environ.items() if name != MCP_TOKEN_ENV}
     process = subprocess.Popen(
-        child_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+        child_command(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
     )
     stdin, process.stdin = process.stdin, None  # written here, so that the surveys run side by side
     assert stdin is not None
@@ -137,8 +143,12 @@ def _finish(source: Source, process: subprocess.Popen[bytes], deadline: float) -
     try:
         stdout, stderr = process.communicate(timeout=max(0.0, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
-        process.kill()
-        stdout, stderr = process.communicate()
+        reaper.kill(process)  # and whatever the import started
+        try:
+            stdout, stderr = process.communicate(timeout=reaper.KEEPER_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            reaper.kill_group(process)
+            stdout, stderr = process.communicate()
         _log(source, stderr)
         return f"importing it did not finish within {SURVEY_TIMEOUT_SECONDS:g} s (in its survey process)"
     _log(source, stderr)
