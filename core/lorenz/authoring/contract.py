@@ -14,9 +14,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..contracts import ToolContext, ToolProvider
-from ..results import ToolResult, error_message
-from ..settings.model import Settings
+from lorenz.contracts import ToolContext, ToolProvider
+from lorenz.results import ToolResult, error_message
+from lorenz.settings.model import Settings
+
 from .diagnostics import Diagnostic
 
 __all__ = ["check_contract", "run_sync"]

@@ -23,10 +23,11 @@ from typing import Any
 
 import attrs
 
-from ..contracts import ToolProvider, ToolSpec
-from ..plugin_paths import import_path, package_root
-from ..results import error_message
-from ..settings.model import Settings
+from lorenz.contracts import ToolProvider, ToolSpec
+from lorenz.plugin_paths import import_path, package_root
+from lorenz.results import error_message
+from lorenz.settings.model import Settings
+
 from .contract import check_contract, run_sync
 from .diagnostics import Diagnostic, LintReport, Severity
 from .pack import DisabledTool, Pack
@@ -385,7 +386,7 @@ def _scratch_imports(root: Path) -> Iterator[None]:
 
 def lint_path(path: str | Path) -> LintReport:
     """Lint the packs a project directory, file or module registers (without installing it)."""
-    from ..plugins import discover
+    from lorenz.plugins import discover
 
     with _scratch_imports(Path(path)):
         plugins = load_plugins_at(Path(path))

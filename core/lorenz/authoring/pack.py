@@ -9,14 +9,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 from attrs import field, frozen
 
-from ..arguments import ArgumentProblem
-from ..results import ToolResult, unsupported_tool_failure
+from lorenz.arguments import ArgumentProblem
+from lorenz.results import ToolResult, unsupported_tool_failure
+
 from .structure import ArgumentError, structure_strict
 from .tool import CallContext, Tool, failure_result
 
 if TYPE_CHECKING:
-    from ..contracts import ToolContext, ToolSpec
-    from ..settings.model import Settings
+    from lorenz.contracts import ToolContext, ToolSpec
+    from lorenz.settings.model import Settings
 
 __all__ = ["DisabledTool", "Pack", "disabled"]
 

@@ -14,7 +14,8 @@ from typing import Any
 
 import attrs
 
-from ..results import error_message
+from lorenz.results import error_message
+
 from .diagnostics import Diagnostic, Severity
 from .tool import Tool
 

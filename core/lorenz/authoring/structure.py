@@ -18,8 +18,8 @@ import attrs
 import cattrs
 from cattrs.errors import ForbiddenExtraKeysError
 
-from ..arguments import ArgumentError, ArgumentProblem, must_be_one_of, must_be_type, unrecognized_key
-from ..strict import Problem, WrongType, flatten_errors, make_strict_converter
+from lorenz.arguments import ArgumentError, ArgumentProblem, must_be_one_of, must_be_type, unrecognized_key
+from lorenz.strict import Problem, WrongType, flatten_errors, make_strict_converter
 
 __all__ = ["ArgumentError", "structure_strict", "unstructure"]
 

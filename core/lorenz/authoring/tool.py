@@ -12,17 +12,18 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import attrs
 from attrs import field, frozen
 
-from ..arguments import invalid_arguments
-from ..results import FormattedResult, ToolResult, error_message, failure_result
-from ..schemas import schema_problems
+from lorenz.arguments import invalid_arguments
+from lorenz.results import FormattedResult, ToolResult, error_message, failure_result
+from lorenz.schemas import schema_problems
+
 from .schema import input_schema, widened_output_schema
 from .structure import ArgumentError, structure_strict, unstructure
 
 if TYPE_CHECKING:
     import httpx
 
-    from ..contracts import ToolSpec
-    from ..settings.model import Settings
+    from lorenz.contracts import ToolSpec
+    from lorenz.settings.model import Settings
 
 __all__ = [
     "CallContext",
@@ -94,7 +95,7 @@ class CallContext:
 
     async def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
         """Tell the client how far the call got (a no-op unless it asked for progress)."""
-        from ..contracts import send_progress
+        from lorenz.contracts import send_progress
 
         await send_progress(self.progress_sink, done, total, message)
 
@@ -187,7 +188,7 @@ class Tool(Generic[In, Out]):
         return spec
 
     def _build_spec(self) -> ToolSpec:
-        from ..contracts import ToolSpec
+        from lorenz.contracts import ToolSpec
 
         title = self.title or (self.annotations or {}).get("title") or _title_from(self.name)
         return ToolSpec(
@@ -276,7 +277,7 @@ def _keyword_validator(schema: Mapping[str, Any]) -> Any:
 
 
 def _unexpected(name: str, exc: Exception, context: CallContext, *, doing: str | None = None) -> FormattedResult:
-    from ..redact import redact_text, redacted_traceback
+    from lorenz.redact import redact_text, redacted_traceback
 
     settings = context.settings
     logger.error("tool %s raised\n%s", name, redacted_traceback(exc, settings.secrets))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..lazy import lazy_exports
+from lorenz.lazy import lazy_exports
 
 __all__ = [
     "LiveWorkspace",

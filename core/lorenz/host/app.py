@@ -30,8 +30,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Scope
 
-from ..containment import note_host_signal
-from ..settings.model import ServerSettings
+from lorenz.containment import note_host_signal
+from lorenz.settings.model import ServerSettings
+
 from .listening import announcer, listen
 from .loopback import serve_app_in_thread
 from .mcp_server import HostState, build_server
@@ -256,7 +257,7 @@ class _RedactedAccess(logging.Filter):
         self._live = live
 
     def filter(self, record: logging.LogRecord) -> bool:
-        from ..redact import redact_text
+        from lorenz.redact import redact_text
 
         record.msg = redact_text(record.getMessage(), self._live.snapshot().settings.secrets)
         record.args = None

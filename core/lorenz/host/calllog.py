@@ -31,7 +31,7 @@ from typing import Any
 
 from attrs import asdict, frozen
 
-from ..redact import redact_text
+from lorenz.redact import redact_text
 
 __all__ = ["CALL_LOG_ENV", "CallLog", "CallRecord", "CallStats", "ToolStats"]
 

@@ -11,10 +11,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..results import error_message
+from lorenz.results import error_message
 
 if TYPE_CHECKING:
-    from ..settings.model import ServerSettings
+    from lorenz.settings.model import ServerSettings
+
     from .reload import LiveWorkspace
 
 __all__ = ["StartError", "configure_logging", "http_refusal", "open_live", "serve", "stdout_to_stderr"]
@@ -67,7 +68,7 @@ class StartError(Exception):
 
 
 def _warn(message: str, *, level: str = "warning") -> None:
-    from ..redact import redact_text
+    from lorenz.redact import redact_text
 
     print(f"lorenz: {level}: {' '.join(redact_text(message).split())}", file=sys.stderr)
 
@@ -96,11 +97,12 @@ def open_live(
     (:meth:`LiveWorkspace.run_host`); ``False`` for an app another server's loop runs (a worker,
     ``uvicorn --factory``), whose isolated packs are then supervised from the shared isolation loop."""
 
-    from ..isolation.hint import isolation_hint
-    from ..isolation.pool import IsolationPool
-    from ..plugins import discover
-    from ..redact import redact_text
-    from ..workspace import find_workflow, open_workspace
+    from lorenz.isolation.hint import isolation_hint
+    from lorenz.isolation.pool import IsolationPool
+    from lorenz.plugins import discover
+    from lorenz.redact import redact_text
+    from lorenz.workspace import find_workflow, open_workspace
+
     from .reload import LiveWorkspace
 
     isolate = isolation_hint(find_workflow(workflow, cwd=cwd, env=env))  # left unimported by the host

@@ -17,7 +17,7 @@ from typing import Any
 
 from attrs import frozen
 
-from ..settings.model import ServerSettings
+from lorenz.settings.model import ServerSettings
 
 __all__ = ["FULL", "NOTHING", "Grant", "grant_for", "grant_of", "remember", "token_matches"]
 

@@ -25,13 +25,14 @@ from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from .. import __version__
-from ..contracts import ToolContext, ToolSpec
-from ..execution import CallOutcome, ClientGone, ToolRunner
-from ..redact import redact_text, redacted_traceback
-from ..results import ToolResult, error_message, tool_failure, unsupported_tool_failure
-from ..schemas import validate_arguments
-from ..wire import refuse_unsafe_arguments
+from lorenz import __version__
+from lorenz.contracts import ToolContext, ToolSpec
+from lorenz.execution import CallOutcome, ClientGone, ToolRunner
+from lorenz.redact import redact_text, redacted_traceback
+from lorenz.results import ToolResult, error_message, tool_failure, unsupported_tool_failure
+from lorenz.schemas import validate_arguments
+from lorenz.wire import refuse_unsafe_arguments
+
 from .grants import Grant, grant_of
 from .instructions import instructions_for
 from .recording import CallRecorder

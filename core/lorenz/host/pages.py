@@ -17,14 +17,16 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 
-from .. import __version__
+from lorenz import __version__
+
 from .grants import FULL, Grant, grant_for
 from .instructions import instructions_for
 from .listening import counted
 from .security import MCP_PATH, raw_header
 
 if TYPE_CHECKING:
-    from ..policy import DisabledEntry
+    from lorenz.policy import DisabledEntry
+
     from .calllog import CallStats
     from .reload import LiveWorkspace, Snapshot
 

@@ -22,16 +22,18 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
-from ..redact import redact_text
-from ..results import error_message
+from lorenz.redact import redact_text
+from lorenz.results import error_message
+
 from .installed import InstalledWatch
 from .snapshot import REQUEST_SNAPSHOT, Snapshot, request_snapshot
 
 if TYPE_CHECKING:
     import asyncio
 
-    from ..plugins import Discovery
-    from ..workspace import Workspace
+    from lorenz.plugins import Discovery
+    from lorenz.workspace import Workspace
+
     from .workflow_watch import WorkflowWatch
 
 __all__ = ["REQUEST_SNAPSHOT", "LiveWorkspace", "Snapshot", "request_snapshot"]
@@ -118,7 +120,7 @@ class LiveWorkspace:
         reload: bool = True,
     ) -> LiveWorkspace:
         """Open and validate the workflow (raising ``ConfigError``/``RegistryError``/``MountError``)."""
-        from ..workspace import open_workspace
+        from lorenz.workspace import open_workspace
 
         workspace = open_workspace(workflow, cwd=cwd, env=env, plugins=tuple(plugins))
         return cls(workspace, workflow=workflow, cwd=cwd, env=env, reload=reload, plugins=plugins)
@@ -127,12 +129,12 @@ class LiveWorkspace:
         path = workspace.settings.workflow_path
         if path is not None:
             return Path(path)
-        from ..workspace import find_workflow
+        from lorenz.workspace import find_workflow
 
         found = find_workflow(self._workflow, cwd=self._cwd, env=self._env)
         if found is not None:
             return found
-        from ..settings import workflow_path
+        from lorenz.settings import workflow_path
 
         return Path(workflow_path(self._cwd, self._env))
 
@@ -300,7 +302,7 @@ class LiveWorkspace:
 
     def _isolation_changed(self) -> bool:
         """Whether the file on disk isolates other packs than discovery left unimported for."""
-        from ..isolation.plan import isolation_hint
+        from lorenz.isolation.plan import isolation_hint
 
         changed = _signature(self._watched) != self._signature
         return changed and isolation_hint(self._watched) != self._snapshot.workspace.discovery.isolate
@@ -310,8 +312,8 @@ class LiveWorkspace:
         another ``server.isolated_packs``, which decides what discovery leaves unimported)."""
         import importlib
 
-        from ..isolation.plan import isolation_hint
-        from ..plugins import discover
+        from lorenz.isolation.plan import isolation_hint
+        from lorenz.plugins import discover
 
         importlib.invalidate_caches()
         self._installed.mark()
@@ -328,7 +330,7 @@ class LiveWorkspace:
     def _load(self, discovery: Discovery | None = None) -> tuple[Snapshot | None, Exception | None]:
         """The snapshot of the workflow as it is on disk now (over ``discovery`` when discovery
         ran afresh), or the error loading it."""
-        from ..workspace import open_workspace
+        from lorenz.workspace import open_workspace
 
         try:
             # Once a file is served, reload that file: its deletion is an error to report,

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any
 from attrs import frozen
 from jsonschema.exceptions import best_match
 
-from ..contracts import ToolSpec
-from ..results import ToolResult, tool_failure
-from ..settings.model import DEFAULT_MAX_RESULT_BYTES
-from ..wire import ResultTooLarge, encode_payload, scrub_surrogates
+from lorenz.contracts import ToolSpec
+from lorenz.results import ToolResult, tool_failure
+from lorenz.settings.model import DEFAULT_MAX_RESULT_BYTES
+from lorenz.wire import ResultTooLarge, encode_payload, scrub_surrogates
 
 if TYPE_CHECKING:
-    from ..schemas import Validator
+    from lorenz.schemas import Validator
 
 __all__ = ["RESULT_TOO_LARGE", "ToolReply", "call_result"]
 

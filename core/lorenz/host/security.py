@@ -15,7 +15,8 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..settings.model import ServerSettings
+from lorenz.settings.model import ServerSettings
+
 from .grants import grant_for, remember, token_matches
 from .jsonrpc import has_surrogate_escape, parse_message, within_sdk_depth
 

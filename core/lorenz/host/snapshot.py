@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
-from ..contracts import ToolProvider, ToolSpec
-from ..schemas import Validator, compile_schema
+from lorenz.contracts import ToolProvider, ToolSpec
+from lorenz.schemas import Validator, compile_schema
 
 if TYPE_CHECKING:
-    from ..mount import PackFailure
-    from ..plugins import PluginFailure
-    from ..workspace import Workspace
+    from lorenz.mount import PackFailure
+    from lorenz.plugins import PluginFailure
+    from lorenz.workspace import Workspace
 
 __all__ = ["REQUEST_SNAPSHOT", "Snapshot", "request_snapshot"]
 

@@ -14,7 +14,8 @@ import threading
 
 import anyio
 
-from ..containment import note_host_signal
+from lorenz.containment import note_host_signal
+
 from .app import RELOAD_POLL_SECONDS
 from .checked_input import checked_stdio_server
 from .grants import FULL

@@ -25,8 +25,8 @@ from types import FrameType
 
 import anyio.to_thread
 
-from ..execution import ToolRunner, _guarded
-from ..pack_threads import HostExecutor, route_anyio_threads
+from lorenz.execution import ToolRunner, _guarded
+from lorenz.pack_threads import HostExecutor, route_anyio_threads
 
 __all__ = ["BLOCKED_AFTER_SECONDS", "LoopWatchdog", "exit_if_stuck", "exit_past_stuck_threads", "size_thread_pools"]
 

@@ -25,14 +25,15 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..containment import PluginError, call_plugin
-from ..contracts import ToolContext, ToolSpec
-from ..execution import call_pack, failure_from_exception
-from ..plugin_checks import normalize_distribution
-from ..plugins import ENTRY_POINT_GROUP, Discovery, build_registries, load_plugin, make_manager
-from ..results import ToolResult, tool_failure
-from ..settings.model import Settings
-from ..wire import ResultTooLarge, json_size_exceeds
+from lorenz.containment import PluginError, call_plugin
+from lorenz.contracts import ToolContext, ToolSpec
+from lorenz.execution import call_pack, failure_from_exception
+from lorenz.plugin_checks import normalize_distribution
+from lorenz.plugins import ENTRY_POINT_GROUP, Discovery, build_registries, load_plugin, make_manager
+from lorenz.results import ToolResult, tool_failure
+from lorenz.settings.model import Settings
+from lorenz.wire import ResultTooLarge, json_size_exceeds
+
 from .protocol import (
     CONVERTER,
     EXIT_OUT_OF_MEMORY,
@@ -52,7 +53,7 @@ from .protocol import (
 from .reaper import SUBREAPING, keep
 
 if TYPE_CHECKING:
-    from ..contracts import ToolProvider
+    from lorenz.contracts import ToolProvider
 
 __all__ = ["main"]
 
@@ -160,8 +161,8 @@ def _disabled(pack: ToolProvider, settings: Settings) -> tuple[DisabledEntry, ..
 
 def start(launch: Launch) -> tuple[Ready | Failed, ToolProvider | None, Settings]:
     """Import the pack and check it as mounting does: its options, then its tools."""
-    from ..mount import _validate_options, checked_tool_specs
-    from ..settings.errors import ConfigError
+    from lorenz.mount import _validate_options, checked_tool_specs
+    from lorenz.settings.errors import ConfigError
 
     settings: Settings = CONVERTER.structure(launch.settings, Settings)
     discovery = load(launch.source)

@@ -14,7 +14,7 @@ def isolation_hint(path: Path | None) -> tuple[str, ...]:
     or a value that is not a list of strings, gives ``()`` and the full parse reports it."""
     if path is None:
         return ()
-    from ..settings.workflow import load_workflow
+    from lorenz.settings.workflow import load_workflow
 
     try:
         config = load_workflow(path).config

@@ -16,14 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import evolve, frozen
 
-from ..plugin_checks import is_first_party
-from ..settings.model import ServerSettings, Settings, TrackerSettings
+from lorenz.plugin_checks import is_first_party
+from lorenz.settings.model import ServerSettings, Settings, TrackerSettings
+
 from .hint import isolation_hint
 from .protocol import CONVERTER, Launch, Source
 
 if TYPE_CHECKING:
-    from ..contracts import ToolProvider
-    from ..plugins import Discovery
+    from lorenz.contracts import ToolProvider
+    from lorenz.plugins import Discovery
 
 __all__ = ["ALL_THIRD_PARTY", "Plan", "is_isolated", "isolation_hint", "pack_settings", "plan_for", "source_of"]
 

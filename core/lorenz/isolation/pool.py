@@ -25,8 +25,8 @@ import weakref
 from collections.abc import Coroutine, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..mount import PackFailure
-from ..settings.errors import ConfigError
+from lorenz.mount import PackFailure
+from lorenz.settings.errors import ConfigError
 
 # asyncio (~20 ms with ssl and concurrent.futures) and logging load when a pool first needs
 # them: a workflow that isolates nothing (``lorenz tools``, ``lorenz check``) never does.
@@ -34,9 +34,10 @@ if TYPE_CHECKING:
     import asyncio
     import concurrent.futures
 
-    from ..contracts import ToolProvider
-    from ..plugins import Discovery
-    from ..settings.model import Settings
+    from lorenz.contracts import ToolProvider
+    from lorenz.plugins import Discovery
+    from lorenz.settings.model import Settings
+
     from .protocol import Ready
     from .proxy import IsolatedPack
     from .supervisor import Supervisor

@@ -23,10 +23,10 @@ from typing import Any, Literal, TypeVar
 from attrs import frozen
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from ..contracts import ToolSpec
-from ..results import FormattedResult, ToolResult
-from ..strict import flatten_errors, make_strict_converter
-from ..wire import json_safe, scrub_surrogates
+from lorenz.contracts import ToolSpec
+from lorenz.results import FormattedResult, ToolResult
+from lorenz.strict import flatten_errors, make_strict_converter
+from lorenz.wire import json_safe, scrub_surrogates
 
 __all__ = [
     "CONVERTER",

@@ -14,13 +14,15 @@ import contextlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..execution import time_left
-from ..results import ToolResult
+from lorenz.execution import time_left
+from lorenz.results import ToolResult
+
 from .supervisor import new_call
 
 if TYPE_CHECKING:
-    from ..contracts import ToolContext, ToolSpec
-    from ..settings.model import Settings
+    from lorenz.contracts import ToolContext, ToolSpec
+    from lorenz.settings.model import Settings
+
     from .protocol import DisabledEntry, Ready
     from .supervisor import Supervisor
 

@@ -15,7 +15,7 @@ import logging
 import time
 from collections.abc import Collection
 
-from ..redact import redact_text
+from lorenz.redact import redact_text
 
 __all__ = ["BYTES_PER_SECOND", "BYTE_BURST", "LINES_PER_SECOND", "LINE_BURST", "MAX_LINE_CHARS", "StderrRelay"]
 

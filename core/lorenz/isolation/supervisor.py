@@ -24,8 +24,9 @@ from typing import Any
 
 from attrs import define
 
-from ..containment import host_interrupted
-from ..results import ToolResult, tool_failure
+from lorenz.containment import host_interrupted
+from lorenz.results import ToolResult, tool_failure
+
 from .plan import Plan
 from .process import ChildGone, ChildProcess
 from .protocol import EXIT_OUT_OF_MEMORY, Failed, Ready, Reply, encode

@@ -19,11 +19,12 @@ import time
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from ..hookspecs import hookimpl
-from ..plugin_checks import is_first_party
-from ..plugins import ENTRY_POINT_GROUP, PluginFailure
-from ..redact import redact_text
-from ..settings.server import MCP_TOKEN_ENV
+from lorenz.hookspecs import hookimpl
+from lorenz.plugin_checks import is_first_party
+from lorenz.plugins import ENTRY_POINT_GROUP, PluginFailure
+from lorenz.redact import redact_text
+from lorenz.settings.server import MCP_TOKEN_ENV
+
 from . import reaper
 from .plan import is_isolated
 from .protocol import MAX_CONTROL_FRAME_BYTES, FrameReader, Launch, ProtocolError, Source, Survey, encode, structure

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..lazy import lazy_exports
+from lorenz.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .deprecations import ConfigDeprecation, collect_config_deprecations, format_config_deprecation

@@ -14,7 +14,8 @@ import attrs
 from cattrs import Converter
 from cattrs.gen import make_dict_structure_fn
 
-from ..strict import WrongType, flatten_errors, make_strict_converter
+from lorenz.strict import WrongType, flatten_errors, make_strict_converter
+
 from ._structure import (
     FlexBool,
     Invalid,

@@ -9,7 +9,8 @@ import os
 import re
 from collections.abc import Callable, Mapping
 
-from ..redact import MIN_SECRET_LENGTH, is_secret_key
+from lorenz.redact import MIN_SECRET_LENGTH, is_secret_key
+
 from .errors import ConfigError
 
 __all__ = [

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import Factory, frozen
 
-from ..contracts import TrackerContext
+from lorenz.contracts import TrackerContext
+
 from ._structure import FlexBool, Routes, camel_to_snake, normalize_aliases, structure
 from .errors import ConfigError
 from .model import DEFAULT_ACTIVE_STATES, DEFAULT_TERMINAL_STATES, DispatchSettings, TrackerSettings
@@ -18,8 +19,8 @@ from .secrets import SecretRecorder, resolve_configured_secret, resolve_secret_s
 from .suggest import did_you_mean, unknown_keys
 
 if TYPE_CHECKING:
-    from ..contracts import TrackerProvider
-    from ..registry import TrackerRegistry
+    from lorenz.contracts import TrackerProvider
+    from lorenz.registry import TrackerRegistry
 
 __all__ = ["CORE_TRACKER_KEYS", "parse_tracker"]
 

@@ -6,14 +6,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from ..containment import PluginError, call_plugin
+from lorenz.containment import PluginError, call_plugin
+
 from .errors import ConfigError
 from .model import Settings, TrackerSettings
 from .suggest import shown
 
 if TYPE_CHECKING:
-    from ..contracts import ToolProvider, TrackerProvider
-    from ..registry import ToolRegistry, TrackerRegistry
+    from lorenz.contracts import ToolProvider, TrackerProvider
+    from lorenz.registry import ToolRegistry, TrackerRegistry
 
 __all__ = [
     "check_pack_settings",

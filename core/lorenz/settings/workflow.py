@@ -14,7 +14,7 @@ from attrs import field, frozen
 from .errors import ConfigError
 
 if TYPE_CHECKING:
-    from ..yaml12 import YamlError
+    from lorenz.yaml12 import YamlError
 
 __all__ = ["WORKFLOW_FILE", "Workflow", "display_path", "load_workflow", "parse_workflow_content", "workflow_path"]
 
@@ -78,7 +78,7 @@ def parse_workflow_content(text: str, *, name: str = WORKFLOW_FILE) -> Workflow:
     body = "\n".join(lines[closing + 1 :]).strip()
     if not front_matter.strip():
         return Workflow({}, body)
-    from ..yaml12 import YamlError, load_yaml  # the YAML parser loads only when there is front matter
+    from lorenz.yaml12 import YamlError, load_yaml  # the YAML parser loads only when there is front matter
 
     try:
         config = load_yaml(front_matter)
