@@ -210,6 +210,28 @@ def lorenz_register_tool_packs(register):
     register(Doomed())
 """
 
+#: ``leaky``: its tools cannot be listed, and the error quotes a credential from the environment.
+LEAKS_AT_START = """
+import os
+
+from lorenz import hookimpl
+
+
+class Leaky:
+    name = "leaky"
+
+    def tool_specs(self, settings):
+        raise RuntimeError(f"cannot list tools: upstream refused {os.environ.get('LEAKY_API_TOKEN')}")
+
+    async def execute_tool(self, name, input, context):
+        raise AssertionError
+
+
+@hookimpl
+def lorenz_register_tool_packs(register):
+    register(Leaky())
+"""
+
 DISTRIBUTIONS = {
     "iso-acme": ("iso_acme", ACME),
     "iso-beta": ("iso_beta", BETA),
@@ -217,6 +239,7 @@ DISTRIBUTIONS = {
     "iso-crash-import": ("iso_crash_import", CRASH_AT_IMPORT),
     "iso-fail-import": ("iso_fail_import", FAIL_AT_IMPORT),
     "iso-doomed": ("iso_doomed", CRASH_AT_START),
+    "iso-leaky": ("iso_leaky", LEAKS_AT_START),
 }
 
 

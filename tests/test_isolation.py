@@ -353,6 +353,20 @@ def test_a_pack_that_cannot_start_is_left_out_and_the_rest_mount(
         workspace.close()
 
 
+def test_a_start_failure_from_a_pack_process_is_redacted(
+    installed: Path, tmp_path: Path, isolation_packs: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LEAKY_API_TOKEN", "leaky-credential-0123456789")
+    isolation_packs.workflow(tmp_path, tools="  leaky: {}\n  beta: {}\n")
+    workspace = open_workspace(cwd=tmp_path, env=_env(f"{ALLOWED},iso-leaky"))
+    try:
+        (failure,) = workspace.mounted.failures
+        assert failure.pack == "leaky" and "upstream refused [REDACTED]" in failure.error, failure.error
+        assert "leaky-credential" not in failure.error
+    finally:
+        workspace.close()
+
+
 def test_discovery_surveys_isolated_plugins_in_a_child_and_reports_their_failures(installed: Path) -> None:
     discovery = discover(env=_env(f"{ALLOWED},iso-crash-import,iso-fail-import"), isolate=("*",))
     failures = {failure.distribution: failure for failure in discovery.failures}
