@@ -1,14 +1,10 @@
 """Reading a tool call's arguments: the checks every pack's ``execute_tool`` starts with, and the
 one wording of a refused call.
 
-A pack raises :class:`ArgumentError` from inside its ``try`` and turns it into a
-``tool_failure(error_message(exc))`` like any other error, so the agent sees the bare message
-(``'issueId' is required``).
-
-Arguments that break a tool's ``inputSchema`` (checked by the host) or a typed tool's input class
-(checked by :mod:`lorenz.authoring`) are refused by :func:`invalid_arguments` in one format:
-``invalid arguments for tool <tool>: <key path>: <message>`` (``Unrecognized key: "x"`` for a key
-the tool does not take), one sentence per :class:`ArgumentProblem`.
+A pack raises :class:`ArgumentError` inside its ``try`` and returns ``tool_failure(error_message(exc))``,
+so the agent sees the bare message. Arguments that break a tool's ``inputSchema`` or a typed tool's
+input class are refused by :func:`invalid_arguments`, one sentence per :class:`ArgumentProblem`:
+``invalid arguments for tool <tool>: <key path>: <message>``.
 """
 
 from __future__ import annotations

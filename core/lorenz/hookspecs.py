@@ -1,11 +1,7 @@
 """Hook specifications for Lorenz plugins.
 
 A plugin is a module (or any object) carrying functions marked with :data:`lorenz.hookimpl`,
-named by an entry point in the ``lorenz.tool_packs`` group::
-
-    [project.entry-points."lorenz.tool_packs"]
-    acme = "lorenz_acme.plugin"
-
+named by an entry point in the ``lorenz.tool_packs`` group (``acme = "lorenz_acme.plugin"``).
 Hooks follow the ``register`` callback shape: the host passes a ``register`` function and the
 plugin calls it once per thing it contributes. An implementation may accept a subset of the
 arguments a spec documents.

@@ -255,7 +255,7 @@ def _body_text(body: object) -> str:
 
 
 def summarize_body(text: object, secrets: Iterable[str] = ()) -> str:
-    """A one-line, redacted rendering of a response body for errors and logs (trackers.md §3.2).
+    """A one-line, redacted rendering of a response body for errors and logs.
 
     Redacts (``lorenz.redact``), collapses whitespace runs to one space, trims, and keeps at most
     1000 characters followed by ``...<truncated>``. Bytes are decoded as UTF-8, ``None`` is empty, other
@@ -305,7 +305,7 @@ def _without_secret_fragment(head: str, secrets: tuple[str, ...]) -> str:
 
 
 class PaginationError(RuntimeError):
-    """A paging loop broke a limit or the server returned a bad/repeated cursor (trackers.md §0.6).
+    """A paging loop broke a limit or the server returned a bad/repeated cursor.
 
     ``code`` is the message prefix, e.g. ``jira_pagination_page_limit_exceeded``.
     """

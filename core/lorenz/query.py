@@ -1,54 +1,11 @@
 """The read-only query DSL of the ``*_query`` tools: where, order_by, limit, offset and select.
 
-Grammar (core.md §5)::
-
-    Filter    := Predicate | {"and": [Filter, ...]} | {"or": [Filter, ...]} | {"not": Filter}
-    Predicate := {"field": <non-empty str>, "op": Op, "value": ..., ["ci": bool]}
-
-Ops: ``eq ne lt lte gt gte`` take a scalar (str, number, bool, None); ``in nin`` a list of
-scalars; ``contains`` a string (plus optional ``ci``); ``exists`` a bool. Every bad input raises
-:class:`QueryError` with the exact message of the reference implementation.
-
-Bounds, so that the cost of a query stays small whatever its size (each refused with a
-:class:`QueryError` naming the argument and the bound; sizes are checked before contents):
-
-* ``filter nesting exceeds 12 levels`` (``MAX_FILTER_DEPTH``) and ``filter has more than 200
-  nodes`` (``MAX_FILTER_NODES``), as in the reference;
-* ``filter has more than 16 'contains' predicates`` (``MAX_CONTAINS``: each scans the text of
-  every record);
-* ``filter: 'in' value has more than 1000 items`` (``MAX_IN_VALUES``, ``nin`` alike);
-* strings of at most 4096 characters (``MAX_STRING_LENGTH``): ``filter: predicate 'field' is
-  longer than 4096 characters`` (``'op'`` alike), ``filter: 'eq' value is longer than 4096
-  characters`` (every compare op, and ``contains``), ``filter: 'in' value has a string longer
-  than 4096 characters``, ``order_by field is longer than 4096 characters``, ``select has a field
-  name longer than 4096 characters``;
-* ``order_by has more than 8 keys`` (``MAX_ORDER_BY_KEYS``) and ``select has more than 64
-  fields`` (``MAX_SELECT_FIELDS``);
-* ``limit`` is clamped to 1000 (``MAX_LIMIT``), as in the reference;
-* the ``*_query`` tools hold their own list arguments (jira ``issueIds``/``states``, slack
-  ``channels``) to the ``in`` bounds with :func:`check_list_argument`: ``issueIds has more than
-  1000 items``, ``states has a string longer than 4096 characters``.
-
-The inputSchema (:func:`query_input_properties`) states these bounds in its descriptions, not as
-``maxItems``/``maxLength``: the host's schema check would then answer first, with a message that
-quotes the whole oversized value.
-
-Evaluation follows JavaScript semantics, not Python's:
-
-* equality is strict: a bool equals only a bool (``True`` never equals ``1``), ints and floats
-  equal each other, lists and dicts never equal a scalar;
-* ordering compares number with number or string with string (strings by UTF-16 code unit);
-  anything else is incomparable and the predicate is false;
-* a field is present iff it is a key of the record (``None`` counts as present); an absent field
-  fails every predicate except ``exists: false``;
-* ``contains`` on a list converts each element like JS ``String()``; ``ci`` uses ``str.lower``.
-
-Sorting (deliberate deviation from the reference comparator, which is not a total order when
-types are mixed): for each ``order_by`` key, values rank numbers (not bools, not NaN) <
-strings < everything else (absent, ``None``, bools, NaN, lists, dicts: all tied). Numbers
-compare by value, strings by UTF-16 code units; ``desc`` reverses the order within numbers and
-within strings but keeps the ranks, so absent/``None``/other values sort last in either
-direction. Ties fall through to the next key and finally to input order (the sort is stable).
+A filter is ``{"field": f, "op": op, "value": v[, "ci": bool]}`` or ``{"and"|"or": [filter, ...]}``
+or ``{"not": filter}``; ops are ``eq ne lt lte gt gte in nin contains exists``. Every bad or
+oversized input raises :class:`QueryError` naming the argument and the bound (the ``MAX_*``
+constants, checked before contents). Values compare with JavaScript semantics
+(:mod:`lorenz._jsvalues`); sorting ranks numbers < strings < everything else, keeps those ranks
+under ``desc`` and is stable.
 """
 
 from __future__ import annotations
@@ -91,8 +48,8 @@ MAX_FILTER_DEPTH = 12
 MAX_FILTER_NODES = 200
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
-# Size bounds (not in the reference), so that no query within the host's body cap costs more
-# than a few tens of milliseconds on a 10,000-issue board (docs/performance.md).
+# Size bounds, so that the cost of a query stays small whatever its size (docs/performance.md
+# has the measurements).
 MAX_IN_VALUES = 1000
 MAX_CONTAINS = 16
 MAX_STRING_LENGTH = 4096
@@ -150,7 +107,7 @@ class QueryResult:
 def parse_filter(node: object) -> Filter:
     """Validate a ``where`` filter and return it rebuilt (stray predicate keys dropped).
 
-    Raises :class:`QueryError` with the reference message on the first problem found.
+    Raises :class:`QueryError` on the first problem found.
     """
     return _parse_node(node, 1, _Tally())
 

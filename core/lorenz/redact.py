@@ -1,16 +1,10 @@
 """Diagnostic redaction: scrub credentials out of text before it reaches an error, a log or an agent.
 
-The rules (trackers.md §0.7), applied in order by :func:`redact_text`:
-
-1. every registered secret (at least 3 characters after trimming) and every secret-looking environment
-   variable's value (:func:`environment_secrets`) becomes ``[REDACTED]``, longest first, also in its
-   JSON- or repr-escaped form; so does, when given, each argument value (``«argument issueId»``);
-2. ``Bearer <token>`` / ``Basic <token>`` (any case) become ``Bearer [REDACTED]`` / ``Basic [REDACTED]``;
-3. URL userinfo ``scheme://user:pass@`` becomes ``scheme://[REDACTED]@``;
-4. the value of an assignment whose key looks secret (``api_key=…``, ``"token": "…"``,
-   ``Authorization: Token …``) becomes ``[REDACTED]``;
-5. ``op://…`` (1Password) references become ``[REDACTED]``;
-6. when a workflow directory is given, absolute paths are shortened (:func:`shorten_paths`).
+:func:`redact_text` replaces, in order: every registered secret and secret-looking environment
+variable's value (longest first, also JSON- or repr-escaped) and, when given, each argument value
+(``«argument issueId»``); ``Bearer``/``Basic`` tokens; URL userinfo; the value of an assignment whose
+key looks secret (``api_key=…``, ``"token": "…"``); ``op://`` references; and, given a workflow
+directory, it shortens absolute paths (:func:`shorten_paths`).
 """
 
 from __future__ import annotations
@@ -94,7 +88,7 @@ _ASSIGNMENT = re.compile(
 
 
 def is_secret_key(key: str) -> bool:
-    """Whether a config/option key names a secret (case-insensitive substring match, core.md §7.6)."""
+    """Whether a config/option key names a secret (case-insensitive substring match)."""
     return _SECRET_KEY.search(key) is not None
 
 

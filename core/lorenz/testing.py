@@ -1,21 +1,10 @@
 """Test helpers for pack authors; a pytest plugin (entry point ``pytest11: lorenz.testing``).
 
-Opt-in: the plugin only adds fixtures, nothing runs unless a test asks for one.
-
-* ``lorenz_host(*packs, options=..., tracker=..., transport=...)`` (fixture, a factory): a
-  :class:`PackHost` with the packs registered in-process (no install), served by the real host.
-* ``fake_tracker`` (fixture): a :class:`FakeTracker` that mounts the packs and serves fixed issues.
-* :func:`assert_pack_contract` (function): the lint rules and the contract calls, as an assertion.
-* :func:`loopback_server` (function): serve an ASGI app (a fake of the API a pack calls) on
-  ``127.0.0.1:<free port>`` for the tests, through real HTTP.
-
-Example::
-
-    async def test_forecast(lorenz_host):
-        host = lorenz_host(PACK)
-        outcome = await host.call_tool("weather_get_forecast", {"city": "Oslo"})
-        assert outcome.result.success
-        assert outcome.mcp.structured_content["city"] == "Oslo"
+Opt-in: the plugin only adds fixtures, nothing runs unless a test asks for one. ``lorenz_host``
+(a factory of :class:`PackHost`: packs registered in-process, served by the real host) and
+``fake_tracker`` (a :class:`FakeTracker` serving fixed issues) are fixtures;
+:func:`assert_pack_contract` and :func:`loopback_server` (a fake API over real HTTP on
+``127.0.0.1``) are functions. ``docs/writing-a-pack.md`` shows them in use.
 """
 
 from __future__ import annotations

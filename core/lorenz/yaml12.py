@@ -1,8 +1,8 @@
 """YAML 1.2 *core schema* loading into plain Python data, shared by the workflow parser and plugins.
 
 ruamel.yaml's own 1.2 resolver still resolves timestamps and ``1_000``; the core schema does
-not, so ``2024-01-01`` and ``1_000`` stay strings here, like in the original (the ``yaml`` npm
-package). ``yes``/``on`` stay strings and ``0o17`` is 15.
+not, so ``2024-01-01`` and ``1_000`` stay strings here, as in the ``yaml`` npm package.
+``yes``/``on`` stay strings and ``0o17`` is 15.
 """
 
 from __future__ import annotations

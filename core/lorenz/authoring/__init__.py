@@ -1,26 +1,8 @@
 """Typed tool packs: define tools from attrs classes, with error contracts and disabled tools.
 
-A pack built here is a normal :class:`lorenz.ToolProvider`::
-
-    from attrs import field, frozen
-    from lorenz.authoring import CallContext, ErrorContract, Pack, describe, hints, tool
-
-    @frozen
-    class EchoArgs:
-        text: str = field(metadata=describe("The text to echo back."))
-
-    @frozen
-    class Echo:
-        text: str = field(metadata=describe("The same text."))
-
-    @tool(name="demo_echo_text", description="Echo a text back unchanged.", input=EchoArgs, output=Echo,
-          annotations=hints(read_only=True))
-    async def echo(ctx: CallContext, args: EchoArgs) -> Echo:
-        return Echo(text=args.text)
-
-    PACK = Pack(name="demo", tools=[echo])
-
-See ``docs/writing-a-pack.md``.
+A :class:`Pack` of :func:`tool`-decorated functions, whose arguments and results are attrs
+classes, is a normal :class:`lorenz.ToolProvider`. ``docs/writing-a-pack.md`` builds one step by
+step.
 """
 
 from __future__ import annotations

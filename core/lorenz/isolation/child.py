@@ -1,14 +1,11 @@
 """An isolated pack's process: ``python -m lorenz.isolation.child``, started by the host.
 
 It reads one :class:`~lorenz.isolation.protocol.Launch` frame from stdin, then either surveys an
-entry point (what it registers, for discovery) or imports one pack through its entry point and
-serves its calls until told to stop. stdin and stdout carry only frames: fd 0 and 1 are moved
-aside at once, so whatever the pack prints goes to stderr, which the host logs under its name.
-
-The process ends itself when the host goes away (end of stdin, or a new parent process), when a
-``MemoryError`` leaves the pack out of memory (exit :data:`EXIT_OUT_OF_MEMORY`, so the host can
-say so), and ignores SIGINT and SIGTERM: the host stops it (SIGKILL when it must). On Linux it
-forks a keeper first (:mod:`lorenz.isolation.reaper`), which kills all the pack starts when it ends.
+entry point (for discovery) or imports one pack and serves its calls until told to stop. stdin and
+stdout carry only frames; whatever the pack prints goes to stderr, which the host logs. It ends
+itself when the host goes away or the pack runs out of memory (:data:`EXIT_OUT_OF_MEMORY`), and
+ignores SIGINT and SIGTERM: the host stops it. On Linux it forks a keeper first
+(:mod:`lorenz.isolation.reaper`).
 """
 
 from __future__ import annotations
@@ -89,7 +86,7 @@ def _watch_parent() -> None:
     """End this process when the host is gone, even while the pack holds the event loop or the
     GIL: an orphan must not spin on alone. Without a keeper (:mod:`lorenz.isolation.reaper`, which
     has the kernel's parent-death signal) a thread looks at the parent pid (which costs every
-    call some 50 µs of GIL traffic, hence not where there is a keeper)."""
+    call some GIL traffic, hence not where there is a keeper)."""
     parent = os.getppid()
 
     def watch() -> None:

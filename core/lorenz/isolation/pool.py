@@ -1,19 +1,10 @@
 """Who owns the isolated packs' processes: an :class:`IsolationPool` per served workflow.
 
-A workspace mounts through its pool (:meth:`IsolationPool.pack`), which starts the processes of
-each isolated pack, or reuses those of an earlier load when the pack's :class:`Plan` is the
-same, so a reload that keeps a pack keeps its processes. After a reload the host calls
-:meth:`IsolationPool.keep_only` with what it now serves, which stops the rest; shutdown calls
-:meth:`IsolationPool.aclose`. A one-shot command (``lorenz call``, ``lorenz tools``) needs
-nothing: the pools still open at interpreter exit are closed then, and a child whose host is
-gone ends itself.
-
-All of a pool's process I/O and supervision runs on one event loop, its *home*: ``lorenz serve``
-makes its own event loop the home (:meth:`IsolationPool.run` then serves on it), so a call to an
-isolated pack never leaves the loop that received it; anything else gets a shared loop in a
-daemon thread (:func:`isolation_loop`), reached with one ``call_soon_threadsafe`` each way (a
-thread hop costs ~0.3 ms under a busy HTTP loop: the GIL). Either way a synchronous mount can
-wait for a process to start, and no caller's loop blocks on a pipe.
+A workspace mounts through its pool (:meth:`IsolationPool.pack`), which starts each isolated
+pack's processes or reuses an earlier load's when the pack's :class:`Plan` is the same;
+:meth:`IsolationPool.keep_only` stops the rest after a reload, :meth:`IsolationPool.aclose` at
+shutdown. All of a pool's process I/O runs on one event loop, its *home*: ``lorenz serve``'s own
+loop, or else a shared loop in a daemon thread (:func:`isolation_loop`).
 """
 
 from __future__ import annotations
@@ -28,8 +19,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from lorenz.mount import PackFailure
 from lorenz.settings.errors import ConfigError
 
-# asyncio (~20 ms with ssl and concurrent.futures) and logging load when a pool first needs
-# them: a workflow that isolates nothing (``lorenz tools``, ``lorenz check``) never does.
+# asyncio (slow to import with ssl and concurrent.futures) and logging load when a pool first
+# needs them: a workflow that isolates nothing (``lorenz tools``, ``lorenz check``) never does.
 if TYPE_CHECKING:
     import asyncio
     import concurrent.futures

@@ -1,15 +1,10 @@
 """The pipe between the host and an isolated pack's process: length-prefixed JSON, nothing pickled.
 
 A frame is a 4-byte big-endian length, then that many bytes of UTF-8 JSON holding one object with
-an ``op``. The host writes :class:`Launch` first, then ``call``/``cancel``/``stop`` frames; the
-child answers with one :class:`Ready` (or :class:`Failed`, or a :class:`Survey` in survey mode),
-then one :class:`Reply` per call, matched by ``id``, in any order (calls run concurrently). Each
-call carries an unguessable ``nonce`` that its reply must echo: the host drops a child that
-answers a call it was not given (see docs/isolated-packs.md for what this does and does not stop).
-
-The host trusts nothing a child sends: every frame is structured with the strict converter
-(:data:`CONVERTER`) and bounded in size; a frame that does not fit is a protocol violation and
-the child is killed.
+an ``op``. The host writes :class:`Launch`, then ``call``/``cancel``/``stop`` frames; the child
+answers :class:`Ready` (or :class:`Failed`, or a :class:`Survey`), then one :class:`Reply` per
+call, matched by ``id`` and echoing the call's ``nonce``. The host trusts nothing a child sends:
+every frame is bounded in size and structured strictly (:data:`CONVERTER`), or the child is killed.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """Everything an isolated pack starts dies with it.
 
-On Linux the child process forks before it imports anything of the pack: the parent stays
-behind as the pack's *keeper*, a child subreaper that runs no pack code, and the pack runs in
-the fork. Whatever the pack starts, a daemon that double-forks or calls ``setsid`` included,
-stays a descendant of the keeper; when the pack's process ends (its exit, a crash, the host's
-kill) or the host goes away, the keeper kills every descendant left and exits as the pack did.
-So the host never kills a keeper outright but asks it to (:func:`kill`), and kills its whole
-process group only if it does not comply. Elsewhere the child leads a process group of its own,
-which the host kills.
+On Linux the child process forks before it imports anything of the pack: the parent stays behind
+as the pack's *keeper*, a child subreaper that runs no pack code, and kills every descendant left
+(a double-forked daemon included) when the pack's process ends or the host goes away. The host
+asks a keeper to kill (:func:`kill`) and kills its process group only if it does not comply.
+Elsewhere the child leads a process group of its own, which the host kills.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """Supervision of one isolated pack's processes (``server.pack_processes`` of them).
 
-Calls are spread over the processes that are up (the least busy first) and multiplexed over
-each one's pipe by request id. A process that dies turns its calls in flight into failures
-(``pack acme crashed (signal 11); restarted``) and is restarted with backoff; one whose call is
-still running at the tool timeout is killed and restarted (a call its caller cancels earlier is
-cancelled in the process, and killed with it if it still runs at its timeout). A pack that
-crashes :data:`MAX_CRASHES` times within :data:`CRASH_WINDOW_SECONDS` is marked failed instead
-of crash-looping: its calls fail at once, and ``/healthz`` says so, until a reload mounts it
-afresh. Everything here runs on the isolation loop.
+Calls go to the least busy process that is up, multiplexed over its pipe by request id. A process
+that dies fails its calls in flight and is restarted with backoff; one still running a call at the
+tool timeout is killed and restarted. A pack that crashes :data:`MAX_CRASHES` times within
+:data:`CRASH_WINDOW_SECONDS` is marked failed (its calls fail at once, ``/healthz`` says so) until
+a reload mounts it afresh. Everything here runs on the isolation loop.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 It is :func:`lorenz.strict.make_strict_converter` (no primitive is ever coerced) plus the config's
 own kinds (ports, flexible booleans, sections with camelCase aliases). Errors become one sentence
-naming the key path, in the original's format (``tracker.active_states.0 must be a string``).
+naming the key path (``tracker.active_states.0 must be a string``).
 """
 
 from __future__ import annotations

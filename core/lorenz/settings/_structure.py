@@ -86,7 +86,7 @@ def structure(raw: Any, cls: type[T], label: str) -> T:
         verbatim, required = _shape(cls)
         if all(type(value) is verbatim.get(key) for key, value in raw.items()) and required <= raw.keys():
             return cls(**raw)
-    from ._converter import structure_strictly  # cattrs: ~15 ms of imports, then generated code
+    from ._converter import structure_strictly  # cattrs is slow to import: load it on first need
 
     return structure_strictly(raw, cls, label)
 

@@ -1,4 +1,4 @@
-"""Deprecated config shapes: warnings, never errors (core.md §7.8)."""
+"""Deprecated config shapes: warnings, never errors."""
 
 from __future__ import annotations
 

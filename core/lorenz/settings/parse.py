@@ -31,7 +31,7 @@ EMBEDDED_DEFAULT_CONFIG: Mapping[str, Any] = {"tracker": {"kind": "local"}}
 
 #: The sections this host reads.
 TOP_LEVEL_KEYS = ("server", "tools", "tracker", "trackers")
-#: Sections the Lorenz daemon reads from the same file (core.md §1.5, §7.8); accepted here with a warning.
+#: Sections the Lorenz daemon reads from the same file; accepted here with a warning.
 OTHER_HOST_KEYS = (
     "agent",
     "agents",

@@ -1,4 +1,4 @@
-"""The ``server:`` section → :class:`ServerSettings` (core.md §7.7 plus the MCP host's keys)."""
+"""The ``server:`` section → :class:`ServerSettings`: the host's address, auth, limits and logs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ``tools:`` map → ``Settings.tool_options`` (core.md §7.6)."""
+"""The ``tools:`` map → ``Settings.tool_options``."""
 
 from __future__ import annotations
 

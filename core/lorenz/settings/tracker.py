@@ -108,7 +108,7 @@ def parse_tracker(
     record_secret: SecretRecorder,
     unset: dict[str, str],
 ) -> TrackerSettings:
-    """Select, merge, alias and resolve the dispatch tracker's settings (core.md §7.3).
+    """Select, merge, alias and resolve the dispatch tracker's settings.
 
     Each whole-value ``$VAR`` that resolves to nothing is noted in ``unset`` under its key.
     """

@@ -1,5 +1,5 @@
 """Whether settings can work with these plugins: :func:`validate_dispatch_config` (the tracker and
-``tools:``, core.md §4.4) and :func:`check_pack_settings` (what each mounted pack still lacks)."""
+``tools:``) and :func:`check_pack_settings` (what each mounted pack still lacks)."""
 
 from __future__ import annotations
 

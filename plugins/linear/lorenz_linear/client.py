@@ -1,4 +1,4 @@
-"""The runtime client of the ``linear`` tracker: GraphQL over the host's httpx client (trackers.md §3.2–3.4)."""
+"""The runtime client of the ``linear`` tracker: GraphQL over the host's httpx client."""
 
 from __future__ import annotations
 

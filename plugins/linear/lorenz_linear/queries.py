@@ -1,4 +1,4 @@
-"""The GraphQL documents the tracker client sends to Linear (trackers.md §3.3).
+"""The GraphQL documents the tracker client sends to Linear.
 
 Operation names are part of the contract: logs name them and fakes dispatch on them.
 """

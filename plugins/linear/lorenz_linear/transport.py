@@ -1,7 +1,7 @@
 """One GraphQL POST to Linear through the core's retry policy, shared by the tracker client and the tool.
 
 Classifying the response is left to the caller: the client and ``linear_graphql`` order their checks
-differently (trackers.md §7.5).
+differently.
 """
 
 from __future__ import annotations

@@ -1,21 +1,7 @@
 """The board file format: one issue per Markdown file with YAML front matter.
 
-::
-
-    ---
-    status: In Progress
-    labels:
-      - backend
-    ---
-
-    # Title
-
-    Description.
-
-    <!-- lorenz:comments -->
-    ## Comments
-    - 2026-05-29T10:00:00.000Z agent: opened PR #42
-
+The front matter holds ``status`` and ``labels``; the body is ``# Title``, the description, and
+the comments under a ``<!-- lorenz:comments -->`` marker (the package README shows a file).
 :func:`render_document` is the only writer, and ``render_document(parse_document(text)) == text``
 for every text it produced, so a read-modify-write changes only what it means to change.
 """
@@ -114,8 +100,8 @@ def _dumper(allow_unicode: bool = True) -> YAML:
 
 # A value the 1.2 core schema reads as this very string when written plain: starts with a letter,
 # then only letters, digits, spaces, "_" and "-", and is no null/bool word. Front matter made only of
-# such values in the board's own layout is read without the YAML parser (the common case, and ~20x
-# faster); anything else goes through ruamel.
+# such values in the board's own layout is read without the YAML parser (the common case, and
+# much faster); anything else goes through ruamel.
 _SIMPLE = r"(?!(?:null|Null|NULL|true|True|TRUE|false|False|FALSE)(?![A-Za-z0-9 _-]))[A-Za-z][A-Za-z0-9 _-]*(?<! )"
 _FAST_FRONT_MATTER = re.compile(rf"status: ({_SIMPLE})\n?(?:labels:\n((?:  - {_SIMPLE}\n?)+))?", re.ASCII)
 _FAST_LABEL = re.compile(rf"  - ({_SIMPLE})", re.ASCII)

@@ -1,15 +1,10 @@
 """Process-wide caches that let an unchanged board be queried without re-reading it.
 
-* :data:`CACHE`: parsed files keyed by path and ``(inode, mtime_ns, size)``. Every write of the
-  board replaces the file by rename, so it gets a new inode and always misses; a hand edit in
-  place is seen as soon as its mtime or size changes. An entry whose mtime was not safely older
-  than its read (a same-size edit within one coarse timestamp tick keeps the signature) is
-  re-validated against its content digest before it is trusted, as git treats a "racily clean"
-  index entry. A malformed file is cached with its error, so a poll does not re-parse it either.
-* :data:`SNAPSHOTS`: per board, the last full listing (every file's signature and the query
-  records), reused while the directory's own signature is unchanged.
-
-Both are bounded (least recently used entries go first) and safe to use from several threads.
+:data:`CACHE` holds parsed files keyed by path and ``(inode, mtime_ns, size)`` (a malformed file
+with its error); an entry whose mtime was not safely older than its read is re-validated against
+its content digest first. :data:`SNAPSHOTS` holds per board the last full listing, reused while
+the directory's own signature is unchanged. Both are bounded (least recently used go first) and
+thread-safe.
 """
 
 from __future__ import annotations

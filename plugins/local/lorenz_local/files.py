@@ -1,15 +1,10 @@
 """Filesystem primitives of the board, and the wording of their failures.
 
-Nothing here follows a symbolic link at the final path component or blocks on a FIFO: an entry
-of the board can be anything someone put there (``mkfifo BOARD-2.md``, ``ln -s /etc/passwd
-BOARD-3.md``), and a query must neither hang on it nor read or write through it.
-
-Errors an agent may see name board files by their board-relative name, never by absolute path
-or as ``[Errno N]`` text: :class:`BoardIOError` carries such a message, :func:`os_error_text`
-words any ``OSError``.
-
-``sync_file``, ``sync_dir`` and ``link_file`` are seams: tests replace them (on this module) to
-observe ordering or inject failures.
+Nothing here follows a symbolic link at the final path component or blocks on a FIFO: a board
+entry can be anything someone put there, and a query must neither hang on it nor read or write
+through it. Errors an agent may see name board files by their board-relative name, never by
+absolute path or ``[Errno N]`` (:class:`BoardIOError`, :func:`os_error_text`). ``sync_file``,
+``sync_dir`` and ``link_file`` are seams that tests replace on this module.
 """
 
 from __future__ import annotations

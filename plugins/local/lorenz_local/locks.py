@@ -1,16 +1,10 @@
 """Board locks: one critical section per board, across threads *and* processes.
 
-Several host processes (and several threads of each) may share a board. Every read-modify-write
-and every id allocation runs under :func:`board_lock`, which takes
-
-1. an in-process lock keyed by the board directory (threads of one process; a process-wide map,
-   since every tool call builds a fresh store), then
-2. an exclusive OS lock on ``<board>/.lorenz.lock`` (``fcntl.flock`` on POSIX, ``filelock`` on
-   Windows). The kernel releases it when its holder dies, even by SIGKILL, so a crashed writer
-   never wedges the board.
-
-The lock file is hidden and not ``.md``, so listing never sees it. A symlink, FIFO or directory
-put in its place is refused (:class:`~.files.NotRegularFileError`), never followed or waited on.
+Every read-modify-write and id allocation runs under :func:`board_lock`: an in-process lock keyed
+by the board directory, then an exclusive OS lock on ``<board>/.lorenz.lock`` (``fcntl.flock`` on
+POSIX, ``filelock`` on Windows), which the kernel releases when its holder dies. The lock file is
+hidden and not ``.md``, so listing never sees it; a symlink, FIFO or directory in its place is
+refused (:class:`~.files.NotRegularFileError`).
 """
 
 from __future__ import annotations

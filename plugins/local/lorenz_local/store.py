@@ -1,22 +1,10 @@
 """``BoardStore``: ids, reads, and crash-safe, multi-process-safe writes of one board directory.
 
-Durability: a write goes to a temp file in the board directory, is fsynced, then published by
-an atomic ``os.replace`` (updates) or a no-overwrite ``os.link`` (creates, so two creators can
-never mint the same id; on filesystems without hard links, a rename checked under the board
-lock), and the directory is fsynced. The temp file is removed on every path.
-A reader therefore sees either the old or the new file, never a torn one, even if the writer is
-killed mid-write; the next create (or update, at most every :data:`TEMP_SWEEP_INTERVAL` seconds
-per board and process) removes the temp file such a writer left.
-
-Concurrency: every read-modify-write and id allocation runs under :func:`~.locks.board_lock`
-(threads and processes). Reads take no lock.
-
-Hostile entries: an issue file name that is a symlink, FIFO, directory or device is listed but
-reported as an invalid issue file (like bad YAML); it is never opened for content, read or
-written through (see :mod:`.files`). Errors name issues by id and never carry the board's
-absolute path or ``[Errno N]`` text: they reach agents as tool failures.
-
-Every method is blocking file I/O: call it from a worker thread in async code.
+A write goes to an fsynced temp file, published by ``os.replace`` (updates) or a no-overwrite
+``os.link`` (creates), then the directory is fsynced: a reader sees the old or the new file, never a
+torn one. Writes run under :func:`~.locks.board_lock`; reads take no lock. A hostile entry (symlink,
+FIFO, directory, device) is reported as an invalid issue file and never opened (:mod:`.files`), and
+errors never carry the board's absolute path. Every method is blocking file I/O.
 """
 
 from __future__ import annotations
