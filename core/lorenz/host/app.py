@@ -33,16 +33,16 @@ from starlette.types import ASGIApp, Scope
 from lorenz.containment import note_host_signal
 from lorenz.settings.model import ServerSettings
 
-from .listening import announcer, listen
-from .loopback import serve_app_in_thread
-from .mcp_server import HostState, build_server
-from .pages import healthz, landing_page, server_card
-from .protocol import HostConfig
-from .reload import REQUEST_SNAPSHOT, LiveWorkspace
-from .security import MCP_PATH, SecurityMiddleware
-from .stateless import StatelessEndpoint
-from .tracing import TraceHeaders, configure_server
-from .watchdog import LoopWatchdog, exit_if_stuck, exit_past_stuck_threads, size_thread_pools
+from .http.listening import announcer, listen
+from .http.loopback import serve_app_in_thread
+from .http.protocol import HostConfig
+from .http.security import MCP_PATH, SecurityMiddleware
+from .mcp.server import HostState, build_server
+from .mcp.stateless import StatelessEndpoint
+from .ops.pages import healthz, landing_page, server_card
+from .ops.tracing import TraceHeaders, configure_server
+from .ops.watchdog import LoopWatchdog, exit_if_stuck, exit_past_stuck_threads, size_thread_pools
+from .reload.live import REQUEST_SNAPSHOT, LiveWorkspace
 
 __all__ = ["RunningServer", "build_app", "serve_in_thread"]
 

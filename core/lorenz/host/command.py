@@ -16,7 +16,7 @@ from lorenz.results import error_message
 if TYPE_CHECKING:
     from lorenz.settings.model import ServerSettings
 
-    from .reload import LiveWorkspace
+    from .reload.live import LiveWorkspace
 
 __all__ = ["StartError", "configure_logging", "http_refusal", "open_live", "serve", "stdout_to_stderr"]
 
@@ -103,7 +103,7 @@ def open_live(
     from lorenz.redact import redact_text
     from lorenz.workspace import find_workflow, open_workspace
 
-    from .reload import LiveWorkspace
+    from .reload.live import LiveWorkspace
 
     isolate = isolation_hint(find_workflow(workflow, cwd=cwd, env=env))  # left unimported by the host
     discovery = discover(plugins=plugins, env=env, isolate=isolate)
@@ -161,7 +161,7 @@ def serve(
         except StartError as exc:
             return _fail(str(exc))
     if stdio:
-        from .stdio import run_stdio
+        from .mcp.stdio import run_stdio
 
         return run_stdio(live)
 
@@ -173,7 +173,7 @@ def serve(
     if refusal is not None:
         return _fail(refusal)
     if count > 1:
-        from .workers import run_workers
+        from .http.workers import run_workers
 
         return run_workers(live, plugins, workflow=workflow, cwd=cwd, env=env, host=host, port=port, workers=count)
 

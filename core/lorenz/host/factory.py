@@ -1,7 +1,7 @@
 """The host as an ASGI app any server can import: ``lorenz.host:create_app``.
 
     uvicorn --factory lorenz.host:create_app --host 0.0.0.0 --port 4040 --workers 4 \\
-        --http lorenz.host.protocol:ReadDeadlineProtocol
+        --http lorenz.host.http.protocol:ReadDeadlineProtocol
     gunicorn 'lorenz.host:create_app()' -k uvicorn_worker.UvicornWorker -w 4 -b 0.0.0.0:4040
     hypercorn -w 4 -b 0.0.0.0:4040 'lorenz.host:create_app()'
     granian --interface asgi --factory --workers 4 --host 0.0.0.0 --port 4040 lorenz.host:create_app
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from starlette.applications import Starlette
     from starlette.types import ASGIApp, Receive, Scope, Send
 
-    from .reload import LiveWorkspace
+    from .reload.live import LiveWorkspace
 
 __all__ = ["PLUGIN_MODULES_ENV", "STARTUP_FAILURE", "AppOptions", "app_from", "create_app", "plugin_reference"]
 
@@ -86,7 +86,7 @@ def app_from(options: AppOptions) -> Starlette:
     from lorenz.cli_workspace import import_plugin
 
     from .app import build_app, read_timeout
-    from .protocol import use_read_timeout
+    from .http.protocol import use_read_timeout
 
     try:
         plugins = [import_plugin(reference) for reference in options.plugins]
@@ -143,13 +143,13 @@ class ServerCheck:
         await self.app(scope, receive, send)
 
     def check(self, scope: Scope) -> None:
-        from .protocol import READ_DEADLINES
+        from .http.protocol import READ_DEADLINES
 
         if not scope.get("state", {}).get(READ_DEADLINES):
             logger.warning(
                 "lorenz: this server reads requests without Lorenz's read deadlines (server.read_timeout_seconds), "
                 "so slow clients can hold connections: under uvicorn pass --http "
-                "lorenz.host.protocol:ReadDeadlineProtocol, elsewhere set the server's own header and body "
+                "lorenz.host.http.protocol:ReadDeadlineProtocol, elsewhere set the server's own header and body "
                 "timeouts (docs/deploy.md)"
             )
         host = (scope.get("server") or ("",))[0]

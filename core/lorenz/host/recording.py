@@ -14,15 +14,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .calllog import CALL_LOG_ENV, CallLog, CallRecord, CallStats, clean_error
-from .grants import grant_of
-from .security import raw_header
-from .tracing import current_trace_id
+from .http.security import raw_header
+from .mcp.grants import grant_of
+from .ops.tracing import current_trace_id
 
 if TYPE_CHECKING:
     from mcp.server import ServerRequestContext
 
-    from .reload import LiveWorkspace, Snapshot
-    from .replies import ToolReply
+    from .mcp.replies import ToolReply
+    from .reload.live import LiveWorkspace, Snapshot
 
 __all__ = ["AFTER_REPLY", "CallRecorder"]
 

@@ -1,5 +1,5 @@
 """The stdio transport with its input checked: each line that is not one well-formed JSON-RPC
-message, or that holds a lone surrogate escape, gets its error (:mod:`lorenz.host.jsonrpc`), where
+message, or that holds a lone surrogate escape, gets its error (:mod:`lorenz.host.http.jsonrpc`), where
 the SDK's ``stdio_server()`` would drop it without a word (or take a request whose id is ``1.5``
 for a notification).
 
@@ -25,7 +25,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp_types import jsonrpc_message_adapter
 
-from .jsonrpc import parse_message
+from lorenz.host.http.jsonrpc import parse_message
 
 __all__ = ["EOF_GRACE_SECONDS", "Answers", "CheckedLines", "checked_stdio_server"]
 

@@ -1,5 +1,5 @@
 """The HTTP guard in front of every route: Host/Origin checks, the bearer token, the body cap,
-and JSON-RPC bodies that are one well-formed message (:mod:`lorenz.host.jsonrpc`).
+and JSON-RPC bodies that are one well-formed message (:mod:`lorenz.host.http.jsonrpc`).
 
 One pure ASGI middleware, so a rejected request costs no framework work and nothing behind it
 runs. The limits are read from the live settings on every request, so a hot reload that
@@ -15,9 +15,9 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from lorenz.host.mcp.grants import grant_for, remember, token_matches
 from lorenz.settings.model import ServerSettings
 
-from .grants import grant_for, remember, token_matches
 from .jsonrpc import has_surrogate_escape, parse_message, within_sdk_depth
 
 __all__ = [

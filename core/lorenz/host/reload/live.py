@@ -190,7 +190,7 @@ class LiveWorkspace:
 
     def watch_on(self, loop: asyncio.AbstractEventLoop) -> Callable[[], None]:
         """Let requests served on ``loop`` (running) skip the ``stat`` of WORKFLOW.md while the
-        kernel reports no change to it (Linux: :mod:`~lorenz.host.workflow_watch`); returns what
+        kernel reports no change to it (Linux: :mod:`~lorenz.host.reload.workflow_watch`); returns what
         stops that. Only for requests that reach ``loop`` through its own sockets or pipes."""
         from .workflow_watch import WorkflowWatch
 

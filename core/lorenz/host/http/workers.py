@@ -38,11 +38,11 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from .factory import STARTUP_FAILURE, AppOptions, plugin_reference
+from lorenz.host.factory import STARTUP_FAILURE, AppOptions, plugin_reference
 
 if TYPE_CHECKING:
-    from .app import _Server
-    from .reload import LiveWorkspace
+    from lorenz.host.app import _Server
+    from lorenz.host.reload.live import LiveWorkspace
 
 __all__ = ["run_workers"]
 
@@ -306,11 +306,12 @@ def _say(message: str) -> None:
 
 def worker_main(options: AppOptions, listener: Listener, ready: Event) -> None:
     """A worker process: build the app, serve ``listener`` until SIGTERM (or the parent is gone)."""
-    from .app import _Server, uvicorn_config
-    from .command import StartError, configure_logging
-    from .factory import app_from
+    from lorenz.host.app import _Server, uvicorn_config
+    from lorenz.host.command import StartError, configure_logging
+    from lorenz.host.factory import app_from
+    from lorenz.host.ops.watchdog import exit_past_stuck_threads
+
     from .listening import bind_socket
-    from .watchdog import exit_past_stuck_threads
 
     configure_logging(worker=True)
     try:

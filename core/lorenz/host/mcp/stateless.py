@@ -59,9 +59,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .protocol import CANCEL_ON_DISCONNECT, READ_DEADLINES
-from .recording import AFTER_REPLY
-from .security import PARSED_MESSAGE, raw_header
+from lorenz.host.http.protocol import CANCEL_ON_DISCONNECT, READ_DEADLINES
+from lorenz.host.http.security import PARSED_MESSAGE, raw_header
+from lorenz.host.recording import AFTER_REPLY
 
 __all__ = ["StatelessEndpoint"]
 
