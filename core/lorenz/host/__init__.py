@@ -12,6 +12,7 @@ from lorenz.lazy import lazy_exports
 
 __all__ = [
     "LiveWorkspace",
+    "ReadDeadlineProtocol",
     "RunningServer",
     "Snapshot",
     "build_app",
@@ -29,6 +30,7 @@ _EXPORTS = {
     "serve_in_thread": "lorenz.host.app",
     "build_server": "lorenz.host.mcp.server",
     "create_app": "lorenz.host.factory",
+    "ReadDeadlineProtocol": "lorenz.host.http.protocol",
     "serve": "lorenz.host.command",
 }
 
@@ -40,5 +42,6 @@ if TYPE_CHECKING:
     from .app import RunningServer, build_app, serve_in_thread
     from .command import serve
     from .factory import create_app
+    from .http.protocol import ReadDeadlineProtocol
     from .mcp.server import build_server
     from .reload.live import LiveWorkspace, Snapshot

@@ -1,7 +1,7 @@
 """The host as an ASGI app any server can import: ``lorenz.host:create_app``.
 
     uvicorn --factory lorenz.host:create_app --host 0.0.0.0 --port 4040 --workers 4 \\
-        --http lorenz.host.http.protocol:ReadDeadlineProtocol
+        --http lorenz.host:ReadDeadlineProtocol
     gunicorn 'lorenz.host:create_app()' -k uvicorn_worker.UvicornWorker -w 4 -b 0.0.0.0:4040
     hypercorn -w 4 -b 0.0.0.0:4040 'lorenz.host:create_app()'
     granian --interface asgi --factory --workers 4 --host 0.0.0.0 --port 4040 lorenz.host:create_app
@@ -149,7 +149,7 @@ class ServerCheck:
             logger.warning(
                 "lorenz: this server reads requests without Lorenz's read deadlines (server.read_timeout_seconds), "
                 "so slow clients can hold connections: under uvicorn pass --http "
-                "lorenz.host.http.protocol:ReadDeadlineProtocol, elsewhere set the server's own header and body "
+                "lorenz.host:ReadDeadlineProtocol, elsewhere set the server's own header and body "
                 "timeouts (docs/deploy.md)"
             )
         host = (scope.get("server") or ("",))[0]

@@ -26,7 +26,7 @@ the writes of one loop turn are joined and sent when the response is complete (o
 turn, for streams); a request served alone is written as it comes.
 
 ``lorenz serve`` runs it through :class:`HostConfig`. Under a ``uvicorn`` started by the operator it
-is passed by import string (``--http lorenz.host.http.protocol:ReadDeadlineProtocol``): each server config
+is passed by import string (``--http lorenz.host:ReadDeadlineProtocol``): each server config
 then gets a pool of its own and the deadlines come from the app :func:`use_read_timeout` names.
 """
 
