@@ -20,9 +20,9 @@ import uvicorn
 
 from lorenz.cli import main
 from lorenz.host import create_app, factory, serve
-from lorenz.host.command import http_refusal, is_loopback
 from lorenz.host.factory import STARTUP_FAILURE, ServerCheck, plugin_reference
 from lorenz.host.http.loopback import serve_app_in_thread
+from lorenz.host.startup import http_refusal, is_loopback
 from lorenz.settings.model import ServerSettings
 
 HERE = Path(__file__).parent

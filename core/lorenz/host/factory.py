@@ -27,7 +27,9 @@ from typing import TYPE_CHECKING
 
 from attrs import field, frozen
 
-from .command import StartError, configure_logging, is_loopback, open_live
+from lorenz.plugin_paths import PluginImportError, import_plugin
+
+from .startup import StartError, configure_logging, is_loopback, open_live
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -82,15 +84,14 @@ def plugin_reference(plugin: object) -> str:
 
 def app_from(options: AppOptions) -> Starlette:
     """The app of one process: :class:`StartError` when its plugins or workflow do not load."""
-    from lorenz.cli_output import UsageError
-    from lorenz.cli_workspace import import_plugin
-
+    # Here, not at the top: the parent of ``lorenz serve --workers`` imports this module for
+    # :class:`AppOptions` and never builds an app, so it does without the SDK and the server.
     from .app import build_app, read_timeout
     from .http.protocol import use_read_timeout
 
     try:
         plugins = [import_plugin(reference) for reference in options.plugins]
-    except UsageError as exc:
+    except PluginImportError as exc:
         raise StartError(f"{PLUGIN_MODULES_ENV}: {exc}") from exc
     live = open_live(
         options.workflow,

@@ -38,7 +38,8 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from lorenz.host.factory import STARTUP_FAILURE, AppOptions, plugin_reference
+from lorenz.host.factory import STARTUP_FAILURE, AppOptions, app_from, plugin_reference
+from lorenz.host.startup import StartError, configure_logging
 
 if TYPE_CHECKING:
     from lorenz.host.app import _Server
@@ -307,8 +308,6 @@ def _say(message: str) -> None:
 def worker_main(options: AppOptions, listener: Listener, ready: Event) -> None:
     """A worker process: build the app, serve ``listener`` until SIGTERM (or the parent is gone)."""
     from lorenz.host.app import _Server, uvicorn_config
-    from lorenz.host.command import StartError, configure_logging
-    from lorenz.host.factory import app_from
     from lorenz.host.ops.watchdog import exit_past_stuck_threads
 
     from .listening import bind_socket
