@@ -64,7 +64,7 @@ def request(era: str, index: int) -> tuple[list[tuple[bytes, bytes]], bytes]:
 
 
 async def call(app: Any, era: str, index: int) -> None:
-    from lorenz.host.http.protocol import READ_DEADLINES
+    from lorenz.host.scope import READ_DEADLINES
 
     headers, body = request(era, index)
     scope = {

@@ -42,7 +42,8 @@ from .mcp.stateless import StatelessEndpoint
 from .ops.pages import healthz, landing_page, server_card
 from .ops.tracing import TraceHeaders, configure_server
 from .ops.watchdog import LoopWatchdog, exit_if_stuck, exit_past_stuck_threads, size_thread_pools
-from .reload.live import REQUEST_SNAPSHOT, LiveWorkspace
+from .reload.live import LiveWorkspace
+from .scope import REQUEST_SNAPSHOT
 
 __all__ = ["RunningServer", "build_app", "serve_in_thread"]
 

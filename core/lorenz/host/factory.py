@@ -29,6 +29,7 @@ from attrs import field, frozen
 
 from lorenz.plugin_paths import PluginImportError, import_plugin
 
+from .scope import READ_DEADLINES
 from .startup import StartError, configure_logging, is_loopback, open_live
 
 if TYPE_CHECKING:
@@ -144,8 +145,6 @@ class ServerCheck:
         await self.app(scope, receive, send)
 
     def check(self, scope: Scope) -> None:
-        from .http.protocol import READ_DEADLINES
-
         if not scope.get("state", {}).get(READ_DEADLINES):
             logger.warning(
                 "lorenz: this server reads requests without Lorenz's read deadlines (server.read_timeout_seconds), "

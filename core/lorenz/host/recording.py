@@ -17,6 +17,7 @@ from .calllog import CALL_LOG_ENV, CallLog, CallRecord, CallStats, clean_error
 from .http.security import raw_header
 from .mcp.grants import grant_of
 from .ops.tracing import current_trace_id
+from .scope import AFTER_REPLY
 
 if TYPE_CHECKING:
     from mcp.server import ServerRequestContext
@@ -24,11 +25,7 @@ if TYPE_CHECKING:
     from .mcp.replies import ToolReply
     from .reload.live import LiveWorkspace, Snapshot
 
-__all__ = ["AFTER_REPLY", "CallRecorder"]
-
-#: The ASGI scope key of a list of callables to run once the request's answer is written (the
-#: lean ``/mcp`` path runs them): the client does not wait for the host's bookkeeping.
-AFTER_REPLY = "lorenz.after_reply"
+__all__ = ["CallRecorder"]
 
 _CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 

@@ -46,11 +46,10 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
 from lorenz.eager import start_now
+from lorenz.host.scope import CANCEL_ON_DISCONNECT, READ_DEADLINES
 from lorenz.settings.model import DEFAULT_READ_TIMEOUT_SECONDS
 
 __all__ = [
-    "CANCEL_ON_DISCONNECT",
-    "READ_DEADLINES",
     "ConnectionPool",
     "HostConfig",
     "ReadDeadlineProtocol",
@@ -62,13 +61,6 @@ __all__ = [
 LINGER_SECONDS = 2.0
 
 Phase = Literal["headers", "body", "busy", "idle", "closed"]
-
-#: Set in the lifespan state (so in every request's ``scope["state"]``) by the protocol: how the
-#: app tells whether the server it runs under applies these deadlines.
-READ_DEADLINES = "lorenz.read_deadlines"
-#: Where an app puts, in a request's scope, what to call when its client goes away before the
-#: answer (this protocol calls it: the app needs no task of its own watching ``receive``).
-CANCEL_ON_DISCONNECT = "lorenz.cancel_on_disconnect"
 
 
 _TIMEOUT_TEXT = b"Request Timeout: the request was not sent in time"

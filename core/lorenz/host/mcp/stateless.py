@@ -59,9 +59,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from lorenz.host.http.protocol import CANCEL_ON_DISCONNECT, READ_DEADLINES
-from lorenz.host.http.security import PARSED_MESSAGE, raw_header
-from lorenz.host.recording import AFTER_REPLY
+from lorenz.host.http.security import raw_header
+from lorenz.host.scope import AFTER_REPLY, CANCEL_ON_DISCONNECT, PARSED_MESSAGE, READ_DEADLINES
 
 __all__ = ["StatelessEndpoint"]
 

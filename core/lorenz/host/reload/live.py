@@ -26,7 +26,7 @@ from lorenz.redact import redact_text
 from lorenz.results import error_message
 
 from .installed import InstalledWatch
-from .snapshot import REQUEST_SNAPSHOT, Snapshot, request_snapshot
+from .snapshot import Snapshot, request_snapshot
 
 if TYPE_CHECKING:
     import asyncio
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from .workflow_watch import WorkflowWatch
 
-__all__ = ["REQUEST_SNAPSHOT", "LiveWorkspace", "Snapshot", "request_snapshot"]
+__all__ = ["LiveWorkspace", "Snapshot", "request_snapshot"]
 
 logger = logging.getLogger("lorenz.host")
 
