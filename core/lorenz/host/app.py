@@ -30,6 +30,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Scope
 
+from lorenz._internals import fast_path_usable, session_transports
 from lorenz.containment import note_host_signal
 from lorenz.settings.model import ServerSettings
 
@@ -125,7 +126,8 @@ def build_app(
     transport = StreamableHTTPASGIApp(manager)
     endpoint: ASGIApp = transport
     if not stateful:
-        endpoint = StatelessEndpoint(transport, manager, fast_path=server_settings.fast_path)
+        fast_path = server_settings.fast_path and fast_path_usable(manager)
+        endpoint = StatelessEndpoint(transport, manager, fast_path=fast_path)
     app = Starlette(
         routes=[
             Route(MCP_PATH, endpoint=endpoint),
@@ -211,7 +213,7 @@ class _Server(uvicorn.Server):
         # Likewise each stateful session's GET stream, ended cleanly; its in-flight calls finish
         # (the manager keeps no public list of sessions; an SDK without it skips this step).
         manager = getattr(app_state, "sessions", None)
-        for transport in list(getattr(manager, "_server_instances", {}).values()):
+        for transport in session_transports(manager):
             with contextlib.suppress(Exception):
                 transport.close_standalone_sse_stream()
         await super().shutdown(sockets)

@@ -45,6 +45,7 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
+from lorenz._internals import callbacks_due
 from lorenz.eager import start_now
 from lorenz.host.scope import CANCEL_ON_DISCONNECT, READ_DEADLINES
 from lorenz.settings.model import DEFAULT_READ_TIMEOUT_SECONDS
@@ -191,7 +192,7 @@ class _JoinedWrites:
         loop) nothing else due in this turn. A request that arrived whole is answered inside its
         ``data_received``, while the other connections read in the same turn still look idle: their
         reads are the callbacks due."""
-        ready: Any = getattr(self._loop, "_ready", None)
+        ready = callbacks_due(self._loop)
         return not ready and self._pool.open - len(self._pool.waiting) <= 1
 
     def writelines(self, chunks: Any) -> None:

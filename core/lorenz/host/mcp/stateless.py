@@ -59,6 +59,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from lorenz._internals import lifespan_state, needs_teardown, runner_on_request
 from lorenz.host.http.security import raw_header
 from lorenz.host.scope import AFTER_REPLY, CANCEL_ON_DISCONNECT, PARSED_MESSAGE, READ_DEADLINES
 
@@ -255,8 +256,7 @@ class StatelessEndpoint:
                 message["method"],
                 message.get("params"),
                 connection=route.connection,
-                # The state of the server's lifespan, which the manager entered once (no public name).
-                lifespan_state=getattr(self.manager, "_lifespan_state", None),
+                lifespan_state=lifespan_state(self.manager),
             )
         except Exception as exc:
             if route.modern:
@@ -301,12 +301,6 @@ def _declares_param_headers(schema: Mapping[str, Any]) -> bool:
     return False
 
 
-#: The getter of the runner's ``on_request`` (a :class:`functools.cached_property`).
-_ON_REQUEST: Callable[[ServerRunner[Any]], Callable[..., Awaitable[dict[str, Any]]]] = vars(ServerRunner)[
-    "on_request"
-].func
-
-
 async def _serve_one(
     server: Server[Any],
     exchange: _Exchange,
@@ -318,14 +312,12 @@ async def _serve_one(
 ) -> dict[str, Any]:
     """The SDK's :func:`~mcp.server.runner.serve_one`: its kernel runs the request once; the
     connection's shielded teardown is skipped when nothing registered any (the usual case)."""
-    runner = ServerRunner(server, connection, lifespan_state)
-    # The property's own getter, not its cached value: the runner would keep its bound method in
-    # its own dict, a cycle holding it and its connection until the garbage collector runs.
-    on_request = _ON_REQUEST(runner)
+    on_request = runner_on_request(ServerRunner(server, connection, lifespan_state))
     try:
-        return await on_request(exchange, method, params)
+        result: dict[str, Any] = await on_request(exchange, method, params)
+        return result
     finally:
-        if getattr(connection.exit_stack, "_exit_callbacks", True):
+        if needs_teardown(connection):
             await aclose_shielded(connection)
 
 
