@@ -1,18 +1,11 @@
 """The host as an ASGI app any server can import: ``lorenz.host:create_app``.
 
-    uvicorn --factory lorenz.host:create_app --host 0.0.0.0 --port 4040 --workers 4 \\
-        --http lorenz.host:ReadDeadlineProtocol
-    gunicorn 'lorenz.host:create_app()' -k uvicorn_worker.UvicornWorker -w 4 -b 0.0.0.0:4040
-    hypercorn -w 4 -b 0.0.0.0:4040 'lorenz.host:create_app()'
-    granian --interface asgi --factory --workers 4 --host 0.0.0.0 --port 4040 lorenz.host:create_app
+    uvicorn --factory lorenz.host:create_app --workers 4 --http lorenz.host:ReadDeadlineProtocol
 
-Each process builds its own app, as each worker of ``lorenz serve --workers`` does (:func:`app_from`):
-the workflow is found as ``lorenz serve`` finds it (``$LORENZ_WORKFLOW``, else ``./WORKFLOW.md``,
-else the embedded default), hot-reloaded, and the installed plugins re-discovered when
-distributions change; ``$LORENZ_PLUGIN_MODULES`` names in-process plugins as ``-p`` does. The
-security defaults are the app's own (Host/Origin checks, the bearer token, the body cap); what
-only the server can do (read deadlines on slow clients) is ``ReadDeadlineProtocol``'s, which only
-uvicorn can be given, and the app says so once when it runs without it.
+Each process builds its own app (:func:`app_from`, as each worker of ``lorenz serve --workers``
+does), finding the workflow as ``lorenz serve`` does; ``$LORENZ_PLUGIN_MODULES`` names in-process
+plugins as ``-p`` does. :class:`ServerCheck` says once what the server does not do that ``lorenz
+serve`` does (read deadlines, a bearer token beyond loopback). Other servers: docs/deploy.md.
 """
 
 from __future__ import annotations

@@ -1,22 +1,10 @@
-"""``lorenz serve --workers N``: N processes serving one listening socket.
+"""``lorenz serve --workers N``: N processes serving one port.
 
-The parent binds the port (so it is known, and printed once), then starts the workers, each a
-fresh interpreter (``multiprocessing``'s spawn: no thread, lock or plugin state of the parent is
-inherited) that builds the app itself (:func:`lorenz.host.factory.app_from`), so each reloads
-WORKFLOW.md and re-discovers plugins on its own. On Linux each worker listens on a socket of its
-own bound to that port with ``SO_REUSEPORT``, and the kernel spreads new connections evenly over
-them (the parent's socket only holds the port: it never listens). From one shared socket, as
-elsewhere, whichever worker wakes first accepts every connection waiting, so a burst of keep-alive
-clients could all land on one worker. The parent supervises:
-
-- it prints the URL once every worker serves, and stops (exit 1) if one fails to start then (a
-  workflow or plugin that does not load);
-- after that, a worker that dies (or whose replacement fails to start) is replaced, after a
-  back-off that grows while replacements keep failing; the server never stops for it;
-- SIGHUP replaces the workers one at a time, each new one serving before its old one stops
-  (new code after an upgrade, with no request refused);
-- SIGINT/SIGTERM stop the workers gracefully (a second one forces them), and a worker whose
-  parent is gone stops by itself.
+The parent binds the port and supervises; each worker is a fresh (spawned) interpreter that builds
+the app itself (:func:`lorenz.host.factory.app_from`). On Linux each worker listens on a socket of
+its own with ``SO_REUSEPORT``. A worker that fails at start stops the server; one that dies later
+is replaced after a growing back-off; SIGHUP replaces them one at a time; SIGINT/SIGTERM stop them
+(a second signal forces them), and a worker whose parent is gone stops by itself.
 """
 
 from __future__ import annotations

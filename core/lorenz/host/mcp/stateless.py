@@ -1,16 +1,10 @@
 """``/mcp`` in stateless mode, and its lean path for the common request.
 
-The SDK's handshake-era stateless transport builds, for every POST, a transport, four memory
-streams, a JSON-RPC dispatcher and two tasks, only to carry one request to its handler and one
-response back: about two thirds of a call's CPU. A plain JSON request (what agents send all day)
-goes here straight to the SDK's own request kernel (``ServerRunner``), run once as its
-single-exchange driver :func:`mcp.server.runner.serve_one` runs it for the SDK's 2026-07-28 entry:
-the same handlers, the same request and result validation, the same born-ready connection. A
-2026-07-28 request first climbs the SDK's own inbound ladder
-(:func:`~mcp.shared.inbound.classify_inbound_request`, the routing and ``Mcp-Param-*`` header
-checks) in the SDK's order. Whatever the lean path does not answer (a rejection, a notification,
-another Accept or Content-Type, SSE responses, a lone surrogate in the body) goes through the
-SDK's transport unchanged, so the SDK words every refusal.
+A plain JSON request goes straight to the SDK's own request kernel (``ServerRunner``), run once as
+:func:`mcp.server.runner.serve_one` runs it: the same handlers, validation and born-ready
+connection, without the SDK transport's per-request streams and tasks. A 2026-07-28 request first
+climbs the SDK's inbound ladder. Whatever the lean path does not answer goes through the SDK's
+transport unchanged, so the SDK words every refusal. Its private SDK accesses: :mod:`lorenz._internals`.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """The workspace the host serves, kept current with WORKFLOW.md on disk.
 
-:class:`LiveWorkspace` holds one immutable :class:`Snapshot` (the workspace plus everything
-derived from it that a request needs: the wire tools, the owning pack of each tool, compiled
-argument validators). ``current()`` stats the workflow file (its inode, size, mtime and ctime)
-and swaps in a new snapshot when it changed; a new config that fails to load is logged with its
-exact message (redacted) and the last good snapshot keeps serving. On the event loop,
-``await current_async()`` only stats (and under an HTTP server on Linux, only when the kernel
-reported a change: :mod:`.workflow_watch`): the reload itself runs once, in a thread, and a slow
-one does not hold requests up beyond :data:`RELOAD_WAIT_SECONDS`.
+:class:`LiveWorkspace` holds one immutable :class:`Snapshot` and swaps in a new one when the
+workflow file changed; a new config that fails to load is logged (redacted) and the last good
+snapshot keeps serving. On the event loop, ``await current_async()`` only stats (or asks
+:mod:`.workflow_watch`); the reload runs in a thread, and a slow one does not hold requests up
+beyond :data:`RELOAD_WAIT_SECONDS`.
 """
 
 from __future__ import annotations
