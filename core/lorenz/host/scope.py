@@ -9,9 +9,9 @@ from __future__ import annotations
 __all__ = ["AFTER_REPLY", "CANCEL_ON_DISCONNECT", "GRANT", "PARSED_MESSAGE", "READ_DEADLINES", "REQUEST_SNAPSHOT"]
 
 #: In ``scope["state"]`` (the lifespan state): ``True`` under the host's protocol; set by
-#: ``http.protocol.ReadDeadlineProtocol``, read by ``mcp.stateless`` and ``factory.ServerCheck``.
+#: ``http.protocol.ReadDeadlineProtocol``, read by ``http.disconnect`` and ``factory.ServerCheck``.
 READ_DEADLINES = "lorenz.read_deadlines"
-#: What to call when the client goes away before the answer; set by ``mcp.stateless``, called by
+#: What to call when the client goes away before the answer; set by ``http.disconnect``, called by
 #: ``http.protocol.ReadDeadlineProtocol.connection_lost``.
 CANCEL_ON_DISCONNECT = "lorenz.cancel_on_disconnect"
 #: A POST's JSON-RPC message, parsed once; set by ``http.security``, read by ``mcp.stateless``.

@@ -9,10 +9,9 @@ transport unchanged, so the SDK words every refusal. Its private SDK accesses: :
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,11 +50,12 @@ from mcp_types import (
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from lorenz._internals import lifespan_state, needs_teardown, runner_on_request
+from lorenz.host.http.disconnect import until_disconnect
 from lorenz.host.http.security import raw_header
-from lorenz.host.scope import AFTER_REPLY, CANCEL_ON_DISCONNECT, PARSED_MESSAGE, READ_DEADLINES
+from lorenz.host.scope import AFTER_REPLY, PARSED_MESSAGE
 
 __all__ = ["StatelessEndpoint"]
 
@@ -186,7 +186,7 @@ class StatelessEndpoint:
         message = _plain_json_request(scope) if self.lean else None
         route = self._route(scope, request, message) if message is not None else None
         if message is None or route is None:
-            await _until_disconnect(scope, receive, lambda receive: self.transport(scope, receive, send))
+            await until_disconnect(scope, receive, lambda receive: self.transport(scope, receive, send))
             return
 
         async def answer(receive: Receive) -> None:
@@ -199,7 +199,7 @@ class StatelessEndpoint:
                 del scope[AFTER_REPLY]  # the work holds the request, so the scope: no cycle left
                 _run_all(later)
 
-        await _until_disconnect(scope, receive, answer)
+        await until_disconnect(scope, receive, answer)
 
     def _route(self, scope: Scope, request: Request, message: dict[str, Any]) -> _Route | None:
         """The route of a request the lean path answers, else ``None``."""
@@ -383,57 +383,3 @@ def _run_all(work: list[Callable[[], None]]) -> None:
 def _unmapped(method: str, exc: Exception) -> ErrorData:
     logger.exception("handler for %r raised", method)
     return ErrorData(code=0, message=str(exc))
-
-
-async def _until_disconnect(scope: Scope, receive: Receive, work: Callable[[Receive], Awaitable[None]]) -> None:
-    """``work(receive)``, cancelled when the client disconnects before it is done. Under the host's
-    own HTTP protocol the connection says so; under another server a plain task watches once
-    ``work`` has read the whole body (no task group: its ending would format a task's repr for its
-    cancel message on every request)."""
-    if scope.get("state", {}).get(READ_DEADLINES):  # the host's protocol cancels on a lost connection
-        await _cancelled_by_protocol(scope, receive, work)
-        return
-    body_read: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-    async def tracked() -> Message:
-        message = await receive()
-        if not body_read.done() and (message["type"] != "http.request" or not message.get("more_body", False)):
-            body_read.set_result(None)
-        return message
-
-    with anyio.CancelScope() as call:
-
-        async def watch() -> None:
-            await body_read
-            while (await receive())["type"] != "http.disconnect":
-                pass
-            call.cancel()
-
-        watcher = asyncio.get_running_loop().create_task(watch())
-        try:
-            await work(tracked)
-        finally:
-            watcher.cancel()
-
-
-async def _cancelled_by_protocol(scope: Scope, receive: Receive, work: Callable[[Receive], Awaitable[None]]) -> None:
-    """``work(receive)``, its task cancelled when the host's protocol reports the connection lost
-    (what a cancel scope around it would do, without making one for every request)."""
-    task = asyncio.current_task()
-    assert task is not None
-    lost = False
-
-    def cancel() -> None:
-        nonlocal lost
-        if not lost:
-            lost = True
-            task.cancel()
-
-    scope[CANCEL_ON_DISCONNECT] = cancel
-    try:
-        await work(receive)
-    except asyncio.CancelledError:
-        if not lost or task.uncancel() > 0:  # cancelled by someone else too: theirs to handle
-            raise
-    finally:
-        del scope[CANCEL_ON_DISCONNECT]
