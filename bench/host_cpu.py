@@ -64,7 +64,7 @@ def request(era: str, index: int) -> tuple[list[tuple[bytes, bytes]], bytes]:
 
 
 async def call(app: Any, era: str, index: int) -> None:
-    from lorenz.host.protocol import READ_DEADLINES
+    from lorenz.host.scope import READ_DEADLINES
 
     headers, body = request(era, index)
     scope = {
@@ -104,7 +104,7 @@ async def call(app: Any, era: str, index: int) -> None:
 
 async def run(board: Path, era: str, n: int, profile: bool, cold_mib: int = 0) -> None:
     from lorenz.host.app import build_app
-    from lorenz.host.reload import LiveWorkspace
+    from lorenz.host.reload.live import LiveWorkspace
 
     live = LiveWorkspace.open(None, cwd=board, env=dict(os.environ, LORENZ_LOAD_PLUGINS="lorenz-local"))
     # As ``lorenz serve`` builds it: WORKFLOW.md watched (no edit happens here), where the tree has that.

@@ -10,7 +10,7 @@ is not a successful result counts as an error). Servers, each in the board's dir
 
   serve                 ``lorenz serve --port 0 --workers N``
   uvicorn               ``uvicorn --factory lorenz.host:create_app --workers N``
-  uvicorn-lorenz-http   the same with ``--http lorenz.host.protocol:ReadDeadlineProtocol``
+  uvicorn-lorenz-http   the same with ``--http lorenz.host:ReadDeadlineProtocol``
 
 A 2 s warm-up precedes each measured run; rounds alternate 1 and 2 workers, and the table shows
 the median round (by calls/s) of each, with the resident memory of every worker process at its end.
@@ -87,7 +87,7 @@ def start(kind: str, workers: int, directory: Path) -> tuple[subprocess.Popen[st
             "--no-access-log",
         ]
         if kind == "uvicorn-lorenz-http":
-            command += ["--http", "lorenz.host.protocol:ReadDeadlineProtocol"]
+            command += ["--http", "lorenz.host:ReadDeadlineProtocol"]
         ready = re.compile(r"Uvicorn running on (http://127\.0\.0\.1:\d+)")
     process = subprocess.Popen(
         command, cwd=directory, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True

@@ -11,8 +11,8 @@ from attrs import field, frozen
 from jsonschema import Draft202012Validator
 
 from lorenz.authoring import CallContext, ErrorContract, Pack, describe, disabled, hints, tool
-from lorenz.host.pages import render_landing
-from lorenz.host.reload import LiveWorkspace
+from lorenz.host.ops.pages import render_landing
+from lorenz.host.reload.live import LiveWorkspace
 from lorenz.testing import PackHost, make_pack_host
 
 pytestmark = pytest.mark.anyio

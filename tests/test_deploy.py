@@ -19,10 +19,10 @@ from starlette.routing import Route
 
 from lorenz.cli_parser import build_parser
 from lorenz.host.app import build_app
-from lorenz.host.command import http_refusal
-from lorenz.host.loopback import serve_app_in_thread
-from lorenz.host.reload import LiveWorkspace
-from lorenz.host.security import host_allowed
+from lorenz.host.http.loopback import serve_app_in_thread
+from lorenz.host.http.security import host_allowed
+from lorenz.host.reload.live import LiveWorkspace
+from lorenz.host.startup import http_refusal
 from lorenz.workspace import open_workspace
 
 ROOT = Path(__file__).resolve().parents[1]

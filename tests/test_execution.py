@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from lorenz import Settings, ToolContext, ToolResult, run_in_thread, tool_success
 from lorenz.execution import ToolRunner, call_pack
-from lorenz.host.watchdog import LoopWatchdog
+from lorenz.host.ops.watchdog import LoopWatchdog
 from lorenz.wire import ResultTooLarge, encode_payload, lone_surrogate_path, refuse_unsafe_arguments
 
 pytestmark = pytest.mark.anyio

@@ -19,7 +19,8 @@ from typing import Any
 import httpx
 import pytest
 
-from lorenz.host import RunningServer, serve_in_thread, stateless
+from lorenz.host import RunningServer, serve_in_thread
+from lorenz.host.mcp import stateless
 
 ADMIN = "admin-token-0123456789"
 SCOPED = "scoped-token-0123456789"

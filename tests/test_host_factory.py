@@ -20,10 +20,9 @@ import uvicorn
 
 from lorenz.cli import main
 from lorenz.host import create_app, factory, serve
-from lorenz.host.command import http_refusal, is_loopback
 from lorenz.host.factory import STARTUP_FAILURE, ServerCheck, plugin_reference
-from lorenz.host.loopback import serve_app_in_thread
-from lorenz.host.protocol import ReadDeadlineProtocol
+from lorenz.host.http.loopback import serve_app_in_thread
+from lorenz.host.startup import http_refusal, is_loopback
 from lorenz.settings.model import ServerSettings
 
 HERE = Path(__file__).parent
@@ -81,16 +80,17 @@ def test_create_app_serves_the_workflow_of_the_environment(
     assert foreign.status_code == 421  # the same Host check as `lorenz serve`
     hints = [record.message for record in lorenz_logs.records if "read deadlines" in record.message]
     assert len(hints) == 1
-    assert "--http lorenz.host.protocol:ReadDeadlineProtocol" in hints[0]
+    assert "--http lorenz.host:ReadDeadlineProtocol" in hints[0]
 
 
 def test_create_app_under_uvicorn_with_the_lorenz_protocol(
     factory_env: Path, lorenz_logs: pytest.LogCaptureFixture
 ) -> None:
-    """`--http lorenz.host.protocol:ReadDeadlineProtocol` with a plain uvicorn Config: the workflow's
+    """`--http lorenz.host:ReadDeadlineProtocol` with a plain uvicorn Config: the workflow's
     read_timeout_seconds applies (a client that never finishes its headers gets 408), no hint."""
     app = create_app()
-    with serve_app_in_thread(app, lifespan="on", config=uvicorn.Config, http=ReadDeadlineProtocol) as server:
+    protocol = "lorenz.host:ReadDeadlineProtocol"  # the import string operators pass
+    with serve_app_in_thread(app, lifespan="on", config=uvicorn.Config, http=protocol) as server:
         with httpx.Client() as http:
             assert http.get(server.base_url + "/healthz").status_code == 200
         with socket.create_connection((server.host, server.port), timeout=10) as slow:

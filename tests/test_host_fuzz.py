@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lorenz.host import RunningServer, serve_in_thread
-from lorenz.host.jsonrpc import parse_message
+from lorenz.host.http.jsonrpc import parse_message
 from lorenz_local.store import BoardStore
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.slow]

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from lorenz.host import RunningServer, serve_in_thread
-from lorenz.host.jsonrpc import parse_message
+from lorenz.host.http.jsonrpc import parse_message
 
 pytestmark = pytest.mark.anyio
 

@@ -1,7 +1,7 @@
 """The lean path for stateless JSON requests answers exactly as the SDK's transport does.
 
 Every request below is sent twice to one server: once answered by the lean path
-(:mod:`lorenz.host.stateless`), once with the lean path switched off so the SDK's Streamable HTTP
+(:mod:`lorenz.host.mcp.stateless`), once with the lean path switched off so the SDK's Streamable HTTP
 transport answers it. Status and JSON-RPC reply must be the same, in both protocol eras, for
 results, tool errors, JSON-RPC errors and the 2026-07-28 header ladder.
 """
@@ -24,10 +24,11 @@ import pytest
 import uvicorn
 
 from lorenz import ToolSpec, hookimpl, tool_success
-from lorenz.host import LiveWorkspace, RunningServer, serve_in_thread, stateless
+from lorenz.host import LiveWorkspace, RunningServer, serve_in_thread
 from lorenz.host.app import build_app
-from lorenz.host.loopback import serve_app_in_thread
-from lorenz.host.protocol import HostConfig
+from lorenz.host.http.loopback import serve_app_in_thread
+from lorenz.host.http.protocol import HostConfig
+from lorenz.host.mcp import stateless
 
 MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",

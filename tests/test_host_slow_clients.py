@@ -24,8 +24,8 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
 from lorenz.host import RunningServer, serve_in_thread
-from lorenz.host.loopback import serve_app_in_thread
-from lorenz.host.protocol import HostConfig
+from lorenz.host.http.loopback import serve_app_in_thread
+from lorenz.host.http.protocol import HostConfig
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

@@ -14,8 +14,8 @@ import pytest
 
 from lorenz import ToolSpec, tool_failure, tool_success
 from lorenz.host import LiveWorkspace
-from lorenz.host.listening import display_url
-from lorenz.host.replies import call_result
+from lorenz.host.http.listening import display_url
+from lorenz.host.mcp.replies import call_result
 from lorenz.results import ToolResult
 from lorenz.schemas import compile_schema, validate_arguments
 
@@ -195,7 +195,7 @@ def test_embedded_default_picks_up_a_new_workflow(tmp_path: Path, host_pack: Mod
 
 def test_portability_problems_flag_what_clients_reject() -> None:
     """Tool names outside MCP's pattern, empty descriptions and non-object schemas are flagged."""
-    from lorenz.host.mcp_server import portability_problems
+    from lorenz.host.mcp.server import portability_problems
 
     assert portability_problems(ToolSpec(name="ok_name.v1", description="Fine.")) == []
     problems = portability_problems(
@@ -397,7 +397,7 @@ async def test_slow_reload_serves_the_last_good_snapshot_meanwhile(
 
     import anyio
 
-    from lorenz.host import reload
+    from lorenz.host.reload import live as reload
 
     monkeypatch.setattr(reload, "RELOAD_WAIT_SECONDS", 0.1)
     workflow = tmp_path / "WORKFLOW.md"
@@ -423,7 +423,7 @@ async def test_a_responses_writes_leave_as_one_send() -> None:
     alone is written as it comes."""
     import asyncio
 
-    from lorenz.host.protocol import ConnectionPool, _JoinedWrites
+    from lorenz.host.http.protocol import ConnectionPool, _JoinedWrites
 
     class Recorder:
         def __init__(self) -> None:
@@ -495,7 +495,7 @@ async def test_a_request_that_arrives_whole_is_answered_before_the_loop_turns() 
 
     from uvicorn.server import ServerState
 
-    from lorenz.host.protocol import HostConfig, ReadDeadlineProtocol
+    from lorenz.host.http.protocol import HostConfig, ReadDeadlineProtocol
 
     seen: list[object] = []
 

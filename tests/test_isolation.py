@@ -22,8 +22,8 @@ import pytest
 
 from lorenz.contracts import ToolContext
 from lorenz.execution import ToolRunner
-from lorenz.host.pages import health_data
-from lorenz.host.reload import LiveWorkspace
+from lorenz.host.ops.pages import health_data
+from lorenz.host.reload.live import LiveWorkspace
 from lorenz.isolation.proxy import IsolatedPack
 from lorenz.isolation.supervisor import MAX_CRASHES
 from lorenz.plugins import discover

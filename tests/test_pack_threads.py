@@ -16,7 +16,7 @@ import pytest
 from lorenz import Settings, ToolContext, ToolResult, run_in_thread, tool_success
 from lorenz.execution import CallOutcome, ClientGone, ToolRunner
 from lorenz.host.calllog import CallRecord
-from lorenz.host.watchdog import size_thread_pools
+from lorenz.host.ops.watchdog import size_thread_pools
 
 pytestmark = pytest.mark.anyio
 

@@ -15,7 +15,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from lorenz.authoring import CallContext, Pack, describe, tool
-from lorenz.host.loopback import LoopbackServer
+from lorenz.host.http.loopback import LoopbackServer
 from lorenz.testing import PackHost, loopback_server
 
 pytestmark = pytest.mark.anyio

@@ -15,10 +15,10 @@ from typing import Any
 import httpx
 import pytest
 
-import lorenz.host.reload as reload
-import lorenz.host.workflow_watch as workflow_watch
+import lorenz.host.reload.live as reload
+import lorenz.host.reload.workflow_watch as workflow_watch
 from lorenz.host import serve_in_thread
-from lorenz.host.workflow_watch import WorkflowWatch
+from lorenz.host.reload.workflow_watch import WorkflowWatch
 
 pytestmark = [pytest.mark.anyio, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")]
 

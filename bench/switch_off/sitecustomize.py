@@ -28,11 +28,11 @@ _NAMES = set(filter(None, os.environ.get("LORENZ_BENCH_SWITCH_OFF", "").split("+
 def _switch_off() -> None:
     import mcp.server.runner as runner
 
-    import lorenz.host.mcp_server as mcp_server
+    import lorenz.host.http.security as security
+    import lorenz.host.mcp.replies as replies
+    import lorenz.host.mcp.server as mcp_server
     import lorenz.host.recording as recording
-    import lorenz.host.reload as reload
-    import lorenz.host.replies as replies
-    import lorenz.host.security as security
+    import lorenz.host.reload.live as reload
 
     if "sdk-request-validation" in _NAMES:
         runner._methods.validate_client_request = lambda *args, **kwargs: None

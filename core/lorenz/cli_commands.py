@@ -249,7 +249,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import contextlib
 
     from .host import serve
-    from .host.command import stdout_to_stderr
+    from .host.startup import stdout_to_stderr
 
     if args.stdio and args.workers is not None:
         raise UsageError("--workers serves HTTP; --stdio is one process")

@@ -4,7 +4,6 @@ the workspace of a workflow, and redacted warnings."""
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
 import textwrap
@@ -19,16 +18,13 @@ __all__ = ["allow_list_note", "load_plugin_modules", "open_for_command", "show_t
 
 def import_plugin(name: str) -> object:
     """``-p NAME``: a module name, or the path of a ``.py`` file or package directory."""
-    from .containment import describe_exception
-    from .plugin_paths import import_path
+    from .plugin_paths import PluginImportError
+    from .plugin_paths import import_plugin as import_module
 
     try:
-        if name.endswith(".py") or "/" in name or os.sep in name:
-            return import_path(Path(name))
-        return importlib.import_module(name)
-    except Exception as exc:
-        msg = f"cannot import plugin module {name!r}: {describe_exception(exc)}"
-        raise UsageError(msg) from exc
+        return import_module(name)
+    except PluginImportError as exc:
+        raise UsageError(str(exc)) from exc
 
 
 def load_plugin_modules(args: argparse.Namespace) -> list[object]:

@@ -12,10 +12,11 @@ someone else just created (uvicorn's for a request).
 from __future__ import annotations
 
 import asyncio
-import collections
 import sys
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
+
+from ._internals import callbacks_due, run_as_current, task_of
 
 __all__ = ["eager_task", "start_now"]
 
@@ -38,18 +39,11 @@ def start_now(loop: asyncio.AbstractEventLoop, is_new: Callable[[object], bool])
     """Run now the first step of the task just created on ``loop`` (the last callback due), when
     ``is_new`` says its task is the one meant; ``False`` (it starts on the loop's next turn) on
     another loop, a task factory of its own, or anything else scheduled since."""
-    ready: Any = getattr(loop, "_ready", None)  # the standard loop's queue of callbacks due now
-    step: Any = ready[-1] if isinstance(ready, collections.deque) and ready else None
-    owner: object = getattr(getattr(step, "_callback", None), "__self__", None)
-    if not isinstance(owner, asyncio.Task) or owner.done() or not is_new(owner):
+    ready = callbacks_due(loop)
+    step = ready[-1] if ready else None
+    owner = task_of(step)
+    if ready is None or step is None or owner is None or owner.done() or not is_new(owner):
         return False
     ready.pop()
-    caller = asyncio.current_task(loop)
-    if caller is not None:
-        asyncio.tasks._leave_task(loop, caller)
-    try:
-        step._run()
-    finally:
-        if caller is not None:
-            asyncio.tasks._enter_task(loop, caller)
+    run_as_current(loop, step)
     return True

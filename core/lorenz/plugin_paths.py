@@ -1,4 +1,4 @@
-"""Plugin modules named by path (``-p path/to/plugin.py``, ``--plugins-dir DIR``, ``lorenz lint FILE``).
+"""Plugin modules named on the command line (``-p NAME``, ``-p path/to/plugin.py``, ``--plugins-dir DIR``).
 
 A file inside a package is imported under its dotted name with the package's root on ``sys.path``, so
 the relative imports a scaffolded pack uses (``from .tools import PACK``) work; a lone file is imported
@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["import_path", "import_plugins_dir", "package_root"]
+from .containment import describe_exception
+
+__all__ = ["PluginImportError", "import_path", "import_plugin", "import_plugins_dir", "package_root"]
 
 
 def package_root(path: Path) -> tuple[Path, list[str]]:
@@ -68,3 +71,18 @@ def import_plugins_dir(folder: Path) -> list[ModuleType]:
         msg = f"{folder}: not a directory"
         raise ValueError(msg)
     return [import_path(file) for file in sorted(folder.glob("*.py")) if file.name != "__init__.py"]
+
+
+class PluginImportError(Exception):
+    """An in-process plugin module (``-p NAME``, ``$LORENZ_PLUGIN_MODULES``) that does not import."""
+
+
+def import_plugin(name: str) -> ModuleType:
+    """``-p NAME``: a module name, or the path of a ``.py`` file or package directory."""
+    try:
+        if name.endswith(".py") or "/" in name or os.sep in name:
+            return import_path(Path(name))
+        return importlib.import_module(name)
+    except Exception as exc:
+        msg = f"cannot import plugin module {name!r}: {describe_exception(exc)}"
+        raise PluginImportError(msg) from exc

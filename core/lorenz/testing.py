@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import mcp
     import mcp_types
 
-    from .host.loopback import LoopbackServer
+    from .host.http.loopback import LoopbackServer
     from .workspace import Workspace
 
 __all__ = [
@@ -187,9 +187,9 @@ class PackHost:
 
     def server(self) -> mcp.server.Server[Any]:
         """The host's MCP server (the SDK's low-level ``Server``) over this workspace."""
-        from .host.grants import FULL
-        from .host.mcp_server import HostState, build_server
-        from .host.reload import LiveWorkspace
+        from .host.mcp.grants import FULL
+        from .host.mcp.server import HostState, build_server
+        from .host.reload.live import LiveWorkspace
 
         state = HostState(LiveWorkspace(self.workspace, reload=False), local_grant=FULL)
         state.http = self._http()
@@ -297,7 +297,7 @@ def loopback_server(app: Any, *, start_timeout: float = 10.0) -> contextlib.Abst
     Raises ``RuntimeError`` when the server does not start within ``start_timeout`` seconds.
     Share one server per session with a fixture and reset the fake's state per test.
     """
-    from .host.loopback import serve_app_in_thread  # uvicorn loads only when a test serves an app
+    from .host.http.loopback import serve_app_in_thread  # uvicorn loads only when a test serves an app
 
     return serve_app_in_thread(app, start_timeout=start_timeout, name="lorenz-testing-loopback")
 

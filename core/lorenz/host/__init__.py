@@ -12,6 +12,7 @@ from lorenz.lazy import lazy_exports
 
 __all__ = [
     "LiveWorkspace",
+    "ReadDeadlineProtocol",
     "RunningServer",
     "Snapshot",
     "build_app",
@@ -22,13 +23,14 @@ __all__ = [
 ]
 
 _EXPORTS = {
-    "LiveWorkspace": "lorenz.host.reload",
-    "Snapshot": "lorenz.host.reload",
+    "LiveWorkspace": "lorenz.host.reload.live",
+    "Snapshot": "lorenz.host.reload.live",
     "RunningServer": "lorenz.host.app",
     "build_app": "lorenz.host.app",
     "serve_in_thread": "lorenz.host.app",
-    "build_server": "lorenz.host.mcp_server",
+    "build_server": "lorenz.host.mcp.server",
     "create_app": "lorenz.host.factory",
+    "ReadDeadlineProtocol": "lorenz.host.http.protocol",
     "serve": "lorenz.host.command",
 }
 
@@ -40,5 +42,6 @@ if TYPE_CHECKING:
     from .app import RunningServer, build_app, serve_in_thread
     from .command import serve
     from .factory import create_app
-    from .mcp_server import build_server
-    from .reload import LiveWorkspace, Snapshot
+    from .http.protocol import ReadDeadlineProtocol
+    from .mcp.server import build_server
+    from .reload.live import LiveWorkspace, Snapshot

@@ -30,19 +30,21 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Scope
 
+from lorenz._internals import fast_path_usable, session_transports
 from lorenz.containment import note_host_signal
 from lorenz.settings.model import ServerSettings
 
-from .listening import announcer, listen
-from .loopback import serve_app_in_thread
-from .mcp_server import HostState, build_server
-from .pages import healthz, landing_page, server_card
-from .protocol import HostConfig
-from .reload import REQUEST_SNAPSHOT, LiveWorkspace
-from .security import MCP_PATH, SecurityMiddleware
-from .stateless import StatelessEndpoint
-from .tracing import TraceHeaders, configure_server
-from .watchdog import LoopWatchdog, exit_if_stuck, exit_past_stuck_threads, size_thread_pools
+from .http.listening import announcer, listen
+from .http.loopback import serve_app_in_thread
+from .http.protocol import HostConfig
+from .http.security import MCP_PATH, SecurityMiddleware
+from .mcp.server import HostState, build_server
+from .mcp.stateless import StatelessEndpoint
+from .ops.pages import healthz, landing_page, server_card
+from .ops.tracing import TraceHeaders, configure_server
+from .ops.watchdog import LoopWatchdog, exit_if_stuck, exit_past_stuck_threads, size_thread_pools
+from .reload.live import LiveWorkspace
+from .scope import REQUEST_SNAPSHOT
 
 __all__ = ["RunningServer", "build_app", "serve_in_thread"]
 
@@ -124,7 +126,8 @@ def build_app(
     transport = StreamableHTTPASGIApp(manager)
     endpoint: ASGIApp = transport
     if not stateful:
-        endpoint = StatelessEndpoint(transport, manager, fast_path=server_settings.fast_path)
+        fast_path = server_settings.fast_path and fast_path_usable(manager)
+        endpoint = StatelessEndpoint(transport, manager, fast_path=fast_path)
     app = Starlette(
         routes=[
             Route(MCP_PATH, endpoint=endpoint),
@@ -210,7 +213,7 @@ class _Server(uvicorn.Server):
         # Likewise each stateful session's GET stream, ended cleanly; its in-flight calls finish
         # (the manager keeps no public list of sessions; an SDK without it skips this step).
         manager = getattr(app_state, "sessions", None)
-        for transport in list(getattr(manager, "_server_instances", {}).values()):
+        for transport in session_transports(manager):
             with contextlib.suppress(Exception):
                 transport.close_standalone_sse_stream()
         await super().shutdown(sockets)

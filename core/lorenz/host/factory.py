@@ -1,18 +1,11 @@
 """The host as an ASGI app any server can import: ``lorenz.host:create_app``.
 
-    uvicorn --factory lorenz.host:create_app --host 0.0.0.0 --port 4040 --workers 4 \\
-        --http lorenz.host.protocol:ReadDeadlineProtocol
-    gunicorn 'lorenz.host:create_app()' -k uvicorn_worker.UvicornWorker -w 4 -b 0.0.0.0:4040
-    hypercorn -w 4 -b 0.0.0.0:4040 'lorenz.host:create_app()'
-    granian --interface asgi --factory --workers 4 --host 0.0.0.0 --port 4040 lorenz.host:create_app
+    uvicorn --factory lorenz.host:create_app --workers 4 --http lorenz.host:ReadDeadlineProtocol
 
-Each process builds its own app, as each worker of ``lorenz serve --workers`` does (:func:`app_from`):
-the workflow is found as ``lorenz serve`` finds it (``$LORENZ_WORKFLOW``, else ``./WORKFLOW.md``,
-else the embedded default), hot-reloaded, and the installed plugins re-discovered when
-distributions change; ``$LORENZ_PLUGIN_MODULES`` names in-process plugins as ``-p`` does. The
-security defaults are the app's own (Host/Origin checks, the bearer token, the body cap); what
-only the server can do (read deadlines on slow clients) is ``ReadDeadlineProtocol``'s, which only
-uvicorn can be given, and the app says so once when it runs without it.
+Each process builds its own app (:func:`app_from`, as each worker of ``lorenz serve --workers``
+does), finding the workflow as ``lorenz serve`` does; ``$LORENZ_PLUGIN_MODULES`` names in-process
+plugins as ``-p`` does. :class:`ServerCheck` says once what the server does not do that ``lorenz
+serve`` does (read deadlines, a bearer token beyond loopback). Other servers: docs/deploy.md.
 """
 
 from __future__ import annotations
@@ -27,13 +20,16 @@ from typing import TYPE_CHECKING
 
 from attrs import field, frozen
 
-from .command import StartError, configure_logging, is_loopback, open_live
+from lorenz.plugin_paths import PluginImportError, import_plugin
+
+from .scope import READ_DEADLINES
+from .startup import StartError, configure_logging, is_loopback, open_live
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
     from starlette.types import ASGIApp, Receive, Scope, Send
 
-    from .reload import LiveWorkspace
+    from .reload.live import LiveWorkspace
 
 __all__ = ["PLUGIN_MODULES_ENV", "STARTUP_FAILURE", "AppOptions", "app_from", "create_app", "plugin_reference"]
 
@@ -82,15 +78,14 @@ def plugin_reference(plugin: object) -> str:
 
 def app_from(options: AppOptions) -> Starlette:
     """The app of one process: :class:`StartError` when its plugins or workflow do not load."""
-    from lorenz.cli_output import UsageError
-    from lorenz.cli_workspace import import_plugin
-
+    # Here, not at the top: the parent of ``lorenz serve --workers`` imports this module for
+    # :class:`AppOptions` and never builds an app, so it does without the SDK and the server.
     from .app import build_app, read_timeout
-    from .protocol import use_read_timeout
+    from .http.protocol import use_read_timeout
 
     try:
         plugins = [import_plugin(reference) for reference in options.plugins]
-    except UsageError as exc:
+    except PluginImportError as exc:
         raise StartError(f"{PLUGIN_MODULES_ENV}: {exc}") from exc
     live = open_live(
         options.workflow,
@@ -143,13 +138,11 @@ class ServerCheck:
         await self.app(scope, receive, send)
 
     def check(self, scope: Scope) -> None:
-        from .protocol import READ_DEADLINES
-
         if not scope.get("state", {}).get(READ_DEADLINES):
             logger.warning(
                 "lorenz: this server reads requests without Lorenz's read deadlines (server.read_timeout_seconds), "
                 "so slow clients can hold connections: under uvicorn pass --http "
-                "lorenz.host.protocol:ReadDeadlineProtocol, elsewhere set the server's own header and body "
+                "lorenz.host:ReadDeadlineProtocol, elsewhere set the server's own header and body "
                 "timeouts (docs/deploy.md)"
             )
         host = (scope.get("server") or ("",))[0]

@@ -14,21 +14,18 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .calllog import CALL_LOG_ENV, CallLog, CallRecord, CallStats, clean_error
-from .grants import grant_of
-from .security import raw_header
-from .tracing import current_trace_id
+from .http.security import raw_header
+from .mcp.grants import grant_of
+from .ops.tracing import current_trace_id
+from .scope import AFTER_REPLY
 
 if TYPE_CHECKING:
     from mcp.server import ServerRequestContext
 
-    from .reload import LiveWorkspace, Snapshot
-    from .replies import ToolReply
+    from .mcp.replies import ToolReply
+    from .reload.live import LiveWorkspace, Snapshot
 
-__all__ = ["AFTER_REPLY", "CallRecorder"]
-
-#: The ASGI scope key of a list of callables to run once the request's answer is written (the
-#: lean ``/mcp`` path runs them): the client does not wait for the host's bookkeeping.
-AFTER_REPLY = "lorenz.after_reply"
+__all__ = ["CallRecorder"]
 
 _CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 

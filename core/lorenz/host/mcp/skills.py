@@ -20,8 +20,9 @@ from lorenz.skills import Skill, mounted_skills, read_skill_file
 if TYPE_CHECKING:
     from mcp.server import ServerRequestContext
 
+    from lorenz.host.reload.live import LiveWorkspace, Snapshot
+
     from .grants import Grant
-    from .reload import LiveWorkspace, Snapshot
 
 __all__ = ["skill_handlers"]
 

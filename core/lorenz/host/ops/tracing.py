@@ -1,20 +1,10 @@
 """OpenTelemetry for ``lorenz serve``, when the ``otel`` extra is installed and switched on.
 
-``pip install 'lorenz-core[otel]'`` brings the OpenTelemetry SDK; the standard environment turns
-it on (``OTEL_TRACES_EXPORTER=console|otlp``, ``OTEL_METRICS_EXPORTER``, ``OTEL_SERVICE_NAME``…),
-or a tracer provider the embedding program installed. Then:
-
-* every MCP request is a server span following the MCP semantic conventions: the official SDK's own
-  ``OpenTelemetryMiddleware`` (``{mcp.method.name} {gen_ai.tool.name}``, ``mcp.method.name``,
-  ``gen_ai.tool.name``, ``jsonrpc.request.id``, ``mcp.protocol.version``, ``error.type`` =
-  ``tool_error`` for an ``isError`` result, a trace continued from ``params._meta``), to which
-  :class:`TelemetryMiddleware` adds ``mcp.session.id`` and the ``mcp.server.operation.duration``
-  histogram;
-* a ``traceparent`` HTTP header is continued when ``_meta`` carries none (:class:`TraceHeaders`);
-* backend calls through the host's ``httpx.AsyncClient`` are child spans (the httpx instrumentation).
-
-Without the extra nothing here imports the OpenTelemetry SDK (the ``mcp`` package itself imports
-only ``opentelemetry-api``, whose calls are no-ops without a provider).
+The standard ``OTEL_*`` environment (or a tracer provider the embedding program installed) turns it
+on. Then every MCP request is a server span (the SDK's own middleware, with ``mcp.session.id`` and
+the ``mcp.server.operation.duration`` histogram added here), a ``traceparent`` header is continued
+(:class:`TraceHeaders`), and backend calls through the host's httpx client are child spans.
+Without the extra nothing here imports the OpenTelemetry SDK.
 """
 
 from __future__ import annotations

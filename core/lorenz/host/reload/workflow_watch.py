@@ -1,23 +1,10 @@
 """Knowing WORKFLOW.md is unchanged without a ``stat`` per request (Linux, inotify).
 
-A request to ``lorenz serve`` is served with WORKFLOW.md as it is when the request is sent: an edit
-is never missed by a request sent after it (a rotated ``server.token`` is refused from then on). A
-``stat`` per request gives that, and was a few per cent of a sequential call, a system call on
-caches gone cold while the host waited.
-
-So on Linux the kernel reports changes in WORKFLOW.md's directory (inotify). It queues the event
-before the editor's ``write`` or ``rename`` returns, so the event is queued before any request sent
-after the edit arrives. The loop reads the events as they come, but under load it may run a request
-before it has read an event already queued (epoll does not keep the order in which descriptors
-became ready): so each request asks the kernel how many bytes of events are queued (one
-``ioctl``, cheaper than the ``stat``) and reads them first. A request then stats the file only
-when the kernel reported a change to it, and at least once a second anyway (the net under what
-inotify cannot see: a hard link edited elsewhere, a directory of the path renamed).
-
-The watch is used only where that holds: a local filesystem (NFS, SMB, FUSE, 9p and the like do
-not report changes made by other machines), a path without symbolic links (``current -> v2``
-swaps a directory under the watch), and requests served on the loop that reads the watch. Anywhere
-else (another system, another loop, a watch the kernel dropped) a request stats the file as before.
+A request is served with WORKFLOW.md as it is when the request is sent. The kernel queues a change
+event before the editor's write returns; each request asks how many bytes of events are queued (one
+``ioctl``) and reads them first, then stats the file only when a change was reported (and at least
+once a second anyway). Used only on a local filesystem, a path without symbolic links, and the loop
+that reads the watch; anywhere else a request stats the file as before.
 """
 
 from __future__ import annotations

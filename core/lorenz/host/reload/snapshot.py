@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from attrs import frozen
 
 from lorenz.contracts import ToolProvider, ToolSpec
+from lorenz.host.scope import REQUEST_SNAPSHOT
 from lorenz.schemas import Validator, compile_schema
 
 if TYPE_CHECKING:
@@ -16,10 +17,7 @@ if TYPE_CHECKING:
     from lorenz.plugins import PluginFailure
     from lorenz.workspace import Workspace
 
-__all__ = ["REQUEST_SNAPSHOT", "Snapshot", "request_snapshot"]
-
-#: The scope key of the snapshot an HTTP request was admitted with, and is served with.
-REQUEST_SNAPSHOT = "lorenz.snapshot"
+__all__ = ["Snapshot", "request_snapshot"]
 
 
 @frozen(kw_only=True, eq=False)

@@ -1,5 +1,5 @@
 """The HTTP guard in front of every route: Host/Origin checks, the bearer token, the body cap,
-and JSON-RPC bodies that are one well-formed message (:mod:`lorenz.host.jsonrpc`).
+and JSON-RPC bodies that are one well-formed message (:mod:`lorenz.host.http.jsonrpc`).
 
 One pure ASGI middleware, so a rejected request costs no framework work and nothing behind it
 runs. The limits are read from the live settings on every request, so a hot reload that
@@ -15,15 +15,15 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from lorenz.host.mcp.grants import grant_for, remember, token_matches
+from lorenz.host.scope import PARSED_MESSAGE
 from lorenz.settings.model import ServerSettings
 
-from .grants import grant_for, remember, token_matches
 from .jsonrpc import has_surrogate_escape, parse_message, within_sdk_depth
 
 __all__ = [
     "LOOPBACK_HOSTS",
     "MCP_PATH",
-    "PARSED_MESSAGE",
     "SecurityMiddleware",
     "host_allowed",
     "origin_allowed",
@@ -32,9 +32,6 @@ __all__ = [
 ]
 
 MCP_PATH = "/mcp"
-#: The scope key under which a POST's parsed JSON-RPC message travels on to the endpoint, which
-#: answers a plain stateless request without parsing it again.
-PARSED_MESSAGE = "lorenz.message"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 _WILDCARDS = ("0.0.0.0", "[::]", "")
 _UNAUTHORIZED = {"error": {"code": "unauthorized", "message": "Missing or invalid MCP bearer token"}}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .reload import Snapshot
+    from lorenz.host.reload.live import Snapshot
 
 __all__ = ["EMBEDDED_INSTRUCTIONS", "INSTRUCTIONS", "instructions_for"]
 

@@ -1,24 +1,17 @@
 """``/mcp`` in stateless mode, and its lean path for the common request.
 
-The SDK's handshake-era stateless transport builds, for every POST, a transport, four memory
-streams, a JSON-RPC dispatcher and two tasks, only to carry one request to its handler and one
-response back: about two thirds of a call's CPU. A plain JSON request (what agents send all day)
-goes here straight to the SDK's own request kernel (``ServerRunner``), run once as its
-single-exchange driver :func:`mcp.server.runner.serve_one` runs it for the SDK's 2026-07-28 entry:
-the same handlers, the same request and result validation, the same born-ready connection. A
-2026-07-28 request first climbs the SDK's own inbound ladder
-(:func:`~mcp.shared.inbound.classify_inbound_request`, the routing and ``Mcp-Param-*`` header
-checks) in the SDK's order. Whatever the lean path does not answer (a rejection, a notification,
-another Accept or Content-Type, SSE responses, a lone surrogate in the body) goes through the
-SDK's transport unchanged, so the SDK words every refusal.
+A plain JSON request goes straight to the SDK's own request kernel (``ServerRunner``), run once as
+:func:`mcp.server.runner.serve_one` runs it: the same handlers, validation and born-ready
+connection, without the SDK transport's per-request streams and tasks. A 2026-07-28 request first
+climbs the SDK's inbound ladder. Whatever the lean path does not answer goes through the SDK's
+transport unchanged, so the SDK words every refusal. Its private SDK accesses: :mod:`lorenz._internals`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,11 +50,12 @@ from mcp_types import (
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .protocol import CANCEL_ON_DISCONNECT, READ_DEADLINES
-from .recording import AFTER_REPLY
-from .security import PARSED_MESSAGE, raw_header
+from lorenz._internals import lifespan_state, needs_teardown, runner_on_request
+from lorenz.host.http.disconnect import until_disconnect
+from lorenz.host.http.security import raw_header
+from lorenz.host.scope import AFTER_REPLY, PARSED_MESSAGE
 
 __all__ = ["StatelessEndpoint"]
 
@@ -192,7 +186,7 @@ class StatelessEndpoint:
         message = _plain_json_request(scope) if self.lean else None
         route = self._route(scope, request, message) if message is not None else None
         if message is None or route is None:
-            await _until_disconnect(scope, receive, lambda receive: self.transport(scope, receive, send))
+            await until_disconnect(scope, receive, lambda receive: self.transport(scope, receive, send))
             return
 
         async def answer(receive: Receive) -> None:
@@ -205,7 +199,7 @@ class StatelessEndpoint:
                 del scope[AFTER_REPLY]  # the work holds the request, so the scope: no cycle left
                 _run_all(later)
 
-        await _until_disconnect(scope, receive, answer)
+        await until_disconnect(scope, receive, answer)
 
     def _route(self, scope: Scope, request: Request, message: dict[str, Any]) -> _Route | None:
         """The route of a request the lean path answers, else ``None``."""
@@ -256,8 +250,7 @@ class StatelessEndpoint:
                 message["method"],
                 message.get("params"),
                 connection=route.connection,
-                # The state of the server's lifespan, which the manager entered once (no public name).
-                lifespan_state=getattr(self.manager, "_lifespan_state", None),
+                lifespan_state=lifespan_state(self.manager),
             )
         except Exception as exc:
             if route.modern:
@@ -302,12 +295,6 @@ def _declares_param_headers(schema: Mapping[str, Any]) -> bool:
     return False
 
 
-#: The getter of the runner's ``on_request`` (a :class:`functools.cached_property`).
-_ON_REQUEST: Callable[[ServerRunner[Any]], Callable[..., Awaitable[dict[str, Any]]]] = vars(ServerRunner)[
-    "on_request"
-].func
-
-
 async def _serve_one(
     server: Server[Any],
     exchange: _Exchange,
@@ -319,14 +306,12 @@ async def _serve_one(
 ) -> dict[str, Any]:
     """The SDK's :func:`~mcp.server.runner.serve_one`: its kernel runs the request once; the
     connection's shielded teardown is skipped when nothing registered any (the usual case)."""
-    runner = ServerRunner(server, connection, lifespan_state)
-    # The property's own getter, not its cached value: the runner would keep its bound method in
-    # its own dict, a cycle holding it and its connection until the garbage collector runs.
-    on_request = _ON_REQUEST(runner)
+    on_request = runner_on_request(ServerRunner(server, connection, lifespan_state))
     try:
-        return await on_request(exchange, method, params)
+        result: dict[str, Any] = await on_request(exchange, method, params)
+        return result
     finally:
-        if getattr(connection.exit_stack, "_exit_callbacks", True):
+        if needs_teardown(connection):
             await aclose_shielded(connection)
 
 
@@ -398,57 +383,3 @@ def _run_all(work: list[Callable[[], None]]) -> None:
 def _unmapped(method: str, exc: Exception) -> ErrorData:
     logger.exception("handler for %r raised", method)
     return ErrorData(code=0, message=str(exc))
-
-
-async def _until_disconnect(scope: Scope, receive: Receive, work: Callable[[Receive], Awaitable[None]]) -> None:
-    """``work(receive)``, cancelled when the client disconnects before it is done. Under the host's
-    own HTTP protocol the connection says so; under another server a plain task watches once
-    ``work`` has read the whole body (no task group: its ending would format a task's repr for its
-    cancel message on every request)."""
-    if scope.get("state", {}).get(READ_DEADLINES):  # the host's protocol cancels on a lost connection
-        await _cancelled_by_protocol(scope, receive, work)
-        return
-    body_read: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-    async def tracked() -> Message:
-        message = await receive()
-        if not body_read.done() and (message["type"] != "http.request" or not message.get("more_body", False)):
-            body_read.set_result(None)
-        return message
-
-    with anyio.CancelScope() as call:
-
-        async def watch() -> None:
-            await body_read
-            while (await receive())["type"] != "http.disconnect":
-                pass
-            call.cancel()
-
-        watcher = asyncio.get_running_loop().create_task(watch())
-        try:
-            await work(tracked)
-        finally:
-            watcher.cancel()
-
-
-async def _cancelled_by_protocol(scope: Scope, receive: Receive, work: Callable[[Receive], Awaitable[None]]) -> None:
-    """``work(receive)``, its task cancelled when the host's protocol reports the connection lost
-    (what a cancel scope around it would do, without making one for every request)."""
-    task = asyncio.current_task()
-    assert task is not None
-    lost = False
-
-    def cancel() -> None:
-        nonlocal lost
-        if not lost:
-            lost = True
-            task.cancel()
-
-    scope[CANCEL_ON_DISCONNECT] = cancel
-    try:
-        await work(receive)
-    except asyncio.CancelledError:
-        if not lost or task.uncancel() > 0:  # cancelled by someone else too: theirs to handle
-            raise
-    finally:
-        del scope[CANCEL_ON_DISCONNECT]

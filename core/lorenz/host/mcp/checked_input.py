@@ -1,15 +1,9 @@
 """The stdio transport with its input checked: each line that is not one well-formed JSON-RPC
-message, or that holds a lone surrogate escape, gets its error (:mod:`lorenz.host.jsonrpc`), where
-the SDK's ``stdio_server()`` would drop it without a word (or take a request whose id is ``1.5``
-for a notification).
+message, or that holds a lone surrogate escape, gets its error (:mod:`lorenz.host.http.jsonrpc`).
 
-When the input ends, what was asked before is answered first (within :data:`EOF_GRACE_SECONDS`):
-the SDK cancels the calls still running at the end of its input, so a client that writes its
-requests and closes stdin lost the answers to the last ones.
-
-The protocol is read from a private duplicate of fd 0 while fd 0 itself points at the null device
-(as the SDK does for the stdin it reads itself), so neither a pack nor a process it starts can
-read the protocol stream; the SDK still claims fd 1.
+When the input ends, what was asked before is answered first (within :data:`EOF_GRACE_SECONDS`).
+The protocol is read from a private duplicate of fd 0 while fd 0 points at the null device, so no
+pack (nor a process it starts) can read the protocol stream.
 """
 
 from __future__ import annotations
@@ -25,7 +19,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp_types import jsonrpc_message_adapter
 
-from .jsonrpc import parse_message
+from lorenz.host.http.jsonrpc import parse_message
 
 __all__ = ["EOF_GRACE_SECONDS", "Answers", "CheckedLines", "checked_stdio_server"]
 

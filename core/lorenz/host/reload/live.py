@@ -1,13 +1,10 @@
 """The workspace the host serves, kept current with WORKFLOW.md on disk.
 
-:class:`LiveWorkspace` holds one immutable :class:`Snapshot` (the workspace plus everything
-derived from it that a request needs: the wire tools, the owning pack of each tool, compiled
-argument validators). ``current()`` stats the workflow file (its inode, size, mtime and ctime)
-and swaps in a new snapshot when it changed; a new config that fails to load is logged with its
-exact message (redacted) and the last good snapshot keeps serving. On the event loop,
-``await current_async()`` only stats (and under an HTTP server on Linux, only when the kernel
-reported a change: :mod:`.workflow_watch`): the reload itself runs once, in a thread, and a slow
-one does not hold requests up beyond :data:`RELOAD_WAIT_SECONDS`.
+:class:`LiveWorkspace` holds one immutable :class:`Snapshot` and swaps in a new one when the
+workflow file changed; a new config that fails to load is logged (redacted) and the last good
+snapshot keeps serving. On the event loop, ``await current_async()`` only stats (or asks
+:mod:`.workflow_watch`); the reload runs in a thread, and a slow one does not hold requests up
+beyond :data:`RELOAD_WAIT_SECONDS`.
 """
 
 from __future__ import annotations
@@ -26,7 +23,7 @@ from lorenz.redact import redact_text
 from lorenz.results import error_message
 
 from .installed import InstalledWatch
-from .snapshot import REQUEST_SNAPSHOT, Snapshot, request_snapshot
+from .snapshot import Snapshot, request_snapshot
 
 if TYPE_CHECKING:
     import asyncio
@@ -36,7 +33,7 @@ if TYPE_CHECKING:
 
     from .workflow_watch import WorkflowWatch
 
-__all__ = ["REQUEST_SNAPSHOT", "LiveWorkspace", "Snapshot", "request_snapshot"]
+__all__ = ["LiveWorkspace", "Snapshot", "request_snapshot"]
 
 logger = logging.getLogger("lorenz.host")
 
@@ -190,7 +187,7 @@ class LiveWorkspace:
 
     def watch_on(self, loop: asyncio.AbstractEventLoop) -> Callable[[], None]:
         """Let requests served on ``loop`` (running) skip the ``stat`` of WORKFLOW.md while the
-        kernel reports no change to it (Linux: :mod:`~lorenz.host.workflow_watch`); returns what
+        kernel reports no change to it (Linux: :mod:`~lorenz.host.reload.workflow_watch`); returns what
         stops that. Only for requests that reach ``loop`` through its own sockets or pipes."""
         from .workflow_watch import WorkflowWatch
 

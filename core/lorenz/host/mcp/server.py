@@ -28,6 +28,9 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from lorenz import __version__
 from lorenz.contracts import ToolContext, ToolSpec
 from lorenz.execution import CallOutcome, ClientGone, ToolRunner
+from lorenz.host.ops.tracing import instrument_http, tracing_enabled
+from lorenz.host.recording import CallRecorder
+from lorenz.host.reload.live import request_snapshot
 from lorenz.redact import redact_text, redacted_traceback
 from lorenz.results import ToolResult, error_message, tool_failure, unsupported_tool_failure
 from lorenz.schemas import validate_arguments
@@ -35,17 +38,14 @@ from lorenz.wire import refuse_unsafe_arguments
 
 from .grants import Grant, grant_of
 from .instructions import instructions_for
-from .recording import CallRecorder
-from .reload import request_snapshot
 from .replies import RESULT_TOO_LARGE, ToolReply, call_result
-from .skills_mcp import skill_handlers
-from .tracing import instrument_http, tracing_enabled
+from .skills import skill_handlers
 
 if TYPE_CHECKING:
     import httpx
     from mcp.server.session import ServerSession
 
-    from .reload import LiveWorkspace, Snapshot
+    from lorenz.host.reload.live import LiveWorkspace, Snapshot
 
 __all__ = ["HostState", "LorenzServer", "build_server"]
 

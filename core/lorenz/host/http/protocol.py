@@ -1,33 +1,11 @@
 """How the host reads HTTP/1.1 off its sockets: uvicorn's h11 protocol with read deadlines and
-connection accounting, so clients that are slow, idle or trickling cannot lock real ones out.
+connection accounting, so slow, idle or trickling clients cannot lock real ones out.
 
-- A client has ``server.read_timeout_seconds`` to send a request's headers (counted from the
-  connection, or from the first byte of a keep-alive connection's next request), then as long
-  again to send its body; past a deadline it gets ``408 Request Timeout`` and the connection is
-  closed. A request the app is working on has no deadline (tools have their own timeout), and an
-  idle keep-alive connection is closed by uvicorn's keep-alive timeout.
-- Connections are capped below the process's open-file limit, but a new connection is never
-  refused for the sake of connections that are only waiting on their clients: at the cap the one
-  that has waited longest is closed (with a 408) to make room. Only when every connection has a
-  request in flight is a new one refused: its request gets ``503``.
-
-uvicorn's own ``limit_concurrency`` counted every open connection, so 1,000 trickling clients
-were enough to answer every real request with 503.
-
-Each connection has one timer for all of this (and for uvicorn's keep-alive timeout): a phase
-moves its deadline, and a timer that fires early waits for the new one. A timer made and cancelled
-for every request cost the loop's heap of scheduled timers tens of thousands of dead entries under
-load.
-
-A response also leaves in one piece: uvicorn writes a response's head and its body separately, and
-on loopback each write is its own packet and its own wake-up of the client. While other requests
-are in flight or other work is due in the loop's turn (under load: the other connections' reads),
-the writes of one loop turn are joined and sent when the response is complete (or at the end of the
-turn, for streams); a request served alone is written as it comes.
-
-``lorenz serve`` runs it through :class:`HostConfig`. Under a ``uvicorn`` started by the operator it
-is passed by import string (``--http lorenz.host.protocol:ReadDeadlineProtocol``): each server config
-then gets a pool of its own and the deadlines come from the app :func:`use_read_timeout` names.
+A client has ``server.read_timeout_seconds`` to send a request's headers, then as long again for
+its body, else ``408``. At the connection cap the connection that has waited longest on its client
+is closed to make room; only when every connection has a request in flight is a new one refused
+(``503``). One timer per connection serves all its deadlines, and under load a response's writes
+are joined into one. Under a plain uvicorn: ``--http lorenz.host:ReadDeadlineProtocol``.
 """
 
 from __future__ import annotations
@@ -45,12 +23,12 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
+from lorenz._internals import callbacks_due
 from lorenz.eager import start_now
+from lorenz.host.scope import CANCEL_ON_DISCONNECT, READ_DEADLINES
 from lorenz.settings.model import DEFAULT_READ_TIMEOUT_SECONDS
 
 __all__ = [
-    "CANCEL_ON_DISCONNECT",
-    "READ_DEADLINES",
     "ConnectionPool",
     "HostConfig",
     "ReadDeadlineProtocol",
@@ -62,13 +40,6 @@ __all__ = [
 LINGER_SECONDS = 2.0
 
 Phase = Literal["headers", "body", "busy", "idle", "closed"]
-
-#: Set in the lifespan state (so in every request's ``scope["state"]``) by the protocol: how the
-#: app tells whether the server it runs under applies these deadlines.
-READ_DEADLINES = "lorenz.read_deadlines"
-#: Where an app puts, in a request's scope, what to call when its client goes away before the
-#: answer (this protocol calls it: the app needs no task of its own watching ``receive``).
-CANCEL_ON_DISCONNECT = "lorenz.cancel_on_disconnect"
 
 
 _TIMEOUT_TEXT = b"Request Timeout: the request was not sent in time"
@@ -199,7 +170,7 @@ class _JoinedWrites:
         loop) nothing else due in this turn. A request that arrived whole is answered inside its
         ``data_received``, while the other connections read in the same turn still look idle: their
         reads are the callbacks due."""
-        ready: Any = getattr(self._loop, "_ready", None)
+        ready = callbacks_due(self._loop)
         return not ready and self._pool.open - len(self._pool.waiting) <= 1
 
     def writelines(self, chunks: Any) -> None:

@@ -17,12 +17,10 @@ from typing import Any
 
 from attrs import frozen
 
+from lorenz.host.scope import GRANT
 from lorenz.settings.model import ServerSettings
 
 __all__ = ["FULL", "NOTHING", "Grant", "grant_for", "grant_of", "remember", "token_matches"]
-
-#: Where the grant is kept in the ASGI scope's ``state``.
-_STATE_KEY = "lorenz.grant"
 
 
 @frozen
@@ -85,7 +83,7 @@ def grant_for(authorization: bytes | None, server: ServerSettings) -> Grant | No
 
 
 def remember(scope: MutableMapping[str, Any], grant: Grant) -> None:
-    scope.setdefault("state", {})[_STATE_KEY] = grant
+    scope.setdefault("state", {})[GRANT] = grant
 
 
 def grant_of(request: Any, local: Grant | None = None) -> Grant:
@@ -98,5 +96,5 @@ def grant_of(request: Any, local: Grant | None = None) -> Grant:
     if type(scope) is not dict and not isinstance(scope, MutableMapping):
         return NOTHING
     state = scope.get("state")
-    grant = state.get(_STATE_KEY) if isinstance(state, MutableMapping) else None
+    grant = state.get(GRANT) if isinstance(state, MutableMapping) else None
     return grant if isinstance(grant, Grant) else NOTHING

@@ -1,22 +1,10 @@
-"""``lorenz serve --workers N``: N processes serving one listening socket.
+"""``lorenz serve --workers N``: N processes serving one port.
 
-The parent binds the port (so it is known, and printed once), then starts the workers, each a
-fresh interpreter (``multiprocessing``'s spawn: no thread, lock or plugin state of the parent is
-inherited) that builds the app itself (:func:`lorenz.host.factory.app_from`), so each reloads
-WORKFLOW.md and re-discovers plugins on its own. On Linux each worker listens on a socket of its
-own bound to that port with ``SO_REUSEPORT``, and the kernel spreads new connections evenly over
-them (the parent's socket only holds the port: it never listens). From one shared socket, as
-elsewhere, whichever worker wakes first accepts every connection waiting, so a burst of keep-alive
-clients could all land on one worker. The parent supervises:
-
-- it prints the URL once every worker serves, and stops (exit 1) if one fails to start then (a
-  workflow or plugin that does not load);
-- after that, a worker that dies (or whose replacement fails to start) is replaced, after a
-  back-off that grows while replacements keep failing; the server never stops for it;
-- SIGHUP replaces the workers one at a time, each new one serving before its old one stops
-  (new code after an upgrade, with no request refused);
-- SIGINT/SIGTERM stop the workers gracefully (a second one forces them), and a worker whose
-  parent is gone stops by itself.
+The parent binds the port and supervises; each worker is a fresh (spawned) interpreter that builds
+the app itself (:func:`lorenz.host.factory.app_from`). On Linux each worker listens on a socket of
+its own with ``SO_REUSEPORT``. A worker that fails at start stops the server; one that dies later
+is replaced after a growing back-off; SIGHUP replaces them one at a time; SIGINT/SIGTERM stop them
+(a second signal forces them), and a worker whose parent is gone stops by itself.
 """
 
 from __future__ import annotations
@@ -38,11 +26,12 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from .factory import STARTUP_FAILURE, AppOptions, plugin_reference
+from lorenz.host.factory import STARTUP_FAILURE, AppOptions, app_from, plugin_reference
+from lorenz.host.startup import StartError, configure_logging
 
 if TYPE_CHECKING:
-    from .app import _Server
-    from .reload import LiveWorkspace
+    from lorenz.host.app import _Server
+    from lorenz.host.reload.live import LiveWorkspace
 
 __all__ = ["run_workers"]
 
@@ -306,11 +295,10 @@ def _say(message: str) -> None:
 
 def worker_main(options: AppOptions, listener: Listener, ready: Event) -> None:
     """A worker process: build the app, serve ``listener`` until SIGTERM (or the parent is gone)."""
-    from .app import _Server, uvicorn_config
-    from .command import StartError, configure_logging
-    from .factory import app_from
+    from lorenz.host.app import _Server, uvicorn_config
+    from lorenz.host.ops.watchdog import exit_past_stuck_threads
+
     from .listening import bind_socket
-    from .watchdog import exit_past_stuck_threads
 
     configure_logging(worker=True)
     try:

@@ -2,7 +2,7 @@
 
 The SDK's ``stdio_server()`` points fd 1 at stderr while it serves, so a stray ``print`` in a
 pack cannot corrupt the protocol stream; logs go to stderr. Input lines that are not one JSON-RPC
-message get their error (:mod:`lorenz.host.checked_input`).
+message get their error (:mod:`lorenz.host.mcp.checked_input`).
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ import threading
 import anyio
 
 from lorenz.containment import note_host_signal
+from lorenz.host.app import RELOAD_POLL_SECONDS
+from lorenz.host.ops.tracing import configure_server
+from lorenz.host.ops.watchdog import LoopWatchdog, exit_if_stuck, exit_past_stuck_threads, size_thread_pools
+from lorenz.host.reload.live import LiveWorkspace
 
-from .app import RELOAD_POLL_SECONDS
 from .checked_input import checked_stdio_server
 from .grants import FULL
-from .mcp_server import HostState, build_server
-from .reload import LiveWorkspace
-from .tracing import configure_server
-from .watchdog import LoopWatchdog, exit_if_stuck, exit_past_stuck_threads, size_thread_pools
+from .server import HostState, build_server
 
 __all__ = ["run_stdio"]
 

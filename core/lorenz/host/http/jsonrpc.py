@@ -1,12 +1,9 @@
 """What a POST to ``/mcp`` must hold before the SDK sees it: one well-formed JSON-RPC 2.0 message.
 
-The SDK's handshake-era transport reads an ``id`` of ``1.5``, ``true``, ``{}`` or ``[]`` as a
-notification (202, and the request is silently dropped) and answers a batch or a malformed object
-with a pydantic validation dump. :func:`parse_message` answers those in both protocol eras with one
-plain JSON-RPC error: ``-32700 Parse error`` for a body that is not JSON, ``-32600 Invalid Request``
-for JSON that is not one message (with ``id: null`` unless the message had a valid id),
-``-32602 Invalid params`` for ``params`` that are not an object. JSON here is strict: UTF-8, no
-``NaN``/``Infinity``, no number too large for a float. A well-formed message passes unchanged.
+:func:`parse_message` answers what is not (in both protocol eras, with one plain JSON-RPC error:
+``-32700``, ``-32600`` or ``-32602``) where the SDK's handshake-era transport would drop it as a
+notification or answer with a validation dump. JSON here is strict: UTF-8, no ``NaN``/``Infinity``,
+no number too large for a float. A well-formed message passes unchanged.
 """
 
 from __future__ import annotations

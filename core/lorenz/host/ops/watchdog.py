@@ -1,14 +1,9 @@
 """The event-loop watchdog: names the pack whose code blocks the loop.
 
-A pack that calls ``time.sleep`` (or any blocking I/O) inside ``async`` code freezes every request,
-``/healthz`` included, and nothing would say who did it. A thread pings the loop; when a ping is
-not answered within :data:`BLOCKED_AFTER_SECONDS`, it reads the loop thread's stack, finds the
-tool call running there (the :func:`lorenz.execution._guarded` frame) and logs a warning naming
-the pack and the tool, then how long the block lasted once it ends. Nothing runs on the loop but
-a callback that sets an event, so it costs the hot path nothing.
-
-Also here: the loop's thread pools are set up so that a pack's threads run on its own tokens
-(:mod:`lorenz.pack_threads`) and the host's work has a pool of its own.
+A thread pings the loop; when a ping goes unanswered within :data:`BLOCKED_AFTER_SECONDS`, it reads
+the loop thread's stack, finds the tool call running there (the :func:`lorenz.execution._guarded`
+frame) and logs a warning naming the pack and the tool. Also here: the loop's thread pools, set up
+so that a pack's threads run on its own tokens (:mod:`lorenz.pack_threads`).
 """
 
 from __future__ import annotations

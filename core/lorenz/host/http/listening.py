@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from .security import MCP_PATH
 
 if TYPE_CHECKING:
-    from .reload import LiveWorkspace
+    from lorenz.host.reload.live import LiveWorkspace
 
 __all__ = ["announcer", "bind_socket", "counted", "display_url", "listen"]
 

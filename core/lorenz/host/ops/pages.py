@@ -18,17 +18,15 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 
 from lorenz import __version__
-
-from .grants import FULL, Grant, grant_for
-from .instructions import instructions_for
-from .listening import counted
-from .security import MCP_PATH, raw_header
+from lorenz.host.http.listening import counted
+from lorenz.host.http.security import MCP_PATH, raw_header
+from lorenz.host.mcp.grants import FULL, Grant, grant_for
+from lorenz.host.mcp.instructions import instructions_for
 
 if TYPE_CHECKING:
+    from lorenz.host.calllog import CallStats
+    from lorenz.host.reload.live import LiveWorkspace, Snapshot
     from lorenz.policy import DisabledEntry
-
-    from .calllog import CallStats
-    from .reload import LiveWorkspace, Snapshot
 
 __all__ = ["health_data", "healthz", "landing_page", "render_landing", "server_card"]
 
