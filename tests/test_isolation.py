@@ -26,7 +26,7 @@ from lorenz.host.pages import health_data
 from lorenz.host.reload import LiveWorkspace
 from lorenz.isolation.proxy import IsolatedPack
 from lorenz.isolation.supervisor import MAX_CRASHES
-from lorenz.plugins import discover
+from lorenz.plugins.discovery import discover
 from lorenz.results import ToolResult
 from lorenz.settings import ConfigError
 from lorenz.workspace import Workspace, open_workspace

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from lorenz.plugins import Discovery, discover
+from lorenz.plugins.discovery import Discovery, discover
 from lorenz.settings import (
     ConfigError,
     Settings,

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from lorenz.contracts import ToolContext, ToolSpec, TrackerContext
-from lorenz.registry import RegistryError, ToolRegistry, TrackerRegistry
+from lorenz.plugins.registry import RegistryError, ToolRegistry, TrackerRegistry
 from lorenz.results import ToolResult, tool_success
 from lorenz.settings import ConfigError, Settings, parse_config, validate_dispatch_config
 from lorenz.settings.model import TrackerSettings

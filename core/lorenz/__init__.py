@@ -43,19 +43,19 @@ _EXPORTS: dict[str, str] = {
     "default_state_type": "lorenz.issue",
     "IssueStateType": "lorenz.issue",
     # registries, plugins, mounting
-    "ToolRegistry": "lorenz.registry",
-    "TrackerRegistry": "lorenz.registry",
-    "RegistryError": "lorenz.registry",
+    "ToolRegistry": "lorenz.plugins.registry",
+    "TrackerRegistry": "lorenz.plugins.registry",
+    "RegistryError": "lorenz.plugins.registry",
     "hookimpl": "lorenz.hookspecs",
-    "discover": "lorenz.plugins",
-    "make_manager": "lorenz.plugins",
-    "Discovery": "lorenz.plugins",
+    "discover": "lorenz.plugins.discovery",
+    "make_manager": "lorenz.plugins.discovery",
+    "Discovery": "lorenz.plugins.discovery",
     "mounted_pack_names": "lorenz.mount",
     "mounted_tool_specs": "lorenz.mount",
     "execute_mounted_tool": "lorenz.mount",
     "MountError": "lorenz.mount",
     "PackFailure": "lorenz.mount",
-    "PluginFailure": "lorenz.plugins",
+    "PluginFailure": "lorenz.plugins.discovery",
     # running tool calls
     "run_in_thread": "lorenz.execution",
     "report_progress": "lorenz.execution",
@@ -151,10 +151,13 @@ if TYPE_CHECKING:
     from .mount import execute_mounted_tool as execute_mounted_tool
     from .mount import mounted_pack_names as mounted_pack_names
     from .mount import mounted_tool_specs as mounted_tool_specs
-    from .plugins import Discovery as Discovery
-    from .plugins import PluginFailure as PluginFailure
-    from .plugins import discover as discover
-    from .plugins import make_manager as make_manager
+    from .plugins.discovery import Discovery as Discovery
+    from .plugins.discovery import PluginFailure as PluginFailure
+    from .plugins.discovery import discover as discover
+    from .plugins.discovery import make_manager as make_manager
+    from .plugins.registry import RegistryError as RegistryError
+    from .plugins.registry import ToolRegistry as ToolRegistry
+    from .plugins.registry import TrackerRegistry as TrackerRegistry
     from .query import QueryError as QueryError
     from .query import apply_query as apply_query
     from .query import check_list_argument as check_list_argument
@@ -167,9 +170,6 @@ if TYPE_CHECKING:
     from .redact import is_secret_key as is_secret_key
     from .redact import redact_text as redact_text
     from .redact import redact_value as redact_value
-    from .registry import RegistryError as RegistryError
-    from .registry import ToolRegistry as ToolRegistry
-    from .registry import TrackerRegistry as TrackerRegistry
     from .results import ToolResult as ToolResult
     from .results import error_message as error_message
     from .results import tool_failure as tool_failure

@@ -19,8 +19,8 @@ __all__ = ["allow_list_note", "load_plugin_modules", "open_for_command", "show_t
 
 def import_plugin(name: str) -> object:
     """``-p NAME``: a module name, or the path of a ``.py`` file or package directory."""
-    from .containment import describe_exception
-    from .plugin_paths import import_path
+    from .plugins.containment import describe_exception
+    from .plugins.paths import import_path
 
     try:
         if name.endswith(".py") or "/" in name or os.sep in name:
@@ -34,7 +34,7 @@ def import_plugin(name: str) -> object:
 def load_plugin_modules(args: argparse.Namespace) -> list[object]:
     """The ``-p`` modules and every ``.py`` file of each ``--plugins-dir``, noting a ``-p`` module that
     is an installed plugin already (discovery takes that one once, from its distribution)."""
-    from .plugin_paths import import_plugins_dir
+    from .plugins.paths import import_plugins_dir
 
     plugins = [import_plugin(name) for name in args.plugin]
     for name, module in zip(args.plugin, plugins, strict=True):
@@ -51,7 +51,7 @@ def load_plugin_modules(args: argparse.Namespace) -> list[object]:
 
 def allow_list_note() -> str:
     """Why a plugin may seem missing: ``LORENZ_LOAD_PLUGINS`` limits which distributions load."""
-    from .plugins import LOAD_PLUGINS_ENV
+    from .plugins.discovery import LOAD_PLUGINS_ENV
 
     value = os.environ.get(LOAD_PLUGINS_ENV)
     return "" if value is None else f" ({LOAD_PLUGINS_ENV}={value!r} limits which plugins load)"

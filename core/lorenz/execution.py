@@ -22,9 +22,9 @@ import anyio.to_thread
 from anyio import CapacityLimiter
 from attrs import frozen
 
-from .containment import PluginError, contain
 from .eager import eager_task
 from .pack_threads import CURRENT_OWNER, CallSlot, PackThreads, ThreadOwner
+from .plugins.containment import PluginError, contain
 from .redact import redact_text
 from .results import ToolResult, error_message, tool_failure, tool_success
 

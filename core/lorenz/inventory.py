@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
-from .containment import call_plugin
 from .contracts import ToolSpec
 from .mount import Mounted, PackFailure, checked_tool_specs
+from .plugins.containment import call_plugin
 from .policy import disabled_failure
 from .results import ToolResult, error_message, tool_failure, unsupported_tool_failure
 
 if TYPE_CHECKING:
-    from .plugins import Discovery
+    from .plugins.discovery import Discovery
     from .settings.model import Settings
 
 __all__ = [

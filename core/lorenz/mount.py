@@ -14,17 +14,17 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from attrs import frozen
 
-from .containment import PluginError, call_plugin
 from .contracts import ToolContext, ToolProvider, ToolSpec
+from .plugins.containment import PluginError, call_plugin
+from .plugins.registry import ToolRegistry, TrackerRegistry
 from .policy import apply_policy
 from .redact import redact_text, redacted_traceback
-from .registry import ToolRegistry, TrackerRegistry
 from .results import ToolResult, error_message, unsupported_tool_failure
 from .settings.errors import ConfigError
 from .settings.model import Settings
 
 if TYPE_CHECKING:
-    from .plugins import Discovery
+    from .plugins.discovery import Discovery
     from .policy import DisabledEntry
 
 __all__ = [
@@ -93,7 +93,7 @@ def mounted_pack_names(settings: Settings, tools: ToolRegistry, trackers: Tracke
 
     A tracker without ``default_tool_packs`` (or an unregistered kind) falls back to a pack
     named like ``tracker.kind``, if one is registered. A tracker returning ``[]`` mounts none.
-    Raises :class:`~lorenz.containment.PluginError` when the tracker's hook raises.
+    Raises :class:`~lorenz.plugins.containment.PluginError` when the tracker's hook raises.
     """
     names: dict[str, None] = {}
     kind = settings.tracker.kind

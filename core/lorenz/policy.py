@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import evolve, frozen
 
-from .containment import PluginError, call_plugin
+from .plugins.containment import PluginError, call_plugin
 from .results import ToolResult, failure_result
 from .settings.model import Settings
 

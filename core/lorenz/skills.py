@@ -4,7 +4,7 @@ from its front matter), and copied into an agent's workspace (``lorenz skills ex
 
 Directories are taken in mount order, de-duplicated with the first occurrence kept (core.md §4.1);
 two directories with the same name are one skill, the first. A directory must lie inside its pack's
-distribution (:mod:`lorenz.skill_roots`). Only regular files are served, at most :data:`MAX_FILES`
+distribution (:mod:`lorenz.plugins.skill_roots`). Only regular files are served, at most :data:`MAX_FILES`
 per skill and :data:`MAX_FILE_BYTES` each, opened from the skill's directory one component at a time
 without following a symlink (a file swapped for one after listing is refused, not followed); the
 export writes the same way inside its folder.
@@ -23,10 +23,10 @@ from pathlib import Path
 
 from attrs import evolve, frozen
 
-from .containment import PluginError, call_plugin
 from .contracts import ToolProvider
 from .mount import _skills_of
-from .skill_roots import confine_skill_entries, pack_roots
+from .plugins.containment import PluginError, call_plugin
+from .plugins.skill_roots import confine_skill_entries, pack_roots
 
 __all__ = ["ExportReport", "Skill", "SkillFile", "export_skills", "mounted_skills", "read_skill_file"]
 

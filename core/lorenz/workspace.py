@@ -18,7 +18,7 @@ from .inventory import Inventory, installed_tools, unsupported_failure
 from .isolation.hint import isolation_hint
 from .isolation.pool import IsolationPool
 from .mount import Mounted, mount
-from .plugins import Discovery, discover
+from .plugins.discovery import Discovery, discover
 from .results import ToolResult
 from .settings import (
     EMBEDDED_DEFAULT_CONFIG,
@@ -113,7 +113,7 @@ class Workspace:
     @functools.cached_property
     def project_url(self) -> str | None:
         """The dispatch tracker's project page (its optional ``project_url`` hook), if it has one."""
-        from .containment import PluginError, call_plugin
+        from .plugins.containment import PluginError, call_plugin
 
         provider = self.discovery.trackers.get(self.settings.tracker.kind)
         hook = getattr(provider, "project_url", None)

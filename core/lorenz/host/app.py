@@ -30,7 +30,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Scope
 
-from lorenz.containment import note_host_signal
+from lorenz.plugins.containment import note_host_signal
 from lorenz.settings.model import ServerSettings
 
 from .listening import announcer, listen

@@ -31,7 +31,7 @@ from .snapshot import REQUEST_SNAPSHOT, Snapshot, request_snapshot
 if TYPE_CHECKING:
     import asyncio
 
-    from lorenz.plugins import Discovery
+    from lorenz.plugins.discovery import Discovery
     from lorenz.workspace import Workspace
 
     from .workflow_watch import WorkflowWatch
@@ -313,7 +313,7 @@ class LiveWorkspace:
         import importlib
 
         from lorenz.isolation.plan import isolation_hint
-        from lorenz.plugins import discover
+        from lorenz.plugins.discovery import discover
 
         importlib.invalidate_caches()
         self._installed.mark()

@@ -14,7 +14,7 @@ import threading
 
 import anyio
 
-from lorenz.containment import note_host_signal
+from lorenz.plugins.containment import note_host_signal
 
 from .app import RELOAD_POLL_SECONDS
 from .checked_input import checked_stdio_server

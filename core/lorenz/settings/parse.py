@@ -21,7 +21,7 @@ from .tracker import parse_tracker
 from .workflow import display_path, load_workflow
 
 if TYPE_CHECKING:
-    from lorenz.registry import TrackerRegistry
+    from lorenz.plugins.registry import TrackerRegistry
 
 __all__ = ["EMBEDDED_DEFAULT_CONFIG", "OTHER_HOST_KEYS", "TOP_LEVEL_KEYS", "load_settings", "parse_config"]
 

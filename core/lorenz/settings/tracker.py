@@ -20,7 +20,7 @@ from .suggest import did_you_mean, unknown_keys
 
 if TYPE_CHECKING:
     from lorenz.contracts import TrackerProvider
-    from lorenz.registry import TrackerRegistry
+    from lorenz.plugins.registry import TrackerRegistry
 
 __all__ = ["CORE_TRACKER_KEYS", "parse_tracker"]
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from .results import error_message
+from lorenz.results import error_message
 
 __all__ = [
     "PluginError",

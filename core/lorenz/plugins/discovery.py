@@ -22,19 +22,20 @@ from typing import Any
 import pluggy
 from attrs import evolve, frozen
 
-from . import hookspecs
-from .containment import PluginError, call_plugin, describe_exception
-from .contracts import ToolProvider, TrackerProvider
-from .plugin_checks import (
+from lorenz import hookspecs
+from lorenz.contracts import ToolProvider, TrackerProvider
+from lorenz.redact import redact_text, redacted_traceback
+from lorenz.results import error_message
+
+from .checks import (
     core_requirement_problem,
     is_first_party,
     normalize_distribution,
     pack_shape_problem,
     tracker_shape_problem,
 )
-from .redact import redact_text, redacted_traceback
+from .containment import PluginError, call_plugin, describe_exception
 from .registry import ToolRegistry, TrackerRegistry
-from .results import error_message
 from .skill_roots import note_plugin
 
 __all__ = [
@@ -237,7 +238,7 @@ def load_entry_points(
         accepted.append((ep, dist, version))
     stand_ins: Mapping[int, object] = {}
     if isolate:
-        from .isolation.survey import stand_ins_for
+        from lorenz.isolation.survey import stand_ins_for
 
         stand_ins = stand_ins_for([(ep.name, dist, version) for ep, dist, version in accepted], isolate)
     for index, (ep, dist, version) in enumerate(accepted):

@@ -51,8 +51,8 @@ def module_root(module: str) -> list[Path]:
 def _entry_point_module(distribution: str | None, name: str) -> str | None:
     from importlib.metadata import entry_points
 
-    from .plugin_checks import normalize_distribution
-    from .plugins import ENTRY_POINT_GROUP
+    from .checks import normalize_distribution
+    from .discovery import ENTRY_POINT_GROUP
 
     wanted = normalize_distribution(distribution or "")
     for ep in entry_points(group=ENTRY_POINT_GROUP, name=name):
