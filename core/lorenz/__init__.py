@@ -50,11 +50,11 @@ _EXPORTS: dict[str, str] = {
     "discover": "lorenz.plugins.discovery",
     "make_manager": "lorenz.plugins.discovery",
     "Discovery": "lorenz.plugins.discovery",
-    "mounted_pack_names": "lorenz.mount",
-    "mounted_tool_specs": "lorenz.mount",
-    "execute_mounted_tool": "lorenz.mount",
-    "MountError": "lorenz.mount",
-    "PackFailure": "lorenz.mount",
+    "mounted_pack_names": "lorenz.mounting.mount",
+    "mounted_tool_specs": "lorenz.mounting.mount",
+    "execute_mounted_tool": "lorenz.mounting.mount",
+    "MountError": "lorenz.mounting.mount",
+    "PackFailure": "lorenz.mounting.mount",
     "PluginFailure": "lorenz.plugins.discovery",
     # running tool calls
     "run_in_thread": "lorenz.execution",
@@ -146,11 +146,11 @@ if TYPE_CHECKING:
     from .issue import normalize_issue as normalize_issue
     from .issue import normalize_state_type as normalize_state_type
     from .lazy import lazy_exports as lazy_exports
-    from .mount import MountError as MountError
-    from .mount import PackFailure as PackFailure
-    from .mount import execute_mounted_tool as execute_mounted_tool
-    from .mount import mounted_pack_names as mounted_pack_names
-    from .mount import mounted_tool_specs as mounted_tool_specs
+    from .mounting.mount import MountError as MountError
+    from .mounting.mount import PackFailure as PackFailure
+    from .mounting.mount import execute_mounted_tool as execute_mounted_tool
+    from .mounting.mount import mounted_pack_names as mounted_pack_names
+    from .mounting.mount import mounted_tool_specs as mounted_tool_specs
     from .plugins.discovery import Discovery as Discovery
     from .plugins.discovery import PluginFailure as PluginFailure
     from .plugins.discovery import discover as discover

@@ -101,7 +101,7 @@ def _summary(description: str) -> str:
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
-    from .inventory import installed_tools, mount_instruction
+    from .mounting.inventory import installed_tools, mount_instruction
 
     workspace = _workspace(args, args.workflow)
     inventory = installed_tools(workspace.discovery, workspace.settings, workspace.mounted, unmounted=args.all)
@@ -196,7 +196,7 @@ def cmd_call(args: argparse.Namespace) -> int:
 def _unknown_tool(workspace: Any, tool: str) -> None:
     """Why ``tool`` is not there: its pack is installed but not mounted (and how to mount it), or the
     closest tool name."""
-    from .inventory import mount_hint
+    from .mounting.inventory import mount_hint
 
     inventory = workspace.inventory
     found = inventory.find(tool)

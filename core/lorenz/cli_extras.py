@@ -68,7 +68,7 @@ def cmd_calls(args: argparse.Namespace) -> int:
 
 
 def cmd_skills(args: argparse.Namespace) -> int:
-    from .skills import export_skills, mounted_skills
+    from .mounting.skills import export_skills, mounted_skills
 
     workspace = open_for_command(args, args.workflow)
     skills = mounted_skills(workspace.packs())

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 from attrs import field, frozen
 
 from .contracts import ProgressSink, ToolContext, ToolProvider, ToolSpec, TrackerContext
-from .inventory import Inventory, installed_tools, unsupported_failure
 from .isolation.hint import isolation_hint
 from .isolation.pool import IsolationPool
-from .mount import Mounted, mount
+from .mounting.inventory import Inventory, installed_tools, unsupported_failure
+from .mounting.mount import Mounted, mount
 from .plugins.discovery import Discovery, discover
 from .results import ToolResult
 from .settings import (

@@ -25,7 +25,7 @@ from .listening import counted
 from .security import MCP_PATH, raw_header
 
 if TYPE_CHECKING:
-    from lorenz.policy import DisabledEntry
+    from lorenz.mounting.policy import DisabledEntry
 
     from .calllog import CallStats
     from .reload import LiveWorkspace, Snapshot

@@ -12,7 +12,7 @@ from lorenz.contracts import ToolProvider, ToolSpec
 from lorenz.schemas import Validator, compile_schema
 
 if TYPE_CHECKING:
-    from lorenz.mount import PackFailure
+    from lorenz.mounting.mount import PackFailure
     from lorenz.plugins.discovery import PluginFailure
     from lorenz.workspace import Workspace
 

@@ -161,7 +161,7 @@ def _disabled(pack: ToolProvider, settings: Settings) -> tuple[DisabledEntry, ..
 
 def start(launch: Launch) -> tuple[Ready | Failed, ToolProvider | None, Settings]:
     """Import the pack and check it as mounting does: its options, then its tools."""
-    from lorenz.mount import _validate_options, checked_tool_specs
+    from lorenz.mounting.mount import _validate_options, checked_tool_specs
     from lorenz.settings.errors import ConfigError
 
     settings: Settings = CONVERTER.structure(launch.settings, Settings)

@@ -25,7 +25,7 @@ import weakref
 from collections.abc import Coroutine, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from lorenz.mount import PackFailure
+from lorenz.mounting.mount import PackFailure
 from lorenz.settings.errors import ConfigError
 
 # asyncio (~20 ms with ssl and concurrent.futures) and logging load when a pool first needs
@@ -121,7 +121,7 @@ class IsolationPool:
 
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
 
-    # -- mounting (lorenz.mount's isolation hook) ------------------------------------------
+    # -- mounting (lorenz.mounting.mount's isolation hook) ------------------------------------------
 
     def prepare(self, packs: Iterable[ToolProvider], settings: Settings, discovery: Discovery) -> None:
         """Start the processes of every isolated pack among ``packs`` side by side, so that mounting

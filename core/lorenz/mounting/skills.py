@@ -23,10 +23,11 @@ from pathlib import Path
 
 from attrs import evolve, frozen
 
-from .contracts import ToolProvider
+from lorenz.contracts import ToolProvider
+from lorenz.plugins.containment import PluginError, call_plugin
+from lorenz.plugins.skill_roots import confine_skill_entries, pack_roots
+
 from .mount import _skills_of
-from .plugins.containment import PluginError, call_plugin
-from .plugins.skill_roots import confine_skill_entries, pack_roots
 
 __all__ = ["ExportReport", "Skill", "SkillFile", "export_skills", "mounted_skills", "read_skill_file"]
 

@@ -14,17 +14,19 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from attrs import frozen
 
-from .contracts import ToolContext, ToolProvider, ToolSpec
-from .plugins.containment import PluginError, call_plugin
-from .plugins.registry import ToolRegistry, TrackerRegistry
+from lorenz.contracts import ToolContext, ToolProvider, ToolSpec
+from lorenz.plugins.containment import PluginError, call_plugin
+from lorenz.plugins.registry import ToolRegistry, TrackerRegistry
+from lorenz.redact import redact_text, redacted_traceback
+from lorenz.results import ToolResult, error_message, unsupported_tool_failure
+from lorenz.settings.errors import ConfigError
+from lorenz.settings.model import Settings
+
 from .policy import apply_policy
-from .redact import redact_text, redacted_traceback
-from .results import ToolResult, error_message, unsupported_tool_failure
-from .settings.errors import ConfigError
-from .settings.model import Settings
 
 if TYPE_CHECKING:
-    from .plugins.discovery import Discovery
+    from lorenz.plugins.discovery import Discovery
+
     from .policy import DisabledEntry
 
 __all__ = [
@@ -243,7 +245,7 @@ async def execute_mounted_tool(
     """Route a call to the first pack declaring ``name`` and run it in-line (no timeout: the host
     runs its calls through :class:`lorenz.execution.ToolRunner`). Never raises: whatever the pack
     raises becomes a failure result and an unknown name lists every mounted tool."""
-    from .execution import call_pack, failure_from_exception  # anyio: only when a tool runs
+    from lorenz.execution import call_pack, failure_from_exception  # anyio: only when a tool runs
 
     every: list[str] = []
     for pack in packs:
