@@ -21,7 +21,6 @@ import httpx
 import pytest
 
 from lorenz.contracts import ToolContext
-from lorenz.execution import ToolRunner
 from lorenz.host.pages import health_data
 from lorenz.host.reload import LiveWorkspace
 from lorenz.isolation.proxy import IsolatedPack
@@ -29,6 +28,7 @@ from lorenz.isolation.supervisor import MAX_CRASHES
 from lorenz.plugins.discovery import discover
 from lorenz.results import ToolResult
 from lorenz.settings import ConfigError
+from lorenz.toolcall.execution import ToolRunner
 from lorenz.workspace import Workspace, open_workspace
 
 pytestmark = pytest.mark.slow

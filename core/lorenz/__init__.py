@@ -57,8 +57,8 @@ _EXPORTS: dict[str, str] = {
     "PackFailure": "lorenz.mounting.mount",
     "PluginFailure": "lorenz.plugins.discovery",
     # running tool calls
-    "run_in_thread": "lorenz.execution",
-    "report_progress": "lorenz.execution",
+    "run_in_thread": "lorenz.toolcall.execution",
+    "report_progress": "lorenz.toolcall.execution",
     # the read-only query DSL
     "QueryError": "lorenz.query",
     "parse_query_spec": "lorenz.query",
@@ -123,8 +123,6 @@ if TYPE_CHECKING:
     from .contracts import ToolSpec as ToolSpec
     from .contracts import TrackerContext as TrackerContext
     from .contracts import TrackerProvider as TrackerProvider
-    from .execution import report_progress as report_progress
-    from .execution import run_in_thread as run_in_thread
     from .hookspecs import hookimpl as hookimpl
     from .http import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
     from .http import PaginationError as PaginationError
@@ -188,4 +186,6 @@ if TYPE_CHECKING:
     from .settings.secrets import resolve_configured_secret as resolve_configured_secret
     from .settings.secrets import resolve_env_reference as resolve_env_reference
     from .settings.validate import needs_tracker_kind as needs_tracker_kind
+    from .toolcall.execution import report_progress as report_progress
+    from .toolcall.execution import run_in_thread as run_in_thread
     from .yaml12 import load_yaml as load_yaml

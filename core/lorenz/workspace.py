@@ -29,7 +29,7 @@ from .settings import (
     workflow_path,
 )
 from .settings.model import Settings
-from .wire import refuse_unsafe_arguments
+from .toolcall.wire import refuse_unsafe_arguments
 
 if TYPE_CHECKING:
     import httpx
@@ -90,8 +90,8 @@ class Workspace:
     ) -> ToolResult:
         """Run one mounted tool as the MCP host does (arguments checked against its ``inputSchema``
         first, within the tool timeout); never raises."""
-        from .execution import ToolRunner  # anyio: only when a tool runs
-        from .schemas import compile_schema, validate_arguments
+        from .toolcall.execution import ToolRunner  # anyio: only when a tool runs
+        from .toolcall.schemas import compile_schema, validate_arguments
 
         name = name.strip()
         pack = self.mounted.owners.get(name)

@@ -45,8 +45,8 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
-from lorenz.eager import start_now
 from lorenz.settings.model import DEFAULT_READ_TIMEOUT_SECONDS
+from lorenz.toolcall.eager import start_now
 
 __all__ = [
     "CANCEL_ON_DISCONNECT",

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from attrs import frozen
 
 from lorenz.contracts import ToolProvider, ToolSpec
-from lorenz.schemas import Validator, compile_schema
+from lorenz.toolcall.schemas import Validator, compile_schema
 
 if TYPE_CHECKING:
     from lorenz.mounting.mount import PackFailure

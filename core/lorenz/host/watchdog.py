@@ -3,12 +3,12 @@
 A pack that calls ``time.sleep`` (or any blocking I/O) inside ``async`` code freezes every request,
 ``/healthz`` included, and nothing would say who did it. A thread pings the loop; when a ping is
 not answered within :data:`BLOCKED_AFTER_SECONDS`, it reads the loop thread's stack, finds the
-tool call running there (the :func:`lorenz.execution._guarded` frame) and logs a warning naming
+tool call running there (the :func:`lorenz.toolcall.execution._guarded` frame) and logs a warning naming
 the pack and the tool, then how long the block lasted once it ends. Nothing runs on the loop but
 a callback that sets an event, so it costs the hot path nothing.
 
 Also here: the loop's thread pools are set up so that a pack's threads run on its own tokens
-(:mod:`lorenz.pack_threads`) and the host's work has a pool of its own.
+(:mod:`lorenz.toolcall.pack_threads`) and the host's work has a pool of its own.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from types import FrameType
 
 import anyio.to_thread
 
-from lorenz.execution import ToolRunner, _guarded
-from lorenz.pack_threads import HostExecutor, route_anyio_threads
+from lorenz.toolcall.execution import ToolRunner, _guarded
+from lorenz.toolcall.pack_threads import HostExecutor, route_anyio_threads
 
 __all__ = ["BLOCKED_AFTER_SECONDS", "LoopWatchdog", "exit_if_stuck", "exit_past_stuck_threads", "size_thread_pools"]
 

@@ -26,13 +26,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from lorenz.contracts import ToolContext, ToolSpec
-from lorenz.execution import call_pack, failure_from_exception
 from lorenz.plugins.checks import normalize_distribution
 from lorenz.plugins.containment import PluginError, call_plugin
 from lorenz.plugins.discovery import ENTRY_POINT_GROUP, Discovery, build_registries, load_plugin, make_manager
 from lorenz.results import ToolResult, tool_failure
 from lorenz.settings.model import Settings
-from lorenz.wire import ResultTooLarge, json_size_exceeds
+from lorenz.toolcall.execution import call_pack, failure_from_exception
+from lorenz.toolcall.wire import ResultTooLarge, json_size_exceeds
 
 from .protocol import (
     CONVERTER,

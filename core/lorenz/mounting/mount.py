@@ -243,9 +243,9 @@ async def execute_mounted_tool(
     packs: Sequence[ToolProvider], name: str, input: Any, context: ToolContext
 ) -> ToolResult:
     """Route a call to the first pack declaring ``name`` and run it in-line (no timeout: the host
-    runs its calls through :class:`lorenz.execution.ToolRunner`). Never raises: whatever the pack
+    runs its calls through :class:`lorenz.toolcall.execution.ToolRunner`). Never raises: whatever the pack
     raises becomes a failure result and an unknown name lists every mounted tool."""
-    from lorenz.execution import call_pack, failure_from_exception  # anyio: only when a tool runs
+    from lorenz.toolcall.execution import call_pack, failure_from_exception  # anyio: only when a tool runs
 
     every: list[str] = []
     for pack in packs:

@@ -420,7 +420,7 @@ async def test_pack_serialises_concurrent_workpad_updates(fake: FakeSlack, http:
 async def test_a_query_over_several_threads_reports_progress() -> None:
     """`slack_query` reads each candidate thread with its own Slack call, and tells the client how far
     it got before each one after the first."""
-    from lorenz.execution import ToolRunner
+    from lorenz.toolcall.execution import ToolRunner
 
     transport = memory(*(mention(f"1.{n}", f"<@U_BOT> task {n}") for n in range(1, 4)))
     seen: list[tuple[float, float | None, str | None]] = []

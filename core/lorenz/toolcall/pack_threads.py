@@ -148,7 +148,7 @@ class ThreadOwner:
         return await self.threads.run(self.slot, function, args, **options)
 
 
-#: The pack call running in this context, if any (set by :class:`lorenz.execution.ToolRunner`).
+#: The pack call running in this context, if any (set by :class:`lorenz.toolcall.execution.ToolRunner`).
 CURRENT_OWNER: contextvars.ContextVar[ThreadOwner | None] = contextvars.ContextVar("lorenz_thread_owner", default=None)
 
 
