@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from lorenz.calls import follow
-from lorenz.host.calllog import CallLog, CallRecord
+from lorenz.calllog.reader import follow
+from lorenz.calllog.writer import CallLog, CallRecord
 
 FORGED = 'x\n{"tool":"forged","outcome":"success"}\x1b[31m\u2028\u202e'
 HUGE = "h" * 200_000

@@ -14,7 +14,7 @@ __all__ = ["cmd_calls", "cmd_skills"]
 
 
 def _call_log_path(args: argparse.Namespace) -> Path:
-    from .host.calllog import CALL_LOG_ENV
+    from .calllog.writer import CALL_LOG_ENV
 
     if args.path:
         return Path(args.path)
@@ -30,7 +30,7 @@ def _call_log_path(args: argparse.Namespace) -> Path:
 
 
 def cmd_calls(args: argparse.Namespace) -> int:
-    from .calls import MAX_ERROR_CHARS, MAX_TOOL_CHARS, follow, parse_since, read_calls, shown, summarize
+    from .calllog.reader import MAX_ERROR_CHARS, MAX_TOOL_CHARS, follow, parse_since, read_calls, shown, summarize
 
     path = _call_log_path(args)
     try:

@@ -25,9 +25,9 @@ from .listening import counted
 from .security import MCP_PATH, raw_header
 
 if TYPE_CHECKING:
+    from lorenz.calllog.writer import CallStats
     from lorenz.mounting.policy import DisabledEntry
 
-    from .calllog import CallStats
     from .reload import LiveWorkspace, Snapshot
 
 __all__ = ["health_data", "healthz", "landing_page", "render_landing", "server_card"]

@@ -13,7 +13,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .calllog import CALL_LOG_ENV, CallLog, CallRecord, CallStats, clean_error
+from lorenz.calllog.writer import CALL_LOG_ENV, CallLog, CallRecord, CallStats, clean_error
+
 from .grants import grant_of
 from .security import raw_header
 from .tracing import current_trace_id
