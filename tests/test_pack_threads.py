@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from lorenz import Settings, ToolContext, ToolResult, run_in_thread, tool_success
-from lorenz.calllog.writer import CallRecord
+from lorenz.calllog.record import CallRecord
 from lorenz.host.watchdog import size_thread_pools
 from lorenz.toolcall.execution import CallOutcome, ClientGone, ToolRunner
 

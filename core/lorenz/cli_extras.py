@@ -30,7 +30,8 @@ def _call_log_path(args: argparse.Namespace) -> Path:
 
 
 def cmd_calls(args: argparse.Namespace) -> int:
-    from .calllog.reader import MAX_ERROR_CHARS, MAX_TOOL_CHARS, follow, parse_since, read_calls, shown, summarize
+    from .calllog.reader import MAX_TOOL_CHARS, follow, parse_since, read_calls, shown, summarize
+    from .calllog.record import MAX_ERROR_CHARS
 
     path = _call_log_path(args)
     try:

@@ -1,8 +1,4 @@
-"""Recording every ``tools/call``: a JSON-lines call log and an in-memory window for the landing page.
-
-A failing tool is an HTTP 200 with ``isError``, so HTTP dashboards see health while agents see
-failures: this is where the host says which tool failed, how often, how slowly, for whom.
-Argument *values* are never recorded (only their size), and every message is redacted.
+"""The JSON-lines call log on disk (or stderr), written off the event loop and rotated by size.
 
 A writer thread appends the queued lines in batches, rotating like
 :class:`~logging.handlers.RotatingFileHandler` (``server.call_log_max_bytes``, keeping
@@ -20,20 +16,13 @@ import logging
 import logging.handlers
 import os
 import queue
-import statistics
 import sys
 import threading
-import time
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator
-from datetime import UTC, datetime
-from typing import Any
+from collections.abc import Iterator
 
-from attrs import asdict, frozen
+from .record import CallRecord
 
-from lorenz.redact import redact_text
-
-__all__ = ["CALL_LOG_ENV", "CallLog", "CallRecord", "CallStats", "ToolStats"]
+__all__ = ["CALL_LOG_ENV", "CallLog"]
 
 logger = logging.getLogger("lorenz.host")
 
@@ -41,100 +30,6 @@ logger = logging.getLogger("lorenz.host")
 CALL_LOG_ENV = "LORENZ_CALL_LOG"
 #: How often the writer thread writes what calls queued.
 WRITE_EVERY_SECONDS = 0.05
-#: Characters of an error message kept in a record.
-MAX_ERROR_CHARS = 500
-#: Characters of any other text field (a tool name, a client's name) kept in a record.
-MAX_FIELD_CHARS = 256
-#: Characters of an error message redacted before it is cut to MAX_ERROR_CHARS.
-_REDACTED_HEAD = 64 * 1024
-#: Calls the landing page's "Recent calls" table shows.
-RECENT_CALLS = 50
-#: Durations kept per tool for its percentiles.
-_DURATIONS_KEPT = 1024
-
-
-#: Keys left out of a line when there is nothing to say (the others are always there, maybe null).
-_WHEN_KNOWN = frozenset({"client", "sessionId", "traceId", "token", "clientGone"})
-
-
-#: The second :meth:`CallRecord.stamp` last formatted, and its text (a race only formats it twice).
-_STAMP: list[Any] = [None, ""]
-
-
-@frozen(kw_only=True)
-class CallRecord:
-    """One ``tools/call`` as the call log writes it (camelCase keys on the wire)."""
-
-    ts: str
-    tool: str
-    pack: str | None
-    distribution: str | None
-    duration_ms: float
-    outcome: str
-    error: str | None = None
-    argument_bytes: int = 0
-    result_bytes: int = 0
-    protocol_version: str | None = None
-    client: dict[str, str] | None = None
-    session_id: str | None = None
-    request_id: str | int | None = None
-    trace_id: str | None = None
-    token: str | None = None
-    #: The client stopped waiting (dropped the connection, cancelled) before the call ended;
-    #: ``outcome`` is still how the call ended.
-    client_gone: bool | None = None
-
-    @staticmethod
-    def now() -> str:
-        """The current UTC time, ``2026-12-01T12:00:00.123Z``."""
-        return CallRecord.stamp(time.time())
-
-    @staticmethod
-    def stamp(now: float) -> str:
-        """``now`` (seconds since the epoch) as ``2026-12-01T12:00:00.123Z``: every call is
-        stamped, so the part up to the second is formatted once per second."""
-        second = int(now)
-        if second != _STAMP[0]:
-            _STAMP[:] = [second, datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")]
-        return f"{_STAMP[1]}.{int((now - second) * 1000):03d}Z"
-
-    def to_json(self) -> dict[str, Any]:
-        names = {
-            "duration_ms": "durationMs",
-            "argument_bytes": "argumentBytes",
-            "result_bytes": "resultBytes",
-            "protocol_version": "protocolVersion",
-            "session_id": "sessionId",
-            "request_id": "requestId",
-            "trace_id": "traceId",
-            "client_gone": "clientGone",
-        }
-        # The error is capped by clean_error, at its own length.
-        out = {names.get(key, key): value if key == "error" else _field(value) for key, value in asdict(self).items()}
-        return {key: value for key, value in out.items() if value is not None or key not in _WHEN_KNOWN}
-
-
-def _field(value: Any) -> Any:
-    """A record's field as written: texts the client chose (a tool name, its own name) capped."""
-    if isinstance(value, str):
-        return _capped(value, MAX_FIELD_CHARS)
-    if isinstance(value, dict):
-        return {_capped(str(key), MAX_FIELD_CHARS): _field(item) for key, item in value.items()}
-    return value
-
-
-def clean_error(message: str | None, secrets: Iterable[str], arguments: Any = None) -> str | None:
-    """A record's ``error``: redacted (``arguments``' values included: a message may quote the
-    argument it refuses), one line, at most :data:`MAX_ERROR_CHARS` characters."""
-    if message is None:
-        return None
-    # Only the first MAX_ERROR_CHARS are kept: a generous head bounds the redaction's work.
-    text = " ".join(redact_text(message[:_REDACTED_HEAD], secrets, arguments=arguments).split())
-    return _capped(text, MAX_ERROR_CHARS)
-
-
-def _capped(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class CallLog:
@@ -243,60 +138,3 @@ def _exclusive(lock_path: str) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # releases the lock
-
-
-@frozen
-class ToolStats:
-    tool: str
-    calls: int
-    failures: int
-    p50_ms: float
-    p95_ms: float
-
-
-class CallStats:
-    """Counters since start and the most recent calls, for the landing page (thread-safe)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        #: The newest calls: a record, or how to build one (made only when a page shows it).
-        self.recent: deque[CallRecord | Callable[[], CallRecord]] = deque(maxlen=RECENT_CALLS)
-        self._calls: dict[str, int] = {}
-        self._failures: dict[str, int] = {}
-        self._durations: dict[str, deque[float]] = {}
-
-    def count(self, tool: str, outcome: str, duration_ms: float, record: CallRecord | Callable[[], CallRecord]) -> None:
-        """Count one call of ``tool``; ``record`` is its record or a function building it."""
-        with self._lock:
-            self.recent.append(record)
-            self._calls[tool] = self._calls.get(tool, 0) + 1
-            if outcome != "success":
-                self._failures[tool] = self._failures.get(tool, 0) + 1
-            durations = self._durations.get(tool)
-            if durations is None:
-                durations = self._durations[tool] = deque(maxlen=_DURATIONS_KEPT)
-            durations.append(duration_ms)
-
-    def snapshot(self) -> tuple[list[CallRecord], list[ToolStats]]:
-        """``(recent calls, newest first; per-tool counters, busiest first)``."""
-        with self._lock:
-            recent = [item if isinstance(item, CallRecord) else item() for item in reversed(self.recent)]
-            tools = [
-                ToolStats(
-                    tool=tool,
-                    calls=count,
-                    failures=self._failures.get(tool, 0),
-                    p50_ms=_percentile(self._durations[tool], 50),
-                    p95_ms=_percentile(self._durations[tool], 95),
-                )
-                for tool, count in self._calls.items()
-            ]
-        tools.sort(key=lambda stats: (-stats.calls, stats.tool))
-        return recent, tools
-
-
-def _percentile(samples: Iterable[float], q: int) -> float:
-    values = sorted(samples)
-    if len(values) < 2:
-        return values[0] if values else 0.0
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]

@@ -25,7 +25,7 @@ from .listening import counted
 from .security import MCP_PATH, raw_header
 
 if TYPE_CHECKING:
-    from lorenz.calllog.writer import CallStats
+    from lorenz.calllog.stats import CallStats
     from lorenz.mounting.policy import DisabledEntry
 
     from .reload import LiveWorkspace, Snapshot

@@ -13,7 +13,9 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from lorenz.calllog.writer import CALL_LOG_ENV, CallLog, CallRecord, CallStats, clean_error
+from lorenz.calllog.record import CallRecord, clean_error
+from lorenz.calllog.stats import CallStats
+from lorenz.calllog.writer import CALL_LOG_ENV, CallLog
 
 from .grants import grant_of
 from .security import raw_header
