@@ -23,7 +23,7 @@ from lorenz.isolation.protocol import (
     structure,
 )
 from lorenz.isolation.survey import IsolatedPackStub, describe_exit
-from lorenz.plugins.discovery import Discovery, PluginInfo
+from lorenz.plugins.model import Discovery, PluginInfo
 from lorenz.plugins.registry import ToolRegistry, TrackerRegistry
 from lorenz.results import FormattedResult
 from lorenz.settings.model import ScopedToken, ServerSettings, Settings, TrackerSettings

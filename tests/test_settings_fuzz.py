@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from lorenz.plugins.discovery import Discovery, discover
+from lorenz.plugins.discovery import discover
+from lorenz.plugins.model import Discovery
 from lorenz.settings import (
     ConfigError,
     Settings,

@@ -49,13 +49,13 @@ _EXPORTS: dict[str, str] = {
     "hookimpl": "lorenz.hookspecs",
     "discover": "lorenz.plugins.discovery",
     "make_manager": "lorenz.plugins.discovery",
-    "Discovery": "lorenz.plugins.discovery",
+    "Discovery": "lorenz.plugins.model",
     "mounted_pack_names": "lorenz.mounting.mount",
     "mounted_tool_specs": "lorenz.mounting.mount",
     "execute_mounted_tool": "lorenz.mounting.mount",
     "MountError": "lorenz.mounting.mount",
     "PackFailure": "lorenz.mounting.mount",
-    "PluginFailure": "lorenz.plugins.discovery",
+    "PluginFailure": "lorenz.plugins.model",
     # running tool calls
     "run_in_thread": "lorenz.toolcall.execution",
     "report_progress": "lorenz.toolcall.execution",
@@ -149,10 +149,10 @@ if TYPE_CHECKING:
     from .mounting.mount import execute_mounted_tool as execute_mounted_tool
     from .mounting.mount import mounted_pack_names as mounted_pack_names
     from .mounting.mount import mounted_tool_specs as mounted_tool_specs
-    from .plugins.discovery import Discovery as Discovery
-    from .plugins.discovery import PluginFailure as PluginFailure
     from .plugins.discovery import discover as discover
     from .plugins.discovery import make_manager as make_manager
+    from .plugins.model import Discovery as Discovery
+    from .plugins.model import PluginFailure as PluginFailure
     from .plugins.registry import RegistryError as RegistryError
     from .plugins.registry import ToolRegistry as ToolRegistry
     from .plugins.registry import TrackerRegistry as TrackerRegistry

@@ -18,7 +18,8 @@ from .isolation.hint import isolation_hint
 from .isolation.pool import IsolationPool
 from .mounting.inventory import Inventory, installed_tools, unsupported_failure
 from .mounting.mount import Mounted, mount
-from .plugins.discovery import Discovery, discover
+from .plugins.discovery import discover
+from .plugins.model import Discovery
 from .results import ToolResult
 from .settings import (
     EMBEDDED_DEFAULT_CONFIG,

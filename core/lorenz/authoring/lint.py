@@ -309,7 +309,7 @@ def _pack_summary(pack: ToolProvider) -> dict[str, Any]:
 
 
 def lint_discovery(discovery: Any, *, only: Iterable[str] | None = None) -> LintReport:
-    """Lint every pack a :class:`~lorenz.plugins.discovery.Discovery` found (or the named ones); a plugin
+    """Lint every pack a :class:`~lorenz.plugins.model.Discovery` found (or the named ones); a plugin
     that failed to load is an error too."""
     names = list(only) if only is not None else discovery.tools.names()
     diagnostics: list[Diagnostic] = []

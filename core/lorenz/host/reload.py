@@ -31,7 +31,7 @@ from .snapshot import REQUEST_SNAPSHOT, Snapshot, request_snapshot
 if TYPE_CHECKING:
     import asyncio
 
-    from lorenz.plugins.discovery import Discovery
+    from lorenz.plugins.model import Discovery
     from lorenz.workspace import Workspace
 
     from .workflow_watch import WorkflowWatch

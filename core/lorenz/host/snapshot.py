@@ -13,7 +13,7 @@ from lorenz.toolcall.schemas import Validator, compile_schema
 
 if TYPE_CHECKING:
     from lorenz.mounting.mount import PackFailure
-    from lorenz.plugins.discovery import PluginFailure
+    from lorenz.plugins.model import PluginFailure
     from lorenz.workspace import Workspace
 
 __all__ = ["REQUEST_SNAPSHOT", "Snapshot", "request_snapshot"]

@@ -26,9 +26,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from lorenz.contracts import ToolContext, ToolSpec
+from lorenz.hookspecs import ENTRY_POINT_GROUP
 from lorenz.plugins.checks import normalize_distribution
 from lorenz.plugins.containment import PluginError, call_plugin
-from lorenz.plugins.discovery import ENTRY_POINT_GROUP, Discovery, build_registries, load_plugin, make_manager
+from lorenz.plugins.discovery import build_registries, load_plugin, make_manager
+from lorenz.plugins.model import Discovery
 from lorenz.results import ToolResult, tool_failure
 from lorenz.settings.model import Settings
 from lorenz.toolcall.execution import call_pack, failure_from_exception

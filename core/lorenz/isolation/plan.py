@@ -24,7 +24,7 @@ from .protocol import CONVERTER, Launch, Source
 
 if TYPE_CHECKING:
     from lorenz.contracts import ToolProvider
-    from lorenz.plugins.discovery import Discovery
+    from lorenz.plugins.model import Discovery
 
 __all__ = ["ALL_THIRD_PARTY", "Plan", "is_isolated", "isolation_hint", "pack_settings", "plan_for", "source_of"]
 

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     import concurrent.futures
 
     from lorenz.contracts import ToolProvider
-    from lorenz.plugins.discovery import Discovery
+    from lorenz.plugins.model import Discovery
     from lorenz.settings.model import Settings
 
     from .protocol import Ready

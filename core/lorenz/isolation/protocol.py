@@ -134,7 +134,7 @@ class Failed:
 
 @frozen(kw_only=True)
 class SurveyFailure:
-    """A :class:`lorenz.plugins.discovery.PluginFailure` as a survey reports it."""
+    """A :class:`lorenz.plugins.model.PluginFailure` as a survey reports it."""
 
     group: str
     name: str

@@ -20,7 +20,7 @@ from .mount import Mounted, PackFailure, checked_tool_specs
 from .policy import disabled_failure
 
 if TYPE_CHECKING:
-    from lorenz.plugins.discovery import Discovery
+    from lorenz.plugins.model import Discovery
     from lorenz.settings.model import Settings
 
 __all__ = [

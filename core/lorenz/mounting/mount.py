@@ -25,7 +25,7 @@ from lorenz.settings.model import Settings
 from .policy import apply_policy
 
 if TYPE_CHECKING:
-    from lorenz.plugins.discovery import Discovery
+    from lorenz.plugins.model import Discovery
 
     from .policy import DisabledEntry
 

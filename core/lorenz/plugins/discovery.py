@@ -24,6 +24,7 @@ from attrs import evolve, frozen
 
 from lorenz import hookspecs
 from lorenz.contracts import ToolProvider, TrackerProvider
+from lorenz.hookspecs import ENTRY_POINT_GROUP
 from lorenz.redact import redact_text, redacted_traceback
 from lorenz.results import error_message
 
@@ -35,16 +36,13 @@ from .checks import (
     tracker_shape_problem,
 )
 from .containment import PluginError, call_plugin, describe_exception
+from .model import Discovery, PluginFailure, PluginInfo
 from .registry import ToolRegistry, TrackerRegistry
 from .skill_roots import note_plugin
 
 __all__ = [
     "DISABLE_PLUGINS_ENV",
-    "ENTRY_POINT_GROUP",
     "LOAD_PLUGINS_ENV",
-    "Discovery",
-    "PluginFailure",
-    "PluginInfo",
     "build_registries",
     "discover",
     "load_entry_points",
@@ -52,85 +50,10 @@ __all__ = [
     "make_manager",
 ]
 
-ENTRY_POINT_GROUP = "lorenz.tool_packs"
 LOAD_PLUGINS_ENV = "LORENZ_LOAD_PLUGINS"
 DISABLE_PLUGINS_ENV = "LORENZ_DISABLE_PLUGINS"
 
 Origins = Mapping[str, tuple[str | None, str | None]]
-
-
-@frozen(kw_only=True)
-class PluginInfo:
-    """A loaded plugin and what it registered."""
-
-    name: str
-    distribution: str | None = None
-    version: str | None = None
-    packs: tuple[str, ...] = ()
-    trackers: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "distribution": self.distribution,
-            "version": self.version,
-            "packs": list(self.packs),
-            "trackers": list(self.trackers),
-        }
-
-
-@frozen(kw_only=True)
-class PluginFailure:
-    """A plugin (or one of its contributions) that could not be loaded.
-
-    ``traceback`` is the redacted traceback when plugin code raised (``lorenz plugins -v``).
-    """
-
-    group: str
-    name: str
-    distribution: str | None
-    version: str | None
-    error: str
-    traceback: str | None = None
-
-    @property
-    def origin(self) -> str:
-        """``acme-pack 1.0``, or the group for an in-process plugin."""
-        if self.distribution is None:
-            return self.group
-        return f"{self.distribution} {self.version}" if self.version else self.distribution
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "group": self.group,
-            "name": self.name,
-            "distribution": self.distribution,
-            "version": self.version,
-            "error": self.error,
-            "traceback": self.traceback,
-        }
-
-
-@frozen(kw_only=True)
-class Discovery:
-    """The outcome of discovery: filled registries, what loaded, what failed, and the
-    distributions ``LORENZ_DISABLE_PLUGINS`` left out."""
-
-    tools: ToolRegistry
-    trackers: TrackerRegistry
-    plugins: tuple[PluginInfo, ...] = ()
-    failures: tuple[PluginFailure, ...] = ()
-    disabled: tuple[str, ...] = ()
-    #: The ``server.isolated_packs`` discovery ran with: plugins it left unimported for them.
-    isolate: tuple[str, ...] = ()
-
-    def failure_for_pack(self, name: str) -> PluginFailure | None:
-        """The failure that explains why pack ``name`` is missing: its plugin (entry point) of that
-        name failed, or a clash over the name was refused."""
-        for failure in self.failures:
-            if failure.name == name or f'pack name "{name}"' in failure.error:
-                return failure
-        return None
 
 
 def make_manager() -> pluggy.PluginManager:
