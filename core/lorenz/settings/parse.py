@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import evolve
 
-from ._structure import camel_to_snake
+from ._kinds import camel_to_snake
 from .deprecations import collect_config_deprecations, format_config_deprecation
 from .errors import ConfigError
 from .model import Settings
