@@ -11,12 +11,12 @@ from slack_fake import BOT, FakeSlack, slack_settings
 
 from lorenz.contracts import ToolContext
 from lorenz.results import ToolResult
+from lorenz_slack.catalog import TOOL_NAMES
 from lorenz_slack.fold import state_from_thread
 from lorenz_slack.handlers import execute_slack_tool
 from lorenz_slack.memory import InMemorySlackTransport, SeedMessage
 from lorenz_slack.models import SlackMetadata, SlackThreadReply, SlackUser
 from lorenz_slack.plugin import PACK
-from lorenz_slack.tools import TOOL_NAMES
 from lorenz_slack.transport import SlackApiError
 from lorenz_slack.workpad import WorkpadContent, render_workpad_blocks, upsert_workpad, workpad_fallback_text
 
