@@ -1,15 +1,10 @@
 """Plugin discovery: entry points in ``lorenz.tool_packs``, each loaded in isolation.
 
-A plugin that fails to import (whatever it raises, ``SystemExit`` included), was built for another
-core, declares a malformed hook, raises while registering, or registers something that lacks what
-the contracts need is recorded as a :class:`PluginFailure`; the others still load.
-
-Environment: ``LORENZ_LOAD_PLUGINS`` (comma-separated distribution names, empty for none) is the
-allow-list; ``LORENZ_DISABLE_PLUGINS`` the deny-list, like pytest's ``-p no:NAME``.
-
-Name clashes are settled the same way whatever the install or entry-point order: a pack name or
-tracker kind claimed by a distribution shipped with Lorenz stays with it, and one claimed by two
-other plugins is refused for both. Each plugin's other contributions still load.
+A plugin that fails in any way (an import that raises, a core requirement this core does not meet,
+a malformed hook, registrations that break the contracts) becomes a :class:`PluginFailure`; the
+others still load. ``LORENZ_LOAD_PLUGINS`` is the allow-list, ``LORENZ_DISABLE_PLUGINS`` the
+deny-list. A name clash keeps the name with the distribution shipped with Lorenz, and refuses it
+for both when neither is; the order of installation never matters.
 """
 
 from __future__ import annotations

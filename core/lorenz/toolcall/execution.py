@@ -1,12 +1,10 @@
 """Running plugin code's tool calls: contained, bounded in time, and bounded per pack.
 
-:func:`call_pack` awaits one ``execute_tool`` and turns whatever it raises (``SystemExit``,
-``KeyboardInterrupt``, a ``CancelledError`` of its own, ``MemoryError``…) into a failure result
-naming the pack. :class:`ToolRunner`, which the host uses, also runs each call as a task of its
-own under the pack's own capacity limiter and answers at the tool timeout even when the pack is
-stuck where cancellation cannot reach (a thread, a blocking read): the stuck task is abandoned,
-keeping its slot until it and every thread it started return, so a pack whose calls all hang
-delays only itself (:mod:`lorenz.toolcall.pack_threads`).
+:func:`call_pack` awaits one ``execute_tool`` and turns whatever it raises into a failure naming
+the pack. :class:`ToolRunner`, which the host uses, runs each call as a task of its own under the
+pack's capacity limiter and answers at the tool timeout even when the pack is stuck where
+cancellation cannot reach; the stuck call keeps its slot until it and its threads return
+(:mod:`lorenz.toolcall.pack_threads`), so a pack whose calls hang delays only itself.
 """
 
 from __future__ import annotations
