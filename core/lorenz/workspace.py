@@ -18,6 +18,7 @@ from .isolation.hint import isolation_hint
 from .isolation.pool import IsolationPool
 from .mounting.inventory import Inventory, installed_tools, unsupported_failure
 from .mounting.mount import Mounted, mount
+from .plugins.containment import PluginError, call_plugin
 from .plugins.discovery import discover
 from .plugins.model import Discovery
 from .results import ToolResult
@@ -114,8 +115,6 @@ class Workspace:
     @functools.cached_property
     def project_url(self) -> str | None:
         """The dispatch tracker's project page (its optional ``project_url`` hook), if it has one."""
-        from .plugins.containment import PluginError, call_plugin
-
         provider = self.discovery.trackers.get(self.settings.tracker.kind)
         hook = getattr(provider, "project_url", None)
         if not callable(hook):

@@ -156,7 +156,7 @@ def load_entry_points(
         accepted.append((ep, dist, version))
     stand_ins: Mapping[int, object] = {}
     if isolate:
-        from lorenz.isolation.survey import stand_ins_for
+        from lorenz.isolation.survey import stand_ins_for  # subprocess: only when packs run isolated
 
         stand_ins = stand_ins_for([(ep.name, dist, version) for ep, dist, version in accepted], isolate)
     for index, (ep, dist, version) in enumerate(accepted):

@@ -20,6 +20,7 @@ import anyio.to_thread
 from anyio import CapacityLimiter
 from attrs import frozen
 
+from lorenz.contracts import send_progress
 from lorenz.plugins.containment import PluginError, contain
 from lorenz.redact import redact_text
 from lorenz.results import ToolResult, error_message, tool_failure, tool_success
@@ -121,8 +122,6 @@ async def report_progress(done: float, total: float | None = None, message: str 
     """:meth:`ToolContext.progress <lorenz.ToolContext.progress>` for code deep inside a tool call that
     has no context at hand (a client's paging loop): reports on behalf of the call running it, and
     does nothing outside a tool call."""
-    from lorenz.contracts import send_progress
-
     call = _CURRENT.get()
     if call is not None:
         await send_progress(call.progress, done, total, message)
