@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from lorenz.contracts import TrackerContext
-from lorenz.registry import TrackerRegistry
+from lorenz.plugins.registry import TrackerRegistry
 from lorenz.settings import parse_config, parse_workflow_content
 from lorenz.settings.options import reject_unknown_options, string_option
 

@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from lorenz.query import MAX_CONTAINS, MAX_FILTER_NODES, MAX_IN_VALUES, MAX_SELECT_FIELDS, MAX_STRING_LENGTH
-from lorenz.schemas import compile_schema, validate_arguments
 from lorenz.settings.model import Settings, TrackerSettings
+from lorenz.toolcall.schemas import compile_schema, validate_arguments
 from lorenz_local.board import BoardDocument, render_document
 from lorenz_local.cache import CACHE, SNAPSHOTS
 from lorenz_local.store import BoardStore

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from lorenz.arguments import ArgumentProblem, invalid_arguments
 from lorenz.cli import main
-from lorenz.schemas import compile_schema, validate_arguments
+from lorenz.toolcall.schemas import compile_schema, validate_arguments
 
 pytestmark = pytest.mark.anyio
 

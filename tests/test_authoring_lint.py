@@ -14,7 +14,7 @@ from lorenz import ToolSpec, tool_failure, tool_success
 from lorenz.authoring import CallContext, ErrorContract, Pack, describe, disabled, tool
 from lorenz.authoring.lint import Diagnostic, lint_discovery, lint_pack, lint_path
 from lorenz.cli import main
-from lorenz.plugins import discover
+from lorenz.plugins.discovery import discover
 
 ROOT = Path(__file__).resolve().parents[1]
 

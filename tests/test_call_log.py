@@ -15,8 +15,9 @@ import httpx
 import mcp
 import pytest
 
+from lorenz.calllog.record import CallRecord
+from lorenz.calllog.writer import CallLog
 from lorenz.host import serve_in_thread
-from lorenz.host.calllog import CallLog, CallRecord
 
 pytestmark = pytest.mark.anyio
 
@@ -175,7 +176,8 @@ def test_access_log_names_requests_never_the_token(tmp_path: Path) -> None:
 
 WRITER = """
 import sys
-from lorenz.host.calllog import CallLog, CallRecord
+from lorenz.calllog.record import CallRecord
+from lorenz.calllog.writer import CallLog
 path, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 log = CallLog(path, max_bytes=3_000, keep=1_000)
 print("ready", flush=True)
@@ -225,7 +227,7 @@ def test_call_stamps_are_iso_utc_milliseconds_and_current() -> None:
     import re
     from datetime import UTC, datetime, timedelta
 
-    from lorenz.host.calllog import CallRecord
+    from lorenz.calllog.record import CallRecord
 
     for _ in range(3):
         before = datetime.now(UTC) - timedelta(milliseconds=1)  # stamps are truncated to the millisecond

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from lorenz.calls import follow
-from lorenz.host.calllog import CallLog, CallRecord
+from lorenz.calllog.reader import follow
+from lorenz.calllog.record import CallRecord
+from lorenz.calllog.writer import CallLog
 
 FORGED = 'x\n{"tool":"forged","outcome":"success"}\x1b[31m\u2028\u202e'
 HUGE = "h" * 200_000

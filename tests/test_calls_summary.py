@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from lorenz.calls import follow, parse_since, read_calls, summarize
+from lorenz.calllog.reader import follow, parse_since, read_calls, summarize
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 

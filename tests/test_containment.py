@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from lorenz import containment
-from lorenz.containment import PluginError, call_plugin, plugin_code
+from lorenz.plugins.containment import PluginError, call_plugin, plugin_code
+from lorenz.plugins.discovery import containment
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from packaging.requirements import InvalidRequirement, Requirement
 
 from lorenz import __version__
-from lorenz.plugin_checks import core_requirement_problem, normalize_distribution
+from lorenz.plugins.checks import core_requirement_problem, normalize_distribution
 
 
 def reference_problem(distribution: str, version: str | None, requires: Iterable[str] | None) -> str | None:
@@ -94,7 +94,7 @@ def test_the_bundled_plugins_need_no_pep508_parser() -> None:
     """The four bundled distributions' requirements are decided without ``packaging.requirements``."""
     code = (
         "import sys, importlib.metadata as md\n"
-        "from lorenz.plugin_checks import core_requirement_problem, normalize_distribution\n"
+        "from lorenz.plugins.checks import core_requirement_problem, normalize_distribution\n"
         "for name in ('lorenz-local', 'lorenz-jira', 'lorenz-linear', 'lorenz-slack'):\n"
         "    dist = md.distribution(name)\n"
         "    assert core_requirement_problem(name, dist.version, dist.requires) is None\n"

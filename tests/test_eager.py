@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from lorenz.eager import eager_task
+from lorenz.toolcall.eager import eager_task
 
 pytestmark = pytest.mark.anyio
 

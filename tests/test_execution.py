@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lorenz import Settings, ToolContext, ToolResult, run_in_thread, tool_success
-from lorenz.execution import ToolRunner, call_pack
 from lorenz.host.ops.watchdog import LoopWatchdog
-from lorenz.wire import ResultTooLarge, encode_payload, lone_surrogate_path, refuse_unsafe_arguments
+from lorenz.toolcall.execution import ToolRunner, call_pack
+from lorenz.toolcall.wire import ResultTooLarge, encode_payload, lone_surrogate_path, refuse_unsafe_arguments
 
 pytestmark = pytest.mark.anyio
 
@@ -254,7 +254,7 @@ def _total_values(value: Any) -> int:
 @given(_NESTED, st.integers(0, 60))
 def test_the_argument_checks_fast_paths_agree_with_their_full_walks(value: Any, limit: int) -> None:
     """The quick count and surrogate scan decide as the walks that name the path do."""
-    from lorenz.wire import _any_surrogate, _count_exceeds, _values_over
+    from lorenz.toolcall.wire import _any_surrogate, _count_exceeds, _values_over
 
     assert _count_exceeds(value, limit) is (_total_values(value) > limit)
     assert (_values_over(value, limit) is not None) is (_total_values(value) > limit)
@@ -293,7 +293,7 @@ JSON_VALUES = st.recursive(
 @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 def test_too_many_values_names_the_same_path_as_before(value: Any, limit: int) -> None:
     """Issue 28: the count spells a path only when it refuses; the path it names is unchanged."""
-    from lorenz.wire import _count_exceeds, _values_over
+    from lorenz.toolcall.wire import _count_exceeds, _values_over
 
     expected = _values_over_as_before(value, limit) if _count_exceeds(value, limit) else None
     assert _values_over(value, limit) == expected

@@ -17,7 +17,7 @@ from lorenz.host import LiveWorkspace
 from lorenz.host.http.listening import display_url
 from lorenz.host.mcp.replies import call_result
 from lorenz.results import ToolResult
-from lorenz.schemas import compile_schema, validate_arguments
+from lorenz.toolcall.schemas import compile_schema, validate_arguments
 
 ENV = {"LORENZ_LOAD_PLUGINS": ""}
 OUTPUT = {"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]}
@@ -232,7 +232,7 @@ class _Raises:
 
 
 async def _run(pack: object, name: str, context: object, *, time_limit: float = 5.0) -> ToolResult:
-    from lorenz.execution import ToolRunner
+    from lorenz.toolcall.execution import ToolRunner
 
     outcome = await ToolRunner().run(pack, name, {}, context, time_limit=time_limit, concurrency=4)  # type: ignore[arg-type]
     return outcome.result

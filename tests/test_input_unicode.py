@@ -118,7 +118,7 @@ def test_lorenz_call_prints_a_board_holding_a_surrogate(
 
 def test_huge_arguments_are_refused_before_the_schema_walks_them() -> None:
     """More values than any tool needs is one cheap refusal, not seconds of schema checking."""
-    from lorenz.wire import MAX_ARGUMENT_VALUES, refuse_unsafe_arguments
+    from lorenz.toolcall.wire import MAX_ARGUMENT_VALUES, refuse_unsafe_arguments
 
     refused = refuse_unsafe_arguments("local_query", {"select": ["title"] * 100_000})
     assert refused is not None

@@ -21,14 +21,14 @@ import httpx
 import pytest
 
 from lorenz.contracts import ToolContext
-from lorenz.execution import ToolRunner
 from lorenz.host.ops.pages import health_data
 from lorenz.host.reload.live import LiveWorkspace
 from lorenz.isolation.proxy import IsolatedPack
 from lorenz.isolation.supervisor import MAX_CRASHES
-from lorenz.plugins import discover
+from lorenz.plugins.discovery import discover
 from lorenz.results import ToolResult
 from lorenz.settings import ConfigError
+from lorenz.toolcall.execution import ToolRunner
 from lorenz.workspace import Workspace, open_workspace
 
 pytestmark = pytest.mark.slow

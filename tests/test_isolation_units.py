@@ -23,8 +23,8 @@ from lorenz.isolation.protocol import (
     structure,
 )
 from lorenz.isolation.survey import IsolatedPackStub, describe_exit
-from lorenz.plugins import Discovery, PluginInfo
-from lorenz.registry import ToolRegistry, TrackerRegistry
+from lorenz.plugins.model import Discovery, PluginInfo
+from lorenz.plugins.registry import ToolRegistry, TrackerRegistry
 from lorenz.results import FormattedResult
 from lorenz.settings.model import ScopedToken, ServerSettings, Settings, TrackerSettings
 

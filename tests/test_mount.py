@@ -18,7 +18,7 @@ from lorenz import (
     mounted_tool_specs,
     tool_success,
 )
-from lorenz.mount import mounted_skill_sources
+from lorenz.mounting.mount import mounted_skill_sources
 
 pytestmark = pytest.mark.anyio
 

@@ -14,9 +14,9 @@ import httpx
 import pytest
 
 from lorenz import Settings, ToolContext, ToolResult, run_in_thread, tool_success
-from lorenz.execution import CallOutcome, ClientGone, ToolRunner
-from lorenz.host.calllog import CallRecord
+from lorenz.calllog.writer import CallRecord
 from lorenz.host.ops.watchdog import size_thread_pools
+from lorenz.toolcall.execution import CallOutcome, ClientGone, ToolRunner
 
 pytestmark = pytest.mark.anyio
 

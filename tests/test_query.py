@@ -600,7 +600,7 @@ def test_the_query_envelope_is_strict_at_every_level(arguments: dict[str, Any], 
     """Issue 12: a misspelled key inside a where node or an order_by item is refused by the schema,
     at its key path, instead of being dropped (which would filter or sort differently than asked)."""
     from lorenz.query import query_input_properties
-    from lorenz.schemas import compile_schema, validate_arguments
+    from lorenz.toolcall.schemas import compile_schema, validate_arguments
 
     schema = {"type": "object", "additionalProperties": False, "properties": query_input_properties("Fields.")}
     validator = compile_schema(schema)

@@ -11,9 +11,9 @@ import pytest
 
 from lorenz.contracts import ToolContext, ToolSpec, TrackerContext
 from lorenz.hookspecs import hookimpl
-from lorenz.plugin_checks import pack_shape_problem
-from lorenz.plugins import discover
-from lorenz.registry import ToolRegistry, TrackerRegistry
+from lorenz.plugins.checks import pack_shape_problem
+from lorenz.plugins.discovery import discover
+from lorenz.plugins.registry import ToolRegistry, TrackerRegistry
 from lorenz.results import ToolResult, tool_success
 from lorenz.settings import (
     ConfigError,

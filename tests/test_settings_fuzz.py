@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from lorenz.plugins import Discovery, discover
+from lorenz.plugins.discovery import discover
+from lorenz.plugins.model import Discovery
 from lorenz.settings import (
     ConfigError,
     Settings,
@@ -25,7 +26,7 @@ from lorenz.settings import (
     parse_workflow_content,
     validate_dispatch_config,
 )
-from lorenz.settings._structure import camel_to_snake
+from lorenz.settings._kinds import camel_to_snake
 from lorenz.settings.parse import OTHER_HOST_KEYS, TOP_LEVEL_KEYS
 from lorenz.settings.server import _ServerSection, _TokenEntry
 from lorenz.settings.tracker import CORE_TRACKER_KEYS, _Dispatch

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from lorenz.contracts import TrackerContext
-from lorenz.registry import TrackerRegistry
+from lorenz.plugins.registry import TrackerRegistry
 from lorenz.settings import ConfigError, Settings, load_settings, parse_config
 from lorenz.settings.options import (
     UnknownOptionsError,

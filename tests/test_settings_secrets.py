@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from lorenz.contracts import TrackerContext
-from lorenz.registry import TrackerRegistry
+from lorenz.plugins.registry import TrackerRegistry
 from lorenz.settings import ConfigError, Settings, parse_config, resolve_configured_secret, resolve_env_reference
 from lorenz.settings.secrets import SecretRecorder, is_secret_key
 

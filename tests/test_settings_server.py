@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from lorenz.registry import TrackerRegistry
+from lorenz.plugins.registry import TrackerRegistry
 from lorenz.settings import ConfigError, ServerSettings, parse_config
 from lorenz.settings.model import DEFAULT_MAX_BODY_BYTES
 

@@ -100,7 +100,7 @@ def test_the_embedded_default_is_parsed_without_cattrs() -> None:
     code = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from lorenz.registry import TrackerRegistry\n"
+        "from lorenz.plugins.registry import TrackerRegistry\n"
         "from lorenz.settings import EMBEDDED_DEFAULT_CONFIG, parse_config\n"
         "settings = parse_config(EMBEDDED_DEFAULT_CONFIG, env={}, trackers=TrackerRegistry(), base_dir=Path('.'))\n"
         "assert settings.tracker.kind == 'local' and settings.server.port == 4040, settings\n"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from lorenz.registry import TrackerRegistry
+from lorenz.plugins.registry import TrackerRegistry
 from lorenz.settings import ConfigError, Settings, parse_config
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from lorenz.contracts import ToolContext, ToolSpec, TrackerContext
-from lorenz.registry import RegistryError, ToolRegistry, TrackerRegistry
+from lorenz.plugins.registry import RegistryError, ToolRegistry, TrackerRegistry
 from lorenz.results import ToolResult, tool_success
 from lorenz.settings import ConfigError, Settings, parse_config, validate_dispatch_config
 from lorenz.settings.model import TrackerSettings
@@ -235,7 +235,7 @@ def test_tool_packs_checked_in_order() -> None:
 
 def test_memory_tracker_mounts_local_pack_explicitly() -> None:
     """`tools.local` mounts the local pack over a memory tracker (item 77)."""
-    from lorenz.mount import mounted_pack_names
+    from lorenz.mounting.mount import mounted_pack_names
 
     settings = settings_for({"tracker": {"kind": "memory"}, "tools": {"local": {"path": "/srv/b"}}})
     assert mounted_pack_names(settings, standard_tools(), trackers(Tracker("memory"))) == ["local"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lorenz.registry import TrackerRegistry
+from lorenz.plugins.registry import TrackerRegistry
 from lorenz.settings import (
     ConfigError,
     Workflow,

@@ -16,7 +16,7 @@ import pytest
 from mcp_types import TextResourceContents
 
 from lorenz.host import serve_in_thread
-from lorenz.skills import export_skills, mounted_skills, read_skill_file
+from lorenz.mounting.skills import export_skills, mounted_skills, read_skill_file
 
 pytestmark = pytest.mark.anyio
 

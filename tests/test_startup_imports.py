@@ -93,7 +93,7 @@ def test_lorenz_tools_on_the_embedded_default_imports_no_client_or_parser(tmp_pa
     code, out, modules = _probe(["tools"], tmp_path)
     assert code == 0, out
     assert "local_query" in out and "[local]" in out
-    assert "lorenz.execution" not in modules
+    assert "lorenz.toolcall.execution" not in modules
     assert _heavy(modules) == []
 
 

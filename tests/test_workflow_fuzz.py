@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from lorenz.plugins import discover
+from lorenz.plugins.discovery import discover
 from lorenz.settings import ConfigError, Workflow, load_settings, parse_workflow_content, validate_dispatch_config
 from lorenz.settings.model import Settings
 

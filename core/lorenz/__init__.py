@@ -43,22 +43,22 @@ _EXPORTS: dict[str, str] = {
     "default_state_type": "lorenz.issue",
     "IssueStateType": "lorenz.issue",
     # registries, plugins, mounting
-    "ToolRegistry": "lorenz.registry",
-    "TrackerRegistry": "lorenz.registry",
-    "RegistryError": "lorenz.registry",
+    "ToolRegistry": "lorenz.plugins.registry",
+    "TrackerRegistry": "lorenz.plugins.registry",
+    "RegistryError": "lorenz.plugins.registry",
     "hookimpl": "lorenz.hookspecs",
-    "discover": "lorenz.plugins",
-    "make_manager": "lorenz.plugins",
-    "Discovery": "lorenz.plugins",
-    "mounted_pack_names": "lorenz.mount",
-    "mounted_tool_specs": "lorenz.mount",
-    "execute_mounted_tool": "lorenz.mount",
-    "MountError": "lorenz.mount",
-    "PackFailure": "lorenz.mount",
-    "PluginFailure": "lorenz.plugins",
+    "discover": "lorenz.plugins.discovery",
+    "make_manager": "lorenz.plugins.discovery",
+    "Discovery": "lorenz.plugins.model",
+    "mounted_pack_names": "lorenz.mounting.mount",
+    "mounted_tool_specs": "lorenz.mounting.mount",
+    "execute_mounted_tool": "lorenz.mounting.mount",
+    "MountError": "lorenz.mounting.mount",
+    "PackFailure": "lorenz.mounting.mount",
+    "PluginFailure": "lorenz.plugins.model",
     # running tool calls
-    "run_in_thread": "lorenz.execution",
-    "report_progress": "lorenz.execution",
+    "run_in_thread": "lorenz.toolcall.execution",
+    "report_progress": "lorenz.toolcall.execution",
     # the read-only query DSL
     "QueryError": "lorenz.query",
     "parse_query_spec": "lorenz.query",
@@ -123,8 +123,6 @@ if TYPE_CHECKING:
     from .contracts import ToolSpec as ToolSpec
     from .contracts import TrackerContext as TrackerContext
     from .contracts import TrackerProvider as TrackerProvider
-    from .execution import report_progress as report_progress
-    from .execution import run_in_thread as run_in_thread
     from .hookspecs import hookimpl as hookimpl
     from .http import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
     from .http import PaginationError as PaginationError
@@ -146,15 +144,18 @@ if TYPE_CHECKING:
     from .issue import normalize_issue as normalize_issue
     from .issue import normalize_state_type as normalize_state_type
     from .lazy import lazy_exports as lazy_exports
-    from .mount import MountError as MountError
-    from .mount import PackFailure as PackFailure
-    from .mount import execute_mounted_tool as execute_mounted_tool
-    from .mount import mounted_pack_names as mounted_pack_names
-    from .mount import mounted_tool_specs as mounted_tool_specs
-    from .plugins import Discovery as Discovery
-    from .plugins import PluginFailure as PluginFailure
-    from .plugins import discover as discover
-    from .plugins import make_manager as make_manager
+    from .mounting.mount import MountError as MountError
+    from .mounting.mount import PackFailure as PackFailure
+    from .mounting.mount import execute_mounted_tool as execute_mounted_tool
+    from .mounting.mount import mounted_pack_names as mounted_pack_names
+    from .mounting.mount import mounted_tool_specs as mounted_tool_specs
+    from .plugins.discovery import discover as discover
+    from .plugins.discovery import make_manager as make_manager
+    from .plugins.model import Discovery as Discovery
+    from .plugins.model import PluginFailure as PluginFailure
+    from .plugins.registry import RegistryError as RegistryError
+    from .plugins.registry import ToolRegistry as ToolRegistry
+    from .plugins.registry import TrackerRegistry as TrackerRegistry
     from .query import QueryError as QueryError
     from .query import apply_query as apply_query
     from .query import check_list_argument as check_list_argument
@@ -167,9 +168,6 @@ if TYPE_CHECKING:
     from .redact import is_secret_key as is_secret_key
     from .redact import redact_text as redact_text
     from .redact import redact_value as redact_value
-    from .registry import RegistryError as RegistryError
-    from .registry import ToolRegistry as ToolRegistry
-    from .registry import TrackerRegistry as TrackerRegistry
     from .results import ToolResult as ToolResult
     from .results import error_message as error_message
     from .results import tool_failure as tool_failure
@@ -188,4 +186,6 @@ if TYPE_CHECKING:
     from .settings.secrets import resolve_configured_secret as resolve_configured_secret
     from .settings.secrets import resolve_env_reference as resolve_env_reference
     from .settings.validate import needs_tracker_kind as needs_tracker_kind
+    from .toolcall.execution import report_progress as report_progress
+    from .toolcall.execution import run_in_thread as run_in_thread
     from .yaml12 import load_yaml as load_yaml

@@ -3,7 +3,7 @@
 Each private access is a function here. :func:`fast_path_usable` runs when the host starts: when
 something relied on is missing or changed shape, it says so in one warning and the host serves
 every request through the SDK's own transport (as ``server.fast_path: false`` does). Elsewhere:
-:mod:`lorenz.pack_threads` patches anyio's private ``AsyncIOBackend.run_sync_in_worker_thread`` to
+:mod:`lorenz.toolcall.pack_threads` patches anyio's private ``AsyncIOBackend.run_sync_in_worker_thread`` to
 contain packs' threads; that is containment, not the fast path, and stays there.
 """
 
@@ -31,7 +31,7 @@ __all__ = [
 logger = logging.getLogger("lorenz.host")
 
 
-# asyncio: eager task starts (lorenz.eager) and joined writes (lorenz.host.http.protocol).
+# asyncio: eager task starts (lorenz.toolcall.eager) and joined writes (lorenz.host.http.protocol).
 
 
 def _loop_internals() -> bool:
@@ -77,7 +77,7 @@ def run_as_current(loop: asyncio.AbstractEventLoop, handle: asyncio.Handle) -> N
 
 
 # The MCP SDK: the lean stateless path (lorenz.host.mcp.stateless) and shutdown (lorenz.host.app).
-# The SDK is imported inside functions: `import lorenz` and `lorenz call` (through lorenz.eager)
+# The SDK is imported inside functions: `import lorenz` and `lorenz call` (through lorenz.toolcall.eager)
 # stay without it.
 
 

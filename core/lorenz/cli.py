@@ -45,7 +45,7 @@ def _run(argv: Sequence[str] | None, collecting: bool) -> int:
     from .cli_commands import COMMANDS
     from .cli_output import UsageError, silence_stdout
     from .cli_parser import build_parser
-    from .containment import install_interrupt_flag
+    from .plugins.containment import install_interrupt_flag
 
     install_interrupt_flag()  # a real Ctrl-C still stops the command; a plugin's KeyboardInterrupt does not
     args = build_parser(list(COMMANDS)).parse_args(argv)
@@ -64,7 +64,7 @@ def _run(argv: Sequence[str] | None, collecting: bool) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # unforeseen (a bug, the system): one line, the traceback with -v
-        from .containment import describe_exception
+        from .plugins.containment import describe_exception
 
         return _failed(args, describe_exception(exc), exc, hint=True)
     return code

@@ -28,7 +28,7 @@ __all__ = ["COMMANDS"]
 
 
 def cmd_plugins(args: argparse.Namespace) -> int:
-    from .plugins import discover
+    from .plugins.discovery import discover
 
     discovery = discover(plugins=load_plugin_modules(args))
     code = 1 if discovery.failures else 0
@@ -101,7 +101,7 @@ def _summary(description: str) -> str:
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
-    from .inventory import installed_tools, mount_instruction
+    from .mounting.inventory import installed_tools, mount_instruction
 
     workspace = _workspace(args, args.workflow)
     inventory = installed_tools(workspace.discovery, workspace.settings, workspace.mounted, unmounted=args.all)
@@ -196,7 +196,7 @@ def cmd_call(args: argparse.Namespace) -> int:
 def _unknown_tool(workspace: Any, tool: str) -> None:
     """Why ``tool`` is not there: its pack is installed but not mounted (and how to mount it), or the
     closest tool name."""
-    from .inventory import mount_hint
+    from .mounting.inventory import mount_hint
 
     inventory = workspace.inventory
     found = inventory.find(tool)
@@ -217,7 +217,7 @@ async def _candidates(workspace: Any) -> list[Any]:
 
 
 def cmd_issues(args: argparse.Namespace) -> int:
-    from .containment import call_plugin
+    from .plugins.containment import call_plugin
     from .redact import redact_text
 
     workspace = _workspace(args, args.workflow)
@@ -283,7 +283,7 @@ def cmd_new_pack(args: argparse.Namespace) -> int:
 
 def cmd_lint(args: argparse.Namespace) -> int:
     from .authoring.lint import lint_discovery, lint_path
-    from .plugins import discover
+    from .plugins.discovery import discover
 
     try:
         report = lint_path(args.path) if args.path else lint_discovery(discover(plugins=load_plugin_modules(args)))

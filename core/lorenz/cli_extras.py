@@ -14,7 +14,7 @@ __all__ = ["cmd_calls", "cmd_skills"]
 
 
 def _call_log_path(args: argparse.Namespace) -> Path:
-    from .host.calllog import CALL_LOG_ENV
+    from .calllog.writer import CALL_LOG_ENV
 
     if args.path:
         return Path(args.path)
@@ -30,7 +30,8 @@ def _call_log_path(args: argparse.Namespace) -> Path:
 
 
 def cmd_calls(args: argparse.Namespace) -> int:
-    from .calls import MAX_ERROR_CHARS, MAX_TOOL_CHARS, follow, parse_since, read_calls, shown, summarize
+    from .calllog.reader import MAX_TOOL_CHARS, follow, parse_since, read_calls, shown, summarize
+    from .calllog.record import MAX_ERROR_CHARS
 
     path = _call_log_path(args)
     try:
@@ -68,7 +69,7 @@ def cmd_calls(args: argparse.Namespace) -> int:
 
 
 def cmd_skills(args: argparse.Namespace) -> int:
-    from .skills import export_skills, mounted_skills
+    from .mounting.skills import export_skills, mounted_skills
 
     workspace = open_for_command(args, args.workflow)
     skills = mounted_skills(workspace.packs())

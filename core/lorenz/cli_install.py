@@ -20,8 +20,9 @@ from attrs import frozen
 
 from . import __version__
 from .cli_output import UsageError, did_you_mean
-from .plugin_checks import normalize_distribution
-from .plugins import DISABLE_PLUGINS_ENV, ENTRY_POINT_GROUP, LOAD_PLUGINS_ENV
+from .hookspecs import ENTRY_POINT_GROUP
+from .plugins.checks import normalize_distribution
+from .plugins.discovery import DISABLE_PLUGINS_ENV, LOAD_PLUGINS_ENV
 
 __all__ = ["Installed", "cmd_install", "cmd_uninstall", "installed", "plugin_owner", "version_text"]
 

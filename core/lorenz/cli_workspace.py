@@ -18,8 +18,8 @@ __all__ = ["allow_list_note", "load_plugin_modules", "open_for_command", "show_t
 
 def import_plugin(name: str) -> object:
     """``-p NAME``: a module name, or the path of a ``.py`` file or package directory."""
-    from .plugin_paths import PluginImportError
-    from .plugin_paths import import_plugin as import_module
+    from .plugins.paths import PluginImportError
+    from .plugins.paths import import_plugin as import_module
 
     try:
         return import_module(name)
@@ -30,7 +30,7 @@ def import_plugin(name: str) -> object:
 def load_plugin_modules(args: argparse.Namespace) -> list[object]:
     """The ``-p`` modules and every ``.py`` file of each ``--plugins-dir``, noting a ``-p`` module that
     is an installed plugin already (discovery takes that one once, from its distribution)."""
-    from .plugin_paths import import_plugins_dir
+    from .plugins.paths import import_plugins_dir
 
     plugins = [import_plugin(name) for name in args.plugin]
     for name, module in zip(args.plugin, plugins, strict=True):
@@ -47,7 +47,7 @@ def load_plugin_modules(args: argparse.Namespace) -> list[object]:
 
 def allow_list_note() -> str:
     """Why a plugin may seem missing: ``LORENZ_LOAD_PLUGINS`` limits which distributions load."""
-    from .plugins import LOAD_PLUGINS_ENV
+    from .plugins.discovery import LOAD_PLUGINS_ENV
 
     value = os.environ.get(LOAD_PLUGINS_ENV)
     return "" if value is None else f" ({LOAD_PLUGINS_ENV}={value!r} limits which plugins load)"

@@ -17,8 +17,10 @@ import pluggy
 if TYPE_CHECKING:
     from .contracts import ToolProvider, TrackerProvider
 
-__all__ = ["PROJECT", "hookimpl", "hookspec"]
+__all__ = ["ENTRY_POINT_GROUP", "PROJECT", "hookimpl", "hookspec"]
 
+#: The entry-point group that names a distribution's plugin modules.
+ENTRY_POINT_GROUP = "lorenz.tool_packs"
 PROJECT = "lorenz"
 hookspec = pluggy.HookspecMarker(PROJECT)
 #: Marks a plugin function as the implementation of a Lorenz hook.

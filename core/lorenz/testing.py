@@ -21,7 +21,8 @@ from attrs import frozen
 from .contracts import ToolProvider, ToolSpec
 from .hookspecs import hookimpl
 from .issue import Issue, IssueStateType
-from .plugins import Discovery, discover
+from .plugins.discovery import discover
+from .plugins.model import Discovery
 from .results import ToolResult
 from .settings.model import Settings
 

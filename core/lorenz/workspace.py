@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING, Any
 from attrs import field, frozen
 
 from .contracts import ProgressSink, ToolContext, ToolProvider, ToolSpec, TrackerContext
-from .inventory import Inventory, installed_tools, unsupported_failure
 from .isolation.hint import isolation_hint
 from .isolation.pool import IsolationPool
-from .mount import Mounted, mount
-from .plugins import Discovery, discover
+from .mounting.inventory import Inventory, installed_tools, unsupported_failure
+from .mounting.mount import Mounted, mount
+from .plugins.containment import PluginError, call_plugin
+from .plugins.discovery import discover
+from .plugins.model import Discovery
 from .results import ToolResult
 from .settings import (
     EMBEDDED_DEFAULT_CONFIG,
@@ -29,7 +31,7 @@ from .settings import (
     workflow_path,
 )
 from .settings.model import Settings
-from .wire import refuse_unsafe_arguments
+from .toolcall.wire import refuse_unsafe_arguments
 
 if TYPE_CHECKING:
     import httpx
@@ -90,8 +92,8 @@ class Workspace:
     ) -> ToolResult:
         """Run one mounted tool as the MCP host does (arguments checked against its ``inputSchema``
         first, within the tool timeout); never raises."""
-        from .execution import ToolRunner  # anyio: only when a tool runs
-        from .schemas import compile_schema, validate_arguments
+        from .toolcall.execution import ToolRunner  # anyio: only when a tool runs
+        from .toolcall.schemas import compile_schema, validate_arguments
 
         name = name.strip()
         pack = self.mounted.owners.get(name)
@@ -113,8 +115,6 @@ class Workspace:
     @functools.cached_property
     def project_url(self) -> str | None:
         """The dispatch tracker's project page (its optional ``project_url`` hook), if it has one."""
-        from .containment import PluginError, call_plugin
-
         provider = self.discovery.trackers.get(self.settings.tracker.kind)
         hook = getattr(provider, "project_url", None)
         if not callable(hook):

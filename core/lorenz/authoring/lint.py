@@ -24,7 +24,7 @@ from typing import Any
 import attrs
 
 from lorenz.contracts import ToolProvider, ToolSpec
-from lorenz.plugin_paths import import_path, package_root
+from lorenz.plugins.paths import import_path, package_root
 from lorenz.results import error_message
 from lorenz.settings.model import Settings
 
@@ -309,7 +309,7 @@ def _pack_summary(pack: ToolProvider) -> dict[str, Any]:
 
 
 def lint_discovery(discovery: Any, *, only: Iterable[str] | None = None) -> LintReport:
-    """Lint every pack a :class:`~lorenz.plugins.Discovery` found (or the named ones); a plugin
+    """Lint every pack a :class:`~lorenz.plugins.model.Discovery` found (or the named ones); a plugin
     that failed to load is an error too."""
     names = list(only) if only is not None else discovery.tools.names()
     diagnostics: list[Diagnostic] = []
@@ -386,7 +386,7 @@ def _scratch_imports(root: Path) -> Iterator[None]:
 
 def lint_path(path: str | Path) -> LintReport:
     """Lint the packs a project directory, file or module registers (without installing it)."""
-    from lorenz.plugins import discover
+    from lorenz.plugins.discovery import discover
 
     with _scratch_imports(Path(path)):
         plugins = load_plugins_at(Path(path))

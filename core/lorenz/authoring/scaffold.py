@@ -371,7 +371,7 @@ def _refuse_taken(pack: str, module: str, distribution: str) -> None:
     import importlib.metadata
     import importlib.util
 
-    from lorenz.plugins import discover
+    from lorenz.plugins.discovery import discover
 
     discovery = discover()
     if discovery.tools.get(pack) is not None or discovery.trackers.get(pack) is not None:

@@ -14,7 +14,7 @@ from attrs import field, frozen
 
 from lorenz.arguments import invalid_arguments
 from lorenz.results import FormattedResult, ToolResult, error_message, failure_result
-from lorenz.schemas import schema_problems
+from lorenz.toolcall.schemas import schema_problems
 
 from .schema import input_schema, widened_output_schema
 from .structure import ArgumentError, structure_strict, unstructure

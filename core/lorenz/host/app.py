@@ -31,7 +31,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Scope
 
 from lorenz._internals import fast_path_usable, session_transports
-from lorenz.containment import note_host_signal
+from lorenz.plugins.containment import note_host_signal
 from lorenz.settings.model import ServerSettings
 
 from .http.listening import announcer, listen

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from attrs import field, frozen
 
-from lorenz.plugin_paths import PluginImportError, import_plugin
+from lorenz.plugins.paths import PluginImportError, import_plugin
 
 from .scope import READ_DEADLINES
 from .startup import StartError, configure_logging, is_loopback, open_live

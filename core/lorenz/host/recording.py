@@ -13,7 +13,10 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .calllog import CALL_LOG_ENV, CallLog, CallRecord, CallStats, clean_error
+from lorenz.calllog.record import CallRecord, clean_error
+from lorenz.calllog.stats import CallStats
+from lorenz.calllog.writer import CALL_LOG_ENV, CallLog
+
 from .http.security import raw_header
 from .mcp.grants import grant_of
 from .ops.tracing import current_trace_id

@@ -95,7 +95,7 @@ def open_live(
 
     from lorenz.isolation.hint import isolation_hint
     from lorenz.isolation.pool import IsolationPool
-    from lorenz.plugins import discover
+    from lorenz.plugins.discovery import discover
     from lorenz.redact import redact_text
     from lorenz.workspace import find_workflow, open_workspace
 

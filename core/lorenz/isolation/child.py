@@ -22,14 +22,16 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from lorenz.containment import PluginError, call_plugin
 from lorenz.contracts import ToolContext, ToolSpec
-from lorenz.execution import call_pack, failure_from_exception
-from lorenz.plugin_checks import normalize_distribution
-from lorenz.plugins import ENTRY_POINT_GROUP, Discovery, build_registries, load_plugin, make_manager
+from lorenz.hookspecs import ENTRY_POINT_GROUP
+from lorenz.plugins.checks import normalize_distribution
+from lorenz.plugins.containment import PluginError, call_plugin
+from lorenz.plugins.discovery import build_registries, load_plugin, make_manager
+from lorenz.plugins.model import Discovery
 from lorenz.results import ToolResult, tool_failure
 from lorenz.settings.model import Settings
-from lorenz.wire import ResultTooLarge, json_size_exceeds
+from lorenz.toolcall.execution import call_pack, failure_from_exception
+from lorenz.toolcall.wire import ResultTooLarge, json_size_exceeds
 
 from .protocol import (
     CONVERTER,
@@ -158,7 +160,7 @@ def _disabled(pack: ToolProvider, settings: Settings) -> tuple[DisabledEntry, ..
 
 def start(launch: Launch) -> tuple[Ready | Failed, ToolProvider | None, Settings]:
     """Import the pack and check it as mounting does: its options, then its tools."""
-    from lorenz.mount import _validate_options, checked_tool_specs
+    from lorenz.mounting.mount import _validate_options, checked_tool_specs
     from lorenz.settings.errors import ConfigError
 
     settings: Settings = CONVERTER.structure(launch.settings, Settings)

@@ -1,7 +1,7 @@
 """Which packs run isolated, where their process imports them from, and what it is told.
 
 ``server.isolated_packs`` names packs, or ``"*"`` for every pack whose distribution is not shipped
-with Lorenz (:func:`lorenz.plugin_checks.is_first_party`; a ``-p`` plugin module counts as not
+with Lorenz (:func:`lorenz.plugins.checks.is_first_party`; a ``-p`` plugin module counts as not
 shipped). A child gets only the settings slice its pack needs (:func:`pack_settings`) and the
 secrets found in that slice, for redaction; environment variables holding the workflow's other
 secrets are left out of its environment.
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import evolve, frozen
 
-from lorenz.plugin_checks import is_first_party
+from lorenz.plugins.checks import is_first_party
 from lorenz.settings.model import ServerSettings, Settings, TrackerSettings
 
 from .hint import isolation_hint
@@ -24,7 +24,7 @@ from .protocol import CONVERTER, Launch, Source
 
 if TYPE_CHECKING:
     from lorenz.contracts import ToolProvider
-    from lorenz.plugins import Discovery
+    from lorenz.plugins.model import Discovery
 
 __all__ = ["ALL_THIRD_PARTY", "Plan", "is_isolated", "isolation_hint", "pack_settings", "plan_for", "source_of"]
 

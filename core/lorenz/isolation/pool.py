@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Coroutine, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from lorenz.mount import PackFailure
+from lorenz.mounting.mount import PackFailure
 from lorenz.settings.errors import ConfigError
 
 # asyncio (slow to import with ssl and concurrent.futures) and logging load when a pool first
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import concurrent.futures
 
     from lorenz.contracts import ToolProvider
-    from lorenz.plugins import Discovery
+    from lorenz.plugins.model import Discovery
     from lorenz.settings.model import Settings
 
     from .protocol import Ready
@@ -112,7 +112,7 @@ class IsolationPool:
 
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
 
-    # -- mounting (lorenz.mount's isolation hook) ------------------------------------------
+    # -- mounting (lorenz.mounting.mount's isolation hook) ------------------------------------------
 
     def prepare(self, packs: Iterable[ToolProvider], settings: Settings, discovery: Discovery) -> None:
         """Start the processes of every isolated pack among ``packs`` side by side, so that mounting

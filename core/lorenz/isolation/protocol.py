@@ -21,7 +21,7 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 from lorenz.contracts import ToolSpec
 from lorenz.results import FormattedResult, ToolResult
 from lorenz.strict import flatten_errors, make_strict_converter
-from lorenz.wire import json_safe, scrub_surrogates
+from lorenz.toolcall.wire import json_safe, scrub_surrogates
 
 __all__ = [
     "CONVERTER",
@@ -129,7 +129,7 @@ class Failed:
 
 @frozen(kw_only=True)
 class SurveyFailure:
-    """A :class:`lorenz.plugins.PluginFailure` as a survey reports it."""
+    """A :class:`lorenz.plugins.model.PluginFailure` as a survey reports it."""
 
     group: str
     name: str

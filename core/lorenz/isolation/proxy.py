@@ -1,7 +1,7 @@
 """What the host mounts in place of an isolated pack: an ordinary :class:`~lorenz.ToolProvider`
 whose ``execute_tool`` sends the call to the pack's processes and awaits the reply.
 
-The host's own machinery (argument checks, :class:`~lorenz.execution.ToolRunner`'s per-pack
+The host's own machinery (argument checks, :class:`~lorenz.toolcall.execution.ToolRunner`'s per-pack
 limits and timeout, result encoding) treats it like any pack. A call from the pool's home
 loop (``lorenz serve``) is submitted directly; one from another loop crosses to the home loop and
 back with one ``call_soon_threadsafe`` each way.
@@ -14,8 +14,8 @@ import contextlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from lorenz.execution import time_left
 from lorenz.results import ToolResult
+from lorenz.toolcall.execution import time_left
 
 from .supervisor import new_call
 
@@ -39,7 +39,7 @@ class IsolatedPack:
 
     #: Read by the landing page and ``/healthz``.
     isolated = True
-    #: Read by :class:`~lorenz.execution.ToolRunner`: a call is answered by its deadline at the
+    #: Read by :class:`~lorenz.toolcall.execution.ToolRunner`: a call is answered by its deadline at the
     #: latest (the supervisor kills the process then), so it need not run as a task to abandon.
     answers_by_deadline = True
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from attrs import define
 
-from lorenz.containment import host_interrupted
+from lorenz.plugins.containment import host_interrupted
 from lorenz.results import ToolResult, tool_failure
 
 from .plan import Plan

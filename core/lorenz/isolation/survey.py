@@ -19,9 +19,9 @@ import time
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from lorenz.hookspecs import hookimpl
-from lorenz.plugin_checks import is_first_party
-from lorenz.plugins import ENTRY_POINT_GROUP, PluginFailure
+from lorenz.hookspecs import ENTRY_POINT_GROUP, hookimpl
+from lorenz.plugins.checks import is_first_party
+from lorenz.plugins.model import PluginFailure
 from lorenz.redact import redact_text
 from lorenz.settings.server import MCP_TOKEN_ENV
 

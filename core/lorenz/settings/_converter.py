@@ -16,7 +16,7 @@ from cattrs.gen import make_dict_structure_fn
 
 from lorenz.strict import WrongType, flatten_errors, make_strict_converter
 
-from ._structure import (
+from ._kinds import (
     FlexBool,
     Invalid,
     McpPort,

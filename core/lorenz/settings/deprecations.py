@@ -7,7 +7,7 @@ from typing import Any
 
 from attrs import frozen
 
-from ._structure import camel_to_snake, normalize_aliases
+from ._kinds import camel_to_snake, normalize_aliases
 from .tracker import CORE_TRACKER_KEYS
 
 __all__ = ["FLAT_TRACKER_DETAIL", "ConfigDeprecation", "collect_config_deprecations", "format_config_deprecation"]

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import evolve
 
-from ._structure import camel_to_snake
+from ._kinds import camel_to_snake
 from .deprecations import collect_config_deprecations, format_config_deprecation
 from .errors import ConfigError
 from .model import Settings
@@ -21,7 +21,7 @@ from .tracker import parse_tracker
 from .workflow import display_path, load_workflow
 
 if TYPE_CHECKING:
-    from lorenz.registry import TrackerRegistry
+    from lorenz.plugins.registry import TrackerRegistry
 
 __all__ = ["EMBEDDED_DEFAULT_CONFIG", "OTHER_HOST_KEYS", "TOP_LEVEL_KEYS", "load_settings", "parse_config"]
 

@@ -7,7 +7,8 @@ from typing import Any
 
 from attrs import frozen
 
-from ._structure import McpPort, Port, PositiveInt, PositiveNumber, structure
+from ._kinds import McpPort, Port, PositiveInt, PositiveNumber
+from ._structure import structure
 from .errors import ConfigError
 from .model import (
     DEFAULT_CALL_LOG_KEEP,

@@ -6,7 +6,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from ._structure import camel_to_snake
+from ._kinds import camel_to_snake
 from .secrets import SecretRecorder, is_secret_key, resolve_secret_source, unset_reference
 
 __all__ = ["parse_tool_options"]

@@ -11,7 +11,8 @@ from attrs import Factory, frozen
 
 from lorenz.contracts import TrackerContext
 
-from ._structure import FlexBool, Routes, camel_to_snake, normalize_aliases, structure
+from ._kinds import FlexBool, Routes, camel_to_snake, normalize_aliases
+from ._structure import structure
 from .errors import ConfigError
 from .model import DEFAULT_ACTIVE_STATES, DEFAULT_TERMINAL_STATES, DispatchSettings, TrackerSettings
 from .options import UnknownOptionsError, check_url, unknown_options_message
@@ -20,7 +21,7 @@ from .suggest import did_you_mean, unknown_keys
 
 if TYPE_CHECKING:
     from lorenz.contracts import TrackerProvider
-    from lorenz.registry import TrackerRegistry
+    from lorenz.plugins.registry import TrackerRegistry
 
 __all__ = ["CORE_TRACKER_KEYS", "parse_tracker"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from lorenz.containment import PluginError, call_plugin
+from lorenz.plugins.containment import PluginError, call_plugin
 
 from .errors import ConfigError
 from .model import Settings, TrackerSettings
@@ -14,7 +14,7 @@ from .suggest import shown
 
 if TYPE_CHECKING:
     from lorenz.contracts import ToolProvider, TrackerProvider
-    from lorenz.registry import ToolRegistry, TrackerRegistry
+    from lorenz.plugins.registry import ToolRegistry, TrackerRegistry
 
 __all__ = [
     "check_pack_settings",

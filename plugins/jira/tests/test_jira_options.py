@@ -9,7 +9,8 @@ import pytest
 
 import lorenz_jira.plugin
 from lorenz.contracts import TrackerContext
-from lorenz.plugins import Discovery, discover
+from lorenz.plugins.discovery import discover
+from lorenz.plugins.model import Discovery
 from lorenz.settings import ConfigError, check_pack_settings, parse_config, validate_dispatch_config
 from lorenz.settings.model import Settings, TrackerSettings
 from lorenz_jira.options import jira_options, parse_jira_options

@@ -303,7 +303,7 @@ async def test_invalid_options_are_a_redacted_failure() -> None:
 
 async def test_a_multi_page_search_reports_progress(jira: FakeJira, http: httpx.AsyncClient) -> None:
     """`jira_query` over several result pages tells the client how far it got after each page."""
-    from lorenz.execution import ToolRunner
+    from lorenz.toolcall.execution import ToolRunner
 
     for n in range(1, 6):
         jira.add_issue(f"ENG-{n}", summary=f"Issue {n}")

@@ -204,7 +204,7 @@ async def test_secrets_in_error_bodies_are_redacted(
     fake: FakeLinear, http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture, tmp_path: Path
 ) -> None:
     """The key, ``Bearer <key>`` and an ``op://`` reference echoed by Linear never reach the error or the log."""
-    from lorenz.plugins import discover
+    from lorenz.plugins.discovery import discover
     from lorenz.settings import parse_config
 
     secret = "lin_api_super_secret_value"

@@ -11,8 +11,8 @@ import pytest
 from linear_fake import FakeLinear, linear_settings
 
 from lorenz.contracts import ToolContext
-from lorenz.mount import execute_mounted_tool
-from lorenz.plugins import discover
+from lorenz.mounting.mount import execute_mounted_tool
+from lorenz.plugins.discovery import discover
 from lorenz.results import ToolResult
 from lorenz.settings import Settings, parse_config
 from lorenz.settings.model import TrackerSettings

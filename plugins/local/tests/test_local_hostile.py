@@ -18,7 +18,7 @@ import anyio
 import pytest
 
 from lorenz.contracts import TrackerContext
-from lorenz.plugins import discover
+from lorenz.plugins.discovery import discover
 from lorenz.results import ToolResult
 from lorenz.settings import parse_config
 from lorenz.settings.model import Settings, TrackerSettings

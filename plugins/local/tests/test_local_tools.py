@@ -13,7 +13,7 @@ import pytest
 
 from lorenz.contracts import ToolContext
 from lorenz.hookspecs import hookimpl
-from lorenz.plugins import discover
+from lorenz.plugins.discovery import discover
 from lorenz.results import ToolResult
 from lorenz.settings import ConfigError, parse_config, validate_dispatch_config
 from lorenz.settings.model import Settings, TrackerSettings

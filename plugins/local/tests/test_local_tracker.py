@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from lorenz.contracts import TrackerContext
-from lorenz.plugins import discover
+from lorenz.plugins.discovery import discover
 from lorenz.settings import ConfigError, parse_config, validate_dispatch_config
 from lorenz.settings.model import Settings, TrackerSettings
 from lorenz_local import plugin

@@ -31,12 +31,12 @@ from lorenz import (
     unsupported_tool_failure,
 )
 
+from .catalog import DEFAULT_SELECT, EXPAND, TOOL_NAMES
 from .fold import observe_thread, resolve_state_name, state_from_thread
 from .ids import issue_id, permalink, split_issue_id
 from .mapping import slack_message_to_row
 from .options import slack_endpoint, slack_options
 from .provenance import is_allowed_author, is_request_message
-from .tools import DEFAULT_SELECT, EXPAND, TOOL_NAMES
 from .transport import SlackTransport
 from .trust import (
     ensure_tracking_record,

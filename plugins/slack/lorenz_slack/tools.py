@@ -20,23 +20,12 @@ from lorenz import (
     unsupported_tool_failure,
 )
 
+from .catalog import DEFAULT_SELECT, EXPAND, TOOL_NAMES
+
 if TYPE_CHECKING:
     from .transport import SlackTransport
 
-__all__ = ["DEFAULT_SELECT", "EXPAND", "TOOL_NAMES", "SlackToolPack", "slack_tool_specs"]
-
-TOOL_NAMES = (
-    "slack_update_status",
-    "slack_comment",
-    "slack_workpad",
-    "slack_read_thread",
-    "slack_query",
-    "slack_user_info",
-    "slack_channel_context",
-)
-DEFAULT_SELECT = ("issueId", "title", "state", "labels")
-#: What ``slack_query``'s ``expand`` may add to each row.
-EXPAND = ("thread", "reactions")
+__all__ = ["SlackToolPack", "slack_tool_specs"]
 
 
 def _string(description: str) -> dict[str, Any]:

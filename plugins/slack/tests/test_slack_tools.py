@@ -11,12 +11,12 @@ from slack_fake import BOT, FakeSlack, slack_settings
 
 from lorenz.contracts import ToolContext
 from lorenz.results import ToolResult
+from lorenz_slack.catalog import TOOL_NAMES
 from lorenz_slack.fold import state_from_thread
 from lorenz_slack.handlers import execute_slack_tool
 from lorenz_slack.memory import InMemorySlackTransport, SeedMessage
 from lorenz_slack.models import SlackMetadata, SlackThreadReply, SlackUser
 from lorenz_slack.plugin import PACK
-from lorenz_slack.tools import TOOL_NAMES
 from lorenz_slack.transport import SlackApiError
 from lorenz_slack.workpad import WorkpadContent, render_workpad_blocks, upsert_workpad, workpad_fallback_text
 
@@ -420,7 +420,7 @@ async def test_pack_serialises_concurrent_workpad_updates(fake: FakeSlack, http:
 async def test_a_query_over_several_threads_reports_progress() -> None:
     """`slack_query` reads each candidate thread with its own Slack call, and tells the client how far
     it got before each one after the first."""
-    from lorenz.execution import ToolRunner
+    from lorenz.toolcall.execution import ToolRunner
 
     transport = memory(*(mention(f"1.{n}", f"<@U_BOT> task {n}") for n in range(1, 4)))
     seen: list[tuple[float, float | None, str | None]] = []

@@ -24,9 +24,9 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
 from lorenz._internals import callbacks_due
-from lorenz.eager import start_now
 from lorenz.host.scope import CANCEL_ON_DISCONNECT, READ_DEADLINES
 from lorenz.settings.model import DEFAULT_READ_TIMEOUT_SECONDS
+from lorenz.toolcall.eager import start_now
 
 __all__ = [
     "ConnectionPool",

@@ -259,7 +259,7 @@ class Supervisor:
 
     @contextlib.contextmanager
     def handling_signals(self) -> Iterator[None]:
-        from lorenz.containment import note_host_signal
+        from lorenz.plugins.containment import note_host_signal
 
         def stop(signum: int, frame: FrameType | None) -> None:
             note_host_signal(signum)

@@ -11,10 +11,10 @@ from jsonschema.exceptions import best_match
 from lorenz.contracts import ToolSpec
 from lorenz.results import ToolResult, tool_failure
 from lorenz.settings.model import DEFAULT_MAX_RESULT_BYTES
-from lorenz.wire import ResultTooLarge, encode_payload, scrub_surrogates
+from lorenz.toolcall.wire import ResultTooLarge, encode_payload, scrub_surrogates
 
 if TYPE_CHECKING:
-    from lorenz.schemas import Validator
+    from lorenz.toolcall.schemas import Validator
 
 __all__ = ["RESULT_TOO_LARGE", "ToolReply", "call_result"]
 

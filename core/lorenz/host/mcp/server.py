@@ -27,14 +27,14 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from lorenz import __version__
 from lorenz.contracts import ToolContext, ToolSpec
-from lorenz.execution import CallOutcome, ClientGone, ToolRunner
 from lorenz.host.ops.tracing import instrument_http, tracing_enabled
 from lorenz.host.recording import CallRecorder
 from lorenz.host.reload.live import request_snapshot
 from lorenz.redact import redact_text, redacted_traceback
 from lorenz.results import ToolResult, error_message, tool_failure, unsupported_tool_failure
-from lorenz.schemas import validate_arguments
-from lorenz.wire import refuse_unsafe_arguments
+from lorenz.toolcall.execution import CallOutcome, ClientGone, ToolRunner
+from lorenz.toolcall.schemas import validate_arguments
+from lorenz.toolcall.wire import refuse_unsafe_arguments
 
 from .grants import Grant, grant_of
 from .instructions import instructions_for

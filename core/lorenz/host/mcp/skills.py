@@ -14,8 +14,8 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
-from lorenz.mount import mounted_skill_sources
-from lorenz.skills import Skill, mounted_skills, read_skill_file
+from lorenz.mounting.mount import mounted_skill_sources
+from lorenz.mounting.skills import Skill, mounted_skills, read_skill_file
 
 if TYPE_CHECKING:
     from mcp.server import ServerRequestContext

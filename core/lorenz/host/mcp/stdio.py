@@ -14,11 +14,11 @@ import threading
 
 import anyio
 
-from lorenz.containment import note_host_signal
 from lorenz.host.app import RELOAD_POLL_SECONDS
 from lorenz.host.ops.tracing import configure_server
 from lorenz.host.ops.watchdog import LoopWatchdog, exit_if_stuck, exit_past_stuck_threads, size_thread_pools
 from lorenz.host.reload.live import LiveWorkspace
+from lorenz.plugins.containment import note_host_signal
 
 from .checked_input import checked_stdio_server
 from .grants import FULL

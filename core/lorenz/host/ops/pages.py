@@ -24,9 +24,9 @@ from lorenz.host.mcp.grants import FULL, Grant, grant_for
 from lorenz.host.mcp.instructions import instructions_for
 
 if TYPE_CHECKING:
-    from lorenz.host.calllog import CallStats
+    from lorenz.calllog.stats import CallStats
     from lorenz.host.reload.live import LiveWorkspace, Snapshot
-    from lorenz.policy import DisabledEntry
+    from lorenz.mounting.policy import DisabledEntry
 
 __all__ = ["health_data", "healthz", "landing_page", "render_landing", "server_card"]
 

@@ -1,9 +1,9 @@
 """The event-loop watchdog: names the pack whose code blocks the loop.
 
 A thread pings the loop; when a ping goes unanswered within :data:`BLOCKED_AFTER_SECONDS`, it reads
-the loop thread's stack, finds the tool call running there (the :func:`lorenz.execution._guarded`
+the loop thread's stack, finds the tool call running there (the :func:`lorenz.toolcall.execution._guarded`
 frame) and logs a warning naming the pack and the tool. Also here: the loop's thread pools, set up
-so that a pack's threads run on its own tokens (:mod:`lorenz.pack_threads`).
+so that a pack's threads run on its own tokens (:mod:`lorenz.toolcall.pack_threads`).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from types import FrameType
 
 import anyio.to_thread
 
-from lorenz.execution import ToolRunner, _guarded
-from lorenz.pack_threads import HostExecutor, route_anyio_threads
+from lorenz.toolcall.execution import ToolRunner, _guarded
+from lorenz.toolcall.pack_threads import HostExecutor, route_anyio_threads
 
 __all__ = ["BLOCKED_AFTER_SECONDS", "LoopWatchdog", "exit_if_stuck", "exit_past_stuck_threads", "size_thread_pools"]
 

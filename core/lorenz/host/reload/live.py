@@ -28,7 +28,7 @@ from .snapshot import Snapshot, request_snapshot
 if TYPE_CHECKING:
     import asyncio
 
-    from lorenz.plugins import Discovery
+    from lorenz.plugins.model import Discovery
     from lorenz.workspace import Workspace
 
     from .workflow_watch import WorkflowWatch
@@ -310,7 +310,7 @@ class LiveWorkspace:
         import importlib
 
         from lorenz.isolation.plan import isolation_hint
-        from lorenz.plugins import discover
+        from lorenz.plugins.discovery import discover
 
         importlib.invalidate_caches()
         self._installed.mark()

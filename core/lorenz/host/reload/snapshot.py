@@ -10,11 +10,11 @@ from attrs import frozen
 
 from lorenz.contracts import ToolProvider, ToolSpec
 from lorenz.host.scope import REQUEST_SNAPSHOT
-from lorenz.schemas import Validator, compile_schema
+from lorenz.toolcall.schemas import Validator, compile_schema
 
 if TYPE_CHECKING:
-    from lorenz.mount import PackFailure
-    from lorenz.plugins import PluginFailure
+    from lorenz.mounting.mount import PackFailure
+    from lorenz.plugins.model import PluginFailure
     from lorenz.workspace import Workspace
 
 __all__ = ["Snapshot", "request_snapshot"]

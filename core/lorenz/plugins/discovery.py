@@ -1,15 +1,10 @@
 """Plugin discovery: entry points in ``lorenz.tool_packs``, each loaded in isolation.
 
-A plugin that fails to import (whatever it raises, ``SystemExit`` included), was built for another
-core, declares a malformed hook, raises while registering, or registers something that lacks what
-the contracts need is recorded as a :class:`PluginFailure`; the others still load.
-
-Environment: ``LORENZ_LOAD_PLUGINS`` (comma-separated distribution names, empty for none) is the
-allow-list; ``LORENZ_DISABLE_PLUGINS`` the deny-list, like pytest's ``-p no:NAME``.
-
-Name clashes are settled the same way whatever the install or entry-point order: a pack name or
-tracker kind claimed by a distribution shipped with Lorenz stays with it, and one claimed by two
-other plugins is refused for both. Each plugin's other contributions still load.
+A plugin that fails in any way (an import that raises, a core requirement this core does not meet,
+a malformed hook, registrations that break the contracts) becomes a :class:`PluginFailure`; the
+others still load. ``LORENZ_LOAD_PLUGINS`` is the allow-list, ``LORENZ_DISABLE_PLUGINS`` the
+deny-list. A name clash keeps the name with the distribution shipped with Lorenz, and refuses it
+for both when neither is; the order of installation never matters.
 """
 
 from __future__ import annotations
@@ -22,28 +17,27 @@ from typing import Any
 import pluggy
 from attrs import evolve, frozen
 
-from . import hookspecs
-from .containment import PluginError, call_plugin, describe_exception
-from .contracts import ToolProvider, TrackerProvider
-from .plugin_checks import (
+from lorenz import hookspecs
+from lorenz.contracts import ToolProvider, TrackerProvider
+from lorenz.hookspecs import ENTRY_POINT_GROUP
+from lorenz.redact import redact_text, redacted_traceback
+from lorenz.results import error_message
+
+from .checks import (
     core_requirement_problem,
     is_first_party,
     normalize_distribution,
     pack_shape_problem,
     tracker_shape_problem,
 )
-from .redact import redact_text, redacted_traceback
+from .containment import PluginError, call_plugin, describe_exception
+from .model import Discovery, PluginFailure, PluginInfo
 from .registry import ToolRegistry, TrackerRegistry
-from .results import error_message
 from .skill_roots import note_plugin
 
 __all__ = [
     "DISABLE_PLUGINS_ENV",
-    "ENTRY_POINT_GROUP",
     "LOAD_PLUGINS_ENV",
-    "Discovery",
-    "PluginFailure",
-    "PluginInfo",
     "build_registries",
     "discover",
     "load_entry_points",
@@ -51,85 +45,10 @@ __all__ = [
     "make_manager",
 ]
 
-ENTRY_POINT_GROUP = "lorenz.tool_packs"
 LOAD_PLUGINS_ENV = "LORENZ_LOAD_PLUGINS"
 DISABLE_PLUGINS_ENV = "LORENZ_DISABLE_PLUGINS"
 
 Origins = Mapping[str, tuple[str | None, str | None]]
-
-
-@frozen(kw_only=True)
-class PluginInfo:
-    """A loaded plugin and what it registered."""
-
-    name: str
-    distribution: str | None = None
-    version: str | None = None
-    packs: tuple[str, ...] = ()
-    trackers: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "distribution": self.distribution,
-            "version": self.version,
-            "packs": list(self.packs),
-            "trackers": list(self.trackers),
-        }
-
-
-@frozen(kw_only=True)
-class PluginFailure:
-    """A plugin (or one of its contributions) that could not be loaded.
-
-    ``traceback`` is the redacted traceback when plugin code raised (``lorenz plugins -v``).
-    """
-
-    group: str
-    name: str
-    distribution: str | None
-    version: str | None
-    error: str
-    traceback: str | None = None
-
-    @property
-    def origin(self) -> str:
-        """``acme-pack 1.0``, or the group for an in-process plugin."""
-        if self.distribution is None:
-            return self.group
-        return f"{self.distribution} {self.version}" if self.version else self.distribution
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "group": self.group,
-            "name": self.name,
-            "distribution": self.distribution,
-            "version": self.version,
-            "error": self.error,
-            "traceback": self.traceback,
-        }
-
-
-@frozen(kw_only=True)
-class Discovery:
-    """The outcome of discovery: filled registries, what loaded, what failed, and the
-    distributions ``LORENZ_DISABLE_PLUGINS`` left out."""
-
-    tools: ToolRegistry
-    trackers: TrackerRegistry
-    plugins: tuple[PluginInfo, ...] = ()
-    failures: tuple[PluginFailure, ...] = ()
-    disabled: tuple[str, ...] = ()
-    #: The ``server.isolated_packs`` discovery ran with: plugins it left unimported for them.
-    isolate: tuple[str, ...] = ()
-
-    def failure_for_pack(self, name: str) -> PluginFailure | None:
-        """The failure that explains why pack ``name`` is missing: its plugin (entry point) of that
-        name failed, or a clash over the name was refused."""
-        for failure in self.failures:
-            if failure.name == name or f'pack name "{name}"' in failure.error:
-                return failure
-        return None
 
 
 def make_manager() -> pluggy.PluginManager:
@@ -237,7 +156,7 @@ def load_entry_points(
         accepted.append((ep, dist, version))
     stand_ins: Mapping[int, object] = {}
     if isolate:
-        from .isolation.survey import stand_ins_for
+        from lorenz.isolation.survey import stand_ins_for  # subprocess: only when packs run isolated
 
         stand_ins = stand_ins_for([(ep.name, dist, version) for ep, dist, version in accepted], isolate)
     for index, (ep, dist, version) in enumerate(accepted):

@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from lorenz import __version__
+
 from .containment import call_plugin
 
 __all__ = [
@@ -24,7 +26,7 @@ __all__ = [
 ]
 
 #: The distributions shipped in this repository. On a name clash they keep the name (see
-#: :func:`lorenz.plugins.build_registries`): a third-party pack cannot shadow a bundled one.
+#: :func:`lorenz.plugins.discovery.build_registries`): a third-party pack cannot shadow a bundled one.
 FIRST_PARTY_DISTRIBUTIONS = frozenset({"lorenz-core", "lorenz-local", "lorenz-jira", "lorenz-linear", "lorenz-slack"})
 
 _CORE = "lorenz-core"
@@ -55,8 +57,6 @@ def core_requirement_problem(distribution: str, version: str | None, requires: I
     is not ours to judge, and a plain ``lorenz-core`` specifier this core satisfies fits. Everything
     else, a refusal included, is decided by the full parser.
     """
-    from . import __version__
-
     for text in requires or ():
         name = _NAME.match(text)
         if name is not None and normalize_distribution(name[1]) != _CORE:

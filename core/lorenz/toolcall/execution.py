@@ -1,12 +1,10 @@
 """Running plugin code's tool calls: contained, bounded in time, and bounded per pack.
 
-:func:`call_pack` awaits one ``execute_tool`` and turns whatever it raises (``SystemExit``,
-``KeyboardInterrupt``, a ``CancelledError`` of its own, ``MemoryError``…) into a failure result
-naming the pack. :class:`ToolRunner`, which the host uses, also runs each call as a task of its
-own under the pack's own capacity limiter and answers at the tool timeout even when the pack is
-stuck where cancellation cannot reach (a thread, a blocking read): the stuck task is abandoned,
-keeping its slot until it and every thread it started return, so a pack whose calls all hang
-delays only itself (:mod:`lorenz.pack_threads`).
+:func:`call_pack` awaits one ``execute_tool`` and turns whatever it raises into a failure naming
+the pack. :class:`ToolRunner`, which the host uses, runs each call as a task of its own under the
+pack's capacity limiter and answers at the tool timeout even when the pack is stuck where
+cancellation cannot reach; the stuck call keeps its slot until it and its threads return
+(:mod:`lorenz.toolcall.pack_threads`), so a pack whose calls hang delays only itself.
 """
 
 from __future__ import annotations
@@ -22,14 +20,16 @@ import anyio.to_thread
 from anyio import CapacityLimiter
 from attrs import frozen
 
-from .containment import PluginError, contain
+from lorenz.contracts import send_progress
+from lorenz.plugins.containment import PluginError, contain
+from lorenz.redact import redact_text
+from lorenz.results import ToolResult, error_message, tool_failure, tool_success
+
 from .eager import eager_task
 from .pack_threads import CURRENT_OWNER, CallSlot, PackThreads, ThreadOwner
-from .redact import redact_text
-from .results import ToolResult, error_message, tool_failure, tool_success
 
 if TYPE_CHECKING:
-    from .contracts import ProgressSink, ToolContext, ToolProvider
+    from lorenz.contracts import ProgressSink, ToolContext, ToolProvider
 
 __all__ = [
     "CallOutcome",
@@ -122,8 +122,6 @@ async def report_progress(done: float, total: float | None = None, message: str 
     """:meth:`ToolContext.progress <lorenz.ToolContext.progress>` for code deep inside a tool call that
     has no context at hand (a client's paging loop): reports on behalf of the call running it, and
     does nothing outside a tool call."""
-    from .contracts import send_progress
-
     call = _CURRENT.get()
     if call is not None:
         await send_progress(call.progress, done, total, message)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .contracts import ToolProvider, TrackerProvider
-from .settings.model import Settings
-from .settings.suggest import shown
+from lorenz.contracts import ToolProvider, TrackerProvider
+from lorenz.settings.model import Settings
+from lorenz.settings.suggest import shown
 
 __all__ = ["RegistryError", "ToolRegistry", "TrackerRegistry"]
 

@@ -1,12 +1,9 @@
 """Tasks whose first step runs at once, as the task itself, before the caller goes on.
 
-A pack call that answers without waiting (a cached read) then costs no turn of the event loop
-and no timer: the task is done when :func:`eager_task` returns. A call that does wait carries on
-as an ordinary task. Python 3.12 builds this in (``eager_start=True``); on 3.11 the standard event
-loop gets the same by running the step the new task has just scheduled, with the task swapped in
-as the loop's current one (what 3.12 does), so ``current_task()``, cancel scopes and context
-variables inside that step all belong to the new task. :func:`start_now` does that for a task
-someone else just created (uvicorn's for a request).
+A pack call that answers without waiting costs no turn of the event loop: the task is done when
+:func:`eager_task` returns. Python 3.12 builds this in (``eager_start=True``); on 3.11 the new
+task's first step is run with the task swapped in as the loop's current one, as 3.12 does.
+:func:`start_now` does that for a task someone else just created (uvicorn's, for a request).
 """
 
 from __future__ import annotations
@@ -16,7 +13,7 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-from ._internals import callbacks_due, run_as_current, task_of
+from lorenz._internals import callbacks_due, run_as_current, task_of
 
 __all__ = ["eager_task", "start_now"]
 

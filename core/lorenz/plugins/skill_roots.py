@@ -13,8 +13,13 @@ import importlib.util
 import os
 import sys
 import weakref
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
+
+from lorenz.hookspecs import ENTRY_POINT_GROUP
+
+from .checks import normalize_distribution
 
 __all__ = ["confine_skill_entries", "note_plugin", "pack_roots"]
 
@@ -49,11 +54,6 @@ def module_root(module: str) -> list[Path]:
 
 
 def _entry_point_module(distribution: str | None, name: str) -> str | None:
-    from importlib.metadata import entry_points
-
-    from .plugin_checks import normalize_distribution
-    from .plugins import ENTRY_POINT_GROUP
-
     wanted = normalize_distribution(distribution or "")
     for ep in entry_points(group=ENTRY_POINT_GROUP, name=name):
         dist = getattr(ep, "dist", None)

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .results import ToolResult, tool_failure
+from lorenz.results import ToolResult, tool_failure
 
 __all__ = [
     "MAX_ARGUMENT_VALUES",

@@ -14,17 +14,19 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from attrs import frozen
 
-from .containment import PluginError, call_plugin
-from .contracts import ToolContext, ToolProvider, ToolSpec
+from lorenz.contracts import ToolContext, ToolProvider, ToolSpec
+from lorenz.plugins.containment import PluginError, call_plugin
+from lorenz.plugins.registry import ToolRegistry, TrackerRegistry
+from lorenz.redact import redact_text, redacted_traceback
+from lorenz.results import ToolResult, error_message, unsupported_tool_failure
+from lorenz.settings.errors import ConfigError
+from lorenz.settings.model import Settings
+
 from .policy import apply_policy
-from .redact import redact_text, redacted_traceback
-from .registry import ToolRegistry, TrackerRegistry
-from .results import ToolResult, error_message, unsupported_tool_failure
-from .settings.errors import ConfigError
-from .settings.model import Settings
 
 if TYPE_CHECKING:
-    from .plugins import Discovery
+    from lorenz.plugins.model import Discovery
+
     from .policy import DisabledEntry
 
 __all__ = [
@@ -93,7 +95,7 @@ def mounted_pack_names(settings: Settings, tools: ToolRegistry, trackers: Tracke
 
     A tracker without ``default_tool_packs`` (or an unregistered kind) falls back to a pack
     named like ``tracker.kind``, if one is registered. A tracker returning ``[]`` mounts none.
-    Raises :class:`~lorenz.containment.PluginError` when the tracker's hook raises.
+    Raises :class:`~lorenz.plugins.containment.PluginError` when the tracker's hook raises.
     """
     names: dict[str, None] = {}
     kind = settings.tracker.kind
@@ -241,9 +243,9 @@ async def execute_mounted_tool(
     packs: Sequence[ToolProvider], name: str, input: Any, context: ToolContext
 ) -> ToolResult:
     """Route a call to the first pack declaring ``name`` and run it in-line (no timeout: the host
-    runs its calls through :class:`lorenz.execution.ToolRunner`). Never raises: whatever the pack
+    runs its calls through :class:`lorenz.toolcall.execution.ToolRunner`). Never raises: whatever the pack
     raises becomes a failure result and an unknown name lists every mounted tool."""
-    from .execution import call_pack, failure_from_exception  # anyio: only when a tool runs
+    from lorenz.toolcall.execution import call_pack, failure_from_exception  # anyio: only when a tool runs
 
     every: list[str] = []
     for pack in packs:

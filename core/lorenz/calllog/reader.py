@@ -20,11 +20,12 @@ from typing import Any, TextIO
 
 from attrs import frozen
 
-__all__ = ["ToolSummary", "capped", "follow", "parse_since", "read_calls", "shown", "summarize"]
+from .record import MAX_ERROR_CHARS, capped
 
-#: Characters of a tool name, and of an error, printed.
+__all__ = ["MAX_TOOL_CHARS", "ToolSummary", "follow", "parse_since", "read_calls", "shown", "summarize"]
+
+#: Characters of a tool name printed (errors are printed up to the record's own cap).
 MAX_TOOL_CHARS = 128
-MAX_ERROR_CHARS = 500
 
 # C0/C1 controls, zero-width and bidi formatting characters, line separators, lone surrogates: each
 # could forge a row, recolour the terminal or reorder what it shows.
@@ -42,11 +43,6 @@ def parse_since(text: str, *, now: datetime | None = None) -> datetime:
         raise ValueError(msg)
     amount, unit = float(match.group(1)), match.group(2)
     return (now or datetime.now(UTC)) - timedelta(**{_UNITS[unit]: amount})
-
-
-def capped(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters, the last one an ellipsis when it was longer."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def shown(value: object, limit: int) -> str:

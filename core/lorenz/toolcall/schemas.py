@@ -11,8 +11,8 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .arguments import ArgumentProblem, invalid_arguments, must_be_one_of, must_be_type, unrecognized_key
-from .results import ToolResult
+from lorenz.arguments import ArgumentProblem, invalid_arguments, must_be_one_of, must_be_type, unrecognized_key
+from lorenz.results import ToolResult
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError

@@ -1,13 +1,10 @@
 """Packs' skills: the skill directories mounted packs ship (``ToolProvider.skills``), as files a
-client can read (MCP resources ``skill://<skill>/<path>``), as prompts (each ``SKILL.md``, named
-from its front matter), and copied into an agent's workspace (``lorenz skills export``).
+client can read (MCP resources ``skill://<skill>/<path>``), as prompts (each ``SKILL.md``), and
+copied into an agent's workspace (``lorenz skills export``).
 
-Directories are taken in mount order, de-duplicated with the first occurrence kept (core.md §4.1);
-two directories with the same name are one skill, the first. A directory must lie inside its pack's
-distribution (:mod:`lorenz.skill_roots`). Only regular files are served, at most :data:`MAX_FILES`
-per skill and :data:`MAX_FILE_BYTES` each, opened from the skill's directory one component at a time
-without following a symlink (a file swapped for one after listing is refused, not followed); the
-export writes the same way inside its folder.
+Directories are taken in mount order, the first of a name kept; each must lie inside its pack's
+distribution (:mod:`lorenz.plugins.skill_roots`). Files are read, and exported, one path component
+at a time without following a symlink, at most :data:`MAX_FILES` per skill of :data:`MAX_FILE_BYTES`.
 """
 
 from __future__ import annotations
@@ -23,10 +20,11 @@ from pathlib import Path
 
 from attrs import evolve, frozen
 
-from .containment import PluginError, call_plugin
-from .contracts import ToolProvider
+from lorenz.contracts import ToolProvider
+from lorenz.plugins.containment import PluginError, call_plugin
+from lorenz.plugins.skill_roots import confine_skill_entries, pack_roots
+
 from .mount import _skills_of
-from .skill_roots import confine_skill_entries, pack_roots
 
 __all__ = ["ExportReport", "Skill", "SkillFile", "export_skills", "mounted_skills", "read_skill_file"]
 
@@ -193,7 +191,7 @@ def _sources(packs: Sequence[ToolProvider]) -> list[Path]:
 
 
 def mounted_skills(packs: Sequence[ToolProvider]) -> list[Skill]:
-    """The mounted packs' skills, de-duplicated as core.md §4.1 says."""
+    """The mounted packs' skills in mount order, the first directory of a name kept."""
     skills: list[Skill] = []
     keys: set[str] = set()
     for directory in _sources(packs):

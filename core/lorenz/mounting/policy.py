@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import evolve, frozen
 
-from .containment import PluginError, call_plugin
-from .results import ToolResult, failure_result
-from .settings.model import Settings
+from lorenz.plugins.containment import PluginError, call_plugin
+from lorenz.results import ToolResult, failure_result
+from lorenz.settings.model import Settings
 
 if TYPE_CHECKING:
-    from .contracts import ToolProvider
+    from lorenz.contracts import ToolProvider
+
     from .mount import Mounted
 
 __all__ = ["DisabledEntry", "apply_policy", "disabled_failure"]
@@ -68,7 +69,7 @@ def _pack_disabled(pack: Any, settings: Settings) -> list[DisabledEntry]:
 
 
 def apply_policy(mounted: Mounted, settings: Settings) -> Mounted:
-    """``mounted`` (a :class:`lorenz.mount.Mounted`) with the switched-off tools moved from its
+    """``mounted`` (a :class:`lorenz.mounting.mount.Mounted`) with the switched-off tools moved from its
     tools into ``disabled``."""
     patterns = tuple(settings.server.disabled_tools)
     disabled: dict[str, DisabledEntry] = {}

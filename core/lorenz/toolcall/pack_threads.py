@@ -1,12 +1,9 @@
 """The threads a pack's tool calls start, bounded per pack until they actually end.
 
-Python cannot stop a thread, so a thread a timed-out call leaves behind keeps running. Each such
-thread holds one of its pack's ``server.pack_concurrency`` thread tokens *and* its call's slot
-until it returns: a pack whose threads hang ends up busy, never with more threads than its limit,
-and never with threads the host or other packs need. Every way a pack starts a thread goes here:
-:func:`lorenz.run_in_thread`, the loop's default executor (``asyncio.to_thread``,
-``run_in_executor(None, …)``, DNS lookups) through :class:`HostExecutor`, and
-``anyio.to_thread.run_sync`` through :func:`route_anyio_threads`.
+A thread a timed-out call leaves behind holds one of its pack's ``server.pack_concurrency`` thread
+tokens and its call's slot until it returns, so a pack whose threads hang ends up busy, never over
+its limit. Every way a pack starts a thread comes here: :func:`lorenz.run_in_thread`, the loop's
+default executor (:class:`HostExecutor`) and ``anyio.to_thread`` (:func:`route_anyio_threads`).
 """
 
 from __future__ import annotations
@@ -148,7 +145,7 @@ class ThreadOwner:
         return await self.threads.run(self.slot, function, args, **options)
 
 
-#: The pack call running in this context, if any (set by :class:`lorenz.execution.ToolRunner`).
+#: The pack call running in this context, if any (set by :class:`lorenz.toolcall.execution.ToolRunner`).
 CURRENT_OWNER: contextvars.ContextVar[ThreadOwner | None] = contextvars.ContextVar("lorenz_thread_owner", default=None)
 
 

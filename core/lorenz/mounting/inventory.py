@@ -12,15 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
-from .containment import call_plugin
-from .contracts import ToolSpec
+from lorenz.contracts import ToolSpec
+from lorenz.plugins.containment import call_plugin
+from lorenz.results import ToolResult, error_message, tool_failure, unsupported_tool_failure
+
 from .mount import Mounted, PackFailure, checked_tool_specs
 from .policy import disabled_failure
-from .results import ToolResult, error_message, tool_failure, unsupported_tool_failure
 
 if TYPE_CHECKING:
-    from .plugins import Discovery
-    from .settings.model import Settings
+    from lorenz.plugins.model import Discovery
+    from lorenz.settings.model import Settings
 
 __all__ = [
     "InstalledTool",

@@ -1,14 +1,9 @@
 """Containing plugin code: whatever a plugin raises becomes data naming the plugin.
 
-Third-party code may raise anything, ``BaseException`` included: ``SystemExit`` from an argparse
-or click based pack, ``KeyboardInterrupt``, a ``CancelledError`` of its own, ``MemoryError``.
-None of it may stop the host. :func:`call_plugin` runs one synchronous call into plugin code and
-turns every such exception into a :class:`PluginError` (an ordinary ``Exception``), so the
-host's existing ``except Exception`` paths report it.
-
-The one thing that is *not* contained is a real signal to the host: Ctrl-C or SIGTERM delivered
-to this process. The CLI and the server note such signals (:func:`note_host_signal`); a
-``KeyboardInterrupt``/``SystemExit`` seen after that propagates as it should.
+:func:`call_plugin` runs one synchronous call into plugin code and turns every exception, any
+``BaseException`` included (``SystemExit``, ``KeyboardInterrupt``, ``MemoryError``), into a
+:class:`PluginError`, an ordinary ``Exception``. Only a real signal to the host is not contained:
+the CLI and the server note one (:func:`note_host_signal`), and what follows it propagates.
 """
 
 from __future__ import annotations
@@ -19,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from .results import error_message
+from lorenz.results import error_message
 
 __all__ = [
     "PluginError",

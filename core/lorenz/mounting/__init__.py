@@ -1,0 +1,2 @@
+"""What a workflow serves: the packs it mounts, their flat tool namespace, the tool policy, every
+installed tool for listings, and the mounted packs' skills."""

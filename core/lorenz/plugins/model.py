@@ -1,0 +1,85 @@
+"""What discovery produces: the plugins that loaded, those that failed, and the filled registries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from attrs import frozen
+
+from .registry import ToolRegistry, TrackerRegistry
+
+__all__ = ["Discovery", "PluginFailure", "PluginInfo"]
+
+
+@frozen(kw_only=True)
+class PluginInfo:
+    """A loaded plugin and what it registered."""
+
+    name: str
+    distribution: str | None = None
+    version: str | None = None
+    packs: tuple[str, ...] = ()
+    trackers: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "distribution": self.distribution,
+            "version": self.version,
+            "packs": list(self.packs),
+            "trackers": list(self.trackers),
+        }
+
+
+@frozen(kw_only=True)
+class PluginFailure:
+    """A plugin (or one of its contributions) that could not be loaded.
+
+    ``traceback`` is the redacted traceback when plugin code raised (``lorenz plugins -v``).
+    """
+
+    group: str
+    name: str
+    distribution: str | None
+    version: str | None
+    error: str
+    traceback: str | None = None
+
+    @property
+    def origin(self) -> str:
+        """``acme-pack 1.0``, or the group for an in-process plugin."""
+        if self.distribution is None:
+            return self.group
+        return f"{self.distribution} {self.version}" if self.version else self.distribution
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "group": self.group,
+            "name": self.name,
+            "distribution": self.distribution,
+            "version": self.version,
+            "error": self.error,
+            "traceback": self.traceback,
+        }
+
+
+@frozen(kw_only=True)
+class Discovery:
+    """The outcome of discovery: filled registries, what loaded, what failed, and the
+    distributions ``LORENZ_DISABLE_PLUGINS`` left out."""
+
+    tools: ToolRegistry
+    trackers: TrackerRegistry
+    plugins: tuple[PluginInfo, ...] = ()
+    failures: tuple[PluginFailure, ...] = ()
+    disabled: tuple[str, ...] = ()
+    #: The ``server.isolated_packs`` discovery ran with: plugins it left unimported for them.
+    isolate: tuple[str, ...] = ()
+
+    def failure_for_pack(self, name: str) -> PluginFailure | None:
+        """The failure that explains why pack ``name`` is missing: its plugin (entry point) of that
+        name failed, or a clash over the name was refused."""
+        for failure in self.failures:
+            if failure.name == name or f'pack name "{name}"' in failure.error:
+                return failure
+        return None

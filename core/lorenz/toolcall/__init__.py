@@ -1,0 +1,2 @@
+"""Running one tool call: the runner (containment, deadlines, per-pack limits), the threads a pack
+starts, eager tasks, argument schema checks, and what may cross the wire in and out."""
