@@ -229,7 +229,8 @@ def test_an_unforeseen_error_is_one_redacted_line(
 ) -> None:
     """An exception nobody planned for (a bug, the system) is one redacted line and a pointer to -v, which
     shows the redacted traceback: never a raw traceback quoting a secret."""
-    from lorenz import cli, cli_commands
+    from lorenz import cli
+    from lorenz.cli import commands as cli_commands
 
     secret = "tok-0123456789abcdef"
     monkeypatch.setenv("ACME_API_TOKEN", secret)

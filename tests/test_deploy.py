@@ -17,7 +17,7 @@ import pytest
 from ruamel.yaml import YAML
 from starlette.routing import Route
 
-from lorenz.cli_parser import build_parser
+from lorenz.cli.parser import build_parser
 from lorenz.host.app import build_app
 from lorenz.host.command import http_refusal
 from lorenz.host.loopback import serve_app_in_thread

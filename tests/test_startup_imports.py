@@ -132,7 +132,8 @@ def test_the_collector_is_paused_only_for_brief_commands(
     serve gets it back before it starts; either way the caller's setting is restored."""
     import gc
 
-    from lorenz import cli, cli_commands
+    from lorenz import cli
+    from lorenz.cli import commands as cli_commands
 
     seen: list[bool] = []
 

@@ -82,8 +82,8 @@ def plugin_reference(plugin: object) -> str:
 
 def app_from(options: AppOptions) -> Starlette:
     """The app of one process: :class:`StartError` when its plugins or workflow do not load."""
-    from lorenz.cli_output import UsageError
-    from lorenz.cli_workspace import import_plugin
+    from lorenz.cli.output import UsageError
+    from lorenz.cli.workspace import import_plugin
 
     from .app import build_app, read_timeout
     from .protocol import use_read_timeout

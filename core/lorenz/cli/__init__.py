@@ -1,5 +1,5 @@
 """The ``lorenz`` command line: :func:`main` parses it and runs one of the commands in
-:mod:`lorenz.cli_commands`.
+:mod:`lorenz.cli.commands`.
 """
 
 from __future__ import annotations
@@ -42,10 +42,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: Sequence[str] | None, collecting: bool) -> int:
-    from .cli_commands import COMMANDS
-    from .cli_output import UsageError, silence_stdout
-    from .cli_parser import build_parser
-    from .containment import install_interrupt_flag
+    from lorenz.containment import install_interrupt_flag
+
+    from .commands import COMMANDS
+    from .output import UsageError, silence_stdout
+    from .parser import build_parser
 
     install_interrupt_flag()  # a real Ctrl-C still stops the command; a plugin's KeyboardInterrupt does not
     args = build_parser(list(COMMANDS)).parse_args(argv)
@@ -64,7 +65,7 @@ def _run(argv: Sequence[str] | None, collecting: bool) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # unforeseen (a bug, the system): one line, the traceback with -v
-        from .containment import describe_exception
+        from lorenz.containment import describe_exception
 
         return _failed(args, describe_exception(exc), exc, hint=True)
     return code
@@ -73,8 +74,9 @@ def _run(argv: Sequence[str] | None, collecting: bool) -> int:
 def _failed(args: argparse.Namespace, message: str, cause: BaseException | None, *, hint: bool = False) -> int:
     """One redacted line on stderr (and ``{"version", "error"}`` on stdout under ``--json``); with ``-v``
     the traceback of what caused it."""
-    from .cli_output import json_object, print_json, silence_stdout
-    from .redact import redact_text, redacted_traceback
+    from lorenz.redact import redact_text, redacted_traceback
+
+    from .output import json_object, print_json, silence_stdout
 
     message = redact_text(message)  # the environment's secrets: settings may not exist yet
     try:

@@ -11,7 +11,7 @@ from typing import Any
 
 from attrs import frozen
 
-from .cli_output import did_you_mean
+from .output import did_you_mean
 
 __all__ = ["build_parser"]
 
@@ -155,7 +155,7 @@ class _Version(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, help="print the version, the Python and every installed plugin")
 
     def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
-        from .cli_install import version_text
+        from .commands.install import version_text
 
         print(version_text())
         parser.exit()

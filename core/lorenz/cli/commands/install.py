@@ -18,10 +18,10 @@ from typing import Any
 
 from attrs import frozen
 
-from . import __version__
-from .cli_output import UsageError, did_you_mean
-from .plugin_checks import normalize_distribution
-from .plugins import DISABLE_PLUGINS_ENV, ENTRY_POINT_GROUP, LOAD_PLUGINS_ENV
+import lorenz
+from lorenz.cli.output import UsageError, did_you_mean
+from lorenz.plugin_checks import normalize_distribution
+from lorenz.plugins import DISABLE_PLUGINS_ENV, ENTRY_POINT_GROUP, LOAD_PLUGINS_ENV
 
 __all__ = ["Installed", "cmd_install", "cmd_uninstall", "installed", "plugin_owner", "version_text"]
 
@@ -193,7 +193,8 @@ def _confirmed() -> bool:
 def version_text() -> str:
     """``lorenz --version``: the core, the interpreter, and every installed plugin distribution with its
     version (read from metadata, nothing imported), like ``pytest -VV``."""
-    lines = [f"lorenz {__version__} from {Path(__file__).resolve().parent} (Python {sys.version.split()[0]})"]
+    home = Path(lorenz.__file__).resolve().parent
+    lines = [f"lorenz {lorenz.__version__} from {home} (Python {sys.version.split()[0]})"]
     plugins = sorted((d for d in installed().values() if d.entry_points), key=lambda d: normalize_distribution(d.name))
     if not plugins:
         lines.append("installed plugins: none (lorenz install NAME adds one)")

@@ -15,11 +15,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .cli_extras import cmd_calls, cmd_skills
-from .cli_install import cmd_install, cmd_uninstall
-from .cli_output import UsageError, did_you_mean, json_object, print_json, progress
-from .cli_workspace import allow_list_note, load_plugin_modules, show_traceback, warn
-from .cli_workspace import open_for_command as _workspace
+from lorenz.cli.output import UsageError, did_you_mean, json_object, print_json, progress
+from lorenz.cli.workspace import allow_list_note, load_plugin_modules, show_traceback, warn
+from lorenz.cli.workspace import open_for_command as _workspace
+
+from .calls import cmd_calls, cmd_skills
+from .install import cmd_install, cmd_uninstall
 
 __all__ = ["COMMANDS"]
 
@@ -28,7 +29,7 @@ __all__ = ["COMMANDS"]
 
 
 def cmd_plugins(args: argparse.Namespace) -> int:
-    from .plugins import discover
+    from lorenz.plugins import discover
 
     discovery = discover(plugins=load_plugin_modules(args))
     code = 1 if discovery.failures else 0
@@ -73,8 +74,8 @@ def _check_object(workspace: Any) -> dict[str, Any]:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .redact import redact_text
-    from .settings import check_pack_settings
+    from lorenz.redact import redact_text
+    from lorenz.settings import check_pack_settings
 
     workspace = _workspace(args, args.workflow)
     settings = workspace.settings
@@ -101,7 +102,7 @@ def _summary(description: str) -> str:
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
-    from .inventory import installed_tools, mount_instruction
+    from lorenz.inventory import installed_tools, mount_instruction
 
     workspace = _workspace(args, args.workflow)
     inventory = installed_tools(workspace.discovery, workspace.settings, workspace.mounted, unmounted=args.all)
@@ -173,7 +174,7 @@ def _parse_arguments(text: str | None) -> Any:
 async def _call(workspace: Any, tool: str, arguments: Any) -> Any:
     import httpx
 
-    from .http import DEFAULT_TIMEOUT
+    from lorenz.http import DEFAULT_TIMEOUT
 
     async with httpx.AsyncClient(timeout=DEFAULT_TIMEOUT) as http:
         return await workspace.call(tool, arguments, http)
@@ -196,7 +197,7 @@ def cmd_call(args: argparse.Namespace) -> int:
 def _unknown_tool(workspace: Any, tool: str) -> None:
     """Why ``tool`` is not there: its pack is installed but not mounted (and how to mount it), or the
     closest tool name."""
-    from .inventory import mount_hint
+    from lorenz.inventory import mount_hint
 
     inventory = workspace.inventory
     found = inventory.find(tool)
@@ -209,7 +210,7 @@ def _unknown_tool(workspace: Any, tool: str) -> None:
 async def _candidates(workspace: Any) -> list[Any]:
     import httpx
 
-    from .http import DEFAULT_TIMEOUT
+    from lorenz.http import DEFAULT_TIMEOUT
 
     async with httpx.AsyncClient(timeout=DEFAULT_TIMEOUT) as http:
         client = workspace.tracker_client(http=http)
@@ -217,8 +218,8 @@ async def _candidates(workspace: Any) -> list[Any]:
 
 
 def cmd_issues(args: argparse.Namespace) -> int:
-    from .containment import call_plugin
-    from .redact import redact_text
+    from lorenz.containment import call_plugin
+    from lorenz.redact import redact_text
 
     workspace = _workspace(args, args.workflow)
     kind = workspace.settings.tracker.kind
@@ -248,8 +249,8 @@ def cmd_issues(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     import contextlib
 
-    from .host import serve
-    from .host.command import stdout_to_stderr
+    from lorenz.host import serve
+    from lorenz.host.command import stdout_to_stderr
 
     if args.stdio and args.workers is not None:
         raise UsageError("--workers serves HTTP; --stdio is one process")
@@ -269,7 +270,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_new_pack(args: argparse.Namespace) -> int:
-    from .authoring.scaffold import new_pack
+    from lorenz.authoring.scaffold import new_pack
 
     try:
         written = new_pack(args.name, Path(args.dir) if args.dir else None, tracker=args.tracker)
@@ -282,8 +283,8 @@ def cmd_new_pack(args: argparse.Namespace) -> int:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    from .authoring.lint import lint_discovery, lint_path
-    from .plugins import discover
+    from lorenz.authoring.lint import lint_discovery, lint_path
+    from lorenz.plugins import discover
 
     try:
         report = lint_path(args.path) if args.path else lint_discovery(discover(plugins=load_plugin_modules(args)))

@@ -7,14 +7,14 @@ import os
 import sys
 from pathlib import Path
 
-from .cli_output import UsageError, json_object, print_json
-from .cli_workspace import open_for_command
+from lorenz.cli.output import UsageError, json_object, print_json
+from lorenz.cli.workspace import open_for_command
 
 __all__ = ["cmd_calls", "cmd_skills"]
 
 
 def _call_log_path(args: argparse.Namespace) -> Path:
-    from .host.calllog import CALL_LOG_ENV
+    from lorenz.host.calllog import CALL_LOG_ENV
 
     if args.path:
         return Path(args.path)
@@ -30,7 +30,7 @@ def _call_log_path(args: argparse.Namespace) -> Path:
 
 
 def cmd_calls(args: argparse.Namespace) -> int:
-    from .calls import MAX_ERROR_CHARS, MAX_TOOL_CHARS, follow, parse_since, read_calls, shown, summarize
+    from lorenz.calls import MAX_ERROR_CHARS, MAX_TOOL_CHARS, follow, parse_since, read_calls, shown, summarize
 
     path = _call_log_path(args)
     try:
@@ -68,7 +68,7 @@ def cmd_calls(args: argparse.Namespace) -> int:
 
 
 def cmd_skills(args: argparse.Namespace) -> int:
-    from .skills import export_skills, mounted_skills
+    from lorenz.skills import export_skills, mounted_skills
 
     workspace = open_for_command(args, args.workflow)
     skills = mounted_skills(workspace.packs())

@@ -11,16 +11,16 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from .cli_install import plugin_owner
-from .cli_output import UsageError
+from .commands.install import plugin_owner
+from .output import UsageError
 
 __all__ = ["allow_list_note", "load_plugin_modules", "open_for_command", "show_traceback", "warn"]
 
 
 def import_plugin(name: str) -> object:
     """``-p NAME``: a module name, or the path of a ``.py`` file or package directory."""
-    from .containment import describe_exception
-    from .plugin_paths import import_path
+    from lorenz.containment import describe_exception
+    from lorenz.plugin_paths import import_path
 
     try:
         if name.endswith(".py") or "/" in name or os.sep in name:
@@ -34,7 +34,7 @@ def import_plugin(name: str) -> object:
 def load_plugin_modules(args: argparse.Namespace) -> list[object]:
     """The ``-p`` modules and every ``.py`` file of each ``--plugins-dir``, noting a ``-p`` module that
     is an installed plugin already (discovery takes that one once, from its distribution)."""
-    from .plugin_paths import import_plugins_dir
+    from lorenz.plugin_paths import import_plugins_dir
 
     plugins = [import_plugin(name) for name in args.plugin]
     for name, module in zip(args.plugin, plugins, strict=True):
@@ -51,16 +51,16 @@ def load_plugin_modules(args: argparse.Namespace) -> list[object]:
 
 def allow_list_note() -> str:
     """Why a plugin may seem missing: ``LORENZ_LOAD_PLUGINS`` limits which distributions load."""
-    from .plugins import LOAD_PLUGINS_ENV
+    from lorenz.plugins import LOAD_PLUGINS_ENV
 
     value = os.environ.get(LOAD_PLUGINS_ENV)
     return "" if value is None else f" ({LOAD_PLUGINS_ENV}={value!r} limits which plugins load)"
 
 
 def open_for_command(args: argparse.Namespace, workflow: str | None) -> Any:
-    from .redact import redact_text
-    from .results import error_message
-    from .workspace import open_workspace
+    from lorenz.redact import redact_text
+    from lorenz.results import error_message
+    from lorenz.workspace import open_workspace
 
     plugins = load_plugin_modules(args)
     try:
@@ -89,7 +89,7 @@ def open_for_command(args: argparse.Namespace, workflow: str | None) -> Any:
 
 def warn(message: str) -> None:
     """One redacted line on stderr (a plugin's message may span lines or quote a secret)."""
-    from .redact import redact_text
+    from lorenz.redact import redact_text
 
     print(f"lorenz: {' '.join(redact_text(message).split())}", file=sys.stderr)
 
