@@ -155,7 +155,7 @@ class _Version(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, help="print the version, the Python and every installed plugin")
 
     def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
-        from .commands.install import version_text
+        from .version import version_text
 
         print(version_text())
         parser.exit()

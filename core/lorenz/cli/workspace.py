@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from .commands.install import plugin_owner
+from .distributions import plugin_owner
 from .output import UsageError
 
 __all__ = ["allow_list_note", "load_plugin_modules", "open_for_command", "show_traceback", "warn"]

@@ -1,4 +1,4 @@
-"""``lorenz calls`` (summaries of a call log) and ``lorenz skills`` (the mounted packs' skills)."""
+"""``lorenz calls``: a summary of the call log ``lorenz serve`` writes, or its new calls as they come."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from lorenz.cli.output import UsageError, json_object, print_json
 from lorenz.cli.workspace import open_for_command
 
-__all__ = ["cmd_calls", "cmd_skills"]
+__all__ = ["run"]
 
 
 def _call_log_path(args: argparse.Namespace) -> Path:
@@ -29,7 +29,7 @@ def _call_log_path(args: argparse.Namespace) -> Path:
     return Path(settings.base_dir) / str(path)
 
 
-def cmd_calls(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from lorenz.calls import MAX_ERROR_CHARS, MAX_TOOL_CHARS, follow, parse_since, read_calls, shown, summarize
 
     path = _call_log_path(args)
@@ -64,41 +64,4 @@ def cmd_calls(args: argparse.Namespace) -> int:
         )
         for error, count in summary.top_errors:
             print(f"{''.ljust(width)}    {count} × {shown(error, MAX_ERROR_CHARS)}")
-    return 0
-
-
-def cmd_skills(args: argparse.Namespace) -> int:
-    from lorenz.skills import export_skills, mounted_skills
-
-    workspace = open_for_command(args, args.workflow)
-    skills = mounted_skills(workspace.packs())
-    if args.action == "export":
-        if not args.dir:
-            raise UsageError("usage: lorenz skills export DIR [--force]")
-        report = export_skills(skills, Path(args.dir), force=args.force)
-        print(
-            f"{len(report.written)} written, {len(report.unchanged)} unchanged, {len(report.refused)} kept as changed"
-        )
-        for label in report.refused:
-            print(f"kept {label}: it differs from the pack's copy (--force replaces it)", file=sys.stderr)
-        return 1 if report.refused and not args.force else 0
-    if args.json:
-        print_json(
-            json_object(
-                skills=[
-                    {
-                        "name": skill.name,
-                        "description": skill.description,
-                        "directory": str(skill.directory),
-                        "files": [f.relative for f in skill.files],
-                    }
-                    for skill in skills
-                ]
-            )
-        )
-        return 0
-    if not skills:
-        print("no skills: the mounted packs ship none")
-    for skill in skills:
-        print(f"{skill.name}  ({len(skill.files)} files)  {skill.description}")
     return 0

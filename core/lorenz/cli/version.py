@@ -1,0 +1,29 @@
+"""``lorenz --version``: the core, the interpreter, and every installed plugin distribution."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import lorenz
+from lorenz.plugin_checks import normalize_distribution
+
+from .distributions import installed, left_out
+
+__all__ = ["version_text"]
+
+
+def version_text() -> str:
+    """``lorenz --version``: the core, the interpreter, and every installed plugin distribution with its
+    version (read from metadata, nothing imported), like ``pytest -VV``."""
+    home = Path(lorenz.__file__).resolve().parent
+    lines = [f"lorenz {lorenz.__version__} from {home} (Python {sys.version.split()[0]})"]
+    plugins = sorted((d for d in installed().values() if d.entry_points), key=lambda d: normalize_distribution(d.name))
+    if not plugins:
+        lines.append("installed plugins: none (lorenz install NAME adds one)")
+        return "\n".join(lines)
+    lines.append("installed plugins:")
+    for dist in plugins:
+        reason = left_out(normalize_distribution(dist.name))
+        lines.append(f"  {dist.label}: {', '.join(dist.entry_points)}" + (f" ({reason})" if reason else ""))
+    return "\n".join(lines)
