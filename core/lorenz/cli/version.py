@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import lorenz
 from lorenz.plugin_checks import normalize_distribution
 
 from .distributions import installed, left_out
 
-__all__ = ["version_text"]
+__all__ = ["VersionAction", "version_text"]
 
 
 def version_text() -> str:
@@ -27,3 +30,14 @@ def version_text() -> str:
         reason = left_out(normalize_distribution(dist.name))
         lines.append(f"  {dist.label}: {', '.join(dist.entry_points)}" + (f" ({reason})" if reason else ""))
     return "\n".join(lines)
+
+
+class VersionAction(argparse.Action):
+    """``--version``: print :func:`version_text` and exit."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version, the Python and every installed plugin")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(version_text())
+        parser.exit()

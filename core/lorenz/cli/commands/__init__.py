@@ -1,26 +1,30 @@
-"""The ``lorenz`` commands, one module each, and :data:`COMMANDS`, the registry :mod:`lorenz.cli` runs
-them from."""
+"""The ``lorenz`` commands, one module each, and :data:`COMMANDS`, the registry the parser, the dispatch
+and the suggestion for a misspelled command are built from. A new command is a module that declares its
+``COMMAND`` and one line below."""
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Callable
+from lorenz.cli.command import Command
 
 from . import call, calls, check, install, issues, lint, new_pack, plugins, serve, skills, tools, uninstall
 
 __all__ = ["COMMANDS"]
 
-COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "plugins": plugins.run,
-    "check": check.run,
-    "tools": tools.run,
-    "call": call.run,
-    "issues": issues.run,
-    "serve": serve.run,
-    "new-pack": new_pack.run,
-    "lint": lint.run,
-    "install": install.run,
-    "uninstall": uninstall.run,
-    "calls": calls.run,
-    "skills": skills.run,
+#: By name, in the order ``lorenz --help`` lists them.
+COMMANDS: dict[str, Command] = {
+    command.name: command
+    for command in (
+        plugins.COMMAND,
+        check.COMMAND,
+        tools.COMMAND,
+        call.COMMAND,
+        issues.COMMAND,
+        serve.COMMAND,
+        new_pack.COMMAND,
+        lint.COMMAND,
+        install.COMMAND,
+        uninstall.COMMAND,
+        calls.COMMAND,
+        skills.COMMAND,
+    )
 }

@@ -8,10 +8,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from lorenz.cli.command import WORKFLOW_ENV, Command
 from lorenz.cli.output import UsageError, did_you_mean, print_json, progress
 from lorenz.cli.workspace import open_for_command, warn
 
-__all__ = ["run"]
+__all__ = ["COMMAND"]
 
 
 def _split_call_args(values: Sequence[str]) -> tuple[str | None, str, str | None]:
@@ -81,3 +82,23 @@ def _unknown_tool(workspace: Any, tool: str) -> None:
         warn(mount_hint(found, workspace.settings.workflow_path))
         return
     warn(f"no installed pack declares {tool}{did_you_mean(tool, [t.name for t in inventory.tools])}")
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.usage = "%(prog)s [-h] [-p MODULE] [--plugins-dir DIR] [-v] [WORKFLOW] TOOL [JSON-ARGS]"
+    parser.add_argument("values", nargs="+", metavar="[WORKFLOW] TOOL [JSON-ARGS]", help="JSON-ARGS may be - for stdin")
+
+
+COMMAND = Command(
+    name="call",
+    help="run one tool in-process and print its result",
+    description="Run one mounted tool in-process, its arguments checked against its inputSchema as the MCP host "
+    "does, and print the result as JSON; exit 1 when the tool failed.",
+    examples=(
+        'lorenz call local_read_issue \'{"issueId": "LOC-1"}\'',
+        'echo \'{"title": "Fix it"}\' | lorenz call local_create_issue -',
+    ),
+    env=WORKFLOW_ENV,
+    arguments=_arguments,
+    run=run,
+)

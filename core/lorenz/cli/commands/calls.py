@@ -7,10 +7,11 @@ import os
 import sys
 from pathlib import Path
 
+from lorenz.cli.command import WORKFLOW_ENV, Command, add_json
 from lorenz.cli.output import UsageError, json_object, print_json
 from lorenz.cli.workspace import open_for_command
 
-__all__ = ["run"]
+__all__ = ["COMMAND"]
 
 
 def _call_log_path(args: argparse.Namespace) -> Path:
@@ -65,3 +66,24 @@ def run(args: argparse.Namespace) -> int:
         for error, count in summary.top_errors:
             print(f"{''.ljust(width)}    {count} × {shown(error, MAX_ERROR_CHARS)}")
     return 0
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", nargs="?", help="the call log (default: server.call_log or $LORENZ_CALL_LOG)")
+    parser.add_argument("--since", help="only calls this recent: 30s, 15m, 1h, 2d")
+    parser.add_argument("--tool", help="only this tool")
+    add_json(parser)
+    parser.add_argument("--follow", action="store_true", help="print each new call as it is logged")
+
+
+COMMAND = Command(
+    name="calls",
+    help="summarise a call log: per tool count, failure rate, p50/p95/max, top errors",
+    description="Summarise the JSON-lines call log lorenz serve writes (server.call_log, LORENZ_CALL_LOG): per tool "
+    "the calls, the failure rate, p50/p95/max durations and the most frequent errors; --follow tails it.",
+    examples=("lorenz calls", "lorenz calls calls.jsonl --since 1h --tool jira_query", "lorenz calls --follow"),
+    env=(("LORENZ_CALL_LOG", "the call log when none is named"), *WORKFLOW_ENV),
+    arguments=_arguments,
+    run=run,
+    brief=True,
+)

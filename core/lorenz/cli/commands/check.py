@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from lorenz.cli.command import WORKFLOW_ENV, Command, add_json, add_workflow
 from lorenz.cli.output import UsageError, json_object, print_json
 from lorenz.cli.workspace import open_for_command
 
-__all__ = ["run"]
+__all__ = ["COMMAND"]
 
 
 def _check_object(workspace: Any) -> dict[str, Any]:
@@ -45,3 +46,21 @@ def run(args: argparse.Namespace) -> int:
         f"({len(specs)} tools)"
     )
     return 0
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    add_workflow(parser)
+    add_json(parser)
+
+
+COMMAND = Command(
+    name="check",
+    help="parse and validate a workflow",
+    description="Parse and validate a workflow against the installed plugins; on a mistake, exit 1 with the exact "
+    "error naming the key at fault.",
+    examples=("lorenz check", "lorenz check path/to/WORKFLOW.md --json"),
+    env=WORKFLOW_ENV,
+    arguments=_arguments,
+    run=run,
+    brief=True,
+)

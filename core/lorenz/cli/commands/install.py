@@ -12,12 +12,13 @@ import json
 import sys
 from typing import Any
 
+from lorenz.cli.command import PIP_ENV, PLUGINS_ENV, Command
 from lorenz.cli.distributions import Installed, installed, left_out, run_pip
 from lorenz.cli.output import UsageError
 from lorenz.plugin_checks import normalize_distribution
 from lorenz.plugins import ENTRY_POINT_GROUP
 
-__all__ = ["run"]
+__all__ = ["COMMAND"]
 
 
 def _plugin_report() -> dict[str, Any]:
@@ -82,3 +83,25 @@ def run(args: argparse.Namespace) -> int:
     if packs:
         print(f'mount a pack: add "tools: {{{packs[0]}: {{}}}}" to WORKFLOW.md (lorenz tools --all lists every tool)')
     return 0
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("packages", nargs="*", metavar="PACKAGE", help="a distribution name, a path or a wheel")
+    parser.add_argument("-e", "--editable", action="append", default=[], metavar="PATH", help="install PATH editable")
+    parser.add_argument("-U", "--upgrade", action="store_true", help="upgrade to the newest version")
+
+
+COMMAND = Command(
+    name="install",
+    help="pip install packs into the environment that runs lorenz, and say what they registered",
+    description="pip install packages (names, paths, wheels, -e PATH) into the interpreter that runs lorenz (a pipx "
+    "venv included), then list what each new plugin registered.",
+    examples=(
+        "lorenz install lorenz-acme",
+        "lorenz install dist/lorenz_acme-0.1.0-py3-none-any.whl",
+        "lorenz install -e .",
+    ),
+    env=(*PIP_ENV, *PLUGINS_ENV),
+    arguments=_arguments,
+    run=run,
+)

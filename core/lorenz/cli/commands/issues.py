@@ -6,10 +6,11 @@ import argparse
 import sys
 from typing import Any
 
+from lorenz.cli.command import WORKFLOW_ENV, Command, add_json, add_workflow
 from lorenz.cli.output import UsageError, json_object, print_json, progress
 from lorenz.cli.workspace import open_for_command
 
-__all__ = ["run"]
+__all__ = ["COMMAND"]
 
 
 async def _candidates(workspace: Any) -> list[Any]:
@@ -49,3 +50,19 @@ def run(args: argparse.Namespace) -> int:
     for issue in issues:
         print(f"{issue.identifier}\t{issue.state} ({issue.state_type})\t{issue.title}")
     return 0
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    add_workflow(parser)
+    add_json(parser)
+
+
+COMMAND = Command(
+    name="issues",
+    help="list the candidate issues the dispatch tracker hands out now",
+    description="Ask the workflow's dispatch tracker for the issues it would hand out now, and list them.",
+    examples=("lorenz issues", "lorenz issues --json"),
+    env=WORKFLOW_ENV,
+    arguments=_arguments,
+    run=run,
+)

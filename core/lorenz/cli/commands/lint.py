@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 
+from lorenz.cli.command import PLUGINS_ENV, Command, add_json
 from lorenz.cli.output import UsageError, json_object, print_json
 from lorenz.cli.workspace import load_plugin_modules
 
-__all__ = ["run"]
+__all__ = ["COMMAND"]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,3 +33,21 @@ def run(args: argparse.Namespace) -> int:
             f"{len(report.errors)} errors, {len(report.warnings)} warnings"
         )
     return 1 if report.errors else 0
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    add_json(parser)
+    parser.add_argument("path", nargs="?", help="a project or package folder, .py file or module (default: installed)")
+
+
+COMMAND = Command(
+    name="lint",
+    help="check tool packs: contract, naming, schemas, error contracts, format parity",
+    description="Check the installed packs, or the one at PATH (a project directory, a package, a .py file or a "
+    "module name), against the pack contract; exit 1 on an error.",
+    examples=("lorenz lint", "lorenz lint ./lorenz-acme", "lorenz lint lorenz_acme/plugin.py --json"),
+    env=PLUGINS_ENV,
+    arguments=_arguments,
+    run=run,
+    brief=True,
+)

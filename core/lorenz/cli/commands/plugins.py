@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from lorenz.cli.command import PLUGINS_ENV, Command, add_json
 from lorenz.cli.output import json_object, print_json
 from lorenz.cli.workspace import allow_list_note, load_plugin_modules, show_traceback
 
-__all__ = ["run"]
+__all__ = ["COMMAND"]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,3 +43,20 @@ def run(args: argparse.Namespace) -> int:
     if discovery.failures and not args.verbose:
         print("(lorenz plugins -v shows each failure's traceback)", file=sys.stderr)
     return code
+
+
+COMMAND = Command(
+    name="plugins",
+    help="list discovered plugins, what they register, and failures (exit 1 if any)",
+    description="Every discovered plugin distribution, its version and the packs and tracker kinds it registered, "
+    "and every plugin that failed to load (exit 1 if one did).",
+    examples=(
+        "lorenz plugins",
+        "lorenz plugins -v            # with each failure's traceback",
+        "lorenz plugins --json",
+    ),
+    env=PLUGINS_ENV,
+    arguments=add_json,
+    run=run,
+    brief=True,
+)

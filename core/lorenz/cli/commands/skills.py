@@ -6,10 +6,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from lorenz.cli.command import WORKFLOW_ENV, WORKFLOW_HELP, Command, add_json
 from lorenz.cli.output import UsageError, json_object, print_json
 from lorenz.cli.workspace import open_for_command
 
-__all__ = ["run"]
+__all__ = ["COMMAND"]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,3 +48,24 @@ def run(args: argparse.Namespace) -> int:
     for skill in skills:
         print(f"{skill.name}  ({len(skill.files)} files)  {skill.description}")
     return 0
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", nargs="?", choices=["export"], help="export: copy the skills into DIR")
+    parser.add_argument("dir", nargs="?", metavar="DIR", help="where to export (e.g. .claude/skills)")
+    parser.add_argument("--workflow", help=WORKFLOW_HELP)
+    parser.add_argument("--force", action="store_true", help="replace files that differ from the pack's copy")
+    add_json(parser)
+
+
+COMMAND = Command(
+    name="skills",
+    help="list the mounted packs' skills, or export them into a folder",
+    description="List the skills (SKILL.md directories) the mounted packs ship, or copy them into DIR (e.g. "
+    ".claude/skills), de-duplicated, never overwriting a changed file without --force.",
+    examples=("lorenz skills", "lorenz skills export .claude/skills", "lorenz skills export .claude/skills --force"),
+    env=WORKFLOW_ENV,
+    arguments=_arguments,
+    run=run,
+    brief=True,
+)

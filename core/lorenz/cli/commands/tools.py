@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 
+from lorenz.cli.command import WORKFLOW_ENV, Command, add_json, add_workflow
 from lorenz.cli.output import json_object, print_json
 from lorenz.cli.workspace import open_for_command, warn
 
-__all__ = ["run"]
+__all__ = ["COMMAND"]
 
 
 def _summary(description: str) -> str:
@@ -49,3 +50,22 @@ def run(args: argparse.Namespace) -> int:
         how = mount_instruction(packs[0], workspace.settings.workflow_path)
         warn(f"to mount a pack, {how} (not mounted: {', '.join(packs)})")
     return code
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    add_workflow(parser)
+    add_json(parser)
+    parser.add_argument("--all", action="store_true", help="every installed tool, mounted or not")
+
+
+COMMAND = Command(
+    name="tools",
+    help="list the tools a workflow mounts (--all: every installed tool)",
+    description="The tools the workflow mounts, each with its pack; --all adds every other installed tool, with its "
+    "distribution and whether it is mounted.",
+    examples=("lorenz tools", "lorenz tools --all", "lorenz tools WORKFLOW.md --json"),
+    env=WORKFLOW_ENV,
+    arguments=_arguments,
+    run=run,
+    brief=True,
+)

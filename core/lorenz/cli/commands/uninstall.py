@@ -6,11 +6,12 @@ from __future__ import annotations
 import argparse
 import sys
 
+from lorenz.cli.command import PIP_ENV, Command
 from lorenz.cli.distributions import Installed, installed, run_pip
 from lorenz.cli.output import UsageError, did_you_mean
 from lorenz.plugin_checks import normalize_distribution
 
-__all__ = ["run"]
+__all__ = ["COMMAND"]
 
 CORE = "lorenz-core"
 
@@ -51,3 +52,20 @@ def _confirmed() -> bool:
     if not sys.stdin.isatty():
         print(file=sys.stderr)  # the answer was not echoed: end the prompt's line
     return answer.strip().lower() in ("y", "yes")
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("packages", nargs="+", metavar="PACKAGE", help="an installed distribution name")
+    parser.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+
+
+COMMAND = Command(
+    name="uninstall",
+    help="pip uninstall packs from the environment that runs lorenz (asks first)",
+    description="pip uninstall distributions from the interpreter that runs lorenz, after asking (unless -y). "
+    "lorenz-core itself is refused.",
+    examples=("lorenz uninstall lorenz-acme", "lorenz uninstall -y lorenz-acme lorenz-weather"),
+    env=PIP_ENV,
+    arguments=_arguments,
+    run=run,
+)
