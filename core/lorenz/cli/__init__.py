@@ -19,12 +19,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one ``lorenz`` command; its exit status.
 
     The cyclic garbage collector is paused while the command starts, and for a brief command
-    (:attr:`lorenz.cli.command.Command.brief`) until it ends: loading the CLI, the plugins and their
-    specs creates ~20,000 objects that live until exit and next to no garbage cycles. When the command is the
-    process's own (``argv`` is ``None``: the console script, ``python -m lorenz``), those objects
-    are then frozen (:func:`gc.freeze`), as the process is about to exit: the collector would
-    otherwise pass over all of them once when it resumes and once more at exit (~10 ms of a 0.12 s
-    ``lorenz tools``).
+    (:attr:`lorenz.cli.command.Command.brief`) until it ends: start-up creates many objects that live
+    until exit and next to no garbage cycles. When the command is the process's own (``argv`` is
+    ``None``: the console script, ``python -m lorenz``), those objects are then frozen
+    (:func:`gc.freeze`), so the collector does not pass over them again before the process exits.
     """
     collecting = gc.isenabled()
     gc.disable()
