@@ -71,6 +71,7 @@ def left_out(key: str) -> str | None:
 
 
 def run_pip(*args: str) -> int:
-    import subprocess  # ~3 ms with what it pulls in: only install/uninstall run anything
+    """``python -m pip ARGS`` in the interpreter that runs ``lorenz``; its exit status."""
+    import subprocess  # only install and uninstall run anything: the other commands never load it
 
     return subprocess.call([sys.executable, "-m", "pip", *args])
