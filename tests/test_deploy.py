@@ -17,7 +17,7 @@ import pytest
 from ruamel.yaml import YAML
 from starlette.routing import Route
 
-from lorenz.cli_parser import build_parser
+from lorenz.cli.parser import build_parser
 from lorenz.host.app import build_app
 from lorenz.host.http.loopback import serve_app_in_thread
 from lorenz.host.http.security import host_allowed
@@ -170,7 +170,7 @@ def test_the_container_command_is_lorenz_serve_beyond_loopback_that_needs_a_toke
     that command line is refused, with the Secret's it starts."""
     command = container_command()
     assert command[0] == "lorenz"
-    args = build_parser(["serve"]).parse_args(command[1:])
+    args = build_parser().parse_args(command[1:])
     assert (args.command, args.host, args.port, args.workers, args.allow_no_token) == (
         "serve",
         "0.0.0.0",

@@ -132,7 +132,10 @@ def test_the_collector_is_paused_only_for_brief_commands(
     serve gets it back before it starts; either way the caller's setting is restored."""
     import gc
 
-    from lorenz import cli, cli_commands
+    import attrs
+
+    from lorenz import cli
+    from lorenz.cli.commands import COMMANDS
 
     seen: list[bool] = []
 
@@ -140,11 +143,11 @@ def test_the_collector_is_paused_only_for_brief_commands(
         seen.append(gc.isenabled())
         return 0
 
-    monkeypatch.setitem(cli_commands.COMMANDS, command, record)
+    monkeypatch.setitem(COMMANDS, command, attrs.evolve(COMMANDS[command], run=record))
     argv = {"call": ["call", "some_tool"], "serve": ["serve", "--stdio"]}.get(command, [command])
     assert gc.isenabled()
     assert cli.main(argv) == 0
-    assert seen == [collecting] and (command in cli.BRIEF_COMMANDS) is not collecting
+    assert seen == [collecting] and COMMANDS[command].brief is not collecting
     assert gc.isenabled()
     gc.disable()
     try:

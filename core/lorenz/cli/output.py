@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from .settings.suggest import did_you_mean
+from lorenz.settings.suggest import did_you_mean
 
 __all__ = [
     "JSON_VERSION",
@@ -47,7 +47,7 @@ def json_object(**fields: Any) -> dict[str, Any]:
 
 
 def print_json(value: Any) -> None:
-    from .toolcall.wire import scrub_surrogates
+    from lorenz.toolcall.wire import scrub_surrogates
 
     # A lone surrogate (from a hand-edited file, a pack) cannot be written to a UTF-8 stream.
     print(scrub_surrogates(json.dumps(value, indent=2, ensure_ascii=False, default=str)))

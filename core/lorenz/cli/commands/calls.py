@@ -1,4 +1,4 @@
-"""``lorenz calls`` (summaries of a call log) and ``lorenz skills`` (the mounted packs' skills)."""
+"""``lorenz calls``: a summary of the call log ``lorenz serve`` writes, or its new calls as they come."""
 
 from __future__ import annotations
 
@@ -7,14 +7,15 @@ import os
 import sys
 from pathlib import Path
 
-from .cli_output import UsageError, json_object, print_json
-from .cli_workspace import open_for_command
+from lorenz.cli.command import WORKFLOW_ENV, Command, add_json
+from lorenz.cli.output import UsageError, json_object, print_json
+from lorenz.cli.workspace import open_for_command
 
-__all__ = ["cmd_calls", "cmd_skills"]
+__all__ = ["COMMAND"]
 
 
 def _call_log_path(args: argparse.Namespace) -> Path:
-    from .calllog.writer import CALL_LOG_ENV
+    from lorenz.calllog.writer import CALL_LOG_ENV
 
     if args.path:
         return Path(args.path)
@@ -29,9 +30,9 @@ def _call_log_path(args: argparse.Namespace) -> Path:
     return Path(settings.base_dir) / str(path)
 
 
-def cmd_calls(args: argparse.Namespace) -> int:
-    from .calllog.reader import MAX_TOOL_CHARS, follow, parse_since, read_calls, shown, summarize
-    from .calllog.record import MAX_ERROR_CHARS
+def run(args: argparse.Namespace) -> int:
+    from lorenz.calllog.reader import MAX_TOOL_CHARS, follow, parse_since, read_calls, shown, summarize
+    from lorenz.calllog.record import MAX_ERROR_CHARS
 
     path = _call_log_path(args)
     try:
@@ -68,38 +69,22 @@ def cmd_calls(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_skills(args: argparse.Namespace) -> int:
-    from .mounting.skills import export_skills, mounted_skills
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", nargs="?", help="the call log (default: server.call_log or $LORENZ_CALL_LOG)")
+    parser.add_argument("--since", help="only calls this recent: 30s, 15m, 1h, 2d")
+    parser.add_argument("--tool", help="only this tool")
+    add_json(parser)
+    parser.add_argument("--follow", action="store_true", help="print each new call as it is logged")
 
-    workspace = open_for_command(args, args.workflow)
-    skills = mounted_skills(workspace.packs())
-    if args.action == "export":
-        if not args.dir:
-            raise UsageError("usage: lorenz skills export DIR [--force]")
-        report = export_skills(skills, Path(args.dir), force=args.force)
-        print(
-            f"{len(report.written)} written, {len(report.unchanged)} unchanged, {len(report.refused)} kept as changed"
-        )
-        for label in report.refused:
-            print(f"kept {label}: it differs from the pack's copy (--force replaces it)", file=sys.stderr)
-        return 1 if report.refused and not args.force else 0
-    if args.json:
-        print_json(
-            json_object(
-                skills=[
-                    {
-                        "name": skill.name,
-                        "description": skill.description,
-                        "directory": str(skill.directory),
-                        "files": [f.relative for f in skill.files],
-                    }
-                    for skill in skills
-                ]
-            )
-        )
-        return 0
-    if not skills:
-        print("no skills: the mounted packs ship none")
-    for skill in skills:
-        print(f"{skill.name}  ({len(skill.files)} files)  {skill.description}")
-    return 0
+
+COMMAND = Command(
+    name="calls",
+    help="summarise a call log: per tool count, failure rate, p50/p95/max, top errors",
+    description="Summarise the JSON-lines call log lorenz serve writes (server.call_log, LORENZ_CALL_LOG): per tool "
+    "the calls, the failure rate, p50/p95/max durations and the most frequent errors; --follow tails it.",
+    examples=("lorenz calls", "lorenz calls calls.jsonl --since 1h --tool jira_query", "lorenz calls --follow"),
+    env=(("LORENZ_CALL_LOG", "the call log when none is named"), *WORKFLOW_ENV),
+    arguments=_arguments,
+    run=run,
+    brief=True,
+)

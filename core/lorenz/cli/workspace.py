@@ -10,16 +10,16 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from .cli_install import plugin_owner
-from .cli_output import UsageError
+from .distributions import plugin_owner
+from .output import UsageError
 
 __all__ = ["allow_list_note", "load_plugin_modules", "open_for_command", "show_traceback", "warn"]
 
 
 def import_plugin(name: str) -> object:
     """``-p NAME``: a module name, or the path of a ``.py`` file or package directory."""
-    from .plugins.paths import PluginImportError
-    from .plugins.paths import import_plugin as import_module
+    from lorenz.plugins.paths import PluginImportError
+    from lorenz.plugins.paths import import_plugin as import_module
 
     try:
         return import_module(name)
@@ -30,7 +30,7 @@ def import_plugin(name: str) -> object:
 def load_plugin_modules(args: argparse.Namespace) -> list[object]:
     """The ``-p`` modules and every ``.py`` file of each ``--plugins-dir``, noting a ``-p`` module that
     is an installed plugin already (discovery takes that one once, from its distribution)."""
-    from .plugins.paths import import_plugins_dir
+    from lorenz.plugins.paths import import_plugins_dir
 
     plugins = [import_plugin(name) for name in args.plugin]
     for name, module in zip(args.plugin, plugins, strict=True):
@@ -47,16 +47,16 @@ def load_plugin_modules(args: argparse.Namespace) -> list[object]:
 
 def allow_list_note() -> str:
     """Why a plugin may seem missing: ``LORENZ_LOAD_PLUGINS`` limits which distributions load."""
-    from .plugins.discovery import LOAD_PLUGINS_ENV
+    from lorenz.plugins.discovery import LOAD_PLUGINS_ENV
 
     value = os.environ.get(LOAD_PLUGINS_ENV)
     return "" if value is None else f" ({LOAD_PLUGINS_ENV}={value!r} limits which plugins load)"
 
 
 def open_for_command(args: argparse.Namespace, workflow: str | None) -> Any:
-    from .redact import redact_text
-    from .results import error_message
-    from .workspace import open_workspace
+    from lorenz.redact import redact_text
+    from lorenz.results import error_message
+    from lorenz.workspace import open_workspace
 
     plugins = load_plugin_modules(args)
     try:
@@ -85,7 +85,7 @@ def open_for_command(args: argparse.Namespace, workflow: str | None) -> Any:
 
 def warn(message: str) -> None:
     """One redacted line on stderr (a plugin's message may span lines or quote a secret)."""
-    from .redact import redact_text
+    from lorenz.redact import redact_text
 
     print(f"lorenz: {' '.join(redact_text(message).split())}", file=sys.stderr)
 

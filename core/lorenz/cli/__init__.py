@@ -1,5 +1,5 @@
 """The ``lorenz`` command line: :func:`main` parses it and runs one of the commands in
-:mod:`lorenz.cli_commands`.
+:mod:`lorenz.cli.commands`.
 """
 
 from __future__ import annotations
@@ -12,23 +12,17 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import argparse
 
-__all__ = ["BRIEF_COMMANDS", "main"]
-
-#: Commands that start, print and end. The rest (``serve``, ``call``, ``issues``, ``install``…) go on
-#: to run tools, trackers or a server, with the garbage collector on.
-BRIEF_COMMANDS = frozenset({"plugins", "tools", "check", "lint", "skills", "calls", "new-pack"})
+__all__ = ["main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one ``lorenz`` command; its exit status.
 
     The cyclic garbage collector is paused while the command starts, and for a brief command
-    (:data:`BRIEF_COMMANDS`) until it ends: loading the CLI, the plugins and their specs creates
-    ~20,000 objects that live until exit and next to no garbage cycles. When the command is the
-    process's own (``argv`` is ``None``: the console script, ``python -m lorenz``), those objects
-    are then frozen (:func:`gc.freeze`), as the process is about to exit: the collector would
-    otherwise pass over all of them once when it resumes and once more at exit (~10 ms of a 0.12 s
-    ``lorenz tools``).
+    (:attr:`lorenz.cli.command.Command.brief`) until it ends: start-up creates many objects that live
+    until exit and next to no garbage cycles. When the command is the process's own (``argv`` is
+    ``None``: the console script, ``python -m lorenz``), those objects are then frozen
+    (:func:`gc.freeze`), so the collector does not pass over them again before the process exits.
     """
     collecting = gc.isenabled()
     gc.disable()
@@ -42,20 +36,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: Sequence[str] | None, collecting: bool) -> int:
-    from .cli_commands import COMMANDS
-    from .cli_output import UsageError, silence_stdout
-    from .cli_parser import build_parser
-    from .plugins.containment import install_interrupt_flag
+    from lorenz.plugins.containment import install_interrupt_flag
+
+    from .commands import COMMANDS
+    from .output import UsageError, silence_stdout
+    from .parser import build_parser
 
     install_interrupt_flag()  # a real Ctrl-C still stops the command; a plugin's KeyboardInterrupt does not
-    args = build_parser(list(COMMANDS)).parse_args(argv)
+    args = build_parser().parse_args(argv)
     args.plugin = [*args.plugin, *getattr(args, "sub_plugin", [])]
     args.plugins_dir = [*args.plugins_dir, *getattr(args, "sub_plugins_dir", [])]
     args.verbose = args.verbose or getattr(args, "sub_verbose", False)
-    if collecting and args.command not in BRIEF_COMMANDS:
+    command = COMMANDS[args.command]
+    if collecting and not command.brief:
         gc.enable()
     try:
-        code = COMMANDS[args.command](args)
+        code = command.run(args)
         sys.stdout.flush()  # a closed pipe shows up here, not in the interpreter's last flush
     except BrokenPipeError:
         return silence_stdout()
@@ -64,7 +60,7 @@ def _run(argv: Sequence[str] | None, collecting: bool) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # unforeseen (a bug, the system): one line, the traceback with -v
-        from .plugins.containment import describe_exception
+        from lorenz.plugins.containment import describe_exception
 
         return _failed(args, describe_exception(exc), exc, hint=True)
     return code
@@ -73,8 +69,9 @@ def _run(argv: Sequence[str] | None, collecting: bool) -> int:
 def _failed(args: argparse.Namespace, message: str, cause: BaseException | None, *, hint: bool = False) -> int:
     """One redacted line on stderr (and ``{"version", "error"}`` on stdout under ``--json``); with ``-v``
     the traceback of what caused it."""
-    from .cli_output import json_object, print_json, silence_stdout
-    from .redact import redact_text, redacted_traceback
+    from lorenz.redact import redact_text, redacted_traceback
+
+    from .output import json_object, print_json, silence_stdout
 
     message = redact_text(message)  # the environment's secrets: settings may not exist yet
     try:

@@ -1,0 +1,66 @@
+"""``lorenz check``: parse and validate a workflow against the installed plugins."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from lorenz.cli.command import WORKFLOW_ENV, Command, add_json, add_workflow
+from lorenz.cli.output import UsageError, json_object, print_json
+from lorenz.cli.workspace import open_for_command
+
+__all__ = ["COMMAND"]
+
+
+def _check_object(workspace: Any) -> dict[str, Any]:
+    """``check --json``: what the workflow mounts, once it validated."""
+    path = workspace.settings.workflow_path
+    return json_object(
+        workflow=None if path is None else str(path),
+        embeddedDefault=workspace.embedded_default,
+        tracker=workspace.settings.tracker.kind,
+        packs=workspace.pack_names(),
+        tools=[spec.name for spec in workspace.tool_specs()],
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from lorenz.redact import redact_text
+    from lorenz.settings import check_pack_settings
+
+    workspace = open_for_command(args, args.workflow)
+    settings = workspace.settings
+    where = settings.workflow_path or "embedded default"
+    specs = workspace.tool_specs()
+    if workspace.mounted.failures:
+        broken = ", ".join(failure.pack for failure in workspace.mounted.failures)
+        raise UsageError(f"{where}: the workflow mounts broken packs: {broken}")
+    problems = check_pack_settings(settings, workspace.packs())
+    if problems:
+        raise UsageError(redact_text(f"{where}: {'; '.join(problems)}", settings.secrets))
+    if args.json:
+        print_json(_check_object(workspace))
+        return 0
+    print(
+        f"ok: {where}: tracker {settings.tracker.kind or '-'}, packs {', '.join(workspace.pack_names()) or '-'} "
+        f"({len(specs)} tools)"
+    )
+    return 0
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    add_workflow(parser)
+    add_json(parser)
+
+
+COMMAND = Command(
+    name="check",
+    help="parse and validate a workflow",
+    description="Parse and validate a workflow against the installed plugins; on a mistake, exit 1 with the exact "
+    "error naming the key at fault.",
+    examples=("lorenz check", "lorenz check path/to/WORKFLOW.md --json"),
+    env=WORKFLOW_ENV,
+    arguments=_arguments,
+    run=run,
+    brief=True,
+)

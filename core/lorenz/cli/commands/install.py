@@ -1,0 +1,107 @@
+"""``lorenz install``: pip install packs into the interpreter that runs ``lorenz`` (a pipx venv included),
+as ``llm install`` and ``datasette install`` manage theirs, then say what each new plugin registered.
+
+What a new distribution registered is read by a fresh ``lorenz plugins --json``: an editable install only
+reaches ``sys.path`` through a ``.pth`` file, which this process never read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from lorenz.cli.command import PIP_ENV, PLUGINS_ENV, Command
+from lorenz.cli.distributions import Installed, installed, left_out, run_pip
+from lorenz.cli.output import UsageError
+from lorenz.hookspecs import ENTRY_POINT_GROUP
+from lorenz.plugins.checks import normalize_distribution
+
+__all__ = ["COMMAND"]
+
+
+def _plugin_report() -> dict[str, Any]:
+    """``lorenz plugins --json`` of a fresh interpreter (exit 1 only means some plugin failed)."""
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "lorenz", "plugins", "--json"], capture_output=True, text=True, timeout=300, check=False
+    )
+    try:
+        report: dict[str, Any] = json.loads(done.stdout)
+    except ValueError:
+        return {}
+    return report
+
+
+def _of(entries: Any, key: str) -> list[dict[str, Any]]:
+    return [entry for entry in entries or () if normalize_distribution(entry.get("distribution") or "") == key]
+
+
+def _registered(dist: Installed, report: dict[str, Any]) -> tuple[str, list[str]]:
+    """What ``dist`` registered, as one line, and its pack names."""
+    key = normalize_distribution(dist.name)
+    mine = _of(report.get("plugins"), key)
+    packs = [name for plugin in mine for name in plugin.get("packs", ())]
+    trackers = [kind for plugin in mine for kind in plugin.get("trackers", ())]
+    parts = [f"packs {', '.join(packs)}"] if packs else []
+    parts += [f"trackers {', '.join(trackers)}"] if trackers else []
+    parts += [f"FAILED {' '.join(str(f.get('error')).split())}" for f in _of(report.get("failures"), key)]
+    if not parts:
+        reason = left_out(key)
+        parts.append(f"not loaded ({reason})" if reason else "registered nothing")
+    return f"installed {dist.label}: {'; '.join(parts)}", packs
+
+
+def run(args: argparse.Namespace) -> int:
+    """pip install into this interpreter, then say what each new or changed plugin registered."""
+    if not args.packages and not args.editable:
+        msg = "name at least one PACKAGE (a name, a path, a wheel) or -e PATH"
+        raise UsageError(msg)
+    before = installed()
+    options = ["--upgrade"] if args.upgrade else []
+    code = run_pip("install", *options, *[arg for path in args.editable for arg in ("-e", path)], *args.packages)
+    if code != 0:
+        raise UsageError(f"pip install failed (exit {code}); nothing else was changed by lorenz")
+    after = installed()
+    changed = [dist for key, dist in after.items() if before.get(key) != dist]
+    plugins = [dist for dist in changed if dist.entry_points]
+    if not changed:
+        print("nothing new installed")
+        return 0
+    if not plugins:
+        for dist in changed:
+            print(f"installed {dist.label}: not a Lorenz plugin (no {ENTRY_POINT_GROUP} entry point)")
+        return 0
+    report = _plugin_report()
+    packs: list[str] = []
+    for dist in plugins:
+        line, new_packs = _registered(dist, report)
+        print(line)
+        packs += new_packs
+    if packs:
+        print(f'mount a pack: add "tools: {{{packs[0]}: {{}}}}" to WORKFLOW.md (lorenz tools --all lists every tool)')
+    return 0
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("packages", nargs="*", metavar="PACKAGE", help="a distribution name, a path or a wheel")
+    parser.add_argument("-e", "--editable", action="append", default=[], metavar="PATH", help="install PATH editable")
+    parser.add_argument("-U", "--upgrade", action="store_true", help="upgrade to the newest version")
+
+
+COMMAND = Command(
+    name="install",
+    help="pip install packs into the environment that runs lorenz, and say what they registered",
+    description="pip install packages (names, paths, wheels, -e PATH) into the interpreter that runs lorenz (a pipx "
+    "venv included), then list what each new plugin registered.",
+    examples=(
+        "lorenz install lorenz-acme",
+        "lorenz install dist/lorenz_acme-0.1.0-py3-none-any.whl",
+        "lorenz install -e .",
+    ),
+    env=(*PIP_ENV, *PLUGINS_ENV),
+    arguments=_arguments,
+    run=run,
+)

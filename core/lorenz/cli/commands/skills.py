@@ -1,0 +1,71 @@
+"""``lorenz skills``: the mounted packs' skills, listed or exported into a folder."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from lorenz.cli.command import WORKFLOW_ENV, WORKFLOW_HELP, Command, add_json
+from lorenz.cli.output import UsageError, json_object, print_json
+from lorenz.cli.workspace import open_for_command
+
+__all__ = ["COMMAND"]
+
+
+def run(args: argparse.Namespace) -> int:
+    from lorenz.mounting.skills import export_skills, mounted_skills
+
+    workspace = open_for_command(args, args.workflow)
+    skills = mounted_skills(workspace.packs())
+    if args.action == "export":
+        if not args.dir:
+            raise UsageError("usage: lorenz skills export DIR [--force]")
+        report = export_skills(skills, Path(args.dir), force=args.force)
+        print(
+            f"{len(report.written)} written, {len(report.unchanged)} unchanged, {len(report.refused)} kept as changed"
+        )
+        for label in report.refused:
+            print(f"kept {label}: it differs from the pack's copy (--force replaces it)", file=sys.stderr)
+        return 1 if report.refused and not args.force else 0
+    if args.json:
+        print_json(
+            json_object(
+                skills=[
+                    {
+                        "name": skill.name,
+                        "description": skill.description,
+                        "directory": str(skill.directory),
+                        "files": [f.relative for f in skill.files],
+                    }
+                    for skill in skills
+                ]
+            )
+        )
+        return 0
+    if not skills:
+        print("no skills: the mounted packs ship none")
+    for skill in skills:
+        print(f"{skill.name}  ({len(skill.files)} files)  {skill.description}")
+    return 0
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", nargs="?", choices=["export"], help="export: copy the skills into DIR")
+    parser.add_argument("dir", nargs="?", metavar="DIR", help="where to export (e.g. .claude/skills)")
+    parser.add_argument("--workflow", help=WORKFLOW_HELP)
+    parser.add_argument("--force", action="store_true", help="replace files that differ from the pack's copy")
+    add_json(parser)
+
+
+COMMAND = Command(
+    name="skills",
+    help="list the mounted packs' skills, or export them into a folder",
+    description="List the skills (SKILL.md directories) the mounted packs ship, or copy them into DIR (e.g. "
+    ".claude/skills), de-duplicated, never overwriting a changed file without --force.",
+    examples=("lorenz skills", "lorenz skills export .claude/skills", "lorenz skills export .claude/skills --force"),
+    env=WORKFLOW_ENV,
+    arguments=_arguments,
+    run=run,
+    brief=True,
+)

@@ -1,0 +1,71 @@
+"""``lorenz tools``: the tools a workflow mounts, or with ``--all`` every installed tool."""
+
+from __future__ import annotations
+
+import argparse
+
+from lorenz.cli.command import WORKFLOW_ENV, Command, add_json, add_workflow
+from lorenz.cli.output import json_object, print_json
+from lorenz.cli.workspace import open_for_command, warn
+
+__all__ = ["COMMAND"]
+
+
+def _summary(description: str) -> str:
+    return description.strip().splitlines()[0] if description.strip() else ""
+
+
+def run(args: argparse.Namespace) -> int:
+    from lorenz.mounting.inventory import installed_tools, mount_instruction
+
+    workspace = open_for_command(args, args.workflow)
+    inventory = installed_tools(workspace.discovery, workspace.settings, workspace.mounted, unmounted=args.all)
+    failures = [*workspace.mounted.failures, *inventory.failures]
+    code = 1 if workspace.mounted.failures else 0
+    if args.json:
+        path = workspace.settings.workflow_path
+        print_json(
+            json_object(
+                workflow=None if path is None else str(path),
+                tools=[tool.to_dict() for tool in inventory.tools],
+                failures=[failure.to_dict() for failure in failures],
+            )
+        )
+        return code
+    tools = inventory.tools
+    width = max((len(tool.name) for tool in tools), default=0)
+    if not args.all:
+        for tool in tools:
+            print(f"{tool.name.ljust(width)}  [{tool.pack}]  {_summary(tool.spec.description)}")
+        return code
+    rows = [(tool.name, tool.pack, tool.origin, "mounted" if tool.mounted else "-") for tool in tools]
+    widths = [max((len(row[i]) for row in rows), default=0) for i in range(4)]
+    for row, tool in zip(rows, tools, strict=True):
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=True)]
+        print("  ".join([*cells, _summary(tool.spec.description)]))
+    for failure in inventory.failures:
+        warn(failure.error)
+    packs = inventory.unmounted_packs()
+    if packs:
+        how = mount_instruction(packs[0], workspace.settings.workflow_path)
+        warn(f"to mount a pack, {how} (not mounted: {', '.join(packs)})")
+    return code
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    add_workflow(parser)
+    add_json(parser)
+    parser.add_argument("--all", action="store_true", help="every installed tool, mounted or not")
+
+
+COMMAND = Command(
+    name="tools",
+    help="list the tools a workflow mounts (--all: every installed tool)",
+    description="The tools the workflow mounts, each with its pack; --all adds every other installed tool, with its "
+    "distribution and whether it is mounted.",
+    examples=("lorenz tools", "lorenz tools --all", "lorenz tools WORKFLOW.md --json"),
+    env=WORKFLOW_ENV,
+    arguments=_arguments,
+    run=run,
+    brief=True,
+)
