@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from lorenz.plugins.containment import PluginError, call_plugin, plugin_code
-from lorenz.plugins.discovery import containment
+from lorenz.plugins import containment
 
 
 @pytest.fixture(autouse=True)
