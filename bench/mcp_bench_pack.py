@@ -1,4 +1,4 @@
-"""The tool pack the MCP latency benchmark serves: one ``add`` tool, as in python-anchors §1.7.
+"""The tool pack the MCP latency benchmark serves: one ``add`` tool.
 
 Registered with ``lorenz -p mcp_bench_pack serve`` (``bench/`` on ``PYTHONPATH``).
 """

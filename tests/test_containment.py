@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from lorenz.plugins.containment import PluginError, call_plugin, plugin_code
 from lorenz.plugins import containment
+from lorenz.plugins.containment import PluginError, call_plugin, plugin_code
 
 
 @pytest.fixture(autouse=True)

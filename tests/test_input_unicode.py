@@ -25,7 +25,7 @@ ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "appl
 
 def _workflow(directory: Path, *, json_response: bool) -> Path:
     path = directory / "WORKFLOW.md"
-    board = json.dumps(str(directory / "board"))  # relative board paths are the process cwd's (trackers.md §1.2)
+    board = json.dumps(str(directory / "board"))  # relative board paths are the process cwd's
     front = f"tracker:\n  kind: local\n  path: {board}\nserver:\n  json_response: {str(json_response).lower()}\n"
     path.write_text(f"---\n{front}---\n", encoding="utf-8")
     return path

@@ -1,4 +1,4 @@
-"""Issue normalisation (core.md §1.3, trackers.md §0.3)."""
+"""Issue normalisation."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Mounting: pack selection, the flat namespace, routing a call (core.md §4, §11.1, §11.6)."""
+"""Mounting: pack selection, the flat namespace, routing a call."""
 
 from typing import Any
 

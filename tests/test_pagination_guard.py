@@ -1,4 +1,4 @@
-"""lorenz.http.PaginationGuard: page/item limits and cursor checks with the messages of trackers.md §0.6."""
+"""lorenz.http.PaginationGuard: page/item limits and cursor checks and the messages they refuse with."""
 
 from __future__ import annotations
 

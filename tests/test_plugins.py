@@ -1,4 +1,4 @@
-"""Plugin discovery through entry points, isolated per plugin (issue 2, python-anchors §2)."""
+"""Plugin discovery through entry points, isolated per plugin."""
 
 from __future__ import annotations
 

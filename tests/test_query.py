@@ -1,4 +1,4 @@
-"""Example-based tests for the read-only query DSL (core.md §5, §11.4 items 23-30)."""
+"""Example-based tests for the read-only query DSL."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def sort_ids(records: list[dict[str, Any]], *order: tuple[str, str]) -> list[Any
     return ids(apply_query(records, spec))
 
 
-# -- §11.4 item 23-26: matches_filter -------------------------------------------------------------
+# -- matches_filter -------------------------------------------------------------
 
 TODO = {"state": "Todo", "n": 3, "labels": ["backend", "urgent"]}
 
@@ -218,7 +218,7 @@ def test_exists_on_present_field_returns_value() -> None:
     assert match({"f": 0}, pred("f", "exists", False)) is False
 
 
-# -- §11.4 item 27 and §5.2: parse_filter ---------------------------------------------------------
+# -- parse_filter ---------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -326,7 +326,7 @@ def test_parse_filter_does_not_alias_input() -> None:
     assert parsed == {"or": [pred("x", "in", [1])]}
 
 
-# -- §11.4 item 28 and §5.4: parse_query_spec ------------------------------------------------------
+# -- parse_query_spec ------------------------------------------------------
 
 
 def test_query_spec_clamps_and_reads_order_by() -> None:
@@ -431,7 +431,7 @@ def test_query_spec_is_frozen() -> None:
     assert QueryResult(rows=[], total=0) == QueryResult(rows=[], total=0)
 
 
-# -- §11.4 item 29 and §5.5: apply_query -----------------------------------------------------------
+# -- apply_query -----------------------------------------------------------
 
 
 def test_apply_query_filters_sorts_pages() -> None:
@@ -531,7 +531,7 @@ def test_sort_handles_lone_surrogates_and_huge_ints() -> None:
     assert sort_ids(records, ("v", "asc")) == [3, 2, 4, 1]
 
 
-# -- §11.4 item 30 and §5.6: select -------------------------------------------------------------------
+# -- select -------------------------------------------------------------------
 
 
 def test_pick_fields() -> None:

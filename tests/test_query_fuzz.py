@@ -52,7 +52,7 @@ FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, Heal
 HANG_GUARD = 5.0
 
 
-# -- the reference: the spec's semantics, one record at a time (core.md §5.3, §5.5) --------------
+# -- the reference: the spec's semantics, one record at a time --------------
 
 
 def utf16_units(text: str) -> bytes:

@@ -1,4 +1,4 @@
-"""Tool and tracker registries (core.md §3, §11.1–11.2)."""
+"""Tool and tracker registries."""
 
 import json
 from typing import Any

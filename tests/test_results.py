@@ -1,4 +1,4 @@
-"""Result helpers: exact shapes and message text (core.md §2)."""
+"""Result helpers: exact shapes and message text."""
 
 from lorenz import ToolResult, error_message, tool_failure, tool_success, unsupported_tool_failure
 

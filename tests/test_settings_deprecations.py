@@ -1,4 +1,4 @@
-"""Deprecated config shapes are reported, never rejected (core.md §7.8, §11.8 item 85)."""
+"""Deprecated config shapes are reported, never rejected."""
 
 from __future__ import annotations
 

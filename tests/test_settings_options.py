@@ -1,4 +1,4 @@
-"""Provider option helpers (core.md §7.4)."""
+"""Provider option helpers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Secret resolution: `$VAR`, env fallbacks and 1Password `op://` (core.md §7.4-7.5, §11.8)."""
+"""Secret resolution: `$VAR`, env fallbacks and 1Password `op://`."""
 
 from __future__ import annotations
 

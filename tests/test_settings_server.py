@@ -1,4 +1,4 @@
-"""The `server:` section (core.md §7.7, §11.8 item 84, and the MCP host's keys)."""
+"""The `server:` section."""
 
 from __future__ import annotations
 

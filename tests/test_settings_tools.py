@@ -1,4 +1,4 @@
-"""The `tools:` map → `Settings.tool_options` (core.md §7.6, §11.8 items 75-76)."""
+"""The `tools:` map → `Settings.tool_options`."""
 
 from __future__ import annotations
 

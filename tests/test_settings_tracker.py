@@ -1,4 +1,4 @@
-"""The `tracker:` selector, `trackers:` bundles and provider hooks (core.md §7.2-7.3, §11.8)."""
+"""The `tracker:` selector, `trackers:` bundles and provider hooks."""
 
 from __future__ import annotations
 
@@ -439,7 +439,7 @@ def test_accept_unrouted_is_strict(value: object) -> None:
     ],
 )
 def test_error_messages_name_the_key(config: dict[str, Any], message: str) -> None:
-    """Errors are one sentence naming the snake_case key path (item 83, §7.2)."""
+    """Errors are one sentence naming the snake_case key path."""
     with pytest.raises(ConfigError, match=message):
         parse(config)
 

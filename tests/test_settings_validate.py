@@ -1,4 +1,4 @@
-"""`validate_dispatch_config`: order and messages (core.md §4.4, §11.8 items 74, 77-81)."""
+"""`validate_dispatch_config`: order and messages."""
 
 from __future__ import annotations
 
@@ -159,7 +159,7 @@ def test_tools_options_validate() -> None:
 
 
 def test_pack_validator_sees_resolved_options() -> None:
-    """validate_options gets `$VAR` resolved and unresolved keys dropped (§4.4)."""
+    """validate_options gets `$VAR` resolved and unresolved keys dropped."""
     tools = standard_tools()
     settings = settings_for(
         {"tracker": {"kind": "memory"}, "tools": {"linear": {"api_key": "$K", "endpoint": "$E"}}}, {"K": "key-1"}

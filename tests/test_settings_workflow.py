@@ -1,4 +1,4 @@
-"""WORKFLOW.md location and front matter (core.md §7.1, §11.9)."""
+"""WORKFLOW.md location and front matter."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Packs' skills (issue 15): MCP resources and prompts for exactly the mounted packs, and an export
-that de-duplicates like core.md §4.1 and never overwrites a changed file without force."""
+that keeps the first skill of a name and never overwrites a changed file without force."""
 
 from __future__ import annotations
 

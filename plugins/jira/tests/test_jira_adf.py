@@ -1,4 +1,4 @@
-"""Markdown → ADF for descriptions and comments, and ADF → text when reading (trackers.md §2.6)."""
+"""Markdown → ADF for descriptions and comments, and ADF → text when reading."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""JQL construction for candidates, states and ids (trackers.md §2.2)."""
+"""JQL construction for candidates, states and ids."""
 
 from __future__ import annotations
 

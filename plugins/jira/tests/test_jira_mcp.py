@@ -1,5 +1,5 @@
 """The jira-mcp client against a fake remote MCP server built with the official SDK
-(trackers.md §2.4, §5.2, §6.2): handshake, headers, tool-name map, argument-shape fallbacks."""
+: handshake, headers, tool-name map, argument-shape fallbacks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Options, aliases, env fallbacks and validation of the jira and jira-mcp trackers (trackers.md §2.1)."""
+"""Options, aliases, env fallbacks and validation of the jira and jira-mcp trackers."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The REST v3 client against a loopback fake Jira: search paging, reads, transitions, comments,
-creation, retries and error reporting (trackers.md §2.3, §2.5, §6.2)."""
+creation, retries and error reporting."""
 
 from __future__ import annotations
 

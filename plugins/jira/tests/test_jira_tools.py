@@ -1,5 +1,5 @@
 """The ``jira`` pack: specs, argument checks, ``jira_query`` routing, results and redacted failures
-(trackers.md §2.7, core.md §8.4 and §11.11 item 118)."""
+."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A loopback fake of Linear's GraphQL endpoint (trackers.md §5.3), served by uvicorn on 127.0.0.1:0.
+"""A loopback fake of Linear's GraphQL endpoint, served by uvicorn on 127.0.0.1:0.
 
 It answers the tracker client's operations from in-memory issues and projects (filtering and cursor
 paging like Linear does), records every request, and plays scripted responses first: a queue of

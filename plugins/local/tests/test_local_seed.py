@@ -1,4 +1,4 @@
-"""The demo seeder (trackers.md §6.1 items 40-43)."""
+"""The demo seeder."""
 
 from __future__ import annotations
 

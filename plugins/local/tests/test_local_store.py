@@ -1,4 +1,4 @@
-"""BoardStore: ids, reads, writes and durability (trackers.md §6.1 items 1-30)."""
+"""BoardStore: ids, reads, writes and durability."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The `local` tool pack: specs, execution, results and error texts (trackers.md §6.1 items 44-56)."""
+"""The `local` tool pack: specs, execution, results and error texts."""
 
 from __future__ import annotations
 

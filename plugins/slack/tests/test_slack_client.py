@@ -1,4 +1,4 @@
-"""The runtime tracker client over the in-memory transport and the fake Web API (trackers.md §4.7)."""
+"""The runtime tracker client over the in-memory transport and the fake Web API."""
 
 from __future__ import annotations
 

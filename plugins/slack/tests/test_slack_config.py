@@ -1,4 +1,4 @@
-"""The slack tracker's options, defaults, aliases and dispatch validation (trackers.md §4.2)."""
+"""The slack tracker's options, defaults, aliases and dispatch validation."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Provenance, mapping, the thread fold and sanitising (trackers.md §4.4-4.6, §4.9)."""
+"""Provenance, mapping, the thread fold and sanitising."""
 
 from __future__ import annotations
 

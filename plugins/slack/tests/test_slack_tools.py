@@ -1,4 +1,4 @@
-"""The slack tool pack: schemas, trust boundary, status, comments, workpad, query (trackers.md §4.8-4.10)."""
+"""The slack tool pack: schemas, trust boundary, status, comments, workpad, query."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Web API transport against the loopback fake Slack (trackers.md §4.3.2, §4.3.3)."""
+"""The Web API transport against the loopback fake Slack."""
 
 from __future__ import annotations
 
