@@ -33,11 +33,11 @@ def lorenz_imports(package: Path) -> Iterator[tuple[str, int, str, list[str]]]:
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 if node.module == "lorenz" or node.module.startswith("lorenz."):
-                    yield str(path.relative_to(ROOT)), node.lineno, node.module, [a.name for a in node.names]
+                    yield str(path), node.lineno, node.module, [a.name for a in node.names]
             elif isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.name == "lorenz" or alias.name.startswith("lorenz."):
-                        yield str(path.relative_to(ROOT)), node.lineno, alias.name, []
+                        yield str(path), node.lineno, alias.name, []
 
 
 def test_there_are_packages_to_check() -> None:
@@ -54,6 +54,24 @@ def test_a_bundled_package_imports_only_the_public_api(package: Path) -> None:
             continue
         outside.extend(f"{where}:{line}: {module}.{name}" for name in names if name not in public.__all__)
     assert not outside, "imports outside the public API (docs/api.md):\n" + "\n".join(outside)
+
+
+@pytest.mark.parametrize("tracker", [False, True])
+def test_a_scaffolded_pack_imports_only_the_public_api(tmp_path: Path, tracker: bool) -> None:
+    """What ``lorenz new-pack`` writes is the example pack authors copy: public API only."""
+    from lorenz.authoring.scaffold import new_pack
+
+    new_pack("acme_crm", tmp_path / "proj", tracker=tracker)
+    (package,) = (tmp_path / "proj").glob("lorenz_*")
+    found = [(module, names) for _, _, module, names in lorenz_imports(package)]
+    assert found, "the scaffold imports nothing from lorenz"
+    outside = [
+        f"{module}.{name}"
+        for module, names in found
+        for name in names or ["*"]
+        if module not in PUBLIC_MODULES or name not in PUBLIC_MODULES[module].__all__
+    ]
+    assert not outside, f"the scaffold imports outside the public API: {outside}"
 
 
 @pytest.mark.parametrize("module", sorted(PUBLIC_MODULES))

@@ -88,8 +88,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from lorenz.contracts import ToolProvider
-from lorenz.hookspecs import hookimpl
+from lorenz import ToolProvider, hookimpl
 
 from .tools import PACK
 
@@ -109,8 +108,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from lorenz.contracts import ToolProvider, TrackerProvider
-from lorenz.hookspecs import hookimpl
+from lorenz import ToolProvider, TrackerProvider, hookimpl
 
 from .tools import PACK
 from .tracker import TRACKER
@@ -202,9 +200,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from lorenz.contracts import TrackerContext
-from lorenz.issue import Issue
-from lorenz.settings.model import Settings
+from lorenz import Issue, Settings, TrackerContext
 
 __all__ = ["TRACKER", "${cls}Client", "${cls}Tracker"]
 
