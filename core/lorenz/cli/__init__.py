@@ -1,5 +1,5 @@
 """The ``lorenz`` command line: :func:`main` parses it and runs one of the commands in
-:mod:`lorenz.cli.commands`.
+:mod:`lorenz.cli.commands`. Internal but for :func:`main` (the ``lorenz`` console script).
 """
 
 from __future__ import annotations

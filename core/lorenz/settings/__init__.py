@@ -2,7 +2,8 @@
 :class:`~lorenz.settings.model.Settings`, resolving secrets, and the dispatch check.
 
 Names are imported lazily, so ``lorenz.settings.model`` (which every plugin reaches through
-``lorenz.contracts``) does not pull in the YAML parser and cattrs.
+``lorenz.contracts``) does not pull in the YAML parser and cattrs. Internal: pack authors import
+the settings names docs/api.md declares from ``lorenz``.
 """
 
 from __future__ import annotations
