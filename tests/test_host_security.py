@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import json
+import logging
 from pathlib import Path
 from types import ModuleType
 
@@ -233,6 +234,9 @@ async def test_other_loopback_pages_may_not_call_tools(tmp_path: Path, host_pack
     assert preflight.status_code == 403
     assert "access-control-allow-origin" not in preflight.headers
     assert foreign.status_code == 403
+    assert foreign.json()["error"]["message"] == (
+        'Origin "http://localhost:6274" is not allowed; add it to server.allowed_origins in WORKFLOW.md to allow it'
+    )
     assert (own.status_code, alias.status_code, bare.status_code) == (200, 200, 200)
     assert host_pack.CALLS == ["demo_add"] * 3
 
@@ -258,3 +262,20 @@ async def test_lowercase_scheme_and_utf8_token_pass_over_http(tmp_path: Path, ho
             wrong = await http.post(server.url, json=LIST, headers={**HEADERS, "Authorization": b"bearer gr-token"})
     assert allowed.status_code == 200
     assert wrong.status_code == 401
+
+
+def test_a_refused_origin_is_logged_once(
+    tmp_path: Path, host_pack: ModuleType, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The operator learns which origin was refused and which setting allows it, once per origin."""
+    (tmp_path / "WORKFLOW.md").write_text("---\ntracker:\n  kind: demo\n---\n")
+    caplog.set_level(logging.WARNING, logger="lorenz.host")
+    origin = "http://refused-once.example"
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack]) as server:
+        for _ in range(3):
+            refused = httpx.post(
+                server.url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers={**HEADERS, "Origin": origin}
+            )
+            assert refused.status_code == 403
+    lines = [record.getMessage() for record in caplog.records if "refused-once.example" in record.getMessage()]
+    assert lines == [f'lorenz: refused a request from Origin "{origin}"; list it in server.allowed_origins to allow it']

@@ -96,6 +96,8 @@ def test_http_subprocess_prints_url_and_stops_on_sigterm(tmp_path: Path, lorenz_
         anyio.run(call)
         server.process.send_signal(signal.SIGTERM)
         assert server.wait(15) == 0
+        landing = server.url.removesuffix("mcp")
+        assert f"at {server.url}; landing page {landing}\n" in server.stderr()
         assert "lorenz: stopped" in server.stderr()
     finally:
         server.stop()

@@ -95,7 +95,7 @@ COMMAND = Command(
     description="Run one mounted tool in-process, its arguments checked against its inputSchema as the MCP host "
     "does, and print the result as JSON; exit 1 when the tool failed.",
     examples=(
-        'lorenz call local_read_issue \'{"issueId": "LOC-1"}\'',
+        'lorenz call local_read_issue \'{"issueId": "BOARD-1"}\'',
         'echo \'{"title": "Fix it"}\' | lorenz call local_create_issue -',
     ),
     env=WORKFLOW_ENV,

@@ -67,11 +67,12 @@ def announcer(live: LiveWorkspace, host: str, sock: socket.socket, note: str = "
     """What prints ``lorenz: serving N tools from M packs at URL`` once the server listens."""
     snapshot = live.snapshot()
     url = display_url(host, sock.getsockname()[1])
+    page = display_url(host, sock.getsockname()[1], "/")
 
     def announce() -> None:
         print(
             f"lorenz: serving {counted(len(snapshot.specs), 'tool')} from {counted(len(snapshot.packs), 'pack')}"
-            f" at {url}{note}",
+            f" at {url}{note}; landing page {page}",
             file=sys.stderr,
             flush=True,
         )

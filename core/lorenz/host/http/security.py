@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import logging
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
@@ -30,6 +31,8 @@ __all__ = [
     "raw_header",
     "token_matches",
 ]
+
+logger = logging.getLogger("lorenz.host")
 
 MCP_PATH = "/mcp"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
@@ -149,6 +152,21 @@ async def _send_json(send: Send, status: int, body: Any, headers: Iterable[tuple
     await send({"type": "http.response.body", "body": payload})
 
 
+#: Origins already named in the log: each is logged once (a page may retry all day), and at most
+#: this many, so a flood of made-up origins cannot fill the log.
+_LOGGED_ORIGINS: set[str] = set()
+_MAX_LOGGED_ORIGINS = 64
+
+
+def _refused_origin(origin: str | None) -> str:
+    """The 403's message, naming the setting that would allow the origin; logged once per origin."""
+    shown = json.dumps((origin or "")[:200])
+    if origin not in _LOGGED_ORIGINS and len(_LOGGED_ORIGINS) < _MAX_LOGGED_ORIGINS:
+        _LOGGED_ORIGINS.add(origin or "")
+        logger.warning("lorenz: refused a request from Origin %s; list it in server.allowed_origins to allow it", shown)
+    return f"Origin {shown} is not allowed; add it to server.allowed_origins in WORKFLOW.md to allow it"
+
+
 class SecurityMiddleware:
     """Guard the app: a foreign ``Host`` gets 421 everywhere; on ``/mcp`` an ``Origin`` other
     than the server's own or a configured one gets 403 (CORS preflights included), a missing or
@@ -188,7 +206,7 @@ class SecurityMiddleware:
             return
         origin = _header(scope, b"origin")
         if not origin_allowed(origin, server.allowed_origins, host=host, scheme=scope.get("scheme", "http")):
-            await _send_json(send, 403, {"error": {"code": "forbidden", "message": "Invalid Origin header"}})
+            await _send_json(send, 403, {"error": {"code": "forbidden", "message": _refused_origin(origin)}})
             return
         cors: list[tuple[bytes, bytes]] = []
         if origin is not None:  # an allowed browser origin: let it read the answers (CORS)
