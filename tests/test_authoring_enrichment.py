@@ -316,3 +316,29 @@ def test_lint_flags_undeclared_enrichment() -> None:
     }
     (field_diag,) = [d for d in diagnostics if d.rule == "enrich-undeclared-field"]
     assert "sets 'words'" in field_diag.message and "test_authoring_enrichment.py:" in field_diag.message
+
+
+# -- the snippets of docs/writing-a-pack.md ---------------------------------------------------------
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "writing-a-pack.md"
+
+
+def _blocks(heading: str, language: str) -> list[str]:
+    section = DOC.read_text(encoding="utf-8").split(f"### {heading}\n", 1)[1].split("\n## ", 1)[0]
+    return [part.split("```", 1)[0] for part in section.split(f"```{language}\n")[1:]]
+
+
+async def test_the_documented_snippets_run(tmp_path: Path) -> None:
+    """The enrichment snippet runs and prints what the guide shows; the is_enabled one runs."""
+    (code,) = _blocks("Enrichment: context beside the output", "python")
+    (shown,) = _blocks("Enrichment: context beside the output", "text")
+    space: dict[str, Any] = {}
+    exec(compile(code, str(DOC), "exec"), space)
+    (code,) = _blocks("Suggesting another tool: `ctx.is_enabled`", "python")
+    exec(compile(code, str(DOC), "exec"), space)
+    host = make_pack_host(Pack(name="weather", tools=[space["search_cities"], space["list_alerts"]]), base_dir=tmp_path)
+    outcome = await host.call_tool("weather_search_cities", {"query": "paris"})
+    assert outcome.mcp.content[0].text == shown.strip()
+    assert outcome.mcp.structured_content is not None and outcome.mcp.structured_content["total"] == 0
+    alerts = await host.call("weather_list_alerts", {"city": "Oslo"})
+    assert alerts.result == {"alerts": [], "next_tools": []}  # weather_set_alert is not mounted here
