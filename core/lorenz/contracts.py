@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -74,6 +74,14 @@ class ToolContext:
     http: httpx.AsyncClient
     #: Where :meth:`progress` goes (the host's ``notifications/progress`` sender); ``None``: nowhere.
     progress_sink: ProgressSink | None = field(default=None, repr=False)
+    #: Whether a tool is callable by this caller (mounted, not switched off, allowed by its token);
+    #: set by the host, ``None`` when nobody said (a pack then answers for its own tools only).
+    enabled: Callable[[str], bool] | None = field(default=None, repr=False)
+
+    def is_enabled(self, tool: str) -> bool:
+        """Whether ``tool`` is callable by this caller under this configuration (``False`` when the
+        host did not say): ask before suggesting another tool to the agent."""
+        return self.enabled is not None and self.enabled(tool)
 
     async def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
         """Tell the client how far the call got (``notifications/progress`` when it asked for progress

@@ -97,7 +97,8 @@ class Workspace:
 
         name = name.strip()
         pack = self.mounted.owners.get(name)
-        context = ToolContext(settings=self.settings, http=http, progress_sink=progress)
+        owners = self.mounted.owners  # in-process: no token, so every mounted tool that is not switched off
+        context = ToolContext(settings=self.settings, http=http, progress_sink=progress, enabled=owners.__contains__)
         if pack is None:
             return self.unsupported(name)
         refused = refuse_unsafe_arguments(name, arguments)

@@ -1,4 +1,4 @@
-"""Typed tool packs: define tools from attrs classes, with error contracts and disabled tools.
+"""Typed tool packs: define tools from attrs classes, with error contracts, enrichment and disabled tools.
 
 A :class:`Pack` of :func:`tool`-decorated functions, whose arguments and results are attrs
 classes, is a normal :class:`lorenz.ToolProvider`. ``docs/writing-a-pack.md`` builds one step by
@@ -7,6 +7,7 @@ step.
 
 from __future__ import annotations
 
+from .enrichment import Enrich
 from .pack import DisabledTool, Pack, disabled
 from .schema import SchemaError, describe, input_schema, output_schema, widened_output_schema
 from .structure import ArgumentError, structure_strict, unstructure
@@ -16,6 +17,7 @@ __all__ = [
     "ArgumentError",
     "CallContext",
     "DisabledTool",
+    "Enrich",
     "ErrorContract",
     "FormattedResult",
     "Pack",

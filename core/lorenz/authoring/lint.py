@@ -30,6 +30,7 @@ from lorenz.settings.model import Settings
 
 from .contract import check_contract, run_sync
 from .diagnostics import Diagnostic, LintReport, Severity
+from .enrich_rules import enrichment_rules
 from .pack import DisabledTool, Pack
 from .parity import format_parity
 from .tool import NAME_RE, REASON_RE, Tool
@@ -171,6 +172,7 @@ def _contract_rules(pack: str, tool: Tool[Any, Any]) -> Iterable[Diagnostic]:
         if not isinstance(contract.retryable, bool):
             yield diag("error-contract-retryable-type", "warning", f"reason {reason}: `retryable` must be a boolean")
     yield from _fail_rules(pack, tool)
+    yield from enrichment_rules(pack, tool)
     if tool.output is not None:
         undescribed = [f.name for f in attrs.fields(tool.output) if not (f.metadata or {}).get("description")]
         if undescribed:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -188,5 +189,14 @@ class Pack:
             options=options,
             tool=target,
             progress_sink=context.progress_sink,
+            enabled=getattr(context, "enabled", None) or self._enabled_here(context.settings),
         )
         return await target.run(input, call)
+
+    def _enabled_here(self, settings: Settings) -> Callable[[str], bool]:
+        """What ``ctx.is_enabled`` answers when the host said nothing (an isolated pack, a bare
+        ``ToolContext``): this pack's enabled tools, less the operator's ``server.disabled_tools``."""
+        patterns = tuple(settings.server.disabled_tools)
+        names = {tool.name for tool in self.enabled_tools(settings)}
+        names = {name for name in names if not any(fnmatch.fnmatchcase(name, p) for p in patterns)}
+        return names.__contains__

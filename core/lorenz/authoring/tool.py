@@ -16,6 +16,7 @@ from lorenz.arguments import invalid_arguments
 from lorenz.results import FormattedResult, ToolResult, error_message, failure_result
 from lorenz.toolcall.schemas import schema_problems
 
+from .enrichment import Enrich, enrichment_spec
 from .schema import input_schema, widened_output_schema
 from .structure import ArgumentError, structure_strict, unstructure
 
@@ -92,6 +93,15 @@ class CallContext:
     log: logging.Logger = field(factory=lambda: logger)
     #: The host's progress channel (``ToolContext.progress``); ``None`` in tests without one.
     progress_sink: Any = field(default=None, repr=False)
+    #: Agent-facing context for a successful result (``ctx.enrich.notice(...)``): see :class:`Enrich`.
+    enrich: Enrich = field(default=attrs.Factory(lambda self: self.tool.enricher(), takes_self=True))
+    #: Whether a tool is callable by this caller (set by the pack from the host's ``ToolContext``).
+    enabled: Callable[[str], bool] | None = field(default=None, repr=False)
+
+    def is_enabled(self, tool_name: str) -> bool:
+        """Whether ``tool_name`` is callable by this caller under this configuration: mounted, not
+        switched off, and allowed by the caller's token. Ask before suggesting another tool."""
+        return self.enabled(tool_name) if self.enabled is not None else tool_name == self.tool.name
 
     async def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
         """Tell the client how far the call got (a no-op unless it asked for progress)."""
@@ -152,11 +162,14 @@ class Tool(Generic[In, Out]):
     annotations: Mapping[str, Any] | None = None
     errors: tuple[ErrorContract, ...] = ()
     format: Callable[[Out], str] | None = None
+    #: Agent-facing fields beside the output: ``True`` (``echo``/``total``/``notice``) or an attrs class.
+    enrichment: type | bool | None = None
     input_schema: Mapping[str, Any] = field(init=False)
     output_schema: Mapping[str, Any] | None = field(init=False)
     #: A ``jsonschema`` validator for the keywords cattrs does not check, when the schema has any.
     _keywords: Any = field(init=False, repr=False)
     _spec: Any = field(init=False, repr=False)
+    _enrichment: Any = field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         if not NAME_RE.match(self.name):
@@ -175,12 +188,18 @@ class Tool(Generic[In, Out]):
         object.__setattr__(self, "_keywords", _keyword_validator(schema))
         declared = [(contract.reason, contract.when) for contract in self.errors]
         out = widened_output_schema(self.output, declared) if self.output is not None else None
-        object.__setattr__(self, "output_schema", out)
+        enrichment = enrichment_spec(self.name, self.enrichment, self.output)
+        object.__setattr__(self, "_enrichment", enrichment)
+        object.__setattr__(self, "output_schema", enrichment.widen(out) if enrichment and out else out)
         object.__setattr__(self, "_spec", self._build_spec())
 
     def contract(self, reason: str) -> ErrorContract | None:
         """The declared contract for ``reason``."""
         return next((contract for contract in self.errors if contract.reason == reason), None)
+
+    def enricher(self) -> Enrich:
+        """A fresh ``ctx.enrich`` for one call of this tool."""
+        return Enrich(self._enrichment, self.name)
 
     def spec(self) -> ToolSpec:
         """The :class:`~lorenz.contracts.ToolSpec` advertised in ``tools/list`` (built once)."""
@@ -242,6 +261,7 @@ class Tool(Generic[In, Out]):
             data, text = self.render(output)
         except Exception as exc:
             return _unexpected(self.name, exc, context, doing="Output formatting")
+        data, text = context.enrich.merge(data, text)  # on success only: a failure drops it
         return FormattedResult(success=True, result=data, text=text)
 
 
@@ -330,6 +350,7 @@ def tool(
     annotations: Mapping[str, Any] | None = None,
     errors: Sequence[ErrorContract] = (),
     format: Callable[[Out], str] | None = None,
+    enrichment: type | bool | None = None,
 ) -> Callable[[Callable[[CallContext, In], Awaitable[Out]]], Tool[In, Out]]:
     """Define a tool from an async handler::
 
@@ -349,6 +370,7 @@ def tool(
             annotations=annotations,
             errors=tuple(errors),
             format=format,
+            enrichment=enrichment,
         )
 
     return decorate

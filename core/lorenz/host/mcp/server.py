@@ -263,8 +263,13 @@ async def _call_tool(
     try:
         session = ctx.session if ctx is not None else None
         sink = session.report_progress if session is not None else None
-        context = ToolContext(settings=snapshot.settings, http=state.client(), progress_sink=sink)
         grant = state.grant(ctx)
+        owners = snapshot.owners  # mounted and not switched off: what the caller's token may call of it
+
+        def enabled(tool: str) -> bool:
+            return tool in owners and grant.allows(tool)
+
+        context = ToolContext(settings=snapshot.settings, http=state.client(), progress_sink=sink, enabled=enabled)
         if not grant.allows(name):  # a scoped token: other tools do not exist for it
             allowed = grant.allowed(spec.name for spec in snapshot.specs)
             return call_result(unsupported_tool_failure(name, allowed)), "rejected"
