@@ -127,6 +127,21 @@ def test_check_summary_and_errors(env: Path, capsys: pytest.CaptureFixture[str])
     assert "missing_workflow_file" in capsys.readouterr().err
 
 
+def test_check_refuses_what_serve_would_refuse(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A workflow `lorenz serve` would not start (all interfaces, no token) does not pass `lorenz check`."""
+    Path("open.md").write_text("---\ntracker: {kind: acme}\nserver: {host: 0.0.0.0}\n---\n", encoding="utf-8")
+    assert main(["check", "open.md"]) == 1
+    err = capsys.readouterr().err
+    assert (
+        "lorenz serve would refuse it: refusing to listen on 0.0.0.0, beyond this machine, without an access token"
+        in err
+    )
+    Path("closed.md").write_text(
+        "---\ntracker: {kind: acme}\nserver: {host: 0.0.0.0, token: s3cret-token}\n---\n", encoding="utf-8"
+    )
+    assert main(["check", "closed.md"]) == 0
+
+
 def test_unknown_pack_in_tools_map(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A tools: key naming no registered pack is refused with the known packs."""
     Path("WORKFLOW.md").write_text("---\ntracker: {kind: acme}\ntools: {gitlab: {}}\n---\n", encoding="utf-8")

@@ -21,8 +21,8 @@ from lorenz.cli.parser import build_parser
 from lorenz.host.app import build_app
 from lorenz.host.http.loopback import serve_app_in_thread
 from lorenz.host.http.security import host_allowed
+from lorenz.host.refusals import http_refusal
 from lorenz.host.reload.live import LiveWorkspace
-from lorenz.host.startup import http_refusal
 from lorenz.workspace import open_workspace
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -22,7 +22,7 @@ from lorenz.cli import main
 from lorenz.host import create_app, factory, serve
 from lorenz.host.factory import STARTUP_FAILURE, ServerCheck, plugin_reference
 from lorenz.host.http.loopback import serve_app_in_thread
-from lorenz.host.startup import http_refusal, is_loopback
+from lorenz.host.refusals import http_refusal, is_loopback
 from lorenz.settings.model import ServerSettings
 
 HERE = Path(__file__).parent
@@ -140,7 +140,10 @@ def test_server_check_warns_of_a_public_address_without_a_token(lorenz_logs: pyt
     check.check({"type": "http", "server": ("10.1.2.3", 4040), "state": {"lorenz.read_deadlines": True}})
     check.check({"type": "http", "server": ("127.0.0.1", 4040), "state": {"lorenz.read_deadlines": True}})
     messages = [record.message for record in lorenz_logs.records]
-    assert len(messages) == 1 and "serving 10.1.2.3, beyond this machine, without a bearer token" in messages[0]
+    assert (
+        len(messages) == 1
+        and "serving 10.1.2.3, beyond this machine, without an access token for clients" in messages[0]
+    )
 
 
 @pytest.mark.parametrize(
@@ -168,7 +171,9 @@ def test_http_refusals() -> None:
     assert http_refusal(plain, host="127.0.0.1", workers=4, allow_no_token=False) is None
     assert http_refusal(stateful, host="127.0.0.1", workers=1, allow_no_token=False) is None
     assert "Mcp-Session-Id" in (http_refusal(stateful, host="127.0.0.1", workers=2, allow_no_token=False) or "")
-    assert "without a bearer token" in (http_refusal(plain, host="0.0.0.0", workers=1, allow_no_token=False) or "")
+    assert "without an access token for clients" in (
+        http_refusal(plain, host="0.0.0.0", workers=1, allow_no_token=False) or ""
+    )
     assert http_refusal(plain, host="0.0.0.0", workers=1, allow_no_token=True) is None
     assert http_refusal(with_token, host="0.0.0.0", workers=2, allow_no_token=False) is None
 
@@ -214,7 +219,8 @@ def test_beyond_loopback_without_a_token_is_refused(tmp_path: Path, capsys: pyte
     )
     assert code == 1
     assert capsys.readouterr().err.startswith(
-        "lorenz: refusing to listen on 0.0.0.0, beyond this machine, without a bearer token: set LORENZ_MCP_TOKEN"
+        "lorenz: refusing to listen on 0.0.0.0, beyond this machine, without an access token for clients: "
+        "set LORENZ_MCP_TOKEN"
     )
 
 

@@ -8,7 +8,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from .startup import StartError, configure_logging, http_refusal, open_live, stdout_to_stderr
+from .refusals import http_refusal
+from .startup import StartError, configure_logging, open_live, stdout_to_stderr
 
 __all__ = ["serve"]
 

@@ -22,8 +22,9 @@ from attrs import field, frozen
 
 from lorenz.plugins.paths import PluginImportError, import_plugin
 
+from .refusals import is_loopback
 from .scope import READ_DEADLINES
-from .startup import StartError, configure_logging, is_loopback, open_live
+from .startup import StartError, configure_logging, open_live
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -149,7 +150,7 @@ class ServerCheck:
         server = self.live.snapshot().settings.server
         if host and not is_loopback(str(host)) and not (server.token or server.tokens):
             logger.warning(
-                "lorenz: serving %s, beyond this machine, without a bearer token: set LORENZ_MCP_TOKEN "
+                "lorenz: serving %s, beyond this machine, without an access token for clients: set LORENZ_MCP_TOKEN "
                 "(or server.token)",
                 host,
             )

@@ -15,11 +15,9 @@ from typing import TYPE_CHECKING
 from lorenz.results import error_message
 
 if TYPE_CHECKING:
-    from lorenz.settings.model import ServerSettings
-
     from .reload.live import LiveWorkspace
 
-__all__ = ["StartError", "configure_logging", "http_refusal", "is_loopback", "open_live", "stdout_to_stderr"]
+__all__ = ["StartError", "configure_logging", "open_live", "stdout_to_stderr"]
 
 
 def configure_logging(*, worker: bool = False, root: bool = True) -> None:
@@ -123,32 +121,3 @@ def open_live(
                 file=sys.stderr,
             )
     return live
-
-
-def is_loopback(host: str) -> bool:
-    """Whether a bind address only reaches this machine."""
-    import ipaddress
-
-    try:
-        return host == "localhost" or ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def http_refusal(settings: ServerSettings, *, host: str, workers: int, allow_no_token: bool) -> str | None:
-    """Why ``lorenz serve`` must not start over HTTP with these settings, or ``None``."""
-    if settings.stateful and workers > 1:
-        return (
-            f"server.stateful: true cannot run {workers} worker processes: an MCP session (Mcp-Session-Id) lives "
-            "in the memory of the process that created it, and the other workers would answer it with 404. "
-            "Run one worker (--workers 1, server.workers: 1); to scale a stateful server, run several replicas of "
-            "one worker each behind a load balancer with session affinity on the Mcp-Session-Id header "
-            "(docs/deploy.md), or serve stateless (the default), which any number of workers can"
-        )
-    if not is_loopback(host) and not (settings.token or settings.tokens) and not allow_no_token:
-        return (
-            f"refusing to listen on {host}, beyond this machine, without a bearer token: set LORENZ_MCP_TOKEN "
-            "(or server.token), and list the names clients use in server.allowed_hosts; "
-            "--allow-no-token serves without one (behind a proxy that authenticates)"
-        )
-    return None

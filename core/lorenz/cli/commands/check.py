@@ -25,6 +25,7 @@ def _check_object(workspace: Any) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from lorenz.host.refusals import http_refusal
     from lorenz.redact import redact_text
     from lorenz.settings import check_pack_settings
 
@@ -38,6 +39,10 @@ def run(args: argparse.Namespace) -> int:
     problems = check_pack_settings(settings, workspace.packs())
     if problems:
         raise UsageError(redact_text(f"{where}: {'; '.join(problems)}", settings.secrets))
+    server = settings.server
+    refusal = http_refusal(server, host=server.host, workers=server.workers, allow_no_token=False)
+    if refusal is not None:  # what `lorenz serve` would refuse is no valid workflow to serve
+        raise UsageError(f"{where}: lorenz serve would refuse it: {refusal}")
     if args.json:
         print_json(_check_object(workspace))
         return 0

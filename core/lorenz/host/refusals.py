@@ -1,0 +1,39 @@
+"""When ``lorenz serve`` refuses to listen over HTTP: beyond loopback without a bearer token, or a
+stateful server with several workers. Light to import, so ``lorenz check`` says so too."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lorenz.settings.model import ServerSettings
+
+__all__ = ["http_refusal", "is_loopback"]
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a bind address only reaches this machine."""
+    try:
+        return host == "localhost" or ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def http_refusal(settings: ServerSettings, *, host: str, workers: int, allow_no_token: bool) -> str | None:
+    """Why ``lorenz serve`` must not start over HTTP with these settings, or ``None``."""
+    if settings.stateful and workers > 1:
+        return (
+            f"server.stateful: true cannot run {workers} worker processes: an MCP session (Mcp-Session-Id) lives "
+            "in the memory of the process that created it, and the other workers would answer it with 404. "
+            "Run one worker (--workers 1, server.workers: 1); to scale a stateful server, run several replicas of "
+            "one worker each behind a load balancer with session affinity on the Mcp-Session-Id header "
+            "(docs/deploy.md), or serve stateless (the default), which any number of workers can"
+        )
+    if not is_loopback(host) and not (settings.token or settings.tokens) and not allow_no_token:
+        return (
+            f"refusing to listen on {host}, beyond this machine, without an access token for clients: "
+            "set LORENZ_MCP_TOKEN (or server.token), and list the names clients use in server.allowed_hosts; "
+            "--allow-no-token serves without one (behind a proxy that authenticates)"
+        )
+    return None
