@@ -8,12 +8,24 @@ step.
 from __future__ import annotations
 
 from .enrichment import Enrich
+from .failures import (
+    BASELINE_ERRORS,
+    failure_from,
+    forbidden,
+    not_found,
+    rate_limited,
+    service_unavailable,
+    timeout,
+    unauthorized,
+    validation_error,
+)
 from .pack import DisabledTool, Pack, disabled
 from .schema import SchemaError, describe, input_schema, output_schema, widened_output_schema
 from .structure import ArgumentError, structure_strict, unstructure
 from .tool import CallContext, ErrorContract, FormattedResult, Tool, ToolFailure, failure_result, hints, tool
 
 __all__ = [
+    "BASELINE_ERRORS",
     "ArgumentError",
     "CallContext",
     "DisabledTool",
@@ -26,12 +38,20 @@ __all__ = [
     "ToolFailure",
     "describe",
     "disabled",
+    "failure_from",
     "failure_result",
+    "forbidden",
     "hints",
     "input_schema",
+    "not_found",
     "output_schema",
+    "rate_limited",
+    "service_unavailable",
     "structure_strict",
+    "timeout",
     "tool",
+    "unauthorized",
     "unstructure",
+    "validation_error",
     "widened_output_schema",
 ]

@@ -31,6 +31,7 @@ from lorenz.settings.model import Settings
 from .contract import check_contract, run_sync
 from .diagnostics import Diagnostic, LintReport, Severity
 from .enrich_rules import enrichment_rules
+from .failures import BASELINE_ERRORS
 from .pack import DisabledTool, Pack
 from .parity import format_parity
 from .tool import NAME_RE, REASON_RE, Tool
@@ -171,6 +172,8 @@ def _contract_rules(pack: str, tool: Tool[Any, Any]) -> Iterable[Diagnostic]:
             )
         if not isinstance(contract.retryable, bool):
             yield diag("error-contract-retryable-type", "warning", f"reason {reason}: `retryable` must be a boolean")
+        if contract.code is not None and (not isinstance(contract.code, int) or isinstance(contract.code, bool)):
+            yield diag("error-contract-code-type", "warning", f"reason {reason}: `code` must be an integer")
     yield from _fail_rules(pack, tool)
     yield from enrichment_rules(pack, tool)
     if tool.output is not None:
@@ -216,9 +219,12 @@ def _fail_rules(pack: str, tool: Tool[Any, Any]) -> Iterable[Diagnostic]:
     if calls is None:
         return
     declared = {contract.reason for contract in tool.errors}
+    # Baseline reasons need no declaration, like the factories (``raise not_found(...)``): a pack
+    # author declares what is particular to the tool, not that an upstream can be down.
+    allowed = declared | set(BASELINE_ERRORS)
     where = inspect.getsourcefile(tool.handler) or "?"
     for reason, line in calls:
-        if reason not in declared:
+        if reason not in allowed:
             listed = ", ".join(sorted(declared)) or "none"
             yield Diagnostic(
                 rule="fail-undeclared-reason",

@@ -202,6 +202,8 @@ def _error_envelope(reasons: Sequence[tuple[str, str]]) -> dict[str, Any]:
             "reason": reason,
             "retryable": {"type": "boolean"},
             "recovery": {"type": "string", "description": "What to do next."},
+            "code": {"type": "integer", "description": "JSON-RPC-style code of the failure mode, when it has one."},
+            "retryAfter": {"type": "number", "description": "Seconds to wait before retrying, when known."},
         },
         "required": ["message"],
     }

@@ -1,5 +1,5 @@
-"""One typed tool: its definition (:class:`Tool`, made by :func:`tool`), its declared failure modes
-(:class:`ErrorContract`), and what its handler gets (:class:`CallContext`)."""
+"""One typed tool: its definition (:class:`Tool`, made by :func:`tool`), with its declared failure
+modes (:class:`ErrorContract`, see ``failures.py``), and what its handler gets (:class:`CallContext`)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ import attrs
 from attrs import field, frozen
 
 from lorenz.arguments import invalid_arguments
-from lorenz.results import FormattedResult, ToolResult, error_message, failure_result
+from lorenz.results import FormattedResult, ToolResult, failure_result
 from lorenz.toolcall.schemas import schema_problems
 
 from .enrichment import Enrich, enrichment_spec
+from .failures import BASELINE_ERRORS, ErrorContract, ToolFailure, unexpected_failure
 from .schema import input_schema, widened_output_schema
 from .structure import ArgumentError, structure_strict, unstructure
 
@@ -44,36 +45,6 @@ Out = TypeVar("Out")
 
 NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 REASON_RE = re.compile(r"^[a-z][a-z0-9_]*$")
-
-
-@frozen(kw_only=True)
-class ErrorContract:
-    """A failure mode a tool declares: clients switch on ``reason``; ``recovery`` is the agent's
-    next move (at least five words); ``retryable`` says whether the same call may succeed later."""
-
-    reason: str
-    when: str
-    recovery: str
-    retryable: bool = False
-
-
-class ToolFailure(Exception):
-    """A declared failure, made by ``ctx.fail(...)``; ``raise`` it (or return it) from a handler."""
-
-    def __init__(
-        self, message: str, *, reason: str, retryable: bool, recovery: str | None, details: Mapping[str, Any]
-    ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.reason = reason
-        self.retryable = retryable
-        self.recovery = recovery
-        self.details = dict(details)
-
-    def to_result(self) -> FormattedResult:
-        return failure_result(
-            self.message, reason=self.reason, retryable=self.retryable, recovery=self.recovery, **self.details
-        )
 
 
 @attrs.define(kw_only=True)
@@ -109,14 +80,26 @@ class CallContext:
 
         await send_progress(self.progress_sink, done, total, message)
 
-    def fail(self, reason: str, message: str | None = None, /, **details: Any) -> ToolFailure:
+    def fail(
+        self,
+        reason: str,
+        message: str | None = None,
+        /,
+        *,
+        recovery: str | None = None,
+        retryable: bool | None = None,
+        code: int | None = None,
+        **details: Any,
+    ) -> ToolFailure:
         """The failure for a declared ``reason`` (``message`` defaults to the contract's ``when``).
 
-        Write ``raise ctx.fail("city_not_found", f"No city named {args.city!r}.")``. An undeclared
-        reason is a programming error: it becomes an ``undeclared_reason`` failure (and the lint flags
-        the call site).
+        Write ``raise ctx.fail("city_not_found", f"No city named {args.city!r}.")``. ``recovery``,
+        ``retryable`` and ``code`` given here win over the contract's; other keywords are added to the
+        error object. A baseline reason (``not_found``, ``timeout``, ...) needs no declaration. Any
+        other undeclared reason is a programming error: it becomes an ``undeclared_reason`` failure
+        (and the lint flags the call site).
         """
-        contract = self.tool.contract(reason)
+        contract = self.tool.contract(reason) or BASELINE_ERRORS.get(reason)
         if contract is None:
             declared = [c.reason for c in self.tool.errors]
             logger.error("tool %s failed with undeclared reason %r", self.tool.name, reason)
@@ -127,17 +110,11 @@ class CallContext:
                 recovery=None,
                 details={"declaredReasons": declared},
             )
-        return ToolFailure(
-            message or contract.when,
-            reason=contract.reason,
-            retryable=contract.retryable,
-            recovery=contract.recovery,
-            details=details,
-        )
+        return ToolFailure.of(contract, message, recovery=recovery, retryable=retryable, code=code, details=details)
 
     def recovery_for(self, reason: str) -> str | None:
-        """The declared recovery hint of ``reason`` (``None`` if undeclared)."""
-        contract = self.tool.contract(reason)
+        """The declared (or baseline) recovery hint of ``reason`` (``None`` if undeclared)."""
+        contract = self.tool.contract(reason) or BASELINE_ERRORS.get(reason)
         return contract.recovery if contract is not None else None
 
 
@@ -246,7 +223,7 @@ class Tool(Generic[In, Out]):
         except ToolFailure as failure:
             return failure.to_result()
         except Exception as exc:
-            return _unexpected(self.name, exc, context)
+            return unexpected_failure(self.name, exc, context.settings)
         if isinstance(output, ToolFailure):
             return output.to_result()
         if isinstance(output, ToolResult):
@@ -260,7 +237,7 @@ class Tool(Generic[In, Out]):
         try:
             data, text = self.render(output)
         except Exception as exc:
-            return _unexpected(self.name, exc, context, doing="Output formatting")
+            return unexpected_failure(self.name, exc, context.settings, doing="Output formatting")
         data, text = context.enrich.merge(data, text)  # on success only: a failure drops it
         return FormattedResult(success=True, result=data, text=text)
 
@@ -294,29 +271,6 @@ def _keyword_validator(schema: Mapping[str, Any]) -> Any:
     from jsonschema import Draft202012Validator
 
     return Draft202012Validator(constraints)
-
-
-def _unexpected(name: str, exc: Exception, context: CallContext, *, doing: str | None = None) -> FormattedResult:
-    from lorenz.redact import redact_text, redacted_traceback
-
-    settings = context.settings
-    logger.error("tool %s raised\n%s", name, redacted_traceback(exc, settings.secrets))
-    if doing is not None:
-        text = redact_text(f"{doing} failed: {error_message(exc)}", settings.secrets, base_dir=settings.base_dir)
-        return failure_result(text, reason="internal_error")
-    # Sent to the agent: no secret, and no absolute path outside the workflow directory.
-    message = redact_text(f"{name} failed: {error_message(exc)}", settings.secrets, base_dir=settings.base_dir)
-    try:
-        import httpx
-
-        timeout = isinstance(exc, httpx.TimeoutException | TimeoutError)
-    except ImportError:  # pragma: no cover - httpx is a core dependency
-        timeout = isinstance(exc, TimeoutError)
-    if timeout:
-        return failure_result(
-            message, reason="timeout", retryable=True, recovery="Wait a little and call the tool again."
-        )
-    return failure_result(message, reason="internal_error")
 
 
 def _title_from(name: str) -> str:
