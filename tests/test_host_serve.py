@@ -97,7 +97,7 @@ def test_http_subprocess_prints_url_and_stops_on_sigterm(tmp_path: Path, lorenz_
         server.process.send_signal(signal.SIGTERM)
         assert server.wait(15) == 0
         landing = server.url.removesuffix("mcp")
-        assert f"at {server.url}; landing page {landing}\n" in server.stderr()
+        assert f"at {server.url}\nlorenz: landing page {landing}\n" in server.stderr()
         assert "lorenz: stopped" in server.stderr()
     finally:
         server.stop()

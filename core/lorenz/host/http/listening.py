@@ -72,7 +72,7 @@ def announcer(live: LiveWorkspace, host: str, sock: socket.socket, note: str = "
     def announce() -> None:
         print(
             f"lorenz: serving {counted(len(snapshot.specs), 'tool')} from {counted(len(snapshot.packs), 'pack')}"
-            f" at {url}{note}; landing page {page}",
+            f" at {url}{note}\nlorenz: landing page {page}",
             file=sys.stderr,
             flush=True,
         )
