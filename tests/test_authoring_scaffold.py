@@ -1,9 +1,10 @@
 """``lorenz new-pack``: name validation, the files written, and a project that passes its own lint
-and tests as generated."""
+and tests as generated, and whose ``nox -s devcheck`` passes."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -42,6 +43,7 @@ def test_files_written(tmp_path: Path) -> None:
         "lorenz_acme_crm/py.typed",
         "lorenz_acme_crm/tools.py",
         "lorenz_acme_crm/tracker.py",
+        "noxfile.py",
         "pyproject.toml",
         "tests/test_acme_crm_pack.py",
     ]
@@ -86,3 +88,56 @@ def test_generated_project_lints_and_passes_its_tests(tmp_path: Path, tracker: b
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"{6 if tracker else 5} passed" in result.stdout
+
+
+# The devcheck commands, in order, as nox echoes them (`nox > ...`).
+DEVCHECK = [
+    "ruff check .",
+    "ruff format --check .",
+    "mypy --strict {module}",
+    "lorenz lint .",
+    "pytest",
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "tracker"),
+    # The longest pack name a project can have: the templates' lines must still fit ruff's 120.
+    [("acme", False), ("abcdefghij_klmnopqrst_uvwxyz_abcdefghijk", True)],
+)
+def test_generated_project_passes_nox_devcheck(tmp_path: Path, name: str, tracker: bool) -> None:
+    """`nox -s devcheck` in a fresh project runs ruff, mypy --strict, `lorenz lint .` and pytest, and
+    passes. Run by nox itself, in this environment (`--no-venv --no-install`: nothing is fetched)."""
+    project = tmp_path / "lorenz-project"
+    new_pack(name, project, tracker=tracker)
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("LORENZ_", "NOX_"))}
+    env["PYTHONPATH"] = str(project)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    result = subprocess.run(
+        [sys.executable, "-m", "nox", "--no-venv", "--no-install", "--no-color", "-s", "devcheck"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    ran = [line.removeprefix("nox > ").strip() for line in output.splitlines() if line.startswith("nox > ")]
+    # nox's own status lines ("Running session devcheck") do not start with a program.
+    commands = [line for line in ran if line and shutil.which(line.split()[0], path=env["PATH"])]
+    assert commands == [command.format(module=f"lorenz_{name}") for command in DEVCHECK], output
+    assert "Session devcheck was successful" in output
+    assert f"{6 if tracker else 5} passed" in output
+
+
+def test_the_devcheck_installs_the_dev_extra(tmp_path: Path) -> None:
+    """Outside the offline test, the session installs the project with its `dev` extra, which brings
+    the checkers and the tests' dependencies; the README says `nox -s devcheck`."""
+    new_pack("acme", tmp_path / "proj")
+    noxfile = (tmp_path / "proj" / "noxfile.py").read_text()
+    assert 'session.install("-e", ".[dev]")' in noxfile
+    pyproject = (tmp_path / "proj" / "pyproject.toml").read_text()
+    assert 'dev = ["lorenz-acme[test]", "ruff>=0.8", "mypy>=1.13"]' in pyproject
+    assert "nox -s devcheck" in (tmp_path / "proj" / "README.md").read_text()
