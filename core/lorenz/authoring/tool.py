@@ -16,6 +16,7 @@ from lorenz.arguments import invalid_arguments
 from lorenz.results import FormattedResult, ToolResult, failure_result
 from lorenz.toolcall.schemas import schema_problems
 
+from .content import ContentBlock, joined_text, rendered, with_text_after
 from .enrichment import Enrich, enrichment_spec
 from .failures import BASELINE_ERRORS, ErrorContract, ToolFailure, unexpected_failure
 from .schema import input_schema, widened_output_schema
@@ -138,7 +139,8 @@ class Tool(Generic[In, Out]):
     title: str | None = None
     annotations: Mapping[str, Any] | None = None
     errors: tuple[ErrorContract, ...] = ()
-    format: Callable[[Out], str] | None = None
+    #: The text for the model: a ``str``, or a list of content blocks (``text``, ``image``, ...).
+    format: Callable[[Out], str | Sequence[ContentBlock | str]] | None = None
     #: Agent-facing fields beside the output: ``True`` (``echo``/``total``/``notice``) or an attrs class.
     enrichment: type | bool | None = None
     input_schema: Mapping[str, Any] = field(init=False)
@@ -207,10 +209,17 @@ class Tool(Generic[In, Out]):
         return value
 
     def render(self, output: Out) -> tuple[Any, str]:
-        """The structured payload and the text of a successful output."""
-        data = unstructure(output)
-        text = self.format(output) if self.format is not None else _default_format(data)
+        """The structured payload and the text of a successful output (its text blocks joined)."""
+        data, text, _ = self.render_content(output)
         return data, text
+
+    def render_content(self, output: Out) -> tuple[Any, str, tuple[ContentBlock, ...] | None]:
+        """The structured payload, the text and, when ``format()`` returned a list, its blocks."""
+        data = unstructure(output)
+        if self.format is None:
+            return data, _default_format(data), None
+        text, blocks = rendered(self.format(output), self.name)
+        return data, text, blocks
 
     async def run(self, arguments: Any, context: CallContext) -> ToolResult:
         """Structure ``arguments``, run the handler, shape the result; never raises."""
@@ -235,11 +244,16 @@ class Tool(Generic[In, Out]):
             message = f"tool {self.name} returned {type(output).__name__}, not {self.output.__name__}"
             return failure_result(message, reason="internal_error")
         try:
-            data, text = self.render(output)
+            data, text, blocks = self.render_content(output)
         except Exception as exc:
             return unexpected_failure(self.name, exc, context.settings, doing="Output formatting")
-        data, text = context.enrich.merge(data, text)  # on success only: a failure drops it
-        return FormattedResult(success=True, result=data, text=text)
+        if blocks is None:
+            data, text = context.enrich.merge(data, text)  # on success only: a failure drops it
+            return FormattedResult(success=True, result=data, text=text)
+        data, mirrored = context.enrich.merge(data, "")  # after the last text block
+        blocks = with_text_after(blocks, mirrored)
+        content = tuple(block.wire() for block in blocks)
+        return FormattedResult(success=True, result=data, text=joined_text(blocks), content=content)
 
 
 _KEYWORDS = ("minimum", "maximum", "minLength", "maxLength", "pattern", "minItems", "maxItems")
@@ -303,7 +317,7 @@ def tool(
     title: str | None = None,
     annotations: Mapping[str, Any] | None = None,
     errors: Sequence[ErrorContract] = (),
-    format: Callable[[Out], str] | None = None,
+    format: Callable[[Out], str | Sequence[ContentBlock | str]] | None = None,
     enrichment: type | bool | None = None,
 ) -> Callable[[Callable[[CallContext, In], Awaitable[Out]]], Tool[In, Out]]:
     """Define a tool from an async handler::
