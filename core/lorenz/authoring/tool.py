@@ -19,6 +19,7 @@ from lorenz.toolcall.schemas import schema_problems
 from .content import ContentBlock, joined_text, rendered, with_text_after
 from .enrichment import Enrich, enrichment_spec
 from .failures import BASELINE_ERRORS, ErrorContract, ToolFailure, unexpected_failure
+from .logs import ClientLog
 from .schema import input_schema, widened_output_schema
 from .structure import ArgumentError, structure_strict, unstructure
 
@@ -54,7 +55,8 @@ class CallContext:
 
     ``options`` is the pack's structured ``tools.<pack>`` options (or the raw mapping when the pack
     declares no options class); make outbound HTTP calls through ``http``; report how far long work
-    got with ``await ctx.progress(done, total, message)``. A call the client cancels raises
+    got with ``await ctx.progress(done, total, message)``; ``ctx.log.info(...)`` goes to the server
+    log, and to the client too when it asked for log messages. A call the client cancels raises
     ``CancelledError`` at the handler's next ``await``: clean up in ``finally`` and let it propagate.
     """
 
@@ -62,13 +64,20 @@ class CallContext:
     http: httpx.AsyncClient
     options: Any
     tool: Tool[Any, Any]
-    log: logging.Logger = field(factory=lambda: logger)
+    #: The host's ``notifications/message`` channel (``ToolContext.log_sink``); ``None``: server log only.
+    log_sink: Any = field(default=None, repr=False)
+    #: A logger (a :class:`logging.LoggerAdapter`); a plain ``Logger`` given here is wrapped.
+    log: ClientLog = field(default=attrs.Factory(lambda self: ClientLog(logger, self.log_sink), takes_self=True))
     #: The host's progress channel (``ToolContext.progress``); ``None`` in tests without one.
     progress_sink: Any = field(default=None, repr=False)
     #: Agent-facing context for a successful result (``ctx.enrich.notice(...)``): see :class:`Enrich`.
     enrich: Enrich = field(default=attrs.Factory(lambda self: self.tool.enricher(), takes_self=True))
     #: Whether a tool is callable by this caller (set by the pack from the host's ``ToolContext``).
     enabled: Callable[[str], bool] | None = field(default=None, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        if not isinstance(self.log, ClientLog):
+            self.log = ClientLog(self.log, self.log_sink)
 
     def is_enabled(self, tool_name: str) -> bool:
         """Whether ``tool_name`` is callable by this caller under this configuration: mounted, not
@@ -230,9 +239,11 @@ class Tool(Generic[In, Out]):
         try:
             output = await self.handler(context, args)
         except ToolFailure as failure:
-            return failure.to_result()
+            output = failure
         except Exception as exc:
+            await context.log.flush()
             return unexpected_failure(self.name, exc, context.settings)
+        await context.log.flush()  # every message before the result
         if isinstance(output, ToolFailure):
             return output.to_result()
         if isinstance(output, ToolResult):
