@@ -201,3 +201,21 @@ def lorenz_register_tool_packs(register):
 def lorenz_register_trackers(register):
     register(Tracker())
 """
+
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "writing-a-pack.md"
+
+
+async def test_the_documented_snippet_logs_to_the_client(tmp_path: Path) -> None:
+    section = DOC.read_text(encoding="utf-8").split("### Logging to the client: `ctx.log`\n", 1)[1]
+    (code,) = [part.split("```", 1)[0] for part in section.split("\n## ", 1)[0].split("```python\n")[1:]]
+    space: dict[str, Any] = {}
+    exec(compile(code, "<writing-a-pack.md>", "exec"), space)
+    server = make_pack_host(Pack(name="acme", tools=[space["sync_board"]]), base_dir=tmp_path).server()
+    seen = Seen()
+    try:
+        async with mcp.Client(server, logging_callback=seen, log_level="info") as client:
+            await client.call_tool("acme_sync_board", {"board": "main"})
+    finally:
+        await server._lorenz_state.aclose()  # type: ignore[attr-defined]
+    assert seen.messages == [("info", "syncing main", "acme_sync_board")]
