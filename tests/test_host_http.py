@@ -228,15 +228,18 @@ async def test_stateless_get_and_delete_are_405(server: RunningServer) -> None:
     assert get.headers["allow"] == "POST"
 
 
-async def test_initialize_declares_tools_but_not_logging(server: RunningServer) -> None:
-    """initialize advertises the tools capability and no logging (the Inspectors would call it)."""
+async def test_initialize_declares_tools_and_logging(server: RunningServer) -> None:
+    """initialize advertises tools and logging, and logging/setLevel (which the Inspectors call
+    when logging is declared) answers, even stateless, where it has no session to apply to."""
     params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
     async with httpx.AsyncClient() as http:
         response = await http.post(server.url, json=rpc("initialize", params), headers=JSON_HEADERS)
+        level = await http.post(server.url, json=rpc("logging/setLevel", {"level": "info"}), headers=JSON_HEADERS)
     result = response.json()["result"]
     assert result["serverInfo"]["name"] == "lorenz"
     assert "tools" in result["capabilities"]
-    assert "logging" not in result["capabilities"]
+    assert result["capabilities"]["logging"] == {}
+    assert level.json()["result"] == {}
 
 
 async def test_modern_era_header_mismatch_is_rejected(server: RunningServer) -> None:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import httpx
 
 __all__ = [
+    "LogSink",
     "ProgressSink",
     "ResolveSecret",
     "send_progress",
@@ -77,11 +78,25 @@ class ToolContext:
     #: Whether a tool is callable by this caller (mounted, not switched off, allowed by its token);
     #: set by the host, ``None`` when nobody said (a pack then answers for its own tools only).
     enabled: Callable[[str], bool] | None = field(default=None, repr=False)
+    #: Where :meth:`log` goes (the host's ``notifications/message`` sender, set only when the client
+    #: asked for log messages); ``None``: nowhere.
+    log_sink: LogSink | None = field(default=None, repr=False)
 
     def is_enabled(self, tool: str) -> bool:
         """Whether ``tool`` is callable by this caller under this configuration (``False`` when the
         host did not say): ask before suggesting another tool to the agent."""
         return self.enabled is not None and self.enabled(tool)
+
+    async def log(self, level: str, message: str) -> None:
+        """Send a log message to the client (``notifications/message`` at an MCP level: ``debug``,
+        ``info``, ``notice``, ``warning``, ``error``...) when it asked for messages at that level; a
+        no-op otherwise. The host redacts it. Never raises."""
+        if self.log_sink is None:
+            return
+        try:
+            await self.log_sink(level, message)
+        except Exception:
+            return
 
     async def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
         """Tell the client how far the call got (``notifications/progress`` when it asked for progress
@@ -101,6 +116,10 @@ async def send_progress(sink: ProgressSink | None, done: float, total: float | N
 
 class ProgressSink(Protocol):
     async def __call__(self, done: float, total: float | None, message: str | None, /) -> None: ...
+
+
+class LogSink(Protocol):
+    async def __call__(self, level: str, message: str, /) -> None: ...
 
 
 class ResolveSecret(Protocol):

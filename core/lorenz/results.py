@@ -52,9 +52,14 @@ class ToolResult:
 @frozen(kw_only=True)
 class FormattedResult(ToolResult):
     """A :class:`ToolResult` that also carries the text for MCP ``content[]``
-    (a host that knows about it shows ``text`` instead of the JSON dump of the payload)."""
+    (a host that knows about it shows ``text`` instead of the JSON dump of the payload).
+
+    ``content``, when set, is the whole ``content[]`` in MCP wire form (text, image, audio,
+    resource link and embedded resource blocks, from :mod:`lorenz.authoring`'s helpers); ``text``
+    is then its text blocks joined."""
 
     text: str | None = None
+    content: tuple[dict[str, Any], ...] | None = None
 
 
 def failure_result(

@@ -189,6 +189,7 @@ class Pack:
             options=options,
             tool=target,
             progress_sink=context.progress_sink,
+            log_sink=getattr(context, "log_sink", None),
             enabled=getattr(context, "enabled", None) or self._enabled_here(context.settings),
         )
         return await target.run(input, call)

@@ -1,6 +1,7 @@
 """The format-parity rule: a tool's custom ``format`` must render every output field, because some
 clients show the model only the text content. Checked by rendering a sample output whose leaves
-are distinct sentinels and looking for each of them in the text."""
+are distinct sentinels and looking for each of them in the text (the text blocks, when ``format``
+returns content blocks: an image or a link does not count)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import attrs
 
 from lorenz.results import error_message
 
+from .content import rendered
 from .diagnostics import Diagnostic, Severity
 from .tool import Tool
 
@@ -98,7 +100,7 @@ def format_parity(pack: str, tool: Tool[Any, Any]) -> Iterable[Diagnostic]:
         yield diag("format-parity-walk-failed", "warning", f"cannot build a sample output: {error_message(exc)}")
         return
     try:
-        text = tool.format(sample)
+        text, blocks = rendered(tool.format(sample), tool.name)
     except Exception as exc:
         yield diag("format-parity-threw", "warning", f"format() raised on a sample output: {error_message(exc)}")
         return
@@ -118,5 +120,6 @@ def format_parity(pack: str, tool: Tool[Any, Any]) -> Iterable[Diagnostic]:
             "error",
             "format() leaves out output field(s) "
             + ", ".join(missing)
+            + ("" if blocks is None else " from its text blocks")
             + "; clients that read only the text would never see them",
         )

@@ -16,8 +16,10 @@ from lorenz.arguments import invalid_arguments
 from lorenz.results import FormattedResult, ToolResult, failure_result
 from lorenz.toolcall.schemas import schema_problems
 
+from .content import ContentBlock, joined_text, rendered, with_text_after
 from .enrichment import Enrich, enrichment_spec
 from .failures import BASELINE_ERRORS, ErrorContract, ToolFailure, unexpected_failure
+from .logs import ClientLog
 from .schema import input_schema, widened_output_schema
 from .structure import ArgumentError, structure_strict, unstructure
 
@@ -53,7 +55,8 @@ class CallContext:
 
     ``options`` is the pack's structured ``tools.<pack>`` options (or the raw mapping when the pack
     declares no options class); make outbound HTTP calls through ``http``; report how far long work
-    got with ``await ctx.progress(done, total, message)``. A call the client cancels raises
+    got with ``await ctx.progress(done, total, message)``; ``ctx.log.info(...)`` goes to the server
+    log, and to the client too when it asked for log messages. A call the client cancels raises
     ``CancelledError`` at the handler's next ``await``: clean up in ``finally`` and let it propagate.
     """
 
@@ -61,13 +64,20 @@ class CallContext:
     http: httpx.AsyncClient
     options: Any
     tool: Tool[Any, Any]
-    log: logging.Logger = field(factory=lambda: logger)
+    #: The host's ``notifications/message`` channel (``ToolContext.log_sink``); ``None``: server log only.
+    log_sink: Any = field(default=None, repr=False)
+    #: A logger (a :class:`logging.LoggerAdapter`); a plain ``Logger`` given here is wrapped.
+    log: ClientLog = field(default=attrs.Factory(lambda self: ClientLog(logger, self.log_sink), takes_self=True))
     #: The host's progress channel (``ToolContext.progress``); ``None`` in tests without one.
     progress_sink: Any = field(default=None, repr=False)
     #: Agent-facing context for a successful result (``ctx.enrich.notice(...)``): see :class:`Enrich`.
     enrich: Enrich = field(default=attrs.Factory(lambda self: self.tool.enricher(), takes_self=True))
     #: Whether a tool is callable by this caller (set by the pack from the host's ``ToolContext``).
     enabled: Callable[[str], bool] | None = field(default=None, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        if not isinstance(self.log, ClientLog):
+            self.log = ClientLog(self.log, self.log_sink)
 
     def is_enabled(self, tool_name: str) -> bool:
         """Whether ``tool_name`` is callable by this caller under this configuration: mounted, not
@@ -138,7 +148,8 @@ class Tool(Generic[In, Out]):
     title: str | None = None
     annotations: Mapping[str, Any] | None = None
     errors: tuple[ErrorContract, ...] = ()
-    format: Callable[[Out], str] | None = None
+    #: The text for the model: a ``str``, or a list of content blocks (``text``, ``image``, ...).
+    format: Callable[[Out], str | Sequence[ContentBlock | str]] | None = None
     #: Agent-facing fields beside the output: ``True`` (``echo``/``total``/``notice``) or an attrs class.
     enrichment: type | bool | None = None
     input_schema: Mapping[str, Any] = field(init=False)
@@ -207,10 +218,17 @@ class Tool(Generic[In, Out]):
         return value
 
     def render(self, output: Out) -> tuple[Any, str]:
-        """The structured payload and the text of a successful output."""
-        data = unstructure(output)
-        text = self.format(output) if self.format is not None else _default_format(data)
+        """The structured payload and the text of a successful output (its text blocks joined)."""
+        data, text, _ = self.render_content(output)
         return data, text
+
+    def render_content(self, output: Out) -> tuple[Any, str, tuple[ContentBlock, ...] | None]:
+        """The structured payload, the text and, when ``format()`` returned a list, its blocks."""
+        data = unstructure(output)
+        if self.format is None:
+            return data, _default_format(data), None
+        text, blocks = rendered(self.format(output), self.name)
+        return data, text, blocks
 
     async def run(self, arguments: Any, context: CallContext) -> ToolResult:
         """Structure ``arguments``, run the handler, shape the result; never raises."""
@@ -221,9 +239,11 @@ class Tool(Generic[In, Out]):
         try:
             output = await self.handler(context, args)
         except ToolFailure as failure:
-            return failure.to_result()
+            output = failure
         except Exception as exc:
+            await context.log.flush()
             return unexpected_failure(self.name, exc, context.settings)
+        await context.log.flush()  # every message before the result
         if isinstance(output, ToolFailure):
             return output.to_result()
         if isinstance(output, ToolResult):
@@ -235,11 +255,16 @@ class Tool(Generic[In, Out]):
             message = f"tool {self.name} returned {type(output).__name__}, not {self.output.__name__}"
             return failure_result(message, reason="internal_error")
         try:
-            data, text = self.render(output)
+            data, text, blocks = self.render_content(output)
         except Exception as exc:
             return unexpected_failure(self.name, exc, context.settings, doing="Output formatting")
-        data, text = context.enrich.merge(data, text)  # on success only: a failure drops it
-        return FormattedResult(success=True, result=data, text=text)
+        if blocks is None:
+            data, text = context.enrich.merge(data, text)  # on success only: a failure drops it
+            return FormattedResult(success=True, result=data, text=text)
+        data, mirrored = context.enrich.merge(data, "")  # after the last text block
+        blocks = with_text_after(blocks, mirrored)
+        content = tuple(block.wire() for block in blocks)
+        return FormattedResult(success=True, result=data, text=joined_text(blocks), content=content)
 
 
 _KEYWORDS = ("minimum", "maximum", "minLength", "maxLength", "pattern", "minItems", "maxItems")
@@ -303,7 +328,7 @@ def tool(
     title: str | None = None,
     annotations: Mapping[str, Any] | None = None,
     errors: Sequence[ErrorContract] = (),
-    format: Callable[[Out], str] | None = None,
+    format: Callable[[Out], str | Sequence[ContentBlock | str]] | None = None,
     enrichment: type | bool | None = None,
 ) -> Callable[[Callable[[CallContext, In], Awaitable[Out]]], Tool[In, Out]]:
     """Define a tool from an async handler::

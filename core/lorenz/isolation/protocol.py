@@ -160,10 +160,15 @@ class Reply:
     result: Any = None
     error: str | None = None
     text: str | None = None
+    #: A typed tool's content blocks in MCP wire form (images, resource links...).
+    content: list[dict[str, Any]] | None = None
 
     def to_result(self) -> ToolResult:
         if self.text is not None:
-            return FormattedResult(success=self.success, result=self.result, error=self.error, text=self.text)
+            content = tuple(self.content) if self.content is not None else None
+            return FormattedResult(
+                success=self.success, result=self.result, error=self.error, text=self.text, content=content
+            )
         return ToolResult(success=self.success, result=self.result, error=self.error)
 
 
@@ -202,6 +207,7 @@ def encode(message: Any) -> bytes:
 def reply_result(request_id: int, nonce: str, result: ToolResult) -> dict[str, Any]:
     """The ``result`` frame's content for one call."""
     text = getattr(result, "text", None)
+    content = getattr(result, "content", None)
     return {
         "op": "result",
         "id": request_id,
@@ -210,6 +216,7 @@ def reply_result(request_id: int, nonce: str, result: ToolResult) -> dict[str, A
         "result": result.result,
         "error": result.error,
         "text": text if isinstance(text, str) else None,
+        "content": list(content) if isinstance(content, tuple) else None,
     }
 
 

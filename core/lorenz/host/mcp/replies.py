@@ -1,5 +1,6 @@
 """What a tool call answers on the wire: a :class:`~lorenz.results.ToolResult` as one pretty-JSON
-text item, ``structuredContent`` when the payload is an object, and ``isError`` when it failed."""
+text item (or a typed tool's own content blocks), ``structuredContent`` when the payload is an
+object, and ``isError`` when it failed."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from jsonschema.exceptions import best_match
 from lorenz.contracts import ToolSpec
 from lorenz.results import ToolResult, tool_failure
 from lorenz.settings.model import DEFAULT_MAX_RESULT_BYTES
-from lorenz.toolcall.wire import ResultTooLarge, encode_payload, scrub_surrogates
+from lorenz.toolcall.wire import ResultTooLarge, encode_payload, json_size_exceeds, scrub_surrogates
 
 if TYPE_CHECKING:
     from lorenz.toolcall.schemas import Validator
@@ -31,12 +32,16 @@ class ToolReply:
     text: str
     structured_content: dict[str, Any] | None
     is_error: bool
+    #: A typed tool's content blocks in wire form, sent instead of the one text item (``text`` is
+    #: then their text, for the call log).
+    content: tuple[dict[str, Any], ...] | None = None
 
     def wire(self) -> dict[str, Any]:
         """The result as the SDK dumps a ``CallToolResult`` (by alias, without ``None`` fields;
         a handshake-era surface drops ``resultType``)."""
+        blocks = list(self.content) if self.content is not None else [{"type": "text", "text": self.text}]
         wire: dict[str, Any] = {
-            "content": [{"type": "text", "text": self.text}],
+            "content": blocks,
             "isError": self.is_error,
             "resultType": "complete",
         }
@@ -59,8 +64,12 @@ def call_result(
     it otherwise), and one whose JSON exceeds ``max_bytes`` is not sent: either becomes an
     ``isError`` result naming the problem.
     """
+    blocks = getattr(result, "content", None)  # a typed tool's content blocks (images, links...)
     try:
         payload, text = encode_payload(result.payload(), max_bytes=max_bytes)
+        # The blocks count against the same limit as the payload (an image's base64 is most of it).
+        if isinstance(blocks, tuple) and json_size_exceeds(blocks, max_bytes - len(text.encode("utf-8"))):
+            raise ResultTooLarge(max_bytes)
     except ResultTooLarge as exc:
         tool = spec.name if spec is not None else "the tool"
         message = f"{tool} returned {exc} (server.max_result_bytes): ask for less, e.g. a smaller limit"
@@ -79,4 +88,5 @@ def call_result(
     custom = getattr(result, "text", None)  # a typed tool's own rendering (lorenz.authoring.FormattedResult)
     if isinstance(custom, str):
         text = scrub_surrogates(custom)
-    return ToolReply(text=text, structured_content=structured, is_error=not result.success)
+    content = tuple(scrub_surrogates(list(blocks))) if isinstance(blocks, tuple) else None
+    return ToolReply(text=text, structured_content=structured, is_error=not result.success, content=content)

@@ -36,6 +36,7 @@ from lorenz.toolcall.execution import CallOutcome, ClientGone, ToolRunner
 from lorenz.toolcall.schemas import validate_arguments
 from lorenz.toolcall.wire import refuse_unsafe_arguments
 
+from .client_log import ClientLevels
 from .grants import Grant, grant_of
 from .instructions import instructions_for
 from .replies import RESULT_TOO_LARGE, ToolReply, call_result
@@ -84,6 +85,8 @@ class HostState:
         self.http: httpx.AsyncClient | None = None
         self.runner = ToolRunner()
         self.recorder = CallRecorder(live)
+        #: What each handshake-era session asked for with ``logging/setLevel``.
+        self.log_levels = ClientLevels()
         self._sessions: dict[str, ServerSession] = {}
         self._notified_generation = live.snapshot().generation
 
@@ -269,7 +272,10 @@ async def _call_tool(
         def enabled(tool: str) -> bool:
             return tool in owners and grant.allows(tool)
 
-        context = ToolContext(settings=snapshot.settings, http=state.client(), progress_sink=sink, enabled=enabled)
+        log_sink = state.log_levels.sink(ctx, snapshot.settings, name)
+        context = ToolContext(
+            settings=snapshot.settings, http=state.client(), progress_sink=sink, enabled=enabled, log_sink=log_sink
+        )
         if not grant.allows(name):  # a scoped token: other tools do not exist for it
             allowed = grant.allowed(spec.name for spec in snapshot.specs)
             return call_result(unsupported_tool_failure(name, allowed)), "rejected"
@@ -356,4 +362,7 @@ def build_server(state: HostState) -> LorenzServer:
     # Registered as a plain request handler: its result is the wire dict, which the SDK validates
     # against the request's version as it would the model (and dumping the model first cost more).
     server.add_request_handler("tools/call", ToolCallParams, on_call_tool)
+    # Registered here, not as the constructor's (deprecated) hook: it advertises `logging`, and a
+    # handshake-era client opts in to ctx.log messages with it.
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, state.log_levels.on_set_level)
     return server
