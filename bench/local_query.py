@@ -14,7 +14,8 @@ Usage: .venv/bin/python bench/local_query.py [--sizes 1000,10000] [--runs 30] [-
 * hostile = queries at each bound of the query DSL and just past it, each body up to ~1 MiB (the
   host's body cap), on a warm 10,000-issue board: the pack's time to its result or error (process
   CPU time, which other load on the machine barely changes, and wall time), and the host's own CPU
-  on the same body before the pack runs (``json.loads`` and the inputSchema check);
+  on the same body before the pack runs (``json.loads``, the unsafe-argument refusal and the
+  inputSchema check; a body the host refuses is marked so);
 * writes/s = 4 processes x 250 `local_comment` on one issue, all started together (each comment
   is a locked read-modify-write with two fsyncs).
 """
@@ -37,6 +38,7 @@ from typing import Any
 from lorenz.query import MAX_CONTAINS, MAX_FILTER_NODES, MAX_IN_VALUES, MAX_SELECT_FIELDS, MAX_STRING_LENGTH
 from lorenz.settings.model import Settings, TrackerSettings
 from lorenz.toolcall.schemas import compile_schema, validate_arguments
+from lorenz.toolcall.wire import refuse_unsafe_arguments
 from lorenz_local.board import BoardDocument, render_document
 from lorenz_local.cache import CACHE, SNAPSHOTS
 from lorenz_local.store import BoardStore
@@ -201,9 +203,16 @@ def bench_hostile(root: Path, runs: int, size: int = 10_000) -> None:
             run_local_tool("local_query", args, settings)
             cpu.append((time.process_time() - started_cpu) * 1000)
             wall.append((time.perf_counter() - started) * 1000)
+        # The host's own work on the body before the pack runs, as `tools/call` does it: parse,
+        # refuse unsafe arguments (too many values, lone surrogates), then the inputSchema check.
         started = time.process_time()
-        assert validate_arguments("local_query", json.loads(body), validator) is None
+        parsed = json.loads(body)
+        refused = refuse_unsafe_arguments("local_query", parsed)
+        if refused is None:
+            assert validate_arguments("local_query", parsed, validator) is None
         host = (time.process_time() - started) * 1000
+        if refused is not None:
+            answer = f"host: `{refused.error}`"
         print(
             f"| {label} | {len(body) / 1024:,.0f} KiB | {answer} | {statistics.median(cpu):.1f} | "
             f"{statistics.median(wall):.1f} | {max(wall):.1f} | {host:.0f} |",
