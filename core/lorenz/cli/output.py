@@ -12,12 +12,9 @@ import time
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from lorenz.settings.suggest import did_you_mean
-
 __all__ = [
     "JSON_VERSION",
     "UsageError",
-    "did_you_mean",
     "json_object",
     "print_json",
     "progress",

@@ -8,9 +8,10 @@ import argparse
 import textwrap
 from typing import Any
 
+from lorenz.settings.suggest import did_you_mean
+
 from .command import Command
 from .commands import COMMANDS
-from .output import did_you_mean
 from .version import VersionAction
 
 __all__ = ["build_parser"]

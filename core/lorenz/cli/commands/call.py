@@ -9,8 +9,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from lorenz.cli.command import WORKFLOW_ENV, Command
-from lorenz.cli.output import UsageError, did_you_mean, print_json, progress
+from lorenz.cli.output import UsageError, print_json, progress
 from lorenz.cli.workspace import open_for_command, warn
+from lorenz.settings.suggest import did_you_mean
 
 __all__ = ["COMMAND"]
 

@@ -8,8 +8,9 @@ import sys
 
 from lorenz.cli.command import PIP_ENV, Command
 from lorenz.cli.distributions import Installed, installed, run_pip
-from lorenz.cli.output import UsageError, did_you_mean
+from lorenz.cli.output import UsageError
 from lorenz.plugins.checks import normalize_distribution
+from lorenz.settings.suggest import did_you_mean
 
 __all__ = ["COMMAND"]
 
