@@ -15,7 +15,7 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 import pluggy
-from attrs import evolve, frozen
+from attrs import evolve
 
 from lorenz import hookspecs
 from lorenz.contracts import ToolProvider, TrackerProvider
@@ -25,11 +25,11 @@ from lorenz.results import error_message
 
 from .checks import (
     core_requirement_problem,
-    is_first_party,
     normalize_distribution,
     pack_shape_problem,
     tracker_shape_problem,
 )
+from .clashes import DISABLE_PLUGINS_ENV, Contribution, settle
 from .containment import PluginError, call_plugin, describe_exception
 from .model import Discovery, PluginFailure, PluginInfo
 from .registry import ToolRegistry, TrackerRegistry
@@ -46,7 +46,6 @@ __all__ = [
 ]
 
 LOAD_PLUGINS_ENV = "LORENZ_LOAD_PLUGINS"
-DISABLE_PLUGINS_ENV = "LORENZ_DISABLE_PLUGINS"
 
 Origins = Mapping[str, tuple[str | None, str | None]]
 
@@ -217,26 +216,9 @@ def _unknown_hooks(pm: pluggy.PluginManager, plugin: object) -> list[str]:
     return unknown
 
 
-@frozen(kw_only=True)
-class _Contribution:
-    """What one plugin registered, checked and ready to commit."""
-
-    name: str
-    distribution: str | None
-    version: str | None
-    packs: tuple[ToolProvider, ...]
-    trackers: tuple[TrackerProvider, ...]
-
-    @property
-    def label(self) -> str:
-        if self.distribution is None:
-            return f"in-process plugin {self.name}"
-        return f"{self.distribution} {self.version}" if self.version else self.distribution
-
-
 def _collect(
     pm: pluggy.PluginManager, name: str, plugin: object, dist: str | None, version: str | None
-) -> _Contribution:
+) -> Contribution:
     """Call one plugin's registration hooks and check what it registered; raises on any problem."""
     owner = _owner(name, dist, version)
     packs: list[ToolProvider] = []
@@ -258,45 +240,7 @@ def _collect(
     for pack in packs:
         scratch_tools.register(pack)
         note_plugin(pack, plugin)
-    return _Contribution(name=name, distribution=dist, version=version, packs=tuple(packs), trackers=tuple(kinds))
-
-
-def _settle(
-    claims: Mapping[str, list[tuple[_Contribution, Any]]], noun: str
-) -> tuple[dict[str, Any], list[tuple[_Contribution, str]]]:
-    """Who keeps each name: ``({name: winner}, [(loser, message)])``, independent of plugin order."""
-    winners: dict[str, Any] = {}
-    losers: list[tuple[_Contribution, str]] = []
-    for name, claimants in claims.items():
-        distinct = {id(obj): (owner, obj) for owner, obj in claimants}
-        if len(distinct) == 1:
-            winners[name] = claimants[0][1]
-            continue
-        first = [(owner, obj) for owner, obj in claimants if is_first_party(owner.distribution)]
-        if len(first) == 1:
-            keeper, obj = first[0]
-            winners[name] = obj
-            for owner, other in claimants:
-                if other is not obj:
-                    losers.append(
-                        (
-                            owner,
-                            f'{noun} "{name}" is already taken by {keeper.label}, shipped with Lorenz, so the one '
-                            f"from {owner.label} is not loaded: rename it in {owner.distribution or owner.name}",
-                        )
-                    )
-            continue
-        labels = sorted({owner.label for owner, _ in claimants})
-        fix_targets = sorted({owner.distribution for owner, _ in claimants if owner.distribution})
-        fix = (
-            f"uninstall one (pip uninstall {fix_targets[-1]}) or leave one out with "
-            f"{DISABLE_PLUGINS_ENV}={fix_targets[-1]}"
-            if fix_targets
-            else "rename one of them"
-        )
-        message = f'{noun} "{name}" is registered by both {" and ".join(labels)}, so neither is loaded: {fix}'
-        losers.extend((owner, message) for owner, _ in claimants)
-    return winners, losers
+    return Contribution(name=name, distribution=dist, version=version, packs=tuple(packs), trackers=tuple(kinds))
 
 
 def build_registries(
@@ -316,7 +260,7 @@ def build_registries(
     bad = _unknown_hook_failures(pm, origins)
     all_failures.extend(bad)
     bad_names = {failure.name for failure in bad}
-    contributions: list[_Contribution] = []
+    contributions: list[Contribution] = []
     for name, plugin in pm.list_name_plugin():
         if plugin is None or name in bad_names:
             continue
@@ -325,15 +269,15 @@ def build_registries(
             contributions.append(_collect(pm, name, plugin, dist, version))
         except Exception as exc:
             all_failures.append(_failure(ENTRY_POINT_GROUP, name, dist, version, exc))
-    pack_claims: dict[str, list[tuple[_Contribution, Any]]] = {}
-    tracker_claims: dict[str, list[tuple[_Contribution, Any]]] = {}
+    pack_claims: dict[str, list[tuple[Contribution, Any]]] = {}
+    tracker_claims: dict[str, list[tuple[Contribution, Any]]] = {}
     for contribution in contributions:
         for pack in contribution.packs:
             pack_claims.setdefault(pack.name.strip(), []).append((contribution, pack))
         for tracker in contribution.trackers:
             tracker_claims.setdefault(tracker.kind.strip(), []).append((contribution, tracker))
-    pack_winners, pack_losers = _settle(pack_claims, "pack name")
-    tracker_winners, tracker_losers = _settle(tracker_claims, "tracker kind")
+    pack_winners, pack_losers = settle(pack_claims, "pack name")
+    tracker_winners, tracker_losers = settle(tracker_claims, "tracker kind")
     for loser, message in [*tracker_losers, *pack_losers]:
         all_failures.append(
             PluginFailure(
