@@ -157,6 +157,19 @@ def test_a_pack_whose_skills_raise_contributes_none(dist: ModuleType) -> None:
     assert [s.key for s in found] == ["ok"]
 
 
+def test_a_pack_that_cannot_be_hashed_contributes_no_skills(dist: ModuleType) -> None:
+    """Finding where a pack's skills may lie looks the pack up by identity: a pack whose ``__hash__``
+    raises (even ``SystemExit``) is left out, the other packs' skills are served."""
+
+    class Unhashable(dist.Pack):  # type: ignore[name-defined,misc]
+        def __hash__(self) -> int:
+            raise SystemExit(3)
+
+    root = Path(dist.HERE)
+    found = mounted_skills([Unhashable("odd", [skill(root, "odd")]), Pack(dist, "ok", [skill(root, "ok")])])
+    assert [s.key for s in found] == ["ok"]
+
+
 def test_a_skills_entry_outside_the_pack_distribution_is_refused(
     tmp_path: Path, dist: ModuleType, caplog: pytest.LogCaptureFixture
 ) -> None:

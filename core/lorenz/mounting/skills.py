@@ -178,11 +178,13 @@ def _sources(packs: Sequence[ToolProvider]) -> list[Path]:
     for pack in packs:
         try:
             entries = call_plugin(f"pack {pack.name}", "skills", _skills_of, pack)
+            # Looking the pack up runs its __hash__: plugin code too.
+            roots = call_plugin(f"pack {pack.name}", "skills", pack_roots, pack) if entries else []
         except PluginError:
             continue
         if not entries:
             continue
-        accepted, refused = confine_skill_entries(pack.name, pack_roots(pack), entries)
+        accepted, refused = confine_skill_entries(pack.name, roots, entries)
         for message in refused:
             logger.warning("lorenz: %s", message)
         for path in accepted:

@@ -239,7 +239,7 @@ def _collect(
         scratch_trackers.register(tracker)
     for pack in packs:
         scratch_tools.register(pack)
-        note_plugin(pack, plugin)
+        call_plugin(owner, "registration", note_plugin, pack, plugin)  # runs the pack's __hash__
     return Contribution(name=name, distribution=dist, version=version, packs=tuple(packs), trackers=tuple(kinds))
 
 
