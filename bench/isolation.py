@@ -1,7 +1,7 @@
 """What running a pack isolated (``server.isolated_packs``) costs: ``tools/call`` latency of the
 same pack in-process and isolated, and memory with four isolated packs (issue 17).
 
-    .venv/bin/python bench/isolation.py [-n 1000] [--rounds 5]
+    .venv/bin/python bench/isolation.py [-n 1000] [--rounds 5] [--flood]
 
 Installs four copies of a one-tool pack (``bench0`` … ``bench3``, each its own distribution) into a
 temporary site directory and serves the same workflow twice with ``lorenz serve`` (stateless, JSON
@@ -10,6 +10,7 @@ calls, then ``-n`` sequential ``tools/call bench0 add {a, b}`` over loopback HTT
 ``httpx2`` POST loop, ``bench/mcp_latency.py``'s raw client), servers interleaved; the figures are
 the medians over rounds. It also times ``Workspace.call`` in this process, with no HTTP, both ways:
 the pipe hop alone. Memory is VmRSS from ``/proc`` after the calls: the host's, and each child's.
+``--flood`` measures instead what one isolated pack flooding its stderr costs another's calls.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -33,6 +35,8 @@ from mcp_latency import percentile, raw_round  # noqa: E402
 PACKS = 4
 
 PACK = """
+import sys, threading, time
+
 from lorenz import ToolSpec, hookimpl, tool_success
 
 ADD = ToolSpec(
@@ -46,15 +50,22 @@ ADD = ToolSpec(
     }},
     output_schema={{"type": "object", "properties": {{"sum": {{"type": "integer"}}}}, "required": ["sum"]}},
 )
+FLOOD = ToolSpec(name="{pack}_flood", description="Flood stderr for a few seconds.")
 
 
 class BenchPack:
     name = "{pack}"
 
     def tool_specs(self, settings):
-        return [ADD]
+        return [ADD, FLOOD]
 
     async def execute_tool(self, name, input, context):
+        if name == FLOOD.name:  # stderr written as fast as it goes, for a while, from a thread
+            def flood(until):
+                while time.monotonic() < until:
+                    sys.stderr.write("x" * 120 + "\\n")
+            threading.Thread(target=flood, args=(time.monotonic() + input["seconds"],), daemon=True).start()
+            return tool_success({{"started": True}})
         return tool_success({{"sum": input["a"] + input["b"]}})
 
 
@@ -150,10 +161,53 @@ def in_process_round(directory: Path, env: dict[str, str], n: int, *, home: bool
     return statistics.median(samples) * 1e6, opened
 
 
+def flood_rounds(directory: Path, env: dict[str, str], n: int, rounds: int) -> None:
+    """bench0's sequential p50, isolated, quiet and while bench1's process writes its stderr as fast
+    as it can (the host relays it to its log rate-limited); rounds alternate the two."""
+    import anyio
+    import httpx
+
+    proc, url = start(directory, env)
+    logged = [0]
+
+    def drain() -> None:  # the host's log read as it comes: a full pipe would stall the host
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            logged[0] += "xxxxxxxx" in line
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "bench1_flood"}}
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+    quiet: list[float] = []
+    flooded: list[float] = []
+    try:
+        for _ in range(rounds):
+            quiet.append(percentile(anyio.run(raw_round, url, n, False), 0.5))
+            call["params"]["arguments"] = {"seconds": 30}  # type: ignore[index]
+            assert httpx.post(url, json=call, headers=headers, timeout=30).status_code == 200
+            time.sleep(0.5)
+            flooded.append(percentile(anyio.run(raw_round, url, n, False), 0.5))
+            time.sleep(30)  # the flood ends before the next quiet round
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        reader.join(timeout=10)
+    print(f"{n} sequential calls of bench0 per round, {rounds} rounds (median of rounds), isolated\n")
+    print("| bench1's stderr | bench0 p50 (ms) |")
+    print("|---|---|")
+    print(f"| quiet | {statistics.median(quiet):.3f} |")
+    print(f"| flooded (a thread writing 121-byte lines nonstop) | {statistics.median(flooded):.3f} |")
+    print(f"\nflood lines that reached the host's log in all: {logged[0]:,}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-n", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--flood", action="store_true", help="only: bench0's latency, isolated, while bench1 floods its stderr"
+    )
     args = parser.parse_args()
 
     import anyio
@@ -169,6 +223,9 @@ def main() -> None:
         for mode, directory in modes.items():
             write_workflow(directory, isolated=mode == "isolated")
 
+        if args.flood:
+            flood_rounds(modes["isolated"], env, args.n, args.rounds)
+            return
         direct: dict[tuple[str, bool], list[tuple[float, float]]] = {}
         sys.path.insert(0, str(site))
         os.environ["LORENZ_LOAD_PLUGINS"] = allowed

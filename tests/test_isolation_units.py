@@ -192,3 +192,43 @@ def test_an_object_handed_in_process_cannot_be_isolated() -> None:
 def test_exits_read_as_signals_or_codes() -> None:
     assert describe_exit(-11) == "signal 11"
     assert describe_exit(3) == "exit code 3"
+
+
+class _Pipe:
+    """The stderr pipe's transport as the relay sees it: paused or reading."""
+
+    def __init__(self) -> None:
+        self.reading = True
+        self.pauses = 0
+
+    def is_reading(self) -> bool:
+        return self.reading
+
+    def pause_reading(self) -> None:
+        self.reading, self.pauses = False, self.pauses + 1
+
+    def resume_reading(self) -> None:
+        self.reading = True
+
+
+def test_a_flooded_stderr_pipe_is_paused_while_its_lines_are_dropped() -> None:
+    """Past the bucket the relay stops reading for a moment, so a flooding pack waits on its own
+    full pipe instead of the host reading what it throws away; it reads again afterwards."""
+    import asyncio
+
+    from lorenz.isolation import stderr
+
+    async def flood() -> tuple[int, bool, bool]:
+        relay = stderr.StderrRelay("acme", 1, [])
+        pipe = _Pipe()
+        relay.transport = pipe  # type: ignore[assignment]
+        relay.feed(b"within the burst\n" * 10)
+        quiet = pipe.pauses
+        relay.feed(b"x\n" * (stderr.LINE_BURST + 100))
+        paused = not pipe.reading
+        await asyncio.sleep(stderr.PAUSE_SECONDS * 3)
+        relay.flush()
+        return quiet, paused, pipe.reading
+
+    quiet, paused, reading_again = asyncio.run(flood())
+    assert (quiet, paused, reading_again) == (0, True, True)

@@ -113,6 +113,9 @@ class ChildProcess:
             transport, _ = await loop.connect_read_pipe(functools.partial(_Pipe, received, child._output_closed), pipe)
             small_reads(transport)
             child._outputs.append(transport)
+        stderr = child._outputs[-1]
+        assert isinstance(stderr, asyncio.ReadTransport)
+        child._stderr.transport = stderr  # paused while its lines are being dropped
         child._watch_exit(loop)
         child.send(encode(plan.launch()))
         return child

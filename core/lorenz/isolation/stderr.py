@@ -5,7 +5,9 @@ loop (which serves the other packs) its formatting and its handlers. So each pro
 token bucket: a burst of :data:`LINE_BURST` lines or :data:`BYTE_BURST` bytes, refilled at
 :data:`LINES_PER_SECOND` and :data:`BYTES_PER_SECOND`. Lines past it are counted, not read one by
 one, and dropped; a note says how many, at most every :data:`NOTE_SECONDS` and at the end.
-A line is cut at :data:`MAX_LINE_CHARS`.
+A line is cut at :data:`MAX_LINE_CHARS`. While lines are being dropped the pipe is not read for
+:data:`PAUSE_SECONDS` at a time: the pack's writes then wait on a full pipe instead of the host
+reading, as fast as the pack can write, what it only throws away.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ BYTES_PER_SECOND = 16 * 1024
 MAX_LINE_CHARS = 4000
 _MAX_LINE_BYTES = 4 * MAX_LINE_CHARS
 NOTE_SECONDS = 10.0
+PAUSE_SECONDS = 0.05
 
 
 class StderrRelay:
@@ -48,6 +51,8 @@ class StderrRelay:
         self._skipped_counts = False
         self._dropped = 0
         self._note: asyncio.TimerHandle | None = None
+        #: The pipe's transport, paused while the bucket is empty (set once the pipe is connected).
+        self.transport: asyncio.ReadTransport | None = None
 
     def feed(self, data: bytes) -> None:
         start = 0
@@ -125,8 +130,13 @@ class StderrRelay:
 
     def _drop(self, lines: int) -> None:
         self._dropped += lines
+        loop = asyncio.get_running_loop()
         if self._note is None:
-            self._note = asyncio.get_running_loop().call_later(NOTE_SECONDS, self._noted)
+            self._note = loop.call_later(NOTE_SECONDS, self._noted)
+        transport = self.transport
+        if transport is not None and transport.is_reading():
+            transport.pause_reading()
+            loop.call_later(PAUSE_SECONDS, transport.resume_reading)
 
     def _noted(self) -> None:
         self._note = None
