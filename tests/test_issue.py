@@ -84,3 +84,23 @@ def test_state_type_helpers() -> None:
     assert default_state_type("Reviewing") is None
     assert normalize_state_type("Triage") == "triage"
     assert normalize_state_type("nope") is None
+
+
+def test_query_row_holds_the_queryable_fields_in_wire_names() -> None:
+    issue = normalize_issue(
+        {
+            "id": "1",
+            "identifier": "A-1",
+            "title": "T",
+            "state": "Todo",
+            "stateType": "unstarted",
+            "url": "http://x/A-1",
+            "labels": ["Bug"],
+        }
+    )
+    row = issue.to_query_row()
+    assert list(row) == [
+        "id", "identifier", "title", "description", "state", "stateType", "labels", "createdAt", "updatedAt", "url",
+    ]  # fmt: skip
+    assert row["stateType"] == "unstarted" and row["labels"] == ["bug"] and row["url"] == "http://x/A-1"
+    assert "url" not in issue.to_query_row(with_url=False)

@@ -122,6 +122,26 @@ class Issue:
             "assignedToWorker": self.assigned_to_worker,
         }
 
+    def to_query_row(self, *, with_url: bool = True) -> dict[str, Any]:
+        """The row a query tool filters and returns: the fields the query language can name.
+
+        ``with_url=False`` leaves ``url`` out, for trackers whose issues have no web page.
+        """
+        row: dict[str, Any] = {
+            "id": self.id,
+            "identifier": self.identifier,
+            "title": self.title,
+            "description": self.description,
+            "state": self.state,
+            "stateType": self.state_type,
+            "labels": list(self.labels),
+            "createdAt": self.created_at,
+            "updatedAt": self.updated_at,
+        }
+        if with_url:
+            row["url"] = self.url
+        return row
+
 
 @frozen(kw_only=True)
 class TrackerComment:

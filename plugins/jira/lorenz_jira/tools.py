@@ -178,21 +178,6 @@ def _secrets(settings: Settings) -> set[str]:
     return set(settings.secrets) | set(credentials)
 
 
-def _query_record(issue: Issue) -> dict[str, Any]:
-    return {
-        "id": issue.id,
-        "identifier": issue.identifier,
-        "title": issue.title,
-        "description": issue.description,
-        "state": issue.state,
-        "stateType": issue.state_type,
-        "labels": list(issue.labels),
-        "createdAt": issue.created_at,
-        "updatedAt": issue.updated_at,
-        "url": issue.url,
-    }
-
-
 class JiraToolPack:
     """Pack ``jira``: read, query, move, comment on and create issues. Takes no ``tools.jira`` keys."""
 
@@ -273,5 +258,5 @@ class JiraToolPack:
             issues = await backend().fetch_candidate_issues()
         else:
             issues = []
-        result = apply_query([_query_record(issue) for issue in issues], spec)
+        result = apply_query([issue.to_query_row() for issue in issues], spec)
         return tool_success({"rows": [pick_fields(row, select) for row in result.rows], "total": result.total})

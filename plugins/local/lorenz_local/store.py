@@ -516,18 +516,7 @@ def _build_entry(issue_id: str, document: BoardDocument, st: os.stat_result) -> 
         "updated_at": _stat_iso(st.st_mtime),
     }
     issue = normalize_issue(record)
-    query_record = {
-        "id": issue.id,
-        "identifier": issue.identifier,
-        "title": issue.title,
-        "description": issue.description,
-        "state": issue.state,
-        "stateType": issue.state_type,
-        "labels": list(issue.labels),
-        "createdAt": issue.created_at,
-        "updatedAt": issue.updated_at,
-    }
-    return CachedFile(document=document, issue=issue, record=query_record)
+    return CachedFile(document=document, issue=issue, record=issue.to_query_row(with_url=False))
 
 
 def _content(issue_id: str, document: BoardDocument) -> dict[str, Any]:
