@@ -16,7 +16,7 @@ from lorenz import ToolSpec, hookimpl, tool_success
 
 TOOLS = (
     "echo", "pid", "env", "segv", "exit", "alloc", "spin", "thread", "sleep", "log", "big",
-    "spawn", "raise", "forge", "flood",
+    "spawn", "raise", "forge", "flood", "report",
 )
 
 
@@ -102,6 +102,13 @@ class Acme:
         if name == "acme_flood":  # many lines, then one with no end in sight
             os.write(2, b"".join(b"flood %d\\n" % i for i in range(input["lines"])) + b"y" * 100_000 + b"\\n")
             return tool_success()
+        if name == "acme_report":  # what a call's context offers, from the pack's own process
+            await context.progress(1, 2, "half way")
+            await context.log("warning", "acme is half way")
+            await context.log("debug", "acme detail")
+            await context.progress(2, 2, "done")
+            tools = ("beta_pid", "acme_report", "acme_missing")
+            return tool_success({"enabled": [tool for tool in tools if context.is_enabled(tool)]})
         if name == "acme_big":
             return tool_success({"blob": "x" * input["size"]})
         raise AssertionError(name)

@@ -210,6 +210,55 @@ async def test_lorenz_serve_stdio_supervises_isolated_packs(
     assert isolation_packs.gone(second["pid"])  # the client closed stdin: lorenz exited and took its children along
 
 
+@pytest.mark.anyio
+async def test_an_isolated_packs_progress_logs_and_enabled_tools_cross_its_pipe(
+    site: Path, tmp_path: Path, isolation_packs: ModuleType
+) -> None:
+    isolation_packs.workflow(tmp_path)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "lorenz", "serve", "--stdio"], env=_env(site), cwd=tmp_path
+    )
+    progress: list[tuple[float, float | None, str | None]] = []
+    logged: list[tuple[str, Any]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, total, message))
+
+    async def on_log(params: Any) -> None:
+        logged.append((params.level, params.data))
+
+    async with mcp.Client(params, mode="legacy", logging_callback=on_log) as client:
+        await client.set_logging_level("info")
+        result = await client.call_tool("acme_report", {}, progress_callback=on_progress)
+    assert result.is_error is False
+    # Over stdio the caller holds every grant: beta's tool is callable, an unknown one is not.
+    assert result.structured_content == {"enabled": ["beta_pid", "acme_report"]}
+    assert progress == [(1, 2, "half way"), (2, 2, "done")]
+    assert logged == [("warning", "acme is half way")]  # debug is below the level the client asked for
+
+
+def test_an_isolated_pack_is_told_only_the_tools_a_scoped_token_may_call(
+    site: Path, tmp_path: Path, isolation_packs: ModuleType, lorenz_serve: Any
+) -> None:
+    tokens = "  tokens:\n    - {name: acme-only, token: acme-t0ken-0123456789, tools: [acme_*]}\n"
+    isolation_packs.workflow(tmp_path, server=tokens)
+    server = lorenz_serve(tmp_path, _env(site))
+    try:
+
+        async def scenario() -> Any:
+            headers = {"Authorization": "Bearer acme-t0ken-0123456789"}
+            async with httpx.AsyncClient(headers=headers) as http:
+                transport = mcp.client.streamable_http.streamable_http_client(server.base + "/mcp", http_client=http)
+                async with mcp.Client(transport) as client:
+                    return await client.call_tool("acme_report", {})
+
+        result = anyio.run(scenario)
+    finally:
+        server.process.kill()
+        server.process.wait()
+    assert result.is_error is False and result.structured_content == {"enabled": ["acme_report"]}
+
+
 def test_each_worker_supervises_its_own_isolated_packs_and_none_outlive_sigterm(
     site: Path, tmp_path: Path, isolation_packs: ModuleType, lorenz_serve: Any
 ) -> None:

@@ -31,6 +31,7 @@ from .settings import (
     workflow_path,
 )
 from .settings.model import Settings
+from .toolcall.enabled import EnabledTools
 from .toolcall.wire import refuse_unsafe_arguments
 
 if TYPE_CHECKING:
@@ -97,8 +98,9 @@ class Workspace:
 
         name = name.strip()
         pack = self.mounted.owners.get(name)
-        owners = self.mounted.owners  # in-process: no token, so every mounted tool that is not switched off
-        context = ToolContext(settings=self.settings, http=http, progress_sink=progress, enabled=owners.__contains__)
+        # In-process: no token, so every mounted tool that is not switched off.
+        enabled = EnabledTools(self.mounted.owners)
+        context = ToolContext(settings=self.settings, http=http, progress_sink=progress, enabled=enabled)
         if pack is None:
             return self.unsupported(name)
         refused = refuse_unsafe_arguments(name, arguments)

@@ -19,7 +19,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lorenz.contracts import ToolContext, ToolSpec
@@ -223,7 +223,7 @@ class _Calls(asyncio.Protocol):
         for frame in self._reader.feed(data):
             op = frame.get("op")
             if op == "call":
-                call = self._run(frame["id"], frame["nonce"], frame["tool"], frame["arguments"])
+                call = self._run(frame["id"], frame["nonce"], frame["tool"], frame["arguments"], frame)
                 task = asyncio.get_running_loop().create_task(call)
                 if not task.done():  # an eager task may have finished already
                     self._tasks[frame["id"]] = task
@@ -245,9 +245,30 @@ class _Calls(asyncio.Protocol):
         if not self.finished.done():
             self.finished.set_result(None)
 
-    async def _run(self, request_id: int, nonce: str, tool: str, arguments: Any) -> None:
+    def _call_context(self, request_id: int, nonce: str, frame: Mapping[str, Any]) -> ToolContext:
+        """The context of one call: its progress and log messages go to the host as events, and
+        ``is_enabled`` answers from the tools the host said this caller may call."""
+        out = self._out
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            event = {"op": "progress", "id": request_id, "nonce": nonce, "done": done, "total": total}
+            out.write(encode({**event, "message": message}))
+
+        async def log(level: str, message: str) -> None:
+            out.write(encode({"op": "log", "id": request_id, "nonce": nonce, "level": level, "message": message}))
+
+        enabled = frame.get("enabled")
+        return ToolContext(
+            settings=self._context.settings,
+            http=self._context.http,
+            progress_sink=progress if frame.get("progress") else None,
+            log_sink=log if frame.get("log") else None,
+            enabled=frozenset(enabled).__contains__ if isinstance(enabled, list) else None,
+        )
+
+    async def _run(self, request_id: int, nonce: str, tool: str, arguments: Any, frame: Mapping[str, Any]) -> None:
         try:
-            result = await call_pack(self._pack, tool, arguments, self._context)
+            result = await call_pack(self._pack, tool, arguments, self._call_context(request_id, nonce, frame))
         except asyncio.CancelledError:
             result = tool_failure(f"tool {tool} was cancelled")
         except BaseException as exc:

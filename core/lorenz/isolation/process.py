@@ -18,6 +18,7 @@ from . import reaper
 from .plan import Plan
 from .protocol import (
     MAX_CONTROL_FRAME_BYTES,
+    Event,
     Failed,
     FrameReader,
     ProtocolError,
@@ -56,17 +57,23 @@ class _Pipe(asyncio.Protocol):
 
 class ChildProcess:
     """A spawned child: :attr:`ready` resolves with its first frame, :attr:`exited` with its exit
-    code once it is gone (and reaped), and each reply goes to ``on_reply``.
+    code once it is gone (and reaped), each reply goes to ``on_reply`` and each progress or log
+    event of a call in flight to ``on_event``.
 
     A plain :class:`subprocess.Popen` with its pipes on the loop (asyncio's subprocess transport
     would add a loop turn to every read, and a thread per child to reap it); the exit is seen
     through a pidfd where there is one."""
 
     def __init__(
-        self, plan: Plan, on_reply: Callable[[ChildProcess, Reply], None], process: subprocess.Popen[bytes]
+        self,
+        plan: Plan,
+        on_reply: Callable[[ChildProcess, Reply], None],
+        on_event: Callable[[Event], None],
+        process: subprocess.Popen[bytes],
     ) -> None:
         self.plan = plan
         self._on_reply = on_reply
+        self._on_event = on_event
         self._process = process
         self.pid = process.pid
         loop = asyncio.get_running_loop()
@@ -84,7 +91,9 @@ class ChildProcess:
         self._open_outputs = 2
 
     @classmethod
-    async def spawn(cls, plan: Plan, on_reply: Callable[[ChildProcess, Reply], None]) -> ChildProcess:
+    async def spawn(
+        cls, plan: Plan, on_reply: Callable[[ChildProcess, Reply], None], on_event: Callable[[Event], None]
+    ) -> ChildProcess:
         """Start a child (from the loop's thread: on Linux it dies with that thread) and send it
         its :class:`~lorenz.isolation.protocol.Launch`."""
         loop = asyncio.get_running_loop()
@@ -105,7 +114,7 @@ class ChildProcess:
             start_new_session=True,
         )
         assert process.stdin is not None and process.stdout is not None and process.stderr is not None
-        child = cls(plan, on_reply, process)
+        child = cls(plan, on_reply, on_event, process)
         stdin, _ = await loop.connect_write_pipe(asyncio.Protocol, process.stdin)
         assert isinstance(stdin, asyncio.WriteTransport)
         child._stdin = stdin
@@ -148,6 +157,13 @@ class ChildProcess:
             if isinstance(message, Ready):
                 self.pid = self._stderr.pid = message.pid  # the pack's own process (its keeper's child)
             self.ready.set_result(message)
+            return
+        if isinstance(frame, dict) and frame.get("op") in ("progress", "log"):
+            event = structure(frame, Event)
+            expected = self.pending.get(event.id)
+            # Only the call's own context knows its nonce; a stray event (its call answered) is dropped.
+            if expected is not None and hmac.compare_digest(event.nonce.encode(), expected.encode()):
+                self._on_event(event)
             return
         reply = structure(frame, Reply)
         nonce = self.pending.get(reply.id)

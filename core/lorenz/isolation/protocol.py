@@ -3,7 +3,8 @@
 A frame is a 4-byte big-endian length, then that many bytes of UTF-8 JSON holding one object with
 an ``op``. The host writes :class:`Launch`, then ``call``/``cancel``/``stop`` frames; the child
 answers :class:`Ready` (or :class:`Failed`, or a :class:`Survey`), then one :class:`Reply` per
-call, matched by ``id`` and echoing the call's ``nonce``. The host trusts nothing a child sends:
+call, matched by ``id`` and echoing the call's ``nonce``, and before it any :class:`Event` (progress,
+a log message for the client) the call's context sent. The host trusts nothing a child sends:
 every frame is bounded in size and structured strictly (:data:`CONVERTER`), or the child is killed.
 """
 
@@ -28,7 +29,9 @@ __all__ = [
     "EXIT_OUT_OF_MEMORY",
     "HEADER",
     "MAX_CONTROL_FRAME_BYTES",
+    "MAX_EVENT_MESSAGE_CHARS",
     "DisabledEntry",
+    "Event",
     "Failed",
     "FrameReader",
     "Launch",
@@ -52,6 +55,9 @@ PIPE_READ_BYTES = 64 * 1024
 EXIT_OUT_OF_MEMORY = 86
 #: The largest hello, survey or launch frame (a pack's tool specs, the settings slice).
 MAX_CONTROL_FRAME_BYTES = 64 * 1024 * 1024
+
+#: The longest progress or log message taken from a pack's process (the rest is cut).
+MAX_EVENT_MESSAGE_CHARS = 16 * 1024
 
 M = TypeVar("M")
 
@@ -170,6 +176,20 @@ class Reply:
                 success=self.success, result=self.result, error=self.error, text=self.text, content=content
             )
         return ToolResult(success=self.success, result=self.result, error=self.error)
+
+
+@frozen(kw_only=True)
+class Event:
+    """Something a call's context sent before its reply: ``progress`` (``done``, ``total``,
+    ``message``) or a ``log`` message for the client (``level``, ``message``)."""
+
+    op: Literal["progress", "log"]
+    id: int
+    nonce: str
+    done: float = 0.0
+    total: float | None = None
+    level: str = "info"
+    message: str | None = None
 
 
 def _converter() -> Any:

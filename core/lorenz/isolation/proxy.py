@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from lorenz.contracts import send_progress
 from lorenz.results import ToolResult
 from lorenz.toolcall.execution import time_left
 
+from .protocol import MAX_EVENT_MESSAGE_CHARS, Event
 from .supervisor import new_call
 
 if TYPE_CHECKING:
@@ -28,10 +30,67 @@ if TYPE_CHECKING:
 
 __all__ = ["IsolatedPack"]
 
+#: Events of one call waiting to be sent to its client, at most.
+_MAX_QUEUED_EVENTS = 256
+#: How long a call's answer waits for the events sent before it to reach the client.
+_DRAIN_SECONDS = 1.0
+
 
 def _resolve(future: asyncio.Future[ToolResult], result: ToolResult) -> None:
     if not future.done():
         future.set_result(result)
+
+
+class _Events:
+    """A call's progress and log events, sent to its context's sinks one at a time and in order,
+    on the caller's loop. At most :data:`_MAX_QUEUED_EVENTS` wait: past that they are dropped, as
+    progress and client logs are best effort and a pack must not fill the host's memory with them."""
+
+    def __init__(self, context: ToolContext) -> None:
+        self._context = context
+        self._queue: asyncio.Queue[Event] = asyncio.Queue(_MAX_QUEUED_EVENTS)
+        self._pump: asyncio.Task[None] | None = None
+
+    def notifier(self, loop: asyncio.AbstractEventLoop, home: bool) -> Callable[[Event], None]:
+        def put(event: Event) -> None:
+            with contextlib.suppress(asyncio.QueueFull):
+                self._queue.put_nowait(event)
+            if self._pump is None:
+                self._pump = loop.create_task(self._send())
+
+        if home:
+            return put
+
+        def cross(event: Event) -> None:  # on the home loop
+            with contextlib.suppress(RuntimeError):  # the caller's loop is closed: nobody is waiting
+                loop.call_soon_threadsafe(put, event)
+
+        return cross
+
+    async def _send(self) -> None:
+        context = self._context
+        while True:
+            event = await self._queue.get()
+            try:
+                message = None if event.message is None else event.message[:MAX_EVENT_MESSAGE_CHARS]
+                if event.op == "progress":
+                    await send_progress(context.progress_sink, event.done, event.total, message)
+                elif message is not None:
+                    await context.log(event.level, message)
+            finally:
+                self._queue.task_done()
+
+    async def drain(self) -> None:
+        """Wait (briefly) until every event queued so far is sent."""
+        if self._pump is None:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._queue.join(), _DRAIN_SECONDS)
+        self._pump.cancel()
+
+    def abandon(self) -> None:
+        if self._pump is not None:
+            self._pump.cancel()
 
 
 class IsolatedPack:
@@ -76,20 +135,34 @@ class IsolatedPack:
             with contextlib.suppress(RuntimeError):  # the caller's loop is closed: nobody is waiting
                 loop.call_soon_threadsafe(_resolve, future, result)
 
+        events = _Events(context) if context.progress_sink is not None or context.log_sink is not None else None
+        names = getattr(context.enabled, "names", None)  # a process cannot ask the host back: it is told
+        wants = {
+            "progress": context.progress_sink is not None,
+            "log": context.log_sink is not None,
+            "enabled": names() if callable(names) else None,
+        }
         left = time_left()  # the host's ToolRunner answers at its deadline: the process is killed then too
-        call = new_call(name, input, context.settings.server.tool_timeout_seconds if left is None else left, deliver)
+        timeout = context.settings.server.tool_timeout_seconds if left is None else left
+        notify = None if events is None else events.notifier(loop, home)
+        call = new_call(name, input, timeout, deliver, notify=notify, wants=wants)
         if home:
             self.supervisor.submit(call)
         else:
             self._home.call_soon_threadsafe(self.supervisor.submit, call)
         try:
-            return await future
+            result = await future
         except asyncio.CancelledError:
             if home:
                 self.supervisor.cancel(call)
             else:
                 self._home.call_soon_threadsafe(self.supervisor.cancel, call)
+            if events is not None:
+                events.abandon()
             raise
+        if events is not None:  # what the call sent before it answered reaches the client first
+            await events.drain()
+        return result
 
     def status(self) -> dict[str, Any]:
         return self.supervisor.status()

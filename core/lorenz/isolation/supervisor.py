@@ -16,7 +16,7 @@ import itertools
 import logging
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from attrs import define
@@ -26,7 +26,7 @@ from lorenz.results import ToolResult, tool_failure
 
 from .plan import Plan
 from .process import ChildGone, ChildProcess
-from .protocol import EXIT_OUT_OF_MEMORY, Failed, Ready, Reply, encode
+from .protocol import EXIT_OUT_OF_MEMORY, Event, Failed, Ready, Reply, encode
 from .survey import describe_exit
 
 __all__ = [
@@ -66,6 +66,8 @@ class Call:
     #: Seconds from submission to the tool timeout.
     timeout: float
     deliver: Callable[[ToolResult], None]
+    #: Where the call's progress and log events go (on the isolation loop); ``None``: dropped.
+    notify: Callable[[Event], None] | None = None
     process: ChildProcess | None = None
     #: When it was sent to its process (the loop's clock).
     sent_at: float = 0.0
@@ -84,11 +86,22 @@ class Call:
 _ids = itertools.count(1)
 
 
-def new_call(tool: str, arguments: Any, timeout: float, deliver: Callable[[ToolResult], None]) -> Call:
-    """A call ready to submit (its frame encoded by the caller's thread)."""
+def new_call(
+    tool: str,
+    arguments: Any,
+    timeout: float,
+    deliver: Callable[[ToolResult], None],
+    *,
+    notify: Callable[[Event], None] | None = None,
+    wants: Mapping[str, Any] | None = None,
+) -> Call:
+    """A call ready to submit (its frame encoded by the caller's thread). ``wants`` tells the pack's
+    process what the call's context offers: ``progress``, ``log``, the ``enabled`` tool names."""
     request_id, nonce = next(_ids), secrets.token_hex(16)
-    frame = encode({"op": "call", "id": request_id, "nonce": nonce, "tool": tool, "arguments": arguments})
-    return Call(id=request_id, nonce=nonce, tool=tool, frame=frame, timeout=timeout, deliver=deliver)
+    call = {"op": "call", "id": request_id, "nonce": nonce, "tool": tool, "arguments": arguments, **(wants or {})}
+    return Call(
+        id=request_id, nonce=nonce, tool=tool, frame=encode(call), timeout=timeout, deliver=deliver, notify=notify
+    )
 
 
 class Supervisor:
@@ -138,7 +151,7 @@ class Supervisor:
         """A new process in ``slot``, once it said it is ready; raises :class:`StartError` (the
         process is gone by then)."""
         try:
-            process = await ChildProcess.spawn(self.plan, self._on_reply)
+            process = await ChildProcess.spawn(self.plan, self._on_reply, self._on_event)
         except OSError as exc:
             msg = f"pack {self.pack} could not start its process: {exc}"
             raise StartError(msg) from None
@@ -246,6 +259,11 @@ class Supervisor:
             if process is None:
                 return
             self._send(process, self.waiting.popleft())
+
+    def _on_event(self, event: Event) -> None:
+        call = self.calls.get(event.id)
+        if call is not None and call.notify is not None and not call.done:
+            call.notify(event)
 
     def _on_reply(self, process: ChildProcess, reply: Reply) -> None:
         call = self.calls.get(reply.id)

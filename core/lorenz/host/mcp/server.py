@@ -32,6 +32,7 @@ from lorenz.host.recording import CallRecorder
 from lorenz.host.reload.live import request_snapshot
 from lorenz.redact import redact_text, redacted_traceback
 from lorenz.results import ToolResult, error_message, tool_failure, unsupported_tool_failure
+from lorenz.toolcall.enabled import EnabledTools
 from lorenz.toolcall.execution import CallOutcome, ClientGone, ToolRunner
 from lorenz.toolcall.schemas import validate_arguments
 from lorenz.toolcall.wire import refuse_unsafe_arguments
@@ -267,11 +268,8 @@ async def _call_tool(
         session = ctx.session if ctx is not None else None
         sink = session.report_progress if session is not None else None
         grant = state.grant(ctx)
-        owners = snapshot.owners  # mounted and not switched off: what the caller's token may call of it
-
-        def enabled(tool: str) -> bool:
-            return tool in owners and grant.allows(tool)
-
+        # Mounted and not switched off: what the caller's token may call of it.
+        enabled = EnabledTools(snapshot.owners, None if grant.everything else grant.allows)
         log_sink = state.log_levels.sink(ctx, snapshot.settings, name)
         context = ToolContext(
             settings=snapshot.settings, http=state.client(), progress_sink=sink, enabled=enabled, log_sink=log_sink
