@@ -1,7 +1,7 @@
 """Client logging (issue 30, item 5): ``ctx.log`` reaches an official SDK client's
 ``logging_callback`` as ``notifications/message`` when it opted in (``logging/setLevel`` in the
 handshake era, the ``_meta`` log level from 2026-07-28), at or above its level, redacted, before
-the result; never when it did not opt in; and the default JSON responses carry none."""
+the result; never when it did not opt in; with the default JSON responses too (as SSE)."""
 
 from __future__ import annotations
 
@@ -122,14 +122,18 @@ async def test_2026_era_meta_opt_in(tmp_path: Path, stateful: bool) -> None:
         assert loud.messages == EXPECTED_INFO[1:]
 
 
-async def test_default_json_responses_carry_no_messages(tmp_path: Path) -> None:
-    """Plain JSON responses (the default) have nowhere to put a notification: the call still answers."""
+async def test_default_json_responses_stream_a_call_that_asks_for_messages(tmp_path: Path) -> None:
+    """With JSON responses (the default), a call carrying the ``_meta`` log level is answered as an
+    SSE stream so its messages arrive; one without it is a plain JSON answer with none."""
     with _serve(tmp_path, "  stateful: false\n") as running:
-        seen = Seen()
-        async with mcp.Client(running.url, logging_callback=seen, log_level="debug") as client:
+        quiet, loud = Seen(), Seen()
+        async with mcp.Client(running.url, logging_callback=quiet) as client:
+            result = await client.call_tool("boards_sync_board", {"board": "main"})
+        assert result.structured_content == {"board": "main"} and quiet.messages == []
+        async with mcp.Client(running.url, logging_callback=loud, log_level="info") as client:
             result = await client.call_tool("boards_sync_board", {"board": "main"})
         assert result.structured_content == {"board": "main"}
-        assert seen.messages == []
+        assert loud.messages == EXPECTED_INFO
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])

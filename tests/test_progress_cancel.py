@@ -140,3 +140,39 @@ async def test_over_stdio(workdir: Path, mode: str) -> None:
     )
     async with mcp.Client(params, mode=mode) as client:
         await _scenario(client, workdir / "mark")
+
+
+@pytest.fixture
+def default_workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    (tmp_path / "lorenz_slowpack.py").write_text(textwrap.dedent(PACK.format(mark=str(tmp_path / "mark"))))
+    (tmp_path / "WORKFLOW.md").write_text("---\ntracker:\n  kind: slowtracker\n---\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    sys.modules.pop("lorenz_slowpack", None)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_progress_arrives_with_the_default_json_responses(default_workdir: Path, mode: str) -> None:
+    """A request with a ``progressToken`` is answered as an SSE stream carrying its progress; one
+    without stays a single JSON body."""
+    import lorenz_slowpack  # type: ignore[import-not-found]
+
+    with serve_in_thread(cwd=default_workdir, env={"LORENZ_LOAD_PLUGINS": ""}, plugins=[lorenz_slowpack]) as server:
+        async with mcp.Client(server.url, mode=mode) as client:
+            await _scenario(client, default_workdir / "mark", cancel=False)
+        headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+        params: dict[str, Any] = {"name": "slow_count", "arguments": {}}
+        async with httpx.AsyncClient(headers=headers, timeout=10.0) as http:
+            plain = await http.post(
+                server.url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+            )
+            asked = {**params, "_meta": {"progressToken": "p1"}}
+            streamed = await http.post(
+                server.url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": asked}
+            )
+    assert plain.headers["content-type"].startswith("application/json")
+    assert plain.json()["result"]["structuredContent"] == {"counted": 3}
+    assert streamed.headers["content-type"].startswith("text/event-stream")
+    events = [line.removeprefix("data: ") for line in streamed.text.splitlines() if line.startswith("data: ")]
+    assert [event.count('"notifications/progress"') for event in events] == [1, 1, 1, 0]
+    assert '"counted":3' in events[-1].replace(" ", "")

@@ -80,14 +80,21 @@ def build_app(
     state = HostState(live, list_changed=stateful, listen=not server_settings.json_response)
     mcp_server = build_server(state)
     traced = configure_server(mcp_server, live.env)
-    manager = StreamableHTTPSessionManager(
-        app=mcp_server,
-        stateless=not stateful,
-        json_response=server_settings.json_response,
-        # Host/Origin are checked by SecurityMiddleware against the live allow-lists.
-        security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-        max_request_body_size=max(_SDK_BODY_CAP, server_settings.max_body_bytes),
-    )
+
+    def session_manager(*, json_response: bool) -> StreamableHTTPSessionManager:
+        return StreamableHTTPSessionManager(
+            app=mcp_server,
+            stateless=not stateful,
+            json_response=json_response,
+            # Host/Origin are checked by SecurityMiddleware against the live allow-lists.
+            security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+            max_request_body_size=max(_SDK_BODY_CAP, server_settings.max_body_bytes),
+        )
+
+    manager = session_manager(json_response=server_settings.json_response)
+    # Stateless JSON answers have no stream for a notification to ride: a request that asks for
+    # progress or log messages is answered as an SSE stream by a transport of its own instead.
+    streaming = session_manager(json_response=False) if not stateful and server_settings.json_response else None
 
     async def watch() -> None:
         while True:
@@ -97,7 +104,8 @@ def build_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with manager.run(), anyio.create_task_group() as tg:
+        streams = streaming.run() if streaming is not None else contextlib.nullcontext()
+        async with manager.run(), streams, anyio.create_task_group() as tg:
             state.client()
             loop = asyncio.get_running_loop()
             size_thread_pools(loop)
@@ -127,7 +135,12 @@ def build_app(
     endpoint: ASGIApp = transport
     if not stateful:
         fast_path = server_settings.fast_path and fast_path_usable(manager)
-        endpoint = StatelessEndpoint(transport, manager, fast_path=fast_path)
+        endpoint = StatelessEndpoint(
+            transport,
+            manager,
+            fast_path=fast_path,
+            streaming=StreamableHTTPASGIApp(streaming) if streaming is not None else None,
+        )
     app = Starlette(
         routes=[
             Route(MCP_PATH, endpoint=endpoint),

@@ -43,6 +43,7 @@ from mcp_types import (
     CLIENT_CAPABILITIES_META_KEY,
     CLIENT_INFO_META_KEY,
     DEFAULT_NEGOTIATED_VERSION,
+    LOG_LEVEL_META_KEY,
     PROTOCOL_VERSION_META_KEY,
     ErrorData,
     RequestId,
@@ -110,6 +111,18 @@ def _plain_json_request(scope: Scope) -> dict[str, Any] | None:
     return message if _reads_json(raw_header(scope, b"accept")) else None
 
 
+def _wants_notifications(scope: Scope) -> bool:
+    """Whether the request asks for notifications on its way (a ``progressToken``, a 2026-07-28
+    log level in ``_meta``) from a client that reads SSE."""
+    message = scope.get(PARSED_MESSAGE)
+    params = message.get("params") if isinstance(message, dict) and "id" in message else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if not isinstance(meta, dict) or ("progressToken" not in meta and LOG_LEVEL_META_KEY not in meta):
+        return False
+    accept = raw_header(scope, b"accept")
+    return accept is not None and b"text/event-stream" in accept.lower()
+
+
 #: The SDK's verdict on each ``Accept`` value seen (clients send one value all day).
 _ACCEPTS: dict[bytes | None, bool] = {}
 _ACCEPTS_KEPT = 64
@@ -166,8 +179,17 @@ class StatelessEndpoint:
     A client that drops the connection before its answer cancels the request, and so the tool
     call in flight: with no session, a dropped connection is how a stateless client cancels."""
 
-    def __init__(self, transport: ASGIApp, manager: StreamableHTTPSessionManager, *, fast_path: bool = True) -> None:
+    def __init__(
+        self,
+        transport: ASGIApp,
+        manager: StreamableHTTPSessionManager,
+        *,
+        fast_path: bool = True,
+        streaming: ASGIApp | None = None,
+    ) -> None:
         self.transport = transport
+        #: The SDK's SSE transport, for a request that asks for notifications when answers are JSON.
+        self.streaming = streaming
         self.manager = manager
         #: Whether plain JSON requests take the lean path (else all go through the SDK's transport).
         self.lean = fast_path and manager.json_response
@@ -181,6 +203,10 @@ class StatelessEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] != "POST":
             await self.not_allowed(scope, receive, send)
+            return
+        streaming = self.streaming
+        if streaming is not None and _wants_notifications(scope):
+            await until_disconnect(scope, receive, lambda receive: streaming(scope, receive, send))
             return
         request = Request(scope)
         message = _plain_json_request(scope) if self.lean else None
