@@ -174,3 +174,46 @@ def test_the_process_command_freezes_its_start_up_heap(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stderr.strip().splitlines()[-1] == "0 True True"
+
+
+KIT_PACK = """
+import json, sys
+from attrs import field, frozen
+from lorenz.authoring import ErrorContract, Pack, describe, hints, tool
+from lorenz.settings.model import Settings
+
+
+@frozen
+class Args:
+    city: str = field(metadata=describe("The city."))
+    days: int = field(default=1, metadata=describe("How many days.", minimum=1, maximum=7))
+
+
+@frozen
+class Forecast:
+    summary: str = field(metadata=describe("The forecast."))
+
+    def format(self) -> str:
+        return self.summary
+
+
+@tool(name="kit_get_forecast", description="The forecast for a city, day by day.", input=Args, output=Forecast,
+      annotations=hints(read_only=True), enrichment=True,
+      errors=[ErrorContract(reason="city_not_found", when="no such city", recovery="Check the spelling, retry.")])
+async def get_forecast(ctx, args):
+    return Forecast(summary="sun")
+
+
+specs = Pack(name="kit", tools=[get_forecast]).tool_specs(Settings())
+print(json.dumps({"specs": len(specs), "modules": sorted(sys.modules)}))
+"""
+
+
+@pytest.mark.slow
+def test_a_typed_pack_defines_and_lists_its_tools_without_the_call_time_libraries(tmp_path: Path) -> None:
+    """Importing a ``lorenz.authoring`` pack and listing its tools (what ``lorenz tools`` and
+    ``lorenz plugins`` do) loads no structuring, schema-checking, async or logging library."""
+    done = subprocess.run([sys.executable, "-c", KIT_PACK], cwd=tmp_path, capture_output=True, text=True, check=True)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["specs"] == 1
+    assert sorted(name for name in HEAVY_LIBRARIES if name in report["modules"]) == []

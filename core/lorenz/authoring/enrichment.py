@@ -30,11 +30,20 @@ BUILTIN_FIELDS: Mapping[str, Mapping[str, Any]] = {
 @attrs.frozen(kw_only=True)
 class EnrichmentSpec:
     """A tool's enrichment fields: their schemas (wire order: built-ins, then the class's fields)
-    and a validator per field, made once when the tool is defined."""
+    and a validator per field, compiled when the field is first set."""
 
     tool: str
     properties: Mapping[str, Mapping[str, Any]]
-    validators: Mapping[str, Any] = attrs.field(repr=False)
+    _validators: dict[str, Any] = attrs.field(factory=dict, repr=False, alias="_validators")
+
+    def validator(self, name: str) -> Any:
+        """The ``jsonschema`` validator of field ``name``; ``None`` for a field not declared."""
+        validator = self._validators.get(name)
+        if validator is None and name in self.properties:
+            from jsonschema import Draft202012Validator
+
+            validator = self._validators[name] = Draft202012Validator(dict(self.properties[name]))
+        return validator
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -86,10 +95,7 @@ def enrichment_spec(tool: str, enrichment: type | bool | None, output: type | No
                 "enrichment keys must be disjoint from the output's fields (rename one of them)"
             )
             raise ValueError(msg)
-    from jsonschema import Draft202012Validator
-
-    validators = {name: Draft202012Validator(dict(schema)) for name, schema in properties.items()}
-    return EnrichmentSpec(tool=tool, properties=properties, validators=validators)
+    return EnrichmentSpec(tool=tool, properties=properties)
 
 
 class Enrich:
@@ -133,7 +139,7 @@ class Enrich:
             )
             raise ValueError(msg)
         for name, value in fields.items():
-            validator = spec.validators.get(name)
+            validator = spec.validator(name)
             if validator is None:
                 declared = ", ".join(spec.names)
                 msg = f"tool {self._tool} declares no enrichment field {name!r} (declared: {declared})"

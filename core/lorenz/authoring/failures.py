@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -14,6 +13,8 @@ from attrs import frozen
 from lorenz.results import FormattedResult, error_message, failure_result
 
 if TYPE_CHECKING:
+    import logging
+
     from lorenz.settings.model import Settings
 
 __all__ = [
@@ -31,7 +32,12 @@ __all__ = [
     "validation_error",
 ]
 
-logger = logging.getLogger("lorenz.authoring")
+
+def kit_logger() -> logging.Logger:
+    """The kit's logger (``lorenz.authoring``); :mod:`logging` loads with the first call, not the pack."""
+    import logging
+
+    return logging.getLogger("lorenz.authoring")
 
 
 @frozen(kw_only=True)
@@ -132,7 +138,7 @@ class ToolFailure(Exception):
         extra = {key: value for key, value in self.details.items() if key not in _NAMED}
         ignored = sorted(set(self.details) & _NAMED)
         if ignored:  # the reason and message clients switch on are never replaced by a detail
-            logger.warning("failure %s: ignored the detail(s) %s", self.reason, ", ".join(ignored))
+            kit_logger().warning("failure %s: ignored the detail(s) %s", self.reason, ", ".join(ignored))
         if self.code is not None:
             extra["code"] = self.code
         return failure_result(
@@ -295,7 +301,7 @@ def unexpected_failure(name: str, exc: Exception, settings: Settings, *, doing: 
     :func:`failure_from` knows it, else ``internal_error``; the message redacted either way."""
     from lorenz.redact import redact_text, redacted_traceback
 
-    logger.error("tool %s raised\n%s", name, redacted_traceback(exc, settings.secrets))
+    kit_logger().error("tool %s raised\n%s", name, redacted_traceback(exc, settings.secrets))
 
     # Sent to the agent: no secret, and no absolute path outside the workflow directory.
     def redacted(text: str) -> str:

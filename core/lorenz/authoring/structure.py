@@ -4,22 +4,26 @@ cattrs alone coerces (``"false"`` → ``True``, ``5.9`` → ``5``, ``5`` → ``"
 exception group; here primitives are checked by JSON type, unknown keys are refused by name at
 every level, and every problem becomes an :class:`~lorenz.arguments.ArgumentProblem` worded like
 the host's JSON Schema check words it (``origin.x: must be a number``, ``Unrecognized key: "z"``).
+cattrs loads with the first call, not with a pack's import: listing tools needs none of it.
 """
 
 from __future__ import annotations
 
 import enum
+import functools
 import types
 import typing
 from collections import abc
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
-import cattrs
-from cattrs.errors import ForbiddenExtraKeysError
 
 from lorenz.arguments import ArgumentError, ArgumentProblem, must_be_one_of, must_be_type, unrecognized_key
-from lorenz.strict import Problem, WrongType, flatten_errors, make_strict_converter
+
+if TYPE_CHECKING:
+    import cattrs
+
+    from lorenz.strict import Problem
 
 __all__ = ["ArgumentError", "structure_strict", "unstructure"]
 
@@ -31,7 +35,10 @@ def _is_union(tp: Any) -> bool:
     return typing.get_origin(tp) in (typing.Union, types.UnionType)
 
 
-def _make_converter() -> cattrs.Converter:
+@functools.cache
+def _converter() -> cattrs.Converter:
+    from lorenz.strict import WrongType, make_strict_converter
+
     converter = make_strict_converter(forbid_extra_keys=True)
 
     def objects_only(tp: Any) -> Any:
@@ -91,10 +98,11 @@ def _make_converter() -> cattrs.Converter:
     return converter
 
 
-_CONVERTER = _make_converter()
-
-
 def _located(problem: Problem) -> list[ArgumentProblem]:
+    from cattrs.errors import ForbiddenExtraKeysError
+
+    from lorenz.strict import WrongType
+
     path = tuple(part if type(part) is int else str(part) for part in problem.path)
     error = problem.error
     if isinstance(error, ForbiddenExtraKeysError):
@@ -110,12 +118,15 @@ def structure_strict(value: Any, cls: type[T]) -> T:
     """``value`` as an instance of ``cls``; raises :class:`ArgumentError` naming every problem."""
     if not isinstance(value, dict):
         raise ArgumentError(ArgumentProblem((), must_be_type(["object"])))
+    converter = _converter()
     try:
-        return _CONVERTER.structure(value, cls)
+        return converter.structure(value, cls)
     except Exception as exc:
+        from lorenz.strict import flatten_errors
+
         raise ArgumentError(*(located for problem in flatten_errors(exc) for located in _located(problem))) from None
 
 
 def unstructure(value: Any) -> Any:
     """The JSON form of an attrs instance (enums by value, datetimes as ISO 8601)."""
-    return _CONVERTER.unstructure(value)
+    return _converter().unstructure(value)

@@ -4,7 +4,6 @@ modes (:class:`ErrorContract`, see ``failures.py``), and what its handler gets (
 from __future__ import annotations
 
 import json
-import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -14,12 +13,10 @@ from attrs import field, frozen
 
 from lorenz.arguments import invalid_arguments
 from lorenz.results import FormattedResult, ToolResult, failure_result
-from lorenz.toolcall.schemas import schema_problems
 
 from .content import ContentBlock, joined_text, rendered, with_text_after
 from .enrichment import Enrich, enrichment_spec
-from .failures import BASELINE_ERRORS, ErrorContract, ToolFailure, unexpected_failure
-from .logs import ClientLog
+from .failures import BASELINE_ERRORS, ErrorContract, ToolFailure, kit_logger, unexpected_failure
 from .schema import input_schema, widened_output_schema
 from .structure import ArgumentError, structure_strict, unstructure
 
@@ -28,6 +25,8 @@ if TYPE_CHECKING:
 
     from lorenz.contracts import ToolSpec
     from lorenz.settings.model import Settings
+
+    from .logs import ClientLog
 
 __all__ = [
     "CallContext",
@@ -40,13 +39,17 @@ __all__ = [
     "tool",
 ]
 
-logger = logging.getLogger("lorenz.authoring")
-
 In = TypeVar("In")
 Out = TypeVar("Out")
 
 NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 REASON_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def _client_log(sink: Any) -> ClientLog:
+    from .logs import ClientLog  # with asyncio: loaded by the first call, not the pack's import
+
+    return ClientLog(kit_logger(), sink)
 
 
 @attrs.define(kw_only=True)
@@ -67,7 +70,7 @@ class CallContext:
     #: The host's ``notifications/message`` channel (``ToolContext.log_sink``); ``None``: server log only.
     log_sink: Any = field(default=None, repr=False)
     #: A logger (a :class:`logging.LoggerAdapter`); a plain ``Logger`` given here is wrapped.
-    log: ClientLog = field(default=attrs.Factory(lambda self: ClientLog(logger, self.log_sink), takes_self=True))
+    log: ClientLog = field(default=attrs.Factory(lambda self: _client_log(self.log_sink), takes_self=True))
     #: The host's progress channel (``ToolContext.progress``); ``None`` in tests without one.
     progress_sink: Any = field(default=None, repr=False)
     #: Agent-facing context for a successful result (``ctx.enrich.notice(...)``): see :class:`Enrich`.
@@ -76,6 +79,8 @@ class CallContext:
     enabled: Callable[[str], bool] | None = field(default=None, repr=False)
 
     def __attrs_post_init__(self) -> None:
+        from .logs import ClientLog
+
         if not isinstance(self.log, ClientLog):
             self.log = ClientLog(self.log, self.log_sink)
 
@@ -112,7 +117,7 @@ class CallContext:
         contract = self.tool.contract(reason) or BASELINE_ERRORS.get(reason)
         if contract is None:
             declared = [c.reason for c in self.tool.errors]
-            logger.error("tool %s failed with undeclared reason %r", self.tool.name, reason)
+            kit_logger().error("tool %s failed with undeclared reason %r", self.tool.name, reason)
             return ToolFailure(
                 f"{self.tool.name} failed with an undeclared reason {reason!r}" + (f": {message}" if message else ""),
                 reason="undeclared_reason",
@@ -154,8 +159,10 @@ class Tool(Generic[In, Out]):
     enrichment: type | bool | None = None
     input_schema: Mapping[str, Any] = field(init=False)
     output_schema: Mapping[str, Any] | None = field(init=False)
-    #: A ``jsonschema`` validator for the keywords cattrs does not check, when the schema has any.
-    _keywords: Any = field(init=False, repr=False)
+    #: The schema of the keywords cattrs does not check, when the input has any; compiled (with
+    #: ``jsonschema``) by the first call, not when the pack is imported.
+    _keywords: Mapping[str, Any] | None = field(init=False, repr=False)
+    _keyword_validator: Any = field(init=False, repr=False, default=None)
     _spec: Any = field(init=False, repr=False)
     _enrichment: Any = field(init=False, repr=False)
 
@@ -173,7 +180,7 @@ class Tool(Generic[In, Out]):
             raise ValueError(msg)
         schema = input_schema(self.input)
         object.__setattr__(self, "input_schema", schema)
-        object.__setattr__(self, "_keywords", _keyword_validator(schema))
+        object.__setattr__(self, "_keywords", _constraints(schema) or None)
         declared = [(contract.reason, contract.when) for contract in self.errors]
         out = widened_output_schema(self.output, declared) if self.output is not None else None
         enrichment = enrichment_spec(self.name, self.enrichment, self.output)
@@ -212,7 +219,15 @@ class Tool(Generic[In, Out]):
         arguments = {} if arguments is None else arguments
         value = structure_strict(arguments, self.input)
         if self._keywords is not None:
-            problems = schema_problems(self._keywords.iter_errors(arguments))
+            from lorenz.toolcall.schemas import schema_problems
+
+            validator = self._keyword_validator
+            if validator is None:
+                from jsonschema import Draft202012Validator
+
+                validator = Draft202012Validator(self._keywords)
+                object.__setattr__(self, "_keyword_validator", validator)
+            problems = schema_problems(validator.iter_errors(arguments))
             if problems:
                 raise ArgumentError(*problems)
         return value
@@ -286,16 +301,6 @@ def _constraints(schema: Any) -> dict[str, Any]:
     if any(_constraints(branch) for branch in schema.get("anyOf") or ()):
         out["anyOf"] = schema["anyOf"]
     return out
-
-
-def _keyword_validator(schema: Mapping[str, Any]) -> Any:
-    """A validator for the constraints cattrs does not check (``minimum``, ``maxLength``, ...)."""
-    constraints = _constraints(schema)
-    if not constraints:
-        return None
-    from jsonschema import Draft202012Validator
-
-    return Draft202012Validator(constraints)
 
 
 def _title_from(name: str) -> str:
