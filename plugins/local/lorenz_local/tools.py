@@ -6,10 +6,13 @@ registers.
 
 from __future__ import annotations
 
+import functools
+import importlib.resources
+import json
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from lorenz import (
     Settings,
@@ -29,33 +32,8 @@ from lorenz import (
     tool_success,
     unsupported_tool_failure,
 )
-from lorenz.authoring import (
-    ArgumentError,
-    CallContext,
-    ErrorContract,
-    Pack,
-    Tool,
-    ToolFailure,
-    hints,
-    tool,
-    unstructure,
-)
 
 from .files import IssueNotFoundError, NotRegularFileError, os_error_text
-from .models import (
-    BOARD_UNAVAILABLE,
-    ISSUE_NOT_FOUND,
-    MALFORMED_ISSUE,
-    CommentArgs,
-    Commented,
-    CreateArgs,
-    IssueArgs,
-    IssueRecord,
-    QueryArgs,
-    QueryResult,
-    ReadIssue,
-    StatusArgs,
-)
 from .options import pack_board_config, validate_pack_options
 from .paths import resolve_board_dir
 
@@ -65,19 +43,19 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_SELECT",
     "ISSUE_ID",
+    "ROW_FIELDS",
     "QUERY_PROPERTIES",
     "TOOL_NAMES",
     "LocalToolPack",
     "board_store",
     "local_tool_specs",
-    "local_tools",
     "object_schema",
     "run_local_tool",
     "string_schema",
 ]
 
 DEFAULT_SELECT = ("id", "title", "state", "stateType", "labels")
-_ROW_FIELDS = "id, identifier, title, description, state, stateType, labels, createdAt, updatedAt"
+ROW_FIELDS = "id, identifier, title, description, state, stateType, labels, createdAt, updatedAt"
 
 
 def string_schema(description: str) -> dict[str, Any]:
@@ -108,7 +86,7 @@ TOOL_NAMES: tuple[str, ...] = (
 
 def local_tool_specs() -> list[ToolSpec]:
     """The pack's tools as advertised, in their fixed order."""
-    return [entry.spec() for entry in local_tools()]
+    return list(_specs())
 
 
 def board_store(settings: Settings) -> BoardStore:
@@ -201,20 +179,25 @@ def run_local_tool(name: str, args: Any, settings: Settings) -> ToolResult:
         store = board_store(settings)
         return tool_success(handler(store, as_arguments(args)))
     except IssueNotFoundError as exc:
-        return _declared(ISSUE_NOT_FOUND, os_error_text(exc))
+        return _declared("ISSUE_NOT_FOUND", os_error_text(exc))
     except NotRegularFileError as exc:
-        return _declared(MALFORMED_ISSUE, os_error_text(exc))
+        return _declared("MALFORMED_ISSUE", os_error_text(exc))
     except OSError as exc:  # the store words its own; anything else must not leak a path either
-        return _declared(BOARD_UNAVAILABLE, os_error_text(exc))
+        return _declared("BOARD_UNAVAILABLE", os_error_text(exc))
     except Exception as exc:
         if _is_malformed(exc):
-            return _declared(MALFORMED_ISSUE, error_message(exc))
+            return _declared("MALFORMED_ISSUE", error_message(exc))
         return tool_failure(error_message(exc))
 
 
-def _declared(contract: ErrorContract, message: str) -> ToolResult:
-    """A failure the tools declare: the same ``error`` string, plus reason, retryable and recovery."""
-    return ToolFailure.of(contract, message).to_result()
+def _declared(contract: str, message: str) -> ToolResult:
+    """A failure the tools declare (a contract of :mod:`.models`): the same ``error`` string, plus
+    reason, retryable and recovery."""
+    from lorenz.authoring import ToolFailure
+
+    from . import models
+
+    return ToolFailure.of(getattr(models, contract), message).to_result()
 
 
 def _is_malformed(exc: Exception) -> bool:
@@ -239,178 +222,48 @@ def _cached_read(args: Any, settings: Settings) -> ToolResult | None:
     return tool_success(_read_reply(content)) if content is not None else None
 
 
-# -- the typed tools -------------------------------------------------------------------------------
-# Each runs the board code above in a thread and returns its result as is: the payload already has
-# the output class's shape (the host checks it against the outputSchema), and the host renders it as
-# the same pretty-JSON text the pack has always answered, with no second encoding on the way.
-
-
-def _required(*keys: str) -> Callable[[Any, ArgumentError], ToolResult | None]:
-    """Refused arguments worded as the pack always has: ``'<key>' is required``."""
-
-    def word(raw: Any, error: ArgumentError) -> ToolResult | None:
-        args = as_arguments(raw)
-        for key in keys:
-            try:
-                require_str(args, key)
-            except ArgumentError as exc:
-                return tool_failure(error_message(exc))
-        return None
-
-    return word
-
-
-def _query_refusal(raw: Any, error: ArgumentError) -> ToolResult | None:
-    """A query the kit refuses is worded by the query DSL where it words the problem, as before."""
-    args = as_arguments(raw)
-    try:
-        parse_query_spec(args)
-        parse_select(args.get("select"))
-    except Exception as exc:
-        return tool_failure(error_message(exc))
-    return None
-
-
-async def _board(name: str, ctx: CallContext, args: Any) -> ToolResult:
-    from lorenz import run_in_thread
-
-    given = {key: value for key, value in unstructure(args).items() if value is not None}
-    # File I/O (and fsync) blocks: keep it off the event loop serving other agents.
-    result: ToolResult = await run_in_thread(run_local_tool, name, given, ctx.settings)
-    return result
-
-
-_CLOSED = {"openWorldHint": False}
-_ID_ERRORS = (ISSUE_NOT_FOUND, MALFORMED_ISSUE, BOARD_UNAVAILABLE)
-
-
-@tool(
-    name="local_update_status",
-    title="Update issue status",
-    description="Move a local board issue to a new status. Args: issueId, status.",
-    input=StatusArgs,
-    output=IssueRecord,
-    input_schema=object_schema(
-        {
-            "issueId": ISSUE_ID,
-            "status": string_schema("The new status name, e.g. 'In Progress' or 'Done' (non-blank, free text)."),
-        },
-        "issueId",
-        "status",
-    ),
-    argument_errors=_required("issueId", "status"),
-    # Replaces the status (not additive); setting the same status again changes nothing more.
-    annotations=hints(read_only=False, destructive=True, idempotent=True, open_world=False),
-    errors=_ID_ERRORS,
-)
-async def update_status(ctx: CallContext, args: StatusArgs) -> Any:
-    return await _board("local_update_status", ctx, args)
-
-
-@tool(
-    name="local_comment",
-    title="Comment on issue",
-    description="Append a comment to a local board issue. Args: issueId, body.",
-    input=CommentArgs,
-    output=Commented,
-    input_schema=object_schema(
-        {
-            "issueId": ISSUE_ID,
-            "body": string_schema("Comment text; stored as a timestamped '- <time> agent: <body>' line."),
-        },
-        "issueId",
-        "body",
-    ),
-    argument_errors=_required("issueId", "body"),
-    annotations=hints(read_only=False, destructive=False, idempotent=False, open_world=False),
-    errors=_ID_ERRORS,
-)
-async def comment(ctx: CallContext, args: CommentArgs) -> Any:
-    return await _board("local_comment", ctx, args)
-
-
-@tool(
-    name="local_create_issue",
-    title="Create issue",
-    description="Create a new local board issue. Args: title, body?, status?.",
-    input=CreateArgs,
-    output=IssueRecord,
-    input_schema=object_schema(
-        {
-            "title": string_schema("Issue title, one line (line breaks become spaces)."),
-            "body": string_schema("Issue description (Markdown); omit for none."),
-            "status": string_schema("Initial status name, e.g. 'Todo' (the default when omitted or blank)."),
-        },
-        "title",
-    ),
-    argument_errors=_required("title"),
-    annotations=hints(read_only=False, destructive=False, idempotent=False, open_world=False),
-    errors=(BOARD_UNAVAILABLE,),
-)
-async def create_issue(ctx: CallContext, args: CreateArgs) -> Any:
-    return await _board("local_create_issue", ctx, args)
-
-
-@tool(
-    name="local_read_issue",
-    title="Read issue",
-    description="Read a local board issue: its current status, title, description, and comments.",
-    input=IssueArgs,
-    output=ReadIssue,
-    input_schema=object_schema({"issueId": ISSUE_ID}, "issueId"),
-    argument_errors=_required("issueId"),
-    annotations=hints(read_only=True, idempotent=True, open_world=False),
-    errors=_ID_ERRORS,
-)
-async def read_issue(ctx: CallContext, args: IssueArgs) -> Any:
-    return await _board("local_read_issue", ctx, args)
-
-
-@tool(
-    name="local_query",
-    title="Query board",
-    description=(
-        "Query the local board (read-only). Args (all optional): where (filter: "
-        "{field, op, value} with op eq/ne/lt/lte/gt/gte/in/nin/contains/exists, or "
-        "{and: [...]}/{or: [...]}/{not: ...}), select (fields, default "
-        f"{list(DEFAULT_SELECT)}), order_by ([{{field, dir: asc|desc}}]), limit (default 100, "
-        f'max 1000), offset. Row fields: {_ROW_FIELDS}; add "comments" to select for each '
-        "issue's comment lines. Returns {rows, total, skipped}."
-    ),
-    input=QueryArgs,
-    output=QueryResult,
-    input_schema=object_schema(QUERY_PROPERTIES),
-    argument_errors=_query_refusal,
-    annotations=hints(read_only=True, idempotent=True, open_world=False),
-    errors=(MALFORMED_ISSUE, BOARD_UNAVAILABLE),
-)
-async def query(ctx: CallContext, args: QueryArgs) -> Any:
-    return await _board("local_query", ctx, args)
-
-
-def local_tools() -> tuple[Tool[Any, Any], ...]:
-    """The typed tools, in their fixed order."""
-    return (update_status, comment, create_issue, read_issue, query)
-
-
-class LocalToolPack(Pack):
+class LocalToolPack:
     """Pack ``local``: ``local_update_status``, ``local_comment``, ``local_create_issue``,
-    ``local_read_issue``, ``local_query``."""
+    ``local_read_issue``, ``local_query``.
 
-    # The host checks arguments against the published inputSchema, wording refusals as it always has.
-    validates_arguments: ClassVar[bool] = False
+    Listing reads the specs the typed tools generate (``specs.json``, held equal to them by a test),
+    so ``lorenz tools`` loads neither the kit nor the board store; a call runs the typed pack."""
 
-    def __init__(self) -> None:
-        super().__init__(name="local", tools=local_tools(), description="A Markdown-file issue board.")
+    name = "local"
+    validates_arguments = False  # the host checks the published inputSchema, worded as always
 
-    def parse_options(self, raw: Mapping[str, Any] | None) -> Any:
-        """Check ``tools.local`` (keys ``path``, ``idPrefix``/``id_prefix``); handlers read the
-        board from the settings (:func:`board_store`), so the mapping is kept as given."""
-        options = dict(raw or {})
+    def tool_specs(self, settings: Settings) -> list[ToolSpec]:
+        return local_tool_specs()
+
+    def validate_options(self, options: Mapping[str, Any]) -> None:
+        """Check ``tools.local`` (keys ``path``, ``idPrefix``/``id_prefix``)."""
         validate_pack_options(options)
-        return options
 
     async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
         if name == "local_read_issue" and (cached := _cached_read(input, context.settings)) is not None:
             return cached
-        return await super().execute_tool(name, input, context)
+        result: ToolResult = await _typed_pack().execute_tool(name, input, context)
+        return result
+
+
+@functools.cache
+def _typed_pack() -> Any:
+    from .kit import TypedLocalPack
+
+    return TypedLocalPack()
+
+
+@functools.cache
+def _specs() -> tuple[ToolSpec, ...]:
+    raw = json.loads(importlib.resources.files(__package__).joinpath("specs.json").read_text(encoding="utf-8"))
+    return tuple(
+        ToolSpec(
+            name=item["name"],
+            title=item.get("title"),
+            description=item["description"],
+            input_schema=item["inputSchema"],
+            annotations=item.get("annotations"),
+            output_schema=item.get("outputSchema"),
+        )
+        for item in raw
+    )
