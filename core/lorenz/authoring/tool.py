@@ -157,6 +157,10 @@ class Tool(Generic[In, Out]):
     format: Callable[[Out], str | Sequence[ContentBlock | str]] | None = None
     #: Agent-facing fields beside the output: ``True`` (``echo``/``total``/``notice``) or an attrs class.
     enrichment: type | bool | None = None
+    #: A published ``inputSchema`` to advertise instead of the one generated from ``input``.
+    schema: Mapping[str, Any] | None = None
+    #: How refused arguments read: ``(raw arguments, error) -> ToolResult``, ``None`` for the default.
+    argument_errors: Callable[[Any, ArgumentError], ToolResult | None] | None = field(default=None, repr=False)
     input_schema: Mapping[str, Any] = field(init=False)
     output_schema: Mapping[str, Any] | None = field(init=False)
     #: The schema of the keywords cattrs does not check, when the input has any; compiled (with
@@ -178,7 +182,7 @@ class Tool(Generic[In, Out]):
         if self.format is not None and self.output is None:
             msg = f"tool {self.name} has a format but no output class"
             raise ValueError(msg)
-        schema = input_schema(self.input)
+        schema = input_schema(self.input) if self.schema is None else dict(self.schema)
         object.__setattr__(self, "input_schema", schema)
         object.__setattr__(self, "_keywords", _constraints(schema) or None)
         declared = [(contract.reason, contract.when) for contract in self.errors]
@@ -250,7 +254,8 @@ class Tool(Generic[In, Out]):
         try:
             args = self.parse(arguments)
         except ArgumentError as exc:
-            return invalid_arguments(self.name, exc.located)
+            worded = self.argument_errors(arguments, exc) if self.argument_errors is not None else None
+            return worded if worded is not None else invalid_arguments(self.name, exc.located)
         try:
             output = await self.handler(context, args)
         except ToolFailure as failure:
@@ -335,12 +340,19 @@ def tool(
     errors: Sequence[ErrorContract] = (),
     format: Callable[[Out], str | Sequence[ContentBlock | str]] | None = None,
     enrichment: type | bool | None = None,
+    input_schema: Mapping[str, Any] | None = None,
+    argument_errors: Callable[[Any, ArgumentError], ToolResult | None] | None = None,
 ) -> Callable[[Callable[[CallContext, In], Awaitable[Out]]], Tool[In, Out]]:
     """Define a tool from an async handler::
 
     @tool(name="weather_get_forecast", description="...", input=ForecastArgs, output=Forecast,
           annotations=hints(read_only=True), errors=[ErrorContract(...)])
     async def get_forecast(ctx: CallContext, args: ForecastArgs) -> Forecast: ...
+
+    ``input_schema`` advertises a schema already published (``input`` still structures the
+    arguments, and the schema's keywords are still checked); ``argument_errors`` words refused
+    arguments as a tool published them before it moved to the kit (return ``None`` to keep the
+    kit's ``invalid arguments for tool ...`` failure).
     """
 
     def decorate(handler: Callable[[CallContext, In], Awaitable[Out]]) -> Tool[In, Out]:
@@ -355,6 +367,8 @@ def tool(
             errors=tuple(errors),
             format=format,
             enrichment=enrichment,
+            schema=input_schema,
+            argument_errors=argument_errors,
         )
 
     return decorate

@@ -45,6 +45,7 @@ from .options import DEFAULT_ID_PREFIX, PREFIX_RULE, is_valid_prefix, json_text
 
 __all__ = [
     "MAX_CREATE_ATTEMPTS",
+    "MalformedIssueError",
     "RACY_WINDOW_NS",
     "SNAPSHOT_MAX_AGE",
     "TEMP_SWEEP_INTERVAL",
@@ -140,6 +141,10 @@ def _worded(action: str) -> Iterator[None]:
 
 
 # -- the store --------------------------------------------------------------------------------------
+
+
+class MalformedIssueError(ValueError):
+    """An issue file that is on the board but cannot be parsed; the message is the parse error."""
 
 
 class BoardStore:
@@ -251,14 +256,14 @@ class BoardStore:
     def _document(self, issue_id: str) -> BoardDocument:
         entry = self._load(issue_id, self.path_for(issue_id))
         if entry.document is None:
-            raise ValueError(entry.error)
+            raise MalformedIssueError(entry.error)
         return entry.document
 
     def read(self, issue_id: str) -> Issue:
         """The issue ``issue_id``; raises if the file is missing or malformed."""
         entry = self._load(issue_id, self.path_for(issue_id))
         if entry.issue is None:
-            raise ValueError(entry.error)
+            raise MalformedIssueError(entry.error)
         return entry.issue
 
     def _entries(self) -> Iterable[tuple[str, CachedFile]]:

@@ -6,6 +6,9 @@ registers.
 
 from __future__ import annotations
 
+import functools
+import importlib.resources
+import json
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -30,24 +33,36 @@ from lorenz import (
     unsupported_tool_failure,
 )
 
-from .files import os_error_text
+from .files import IssueNotFoundError, NotRegularFileError, os_error_text
 from .options import pack_board_config, validate_pack_options
 from .paths import resolve_board_dir
 
 if TYPE_CHECKING:
     from .store import BoardStore
 
-__all__ = ["DEFAULT_SELECT", "TOOL_NAMES", "LocalToolPack", "local_tool_specs"]
+__all__ = [
+    "DEFAULT_SELECT",
+    "ISSUE_ID",
+    "ROW_FIELDS",
+    "QUERY_PROPERTIES",
+    "TOOL_NAMES",
+    "LocalToolPack",
+    "board_store",
+    "local_tool_specs",
+    "object_schema",
+    "run_local_tool",
+    "string_schema",
+]
 
 DEFAULT_SELECT = ("id", "title", "state", "stateType", "labels")
-_ROW_FIELDS = "id, identifier, title, description, state, stateType, labels, createdAt, updatedAt"
+ROW_FIELDS = "id, identifier, title, description, state, stateType, labels, createdAt, updatedAt"
 
 
-def _string(description: str) -> dict[str, Any]:
+def string_schema(description: str) -> dict[str, Any]:
     return {"type": "string", "description": description}
 
 
-def _object(properties: Mapping[str, Any], *required: str) -> dict[str, Any]:
+def object_schema(properties: Mapping[str, Any], *required: str) -> dict[str, Any]:
     """A strict inputSchema: a key the tool does not take is refused, not silently dropped."""
     schema: dict[str, Any] = {"type": "object", "additionalProperties": False, "properties": dict(properties)}
     if required:
@@ -55,74 +70,23 @@ def _object(properties: Mapping[str, Any], *required: str) -> dict[str, Any]:
     return schema
 
 
-_ISSUE_ID = _string("Board issue id: the board's id prefix plus a number, e.g. BOARD-12.")
-_QUERY_PROPERTIES = query_input_properties(
+ISSUE_ID = string_schema("Board issue id: the board's id prefix plus a number, e.g. BOARD-12.")
+QUERY_PROPERTIES = query_input_properties(
     f"Row fields to return (default {', '.join(DEFAULT_SELECT)}); also description, identifier, "
     'createdAt, updatedAt, and "comments" for each issue\'s comment lines.'
 )
-_SPECS = (
-    ToolSpec(
-        name="local_update_status",
-        description="Move a local board issue to a new status. Args: issueId, status.",
-        input_schema=_object(
-            {
-                "issueId": _ISSUE_ID,
-                "status": _string("The new status name, e.g. 'In Progress' or 'Done' (non-blank, free text)."),
-            },
-            "issueId",
-            "status",
-        ),
-    ),
-    ToolSpec(
-        name="local_comment",
-        description="Append a comment to a local board issue. Args: issueId, body.",
-        input_schema=_object(
-            {
-                "issueId": _ISSUE_ID,
-                "body": _string("Comment text; stored as a timestamped '- <time> agent: <body>' line."),
-            },
-            "issueId",
-            "body",
-        ),
-    ),
-    ToolSpec(
-        name="local_create_issue",
-        description="Create a new local board issue. Args: title, body?, status?.",
-        input_schema=_object(
-            {
-                "title": _string("Issue title, one line (line breaks become spaces)."),
-                "body": _string("Issue description (Markdown); omit for none."),
-                "status": _string("Initial status name, e.g. 'Todo' (the default when omitted or blank)."),
-            },
-            "title",
-        ),
-    ),
-    ToolSpec(
-        name="local_read_issue",
-        description="Read a local board issue: its current status, title, description, and comments.",
-        input_schema=_object({"issueId": _ISSUE_ID}, "issueId"),
-        annotations={"readOnlyHint": True},
-    ),
-    ToolSpec(
-        name="local_query",
-        description=(
-            "Query the local board (read-only). Args (all optional): where (filter: "
-            "{field, op, value} with op eq/ne/lt/lte/gt/gte/in/nin/contains/exists, or "
-            "{and: [...]}/{or: [...]}/{not: ...}), select (fields, default "
-            f"{list(DEFAULT_SELECT)}), order_by ([{{field, dir: asc|desc}}]), limit (default 100, "
-            f'max 1000), offset. Row fields: {_ROW_FIELDS}; add "comments" to select for each '
-            "issue's comment lines. Returns {rows, total, skipped}."
-        ),
-        input_schema=_object(_QUERY_PROPERTIES),
-        annotations={"readOnlyHint": True},
-    ),
+TOOL_NAMES: tuple[str, ...] = (
+    "local_update_status",
+    "local_comment",
+    "local_create_issue",
+    "local_read_issue",
+    "local_query",
 )
-TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in _SPECS)
 
 
 def local_tool_specs() -> list[ToolSpec]:
-    """The pack's tools, in their fixed order."""
-    return list(_SPECS)
+    """The pack's tools as advertised, in their fixed order."""
+    return list(_specs())
 
 
 def board_store(settings: Settings) -> BoardStore:
@@ -214,32 +178,32 @@ def run_local_tool(name: str, args: Any, settings: Settings) -> ToolResult:
     try:
         store = board_store(settings)
         return tool_success(handler(store, as_arguments(args)))
+    except IssueNotFoundError as exc:
+        return _declared("ISSUE_NOT_FOUND", os_error_text(exc))
+    except NotRegularFileError as exc:
+        return _declared("MALFORMED_ISSUE", os_error_text(exc))
     except OSError as exc:  # the store words its own; anything else must not leak a path either
-        return tool_failure(os_error_text(exc))
+        return _declared("BOARD_UNAVAILABLE", os_error_text(exc))
     except Exception as exc:
+        if _is_malformed(exc):
+            return _declared("MALFORMED_ISSUE", error_message(exc))
         return tool_failure(error_message(exc))
 
 
-class LocalToolPack:
-    """Pack ``local``: ``local_update_status``, ``local_comment``, ``local_create_issue``,
-    ``local_read_issue``, ``local_query``."""
+def _declared(contract: str, message: str) -> ToolResult:
+    """A failure the tools declare (a contract of :mod:`.models`): the same ``error`` string, plus
+    reason, retryable and recovery."""
+    from lorenz.authoring import ToolFailure
 
-    name = "local"
+    from . import models
 
-    def tool_specs(self, settings: Settings) -> list[ToolSpec]:
-        return local_tool_specs()
+    return ToolFailure.of(getattr(models, contract), message).to_result()
 
-    def validate_options(self, options: Mapping[str, Any]) -> None:
-        """Check ``tools.local`` (keys ``path``, ``idPrefix``/``id_prefix``)."""
-        validate_pack_options(options)
 
-    async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
-        if name == "local_read_issue" and (cached := _cached_read(input, context.settings)) is not None:
-            return cached
-        from lorenz import run_in_thread
+def _is_malformed(exc: Exception) -> bool:
+    from .store import MalformedIssueError
 
-        # File I/O (and fsync) blocks: keep it off the event loop serving other agents.
-        return await run_in_thread(run_local_tool, name, input, context.settings)
+    return isinstance(exc, MalformedIssueError)
 
 
 _STORE_MODULE = f"{__package__}.store"
@@ -256,3 +220,50 @@ def _cached_read(args: Any, settings: Settings) -> ToolResult | None:
     except Exception:
         return None
     return tool_success(_read_reply(content)) if content is not None else None
+
+
+class LocalToolPack:
+    """Pack ``local``: ``local_update_status``, ``local_comment``, ``local_create_issue``,
+    ``local_read_issue``, ``local_query``.
+
+    Listing reads the specs the typed tools generate (``specs.json``, held equal to them by a test),
+    so ``lorenz tools`` loads neither the kit nor the board store; a call runs the typed pack."""
+
+    name = "local"
+    validates_arguments = False  # the host checks the published inputSchema, worded as always
+
+    def tool_specs(self, settings: Settings) -> list[ToolSpec]:
+        return local_tool_specs()
+
+    def validate_options(self, options: Mapping[str, Any]) -> None:
+        """Check ``tools.local`` (keys ``path``, ``idPrefix``/``id_prefix``)."""
+        validate_pack_options(options)
+
+    async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
+        if name == "local_read_issue" and (cached := _cached_read(input, context.settings)) is not None:
+            return cached
+        result: ToolResult = await _typed_pack().execute_tool(name, input, context)
+        return result
+
+
+@functools.cache
+def _typed_pack() -> Any:
+    from .kit import TypedLocalPack
+
+    return TypedLocalPack()
+
+
+@functools.cache
+def _specs() -> tuple[ToolSpec, ...]:
+    raw = json.loads(importlib.resources.files(__package__).joinpath("specs.json").read_text(encoding="utf-8"))
+    return tuple(
+        ToolSpec(
+            name=item["name"],
+            title=item.get("title"),
+            description=item["description"],
+            input_schema=item["inputSchema"],
+            annotations=item.get("annotations"),
+            output_schema=item.get("outputSchema"),
+        )
+        for item in raw
+    )
