@@ -1,5 +1,5 @@
 """The ``local`` tools on :mod:`lorenz.authoring`: typed input and output, annotations, declared
-failures. Loaded on the first call; listing the tools reads the specs it generates (``specs.json``).
+failures.
 """
 
 from __future__ import annotations

@@ -7,8 +7,6 @@ registers.
 from __future__ import annotations
 
 import functools
-import importlib.resources
-import json
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -226,8 +224,8 @@ class LocalToolPack:
     """Pack ``local``: ``local_update_status``, ``local_comment``, ``local_create_issue``,
     ``local_read_issue``, ``local_query``.
 
-    Listing reads the specs the typed tools generate (``specs.json``, held equal to them by a test),
-    so ``lorenz tools`` loads neither the kit nor the board store; a call runs the typed pack."""
+    Listing reads the typed tools' specs (which loads neither the board store nor the kit's call-time
+    libraries); a call runs the typed pack."""
 
     name = "local"
     validates_arguments = False  # the host checks the published inputSchema, worded as always
@@ -255,15 +253,6 @@ def _typed_pack() -> Any:
 
 @functools.cache
 def _specs() -> tuple[ToolSpec, ...]:
-    raw = json.loads(importlib.resources.files(__package__).joinpath("specs.json").read_text(encoding="utf-8"))
-    return tuple(
-        ToolSpec(
-            name=item["name"],
-            title=item.get("title"),
-            description=item["description"],
-            input_schema=item["inputSchema"],
-            annotations=item.get("annotations"),
-            output_schema=item.get("outputSchema"),
-        )
-        for item in raw
-    )
+    from .kit import local_tools
+
+    return tuple(tool.spec() for tool in local_tools())

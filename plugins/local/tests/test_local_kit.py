@@ -26,8 +26,7 @@ HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 
 
 def test_listed_specs_are_the_kit_specs() -> None:
-    """specs.json (what `lorenz tools` lists without loading the kit) is what the typed tools generate:
-    regenerate it with `python -c "..."` (see the README) when a tool changes."""
+    """What the pack lists is what its typed tools generate, in their fixed order."""
     assert [spec.to_wire() for spec in local_tool_specs()] == [t.spec().to_wire() for t in local_tools()]
 
 
