@@ -79,6 +79,12 @@ class IssueRef:
         return out
 
 
+#: The fields of a query row, in row order.
+_QUERY_FIELDS = (
+    "id", "identifier", "title", "description", "state", "stateType", "labels", "createdAt", "updatedAt", "url",
+)  # fmt: skip
+
+
 @frozen(kw_only=True)
 class Issue:
     """A tracker issue, normalised. ``raw`` keeps the record it was built from."""
@@ -123,24 +129,10 @@ class Issue:
         }
 
     def to_query_row(self, *, with_url: bool = True) -> dict[str, Any]:
-        """The row a query tool filters and returns: the fields the query language can name.
-
-        ``with_url=False`` leaves ``url`` out, for trackers whose issues have no web page.
-        """
-        row: dict[str, Any] = {
-            "id": self.id,
-            "identifier": self.identifier,
-            "title": self.title,
-            "description": self.description,
-            "state": self.state,
-            "stateType": self.state_type,
-            "labels": list(self.labels),
-            "createdAt": self.created_at,
-            "updatedAt": self.updated_at,
-        }
-        if with_url:
-            row["url"] = self.url
-        return row
+        """The row a query tool filters and returns: the fields of :meth:`to_record` the query
+        language can name. ``with_url=False`` leaves ``url`` out, for issues with no web page."""
+        record = self.to_record()
+        return {key: record[key] for key in _QUERY_FIELDS if with_url or key != "url"}
 
 
 @frozen(kw_only=True)
