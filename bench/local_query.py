@@ -41,8 +41,9 @@ from lorenz.toolcall.schemas import compile_schema, validate_arguments
 from lorenz.toolcall.wire import refuse_unsafe_arguments
 from lorenz_local.board import BoardDocument, render_document
 from lorenz_local.cache import CACHE, SNAPSHOTS
+from lorenz_local.pack import local_tool_specs
 from lorenz_local.store import BoardStore
-from lorenz_local.tools import local_tool_specs, run_local_tool
+from lorenz_local.tools import run_local_tool
 
 STATUSES = ("Todo", "In Progress", "Done", "Backlog", "Reviewing")
 LABELS = ("backend", "frontend", "bug", "infra", "docs")

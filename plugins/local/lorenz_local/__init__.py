@@ -15,11 +15,11 @@ _EXPORTS = {
     "DEFAULT_BOARD_DIR": ".paths",
     "BoardDocument": ".board",
     "BoardStore": ".store",
-    "LocalToolPack": ".tools",
+    "LocalToolPack": ".pack",
     "LocalTrackerClient": ".client",
     "LocalTrackerProvider": ".tracker",
     "SkippedFile": ".store",
-    "local_tool_specs": ".tools",
+    "local_tool_specs": ".pack",
     "parse_document": ".board",
     "render_document": ".board",
     "resolve_board_dir": ".paths",
@@ -37,10 +37,10 @@ if TYPE_CHECKING:
     from .board import parse_document as parse_document
     from .board import render_document as render_document
     from .client import LocalTrackerClient as LocalTrackerClient
+    from .pack import LocalToolPack as LocalToolPack
+    from .pack import local_tool_specs as local_tool_specs
     from .paths import DEFAULT_BOARD_DIR as DEFAULT_BOARD_DIR
     from .paths import resolve_board_dir as resolve_board_dir
     from .store import BoardStore as BoardStore
     from .store import SkippedFile as SkippedFile
-    from .tools import LocalToolPack as LocalToolPack
-    from .tools import local_tool_specs as local_tool_specs
     from .tracker import LocalTrackerProvider as LocalTrackerProvider

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from lorenz import ToolProvider, TrackerProvider, hookimpl
 
-from .tools import LocalToolPack
+from .pack import LocalToolPack
 from .tracker import LocalTrackerProvider
 
 __all__ = ["PACK", "TRACKER", "lorenz_register_tool_packs", "lorenz_register_trackers"]

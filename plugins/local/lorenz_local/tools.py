@@ -1,12 +1,12 @@
-"""The ``local`` tool pack: five tools an agent uses to work a board.
+"""The ``local`` board operations: what each of the five tools does to a board store.
 
 The board store (:mod:`.store`, with the YAML parser) loads on the first call, not when the plugin
 registers.
 """
+"""
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -14,9 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from lorenz import (
     Settings,
-    ToolContext,
     ToolResult,
-    ToolSpec,
     apply_query,
     as_arguments,
     error_message,
@@ -32,7 +30,7 @@ from lorenz import (
 )
 
 from .files import IssueNotFoundError, NotRegularFileError, os_error_text
-from .options import pack_board_config, validate_pack_options
+from .options import pack_board_config
 from .paths import resolve_board_dir
 
 if TYPE_CHECKING:
@@ -44,9 +42,8 @@ __all__ = [
     "ROW_FIELDS",
     "QUERY_PROPERTIES",
     "TOOL_NAMES",
-    "LocalToolPack",
     "board_store",
-    "local_tool_specs",
+    "cached_read",
     "object_schema",
     "run_local_tool",
     "string_schema",
@@ -80,11 +77,6 @@ TOOL_NAMES: tuple[str, ...] = (
     "local_read_issue",
     "local_query",
 )
-
-
-def local_tool_specs() -> list[ToolSpec]:
-    """The pack's tools as advertised, in their fixed order."""
-    return list(_specs())
 
 
 def board_store(settings: Settings) -> BoardStore:
@@ -207,7 +199,7 @@ def _is_malformed(exc: Exception) -> bool:
 _STORE_MODULE = f"{__package__}.store"
 
 
-def _cached_read(args: Any, settings: Settings) -> ToolResult | None:
+def cached_read(args: Any, settings: Settings) -> ToolResult | None:
     """``local_read_issue`` of a file parsed before and unchanged since: one ``lstat``, so it is
     answered on the event loop; a thread hop would cost more than the read. ``None`` otherwise
     (a bad argument included: the full path words the error)."""
@@ -218,41 +210,3 @@ def _cached_read(args: Any, settings: Settings) -> ToolResult | None:
     except Exception:
         return None
     return tool_success(_read_reply(content)) if content is not None else None
-
-
-class LocalToolPack:
-    """Pack ``local``: ``local_update_status``, ``local_comment``, ``local_create_issue``,
-    ``local_read_issue``, ``local_query``.
-
-    Listing reads the typed tools' specs (which loads neither the board store nor the kit's call-time
-    libraries); a call runs the typed pack."""
-
-    name = "local"
-    validates_arguments = False  # the host checks the published inputSchema, worded as always
-
-    def tool_specs(self, settings: Settings) -> list[ToolSpec]:
-        return local_tool_specs()
-
-    def validate_options(self, options: Mapping[str, Any]) -> None:
-        """Check ``tools.local`` (keys ``path``, ``idPrefix``/``id_prefix``)."""
-        validate_pack_options(options)
-
-    async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
-        if name == "local_read_issue" and (cached := _cached_read(input, context.settings)) is not None:
-            return cached
-        result: ToolResult = await _typed_pack().execute_tool(name, input, context)
-        return result
-
-
-@functools.cache
-def _typed_pack() -> Any:
-    from .kit import TypedLocalPack
-
-    return TypedLocalPack()
-
-
-@functools.cache
-def _specs() -> tuple[ToolSpec, ...]:
-    from .kit import local_tools
-
-    return tuple(tool.spec() for tool in local_tools())

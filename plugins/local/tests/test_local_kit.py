@@ -17,7 +17,7 @@ from lorenz.authoring.lint import lint_pack
 from lorenz.host import RunningServer, serve_in_thread
 from lorenz.settings.model import Settings
 from lorenz_local.kit import TypedLocalPack, local_tools
-from lorenz_local.tools import LocalToolPack, local_tool_specs
+from lorenz_local.pack import LocalToolPack, local_tool_specs
 
 pytestmark = pytest.mark.anyio
 

@@ -19,8 +19,8 @@ from lorenz.settings import ConfigError, parse_config, validate_dispatch_config
 from lorenz.settings.model import Settings, TrackerSettings
 from lorenz.workspace import open_workspace
 from lorenz_local import tools as tools_module
+from lorenz_local.pack import LocalToolPack
 from lorenz_local.store import BoardStore
-from lorenz_local.tools import LocalToolPack
 
 pytestmark = pytest.mark.anyio
 

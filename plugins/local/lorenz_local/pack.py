@@ -1,0 +1,61 @@
+"""The ``local`` tool pack as the host mounts it: specs from the typed tools, calls to the typed pack.
+
+Registering the plugin imports this module only; the typed tools (and through them the board
+operations) load when the tools are first listed.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+from lorenz import Settings, ToolContext, ToolResult, ToolSpec
+
+from .options import validate_pack_options
+from .tools import cached_read
+
+__all__ = ["LocalToolPack", "local_tool_specs"]
+
+
+def local_tool_specs() -> list[ToolSpec]:
+    """The pack's tools as advertised, in their fixed order."""
+    return list(_specs())
+
+
+class LocalToolPack:
+    """Pack ``local``: ``local_update_status``, ``local_comment``, ``local_create_issue``,
+    ``local_read_issue``, ``local_query``.
+
+    Listing reads the typed tools' specs (which loads neither the board store nor the kit's call-time
+    libraries); a call runs the typed pack."""
+
+    name = "local"
+    validates_arguments = False  # the host checks the published inputSchema, worded as always
+
+    def tool_specs(self, settings: Settings) -> list[ToolSpec]:
+        return local_tool_specs()
+
+    def validate_options(self, options: Mapping[str, Any]) -> None:
+        """Check ``tools.local`` (keys ``path``, ``idPrefix``/``id_prefix``)."""
+        validate_pack_options(options)
+
+    async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
+        if name == "local_read_issue" and (cached := cached_read(input, context.settings)) is not None:
+            return cached
+        result: ToolResult = await _typed_pack().execute_tool(name, input, context)
+        return result
+
+
+@functools.cache
+def _typed_pack() -> Any:
+    from .kit import TypedLocalPack
+
+    return TypedLocalPack()
+
+
+@functools.cache
+def _specs() -> tuple[ToolSpec, ...]:
+    from .kit import local_tools
+
+    return tuple(tool.spec() for tool in local_tools())
