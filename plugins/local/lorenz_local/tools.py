@@ -3,7 +3,6 @@
 The board store (:mod:`.store`, with the YAML parser) loads on the first call, not when the plugin
 registers.
 """
-"""
 
 from __future__ import annotations
 
