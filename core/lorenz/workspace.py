@@ -83,6 +83,20 @@ class Workspace:
         """The flat tool namespace of the packs that mounted."""
         return list(self.mounted.specs)
 
+    def asking_tools(self) -> list[str]:
+        """The served tools whose pack declares that they ask the client for input."""
+        names: list[str] = []
+        for pack in self.mounted.packs:
+            declared = getattr(pack, "client_input_tools", None)
+            if declared is None:
+                continue
+            try:
+                found = call_plugin(pack.name, "client_input_tools", declared, self.settings)
+            except PluginError:
+                continue
+            names.extend(name for name in found if self.mounted.owners.get(name) is pack)
+        return names
+
     def tool_owners(self) -> dict[str, str]:
         """``{tool name: pack name}`` for every mounted tool."""
         return {name: pack.name for name, pack in self.mounted.owners.items()}

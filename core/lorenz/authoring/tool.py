@@ -19,7 +19,9 @@ from lorenz.toolcall.schemas import schema_problems
 from .content import ContentBlock, joined_text, rendered, with_text_after
 from .enrichment import Enrich, enrichment_spec
 from .failures import BASELINE_ERRORS, ErrorContract, ToolFailure, unexpected_failure
+from .inputs import InputRequest, InputRound, Inputs
 from .logs import ClientLog
+from .rounds import run_rounds
 from .schema import input_schema, widened_output_schema
 from .structure import ArgumentError, structure_strict, unstructure
 
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
 
     from lorenz.contracts import ToolSpec
     from lorenz.settings.model import Settings
+    from lorenz.toolcall.client_input import ClientInput
 
 __all__ = [
     "CallContext",
@@ -74,10 +77,24 @@ class CallContext:
     enrich: Enrich = field(default=attrs.Factory(lambda self: self.tool.enricher(), takes_self=True))
     #: Whether a tool is callable by this caller (set by the pack from the host's ``ToolContext``).
     enabled: Callable[[str], bool] | None = field(default=None, repr=False)
+    #: How this call may ask its client for input (the host's ``ToolContext.client_input``).
+    client_input: ClientInput | None = field(default=None, repr=False)
+    #: The client's answers to the rounds asked so far (``ctx.inputs.accepted("confirm", Confirm)``).
+    inputs: Inputs = field(factory=Inputs)
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.log, ClientLog):
             self.log = ClientLog(self.log, self.log_sink)
+
+    def request_input(self, requests: Mapping[str, InputRequest]) -> InputRound:
+        """A round of questions for the client, by name: ``return ctx.request_input({"confirm":
+        elicit("Delete BOARD-3?", schema=Confirm)})``. The handler is called again with the same
+        arguments once they are answered, the answers on ``ctx.inputs``."""
+        for name, request in requests.items():
+            if not isinstance(request, InputRequest):
+                msg = f"request_input: {name!r} is a {type(request).__name__}, not a request from elicit(), ..."
+                raise TypeError(msg)
+        return InputRound(dict(requests))
 
     def is_enabled(self, tool_name: str) -> bool:
         """Whether ``tool_name`` is callable by this caller under this configuration: mounted, not
@@ -152,6 +169,8 @@ class Tool(Generic[In, Out]):
     format: Callable[[Out], str | Sequence[ContentBlock | str]] | None = None
     #: Agent-facing fields beside the output: ``True`` (``echo``/``total``/``notice``) or an attrs class.
     enrichment: type | bool | None = None
+    #: Whether the handler asks the client for input (``lorenz check`` warns where none could answer).
+    needs_client_input: bool = False
     input_schema: Mapping[str, Any] = field(init=False)
     output_schema: Mapping[str, Any] | None = field(init=False)
     #: A ``jsonschema`` validator for the keywords cattrs does not check, when the schema has any.
@@ -237,7 +256,7 @@ class Tool(Generic[In, Out]):
         except ArgumentError as exc:
             return invalid_arguments(self.name, exc.located)
         try:
-            output = await self.handler(context, args)
+            output = await run_rounds(self, context, args)
         except ToolFailure as failure:
             output = failure
         except Exception as exc:
@@ -330,7 +349,8 @@ def tool(
     errors: Sequence[ErrorContract] = (),
     format: Callable[[Out], str | Sequence[ContentBlock | str]] | None = None,
     enrichment: type | bool | None = None,
-) -> Callable[[Callable[[CallContext, In], Awaitable[Out]]], Tool[In, Out]]:
+    needs_client_input: bool = False,
+) -> Callable[[Callable[[CallContext, In], Awaitable[Out | InputRound]]], Tool[In, Out]]:
     """Define a tool from an async handler::
 
     @tool(name="weather_get_forecast", description="...", input=ForecastArgs, output=Forecast,
@@ -338,7 +358,7 @@ def tool(
     async def get_forecast(ctx: CallContext, args: ForecastArgs) -> Forecast: ...
     """
 
-    def decorate(handler: Callable[[CallContext, In], Awaitable[Out]]) -> Tool[In, Out]:
+    def decorate(handler: Callable[[CallContext, In], Awaitable[Out | InputRound]]) -> Tool[In, Out]:
         return Tool(
             name=name,
             description=description,
@@ -350,6 +370,7 @@ def tool(
             errors=tuple(errors),
             format=format,
             enrichment=enrichment,
+            needs_client_input=needs_client_input,
         )
 
     return decorate
