@@ -181,8 +181,8 @@ async def test_over_stdio(tmp_path: Path, mode: str) -> None:
 # -- the 2026-07-28 retry, driven by hand as a client would --------------------------------------
 
 
-def _post(url: str, body: dict[str, Any]) -> dict[str, Any]:
-    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": MODERN}
+def _post(url: str, body: dict[str, Any], auth: dict[str, str] | None = None) -> dict[str, Any]:
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": MODERN, **(auth or {})}
     headers.update({"Mcp-Method": body["method"], "Mcp-Name": body["params"]["name"]})
     response = httpx.post(url, json=body, headers=headers, timeout=30)
     assert response.status_code == 200, response.text
@@ -297,3 +297,19 @@ async def test_asking_the_same_name_again_is_refused(tmp_path: Path, pack: Modul
     assert result.is_error is True
     assert "asked for 'confirm' again" in result.content[0].text
     assert answers.elicited == ["Sure?"]
+
+
+def test_state_minted_for_one_token_is_refused_for_another(tmp_path: Path, pack: ModuleType) -> None:
+    tokens = "  tokens:\n    - {token: alice-secret-token, name: alice}\n    - {token: bob-secret-token, name: bob}\n"
+    with _serve(tmp_path, pack, tokens) as running:
+        alice = {"Authorization": "Bearer alice-secret-token"}
+        first = _post(running.url, _call(1, "boards_delete_board", {"board": "BOARD-3"}), alice)["result"]
+        answers = {"confirm": {"action": "accept", "content": {"confirm": True}}}
+        retry = _call(
+            2, "boards_delete_board", {"board": "BOARD-3"}, inputResponses=answers, requestState=first["requestState"]
+        )
+        bob = _post(running.url, retry, {"Authorization": "Bearer bob-secret-token"})["result"]
+        assert bob["isError"] is True and bob["structuredContent"]["error"]["reason"] == "invalid_request_state"
+        assert "BOARD-3" in pack.BOARDS
+        done = _post(running.url, retry, alice)["result"]
+    assert done["isError"] is False and "BOARD-3" not in pack.BOARDS

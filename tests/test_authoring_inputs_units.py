@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -149,3 +151,74 @@ def test_lorenz_check_warns_about_a_tool_no_client_could_answer(
     assert "boards_delete_board" in json.loads(out)["tools"]  # the JSON stays as it was
     assert "warning:" in err and "boards_delete_board needs input from the client" in err
     assert "boards_nag" not in err  # only the tools that declare it
+
+
+ASKER = """
+from attrs import frozen
+
+from lorenz import hookimpl
+from lorenz.authoring import Pack, elicit, tool
+
+
+@frozen
+class Confirm:
+    confirm: bool
+
+
+@frozen
+class NoArgs:
+    pass
+
+
+@tool(name="asker_confirm", description="Asks the user to confirm.", input=NoArgs)
+async def confirm(ctx, args):
+    if ctx.inputs.view("confirm").asked:
+        return {"confirmed": True}
+    return ctx.request_input({"confirm": elicit("Sure?", schema=Confirm)})
+
+
+@hookimpl
+def lorenz_register_tool_packs(register):
+    register(Pack(name="asker", tools=[confirm]))
+"""
+
+
+@pytest.mark.slow
+def test_an_isolated_pack_in_its_own_process_says_it_cannot_ask(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import anyio
+
+    from lorenz.workspace import open_workspace
+
+    site = tmp_path / "site"
+    info = site / "iso_asker-1.0.dist-info"
+    info.mkdir(parents=True)
+    (site / "iso_asker.py").write_text(ASKER, encoding="utf-8")
+    metadata = "Metadata-Version: 2.1\nName: iso-asker\nVersion: 1.0\nRequires-Dist: lorenz-core>=0.1\n"
+    (info / "METADATA").write_text(metadata, encoding="utf-8")
+    (info / "entry_points.txt").write_text("[lorenz.tool_packs]\nasker = iso_asker\n", encoding="utf-8")
+    (info / "RECORD").write_text("", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.chdir(tmp_path)
+    front = "tracker:\n  kind: local\n  path: ./board\ntools:\n  asker: {}\nserver:\n  isolated_packs: ['*']\n"
+    (tmp_path / "WORKFLOW.md").write_text(f"---\n{front}---\n", encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
+    env["LORENZ_LOAD_PLUGINS"] = "lorenz-local,iso-asker"
+    env["PYTHONPATH"] = os.pathsep.join([str(site), env.get("PYTHONPATH", "")])
+    workspace = open_workspace(cwd=tmp_path, env=env)
+
+    async def call() -> Any:
+        async with httpx.AsyncClient() as http:
+            return await workspace.call("asker_confirm", {}, http)
+
+    try:
+        result = anyio.run(call)
+    finally:
+        workspace.close()
+        sys.modules.pop("iso_asker", None)
+    assert result.success is False
+    assert (
+        "asker_confirm needs input from the client, which a pack in server.isolated_packs cannot ask"
+        in (result.result["error"]["message"])
+    )
