@@ -222,3 +222,19 @@ def test_an_isolated_pack_in_its_own_process_says_it_cannot_ask(
         "asker_confirm needs input from the client, which a pack in server.isolated_packs cannot ask"
         in (result.result["error"]["message"])
     )
+
+
+@pytest.mark.anyio
+async def test_pack_host_plays_the_client(tmp_path: Path, pack: ModuleType) -> None:
+    host = make_pack_host(pack.PACK, base_dir=tmp_path)
+    refused = await host.call("boards_delete_board", {"board": "BOARD-3"})
+    assert refused.success is False and "this call has no client to ask" in refused.error
+    yes = {"confirm": {"action": "accept", "content": {"confirm": True}}}
+    declined = await host.call("boards_delete_board", {"board": "BOARD-3"}, answers={})
+    assert declined.success is False and "(cancel)" in declined.error  # a name left out is cancelled
+    assert "BOARD-3" in pack.BOARDS
+    done = await host.call("boards_delete_board", {"board": "BOARD-3"}, answers=yes)
+    assert done.success is True and done.result == {"board": "BOARD-3"}
+    assert [list(round) for round in host.asked] == [["confirm"], ["confirm"]]
+    assert host.asked[1]["confirm"]["params"]["message"] == "Delete BOARD-3?"
+    assert "BOARD-3" not in pack.BOARDS

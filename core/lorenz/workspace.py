@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     import httpx
 
     from .contracts import RuntimeTrackerClient
+    from .toolcall.client_input import ClientInput
 
 __all__ = ["Workspace", "find_workflow", "open_workspace"]
 
@@ -102,7 +103,13 @@ class Workspace:
         return {name: pack.name for name, pack in self.mounted.owners.items()}
 
     async def call(
-        self, name: str, arguments: Any, http: httpx.AsyncClient, *, progress: ProgressSink | None = None
+        self,
+        name: str,
+        arguments: Any,
+        http: httpx.AsyncClient,
+        *,
+        progress: ProgressSink | None = None,
+        client_input: ClientInput | None = None,
     ) -> ToolResult:
         """Run one mounted tool as the MCP host does (arguments checked against its ``inputSchema``
         first, within the tool timeout); never raises."""
@@ -112,7 +119,13 @@ class Workspace:
         name = name.strip()
         pack = self.mounted.owners.get(name)
         owners = self.mounted.owners  # in-process: no token, so every mounted tool that is not switched off
-        context = ToolContext(settings=self.settings, http=http, progress_sink=progress, enabled=owners.__contains__)
+        context = ToolContext(
+            settings=self.settings,
+            http=http,
+            progress_sink=progress,
+            enabled=owners.__contains__,
+            client_input=client_input,
+        )
         if pack is None:
             return self.unsupported(name)
         refused = refuse_unsafe_arguments(name, arguments)
