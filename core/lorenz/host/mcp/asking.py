@@ -18,6 +18,7 @@ from mcp.server.context import CallNext, HandlerResult
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
+from mcp_types.methods import is_input_required
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from lorenz.results import failure_result
@@ -112,6 +113,15 @@ class SealedRequestState:
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method != "tools/call":
             return await call_next(ctx)
+        if ctx.params is None or ctx.params.get("requestState") is None:  # a first call: nothing to verify
+            result = await call_next(ctx)
+            if not is_input_required(result):
+                return result
+
+            async def answered(_: ServerRequestContext[Any, Any]) -> HandlerResult:
+                return result
+
+            return await self._boundary(ctx, answered)  # seals the state the call minted
         entered = False
 
         async def enter(inner: ServerRequestContext[Any, Any]) -> HandlerResult:
