@@ -16,6 +16,8 @@ from .settings.model import Settings
 if TYPE_CHECKING:
     import httpx
 
+    from .toolcall.client_input import ClientInput
+
 __all__ = [
     "LogSink",
     "ProgressSink",
@@ -81,6 +83,9 @@ class ToolContext:
     #: Where :meth:`log` goes (the host's ``notifications/message`` sender, set only when the client
     #: asked for log messages); ``None``: nowhere.
     log_sink: LogSink | None = field(default=None, repr=False)
+    #: How the call may ask its client for input (:mod:`lorenz.toolcall.client_input`); ``None``: it
+    #: cannot. Read by :mod:`lorenz.authoring`'s ``ctx.request_input``.
+    client_input: ClientInput | None = field(default=None, repr=False)
 
     def is_enabled(self, tool: str) -> bool:
         """Whether ``tool`` is callable by this caller under this configuration (``False`` when the

@@ -157,6 +157,8 @@ class PackHost:
         self.workspace = workspace
         #: ``(done, total, message)`` of every progress report the tools made through :meth:`call`.
         self.progress: list[tuple[float, float | None, str | None]] = []
+        #: ``{name: {"method", "params"}}`` of every request the tools put to the client through :meth:`call`.
+        self.asked: list[dict[str, Any]] = []
         self.transport = transport if transport is not None else httpx.MockTransport(no_network)
 
     @property
@@ -176,15 +178,27 @@ class PackHost:
     def _http(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(transport=self.transport, timeout=10.0)
 
-    async def call(self, name: str, arguments: Any = None) -> ToolResult:
+    async def call(self, name: str, arguments: Any = None, *, answers: Mapping[str, Any] | None = None) -> ToolResult:
         """The exact ``ToolResult`` of one call, routed like the host routes it (never raises). What
-        the tool reported with ``context.progress`` is appended to :attr:`progress`."""
+        the tool reported with ``context.progress`` is appended to :attr:`progress`.
+
+        ``answers`` plays the client for a tool that asks for input: ``{"confirm": {"action": "accept",
+        "content": {"confirm": True}}}`` (MCP result shapes, by request name; a name left out is
+        cancelled). Each round asked is appended to :attr:`asked`. Without it the tool cannot ask."""
+        from .toolcall.client_input import ASK, ClientInput
 
         async def record(done: float, total: float | None, message: str | None) -> None:
             self.progress.append((done, total, message))
 
+        async def ask(requests: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+            self.asked.append({key: dict(value) for key, value in requests.items()})
+            given = answers or {}
+            return {key: given[key] for key in requests if key in given}
+
+        client = ClientInput(mode=ASK, ask=ask) if answers is not None else None
         async with self._http() as http:
-            return await self.workspace.call(name, {} if arguments is None else arguments, http, progress=record)
+            arguments = {} if arguments is None else arguments
+            return await self.workspace.call(name, arguments, http, progress=record, client_input=client)
 
     def server(self) -> mcp.server.Server[Any]:
         """The host's MCP server (the SDK's low-level ``Server``) over this workspace."""

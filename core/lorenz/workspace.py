@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     import httpx
 
     from .contracts import RuntimeTrackerClient
+    from .toolcall.client_input import ClientInput
 
 __all__ = ["Workspace", "find_workflow", "open_workspace"]
 
@@ -84,12 +85,32 @@ class Workspace:
         """The flat tool namespace of the packs that mounted."""
         return list(self.mounted.specs)
 
+    def asking_tools(self) -> list[str]:
+        """The served tools whose pack declares that they ask the client for input."""
+        names: list[str] = []
+        for pack in self.mounted.packs:
+            declared = getattr(pack, "client_input_tools", None)
+            if declared is None:
+                continue
+            try:
+                found = call_plugin(pack.name, "client_input_tools", declared, self.settings)
+            except PluginError:
+                continue
+            names.extend(name for name in found if self.mounted.owners.get(name) is pack)
+        return names
+
     def tool_owners(self) -> dict[str, str]:
         """``{tool name: pack name}`` for every mounted tool."""
         return {name: pack.name for name, pack in self.mounted.owners.items()}
 
     async def call(
-        self, name: str, arguments: Any, http: httpx.AsyncClient, *, progress: ProgressSink | None = None
+        self,
+        name: str,
+        arguments: Any,
+        http: httpx.AsyncClient,
+        *,
+        progress: ProgressSink | None = None,
+        client_input: ClientInput | None = None,
     ) -> ToolResult:
         """Run one mounted tool as the MCP host does (arguments checked against its ``inputSchema``
         first, within the tool timeout); never raises."""
@@ -100,7 +121,9 @@ class Workspace:
         pack = self.mounted.owners.get(name)
         # In-process: no token, so every mounted tool that is not switched off.
         enabled = EnabledTools(self.mounted.owners)
-        context = ToolContext(settings=self.settings, http=http, progress_sink=progress, enabled=enabled)
+        context = ToolContext(
+            settings=self.settings, http=http, progress_sink=progress, enabled=enabled, client_input=client_input
+        )
         if pack is None:
             return self.unsupported(name)
         refused = refuse_unsafe_arguments(name, arguments)

@@ -32,13 +32,29 @@ from .failures import (
     unauthorized,
     validation_error,
 )
+from .inputs import (
+    InputRequest,
+    InputRound,
+    Inputs,
+    InputView,
+    Root,
+    Roots,
+    SampledMessage,
+    create_message,
+    elicit,
+    elicit_url,
+    list_roots,
+)
 from .pack import DisabledTool, Pack, disabled
+from .rounds import MAX_ANSWER_BYTES, MAX_ROUNDS
 from .schema import SchemaError, describe, input_schema, output_schema, widened_output_schema
 from .structure import ArgumentError, structure_strict, unstructure
 from .tool import CallContext, ErrorContract, FormattedResult, Tool, ToolFailure, failure_result, hints, tool
 
 __all__ = [
     "BASELINE_ERRORS",
+    "MAX_ANSWER_BYTES",
+    "MAX_ROUNDS",
     "ArgumentError",
     "AudioBlock",
     "CallContext",
@@ -49,15 +65,25 @@ __all__ = [
     "ErrorContract",
     "FormattedResult",
     "ImageBlock",
+    "InputRequest",
+    "InputRound",
+    "InputView",
+    "Inputs",
     "Pack",
     "ResourceLinkBlock",
+    "Root",
+    "Roots",
+    "SampledMessage",
     "SchemaError",
     "TextBlock",
     "Tool",
     "ToolFailure",
     "audio",
+    "create_message",
     "describe",
     "disabled",
+    "elicit",
+    "elicit_url",
     "embedded_resource",
     "failure_from",
     "failure_result",
@@ -65,6 +91,7 @@ __all__ = [
     "hints",
     "image",
     "input_schema",
+    "list_roots",
     "not_found",
     "output_schema",
     "rate_limited",

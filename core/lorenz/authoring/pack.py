@@ -163,6 +163,10 @@ class Pack:
         options = self._options_for(settings)
         return [entry for entry in self.tools if isinstance(entry, DisabledTool) and entry.is_disabled(options)]
 
+    def client_input_tools(self, settings: Settings) -> list[str]:
+        """The enabled tools declared with ``needs_client_input=True`` (``lorenz check`` asks)."""
+        return [entry.name for entry in self.enabled_tools(settings) if entry.needs_client_input]
+
     def tool_specs(self, settings: Settings) -> list[ToolSpec]:
         return [entry.spec() for entry in self.enabled_tools(settings)]
 
@@ -191,6 +195,7 @@ class Pack:
             progress_sink=context.progress_sink,
             log_sink=getattr(context, "log_sink", None),
             enabled=getattr(context, "enabled", None) or self._enabled_here(context.settings),
+            client_input=getattr(context, "client_input", None),
         )
         return await target.run(input, call)
 

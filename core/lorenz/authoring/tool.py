@@ -17,6 +17,8 @@ from lorenz.results import FormattedResult, ToolResult, failure_result
 from .content import ContentBlock, joined_text, rendered, with_text_after
 from .enrichment import Enrich, enrichment_spec
 from .failures import BASELINE_ERRORS, ErrorContract, ToolFailure, kit_logger, unexpected_failure
+from .inputs import InputRequest, InputRound, Inputs
+from .rounds import run_rounds
 from .schema import input_schema, widened_output_schema
 from .structure import ArgumentError, structure_strict, unstructure
 
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
 
     from lorenz.contracts import ToolSpec
     from lorenz.settings.model import Settings
+    from lorenz.toolcall.client_input import ClientInput
 
     from .logs import ClientLog
 
@@ -77,12 +80,26 @@ class CallContext:
     enrich: Enrich = field(default=attrs.Factory(lambda self: self.tool.enricher(), takes_self=True))
     #: Whether a tool is callable by this caller (set by the pack from the host's ``ToolContext``).
     enabled: Callable[[str], bool] | None = field(default=None, repr=False)
+    #: How this call may ask its client for input (the host's ``ToolContext.client_input``).
+    client_input: ClientInput | None = field(default=None, repr=False)
+    #: The client's answers to the rounds asked so far (``ctx.inputs.accepted("confirm", Confirm)``).
+    inputs: Inputs = field(factory=Inputs)
 
     def __attrs_post_init__(self) -> None:
         from .logs import ClientLog
 
         if not isinstance(self.log, ClientLog):
             self.log = ClientLog(self.log, self.log_sink)
+
+    def request_input(self, requests: Mapping[str, InputRequest]) -> InputRound:
+        """A round of questions for the client, by name: ``return ctx.request_input({"confirm":
+        elicit("Delete BOARD-3?", schema=Confirm)})``. The handler is called again with the same
+        arguments once they are answered, the answers on ``ctx.inputs``."""
+        for name, request in requests.items():
+            if not isinstance(request, InputRequest):
+                msg = f"request_input: {name!r} is a {type(request).__name__}, not a request from elicit(), ..."
+                raise TypeError(msg)
+        return InputRound(dict(requests))
 
     def is_enabled(self, tool_name: str) -> bool:
         """Whether ``tool_name`` is callable by this caller under this configuration: mounted, not
@@ -161,6 +178,8 @@ class Tool(Generic[In, Out]):
     schema: Mapping[str, Any] | None = None
     #: How refused arguments read: ``(raw arguments, error) -> ToolResult``, ``None`` for the default.
     argument_errors: Callable[[Any, ArgumentError], ToolResult | None] | None = field(default=None, repr=False)
+    #: Whether the handler asks the client for input (``lorenz check`` warns where none could answer).
+    needs_client_input: bool = False
     input_schema: Mapping[str, Any] = field(init=False)
     output_schema: Mapping[str, Any] | None = field(init=False)
     #: The schema of the keywords cattrs does not check, when the input has any; compiled (with
@@ -257,7 +276,7 @@ class Tool(Generic[In, Out]):
             worded = self.argument_errors(arguments, exc) if self.argument_errors is not None else None
             return worded if worded is not None else invalid_arguments(self.name, exc.located)
         try:
-            output = await self.handler(context, args)
+            output = await run_rounds(self, context, args)
         except ToolFailure as failure:
             output = failure
         except Exception as exc:
@@ -342,7 +361,8 @@ def tool(
     enrichment: type | bool | None = None,
     input_schema: Mapping[str, Any] | None = None,
     argument_errors: Callable[[Any, ArgumentError], ToolResult | None] | None = None,
-) -> Callable[[Callable[[CallContext, In], Awaitable[Out]]], Tool[In, Out]]:
+    needs_client_input: bool = False,
+) -> Callable[[Callable[[CallContext, In], Awaitable[Out | InputRound]]], Tool[In, Out]]:
     """Define a tool from an async handler::
 
     @tool(name="weather_get_forecast", description="...", input=ForecastArgs, output=Forecast,
@@ -355,7 +375,7 @@ def tool(
     kit's ``invalid arguments for tool ...`` failure).
     """
 
-    def decorate(handler: Callable[[CallContext, In], Awaitable[Out]]) -> Tool[In, Out]:
+    def decorate(handler: Callable[[CallContext, In], Awaitable[Out | InputRound]]) -> Tool[In, Out]:
         return Tool(
             name=name,
             description=description,
@@ -369,6 +389,7 @@ def tool(
             enrichment=enrichment,
             schema=input_schema,
             argument_errors=argument_errors,
+            needs_client_input=needs_client_input,
         )
 
     return decorate

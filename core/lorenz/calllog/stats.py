@@ -44,7 +44,7 @@ class CallStats:
         with self._lock:
             self.recent.append(record)
             self._calls[tool] = self._calls.get(tool, 0) + 1
-            if outcome != "success":
+            if outcome not in ("success", "input_required"):  # a round of questions is no failure
                 self._failures[tool] = self._failures.get(tool, 0) + 1
             durations = self._durations.get(tool)
             if durations is None:

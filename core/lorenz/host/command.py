@@ -62,6 +62,10 @@ def serve(
     refusal = http_refusal(settings, host=host, workers=count, allow_no_token=allow_no_token)
     if refusal is not None:
         return _fail(refusal)
+    from lorenz.toolcall.client_input import serving_warnings
+
+    for warning in serving_warnings(settings, workers=count):
+        print(f"lorenz: warning: {warning}", file=sys.stderr)
     if count > 1:
         from .http.workers import run_workers
 

@@ -30,6 +30,7 @@ from lorenz.plugins.discovery import build_registries, load_plugin, make_manager
 from lorenz.plugins.model import Discovery
 from lorenz.results import ToolResult, tool_failure
 from lorenz.settings.model import Settings
+from lorenz.toolcall.client_input import ISOLATED, ClientInput
 from lorenz.toolcall.execution import call_pack, failure_from_exception
 from lorenz.toolcall.wire import ResultTooLarge, json_size_exceeds
 
@@ -264,6 +265,7 @@ class _Calls(asyncio.Protocol):
             progress_sink=progress if frame.get("progress") else None,
             log_sink=log if frame.get("log") else None,
             enabled=frozenset(enabled).__contains__ if isinstance(enabled, list) else None,
+            client_input=self._context.client_input,
         )
 
     async def _run(self, request_id: int, nonce: str, tool: str, arguments: Any, frame: Mapping[str, Any]) -> None:
@@ -303,7 +305,9 @@ async def serve(launch: Launch, fd_in: int, fd_out: int) -> None:
         return
     out, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(fd_out, "wb", buffering=0))
     async with httpx.AsyncClient(timeout=30.0) as http:
-        calls = _Calls(pack, ToolContext(settings=settings, http=http), out)
+        # A question for the client cannot cross the pipe yet: the kit says so instead of asking.
+        context = ToolContext(settings=settings, http=http, client_input=ClientInput(mode=ISOLATED))
+        calls = _Calls(pack, context, out)
         reading, _ = await loop.connect_read_pipe(lambda: calls, os.fdopen(fd_in, "rb", buffering=0))
         small_reads(reading)
         out.write(encode(hello))

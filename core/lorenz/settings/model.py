@@ -118,6 +118,9 @@ class ServerSettings:
     pack_memory_mb: int | None = None
     #: Child processes per isolated pack.
     pack_processes: int = 1
+    #: The secret sealing the ``requestState`` of calls that ask the client for input (2026-07-28);
+    #: ``None``: a key made per process (every worker and replica needs the same one to share it).
+    request_state_key: str | None = field(default=None, repr=False)
 
 
 @frozen(kw_only=True)

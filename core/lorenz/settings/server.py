@@ -75,6 +75,7 @@ class _ServerSection:
     isolated_packs: tuple[str, ...] = ()
     pack_memory_mb: PositiveInt | None = None
     pack_processes: PositiveInt = _ONE
+    request_state_key: str | None = None
     # Accepted for compatibility with existing workflows; nothing here reads them yet.
     trace_dir: str | None = None
     issue_store_path: str | None = None
@@ -113,7 +114,28 @@ def parse_server(raw: Mapping[str, Any], *, env: Mapping[str, str], record_secre
         isolated_packs=section.isolated_packs,
         pack_memory_mb=section.pack_memory_mb,
         pack_processes=section.pack_processes,
+        request_state_key=_request_state_key(section.request_state_key, env, record_secret),
     )
+
+
+#: The shortest ``server.request_state_key`` accepted (the SDK's sealing needs 32 bytes of secret).
+MIN_REQUEST_STATE_KEY_BYTES = 32
+
+
+def _request_state_key(configured: str | None, env: Mapping[str, str], record_secret: SecretRecorder) -> str | None:
+    """``server.request_state_key``: a secret (``$VAR``, ``op://``) of at least 32 bytes, or unset."""
+    if configured is None:
+        return None
+    key = resolve_configured_secret(configured, env, register=record_secret)
+    if not key:
+        raise ConfigError(_empty_token("server.request_state_key", configured, env))
+    if len(key.encode("utf-8")) < MIN_REQUEST_STATE_KEY_BYTES:
+        msg = (
+            f"server.request_state_key must be at least {MIN_REQUEST_STATE_KEY_BYTES} bytes of secret randomness "
+            '(make one with: python -c "import secrets; print(secrets.token_hex(32))")'
+        )
+        raise ConfigError(msg)
+    return key
 
 
 def _switched_off(value: str | None) -> bool:

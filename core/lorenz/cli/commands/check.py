@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from lorenz.cli.command import WORKFLOW_ENV, Command, add_json, add_workflow
@@ -43,6 +44,10 @@ def run(args: argparse.Namespace) -> int:
     refusal = http_refusal(server, host=server.host, workers=server.workers, allow_no_token=False)
     if refusal is not None:  # what `lorenz serve` would refuse is no valid workflow to serve
         raise UsageError(f"{where}: lorenz serve would refuse it: {refusal}")
+    from lorenz.toolcall.client_input import serving_warnings
+
+    for warning in serving_warnings(server, workers=server.workers, asking_tools=workspace.asking_tools()):
+        print(f"warning: {where}: {warning}", file=sys.stderr)
     if args.json:
         print_json(_check_object(workspace))
         return 0

@@ -35,10 +35,14 @@ class ToolReply:
     #: A typed tool's content blocks in wire form, sent instead of the one text item (``text`` is
     #: then their text, for the call log).
     content: tuple[dict[str, Any], ...] | None = None
+    #: An ``InputRequiredResult`` in wire form, sent instead (2026-07-28: the client must answer first).
+    input_required: dict[str, Any] | None = None
 
     def wire(self) -> dict[str, Any]:
         """The result as the SDK dumps a ``CallToolResult`` (by alias, without ``None`` fields;
         a handshake-era surface drops ``resultType``)."""
+        if self.input_required is not None:
+            return dict(self.input_required)
         blocks = list(self.content) if self.content is not None else [{"type": "text", "text": self.text}]
         wire: dict[str, Any] = {
             "content": blocks,

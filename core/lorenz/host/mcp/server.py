@@ -9,6 +9,7 @@ never a JSON-RPC error, so every client hands it to the model.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
 from collections.abc import Mapping
@@ -32,11 +33,13 @@ from lorenz.host.recording import CallRecorder
 from lorenz.host.reload.live import request_snapshot
 from lorenz.redact import redact_text, redacted_traceback
 from lorenz.results import ToolResult, error_message, tool_failure, unsupported_tool_failure
+from lorenz.toolcall.client_input import InputRequired
 from lorenz.toolcall.enabled import EnabledTools
 from lorenz.toolcall.execution import CallOutcome, ClientGone, ToolRunner
 from lorenz.toolcall.schemas import validate_arguments
 from lorenz.toolcall.wire import refuse_unsafe_arguments
 
+from .asking import SealedRequestState, client_input_for
 from .client_log import ClientLevels
 from .grants import Grant, grant_of
 from .instructions import instructions_for
@@ -272,7 +275,12 @@ async def _call_tool(
         enabled = EnabledTools(snapshot.owners, None if grant.everything else grant.allows)
         log_sink = state.log_levels.sink(ctx, snapshot.settings, name)
         context = ToolContext(
-            settings=snapshot.settings, http=state.client(), progress_sink=sink, enabled=enabled, log_sink=log_sink
+            settings=snapshot.settings,
+            http=state.client(),
+            progress_sink=sink,
+            enabled=enabled,
+            log_sink=log_sink,
+            client_input=client_input_for(ctx),
         )
         if not grant.allows(name):  # a scoped token: other tools do not exist for it
             allowed = grant.allowed(spec.name for spec in snapshot.specs)
@@ -295,6 +303,11 @@ async def _call_tool(
             concurrency=server.pack_concurrency,
             when_left=left,
         )
+        if isinstance(outcome.result, InputRequired):  # the client answers, then retries the call
+            asked = ", ".join(outcome.result.requests)
+            return ToolReply(
+                f"input required: {asked}", None, False, input_required=outcome.result.wire()
+            ), "input_required"
         spec = snapshot.by_name[name]
         output = snapshot.output_validators.get(name)
         reply = call_result(outcome.result, spec, output, max_bytes=server.max_result_bytes)
@@ -360,6 +373,9 @@ def build_server(state: HostState) -> LorenzServer:
     # Registered as a plain request handler: its result is the wire dict, which the SDK validates
     # against the request's version as it would the model (and dumping the model first cost more).
     server.add_request_handler("tools/call", ToolCallParams, on_call_tool)
+    # Seals the state of a call that needs the client's input, and refuses state it did not mint.
+    key = state.live.snapshot().settings.server.request_state_key or os.urandom(32)
+    server.middleware.append(SealedRequestState(key, audience=SERVER_NAME, principal=lambda ctx: state.grant(ctx).name))
     # Registered here, not as the constructor's (deprecated) hook: it advertises `logging`, and a
     # handshake-era client opts in to ctx.log messages with it.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, state.log_levels.on_set_level)

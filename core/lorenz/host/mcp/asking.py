@@ -1,0 +1,138 @@
+"""How a tool call asks its client for input, by protocol era and transport: in the handshake era
+over stdio or a stateful HTTP session the host sends the requests on the call's own stream and
+waits; from 2026-07-28 the call answers ``input_required`` and the client retries it with the
+answers and the ``requestState`` the SDK's boundary sealed (:class:`SealedRequestState`); a
+stateless handshake-era HTTP client cannot answer, and the call says what would work."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
+from mcp_types.methods import is_input_required
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+from lorenz.results import failure_result
+from lorenz.toolcall.client_input import ASK, NONE, RETRY, ClientInput
+
+from .client_log import session_key
+from .replies import call_result
+
+__all__ = ["JSON_REFUSAL", "STATELESS_REFUSAL", "SealedRequestState", "client_input_for"]
+
+logger = logging.getLogger("lorenz.host")
+
+#: Why a stateless handshake-era HTTP client cannot be asked anything, and what would work.
+STATELESS_REFUSAL = (
+    "this client speaks a handshake-era MCP version over stateless HTTP, which cannot carry a question "
+    "back to it: connect with protocol version 2026-07-28, or serve with server.stateful: true and "
+    "server.json_response: false"
+)
+#: Why a handshake-era session answered in plain JSON cannot be asked anything.
+JSON_REFUSAL = (
+    "this server answers handshake-era MCP sessions with plain JSON responses, which cannot carry a "
+    "question back to the client: connect with protocol version 2026-07-28, or serve with "
+    "server.json_response: false"
+)
+
+_REQUESTS: dict[str, tuple[type[Any], type[Any]]] = {
+    "elicitation/create": (types.ElicitRequest, types.ElicitResult),
+    "sampling/createMessage": (types.CreateMessageRequest, types.CreateMessageResult),
+    "roots/list": (types.ListRootsRequest, types.ListRootsResult),
+}
+
+
+def client_input_for(ctx: ServerRequestContext[Any, Any] | None) -> ClientInput | None:
+    """How the call of ``ctx`` may ask its client for input."""
+    if ctx is None:
+        return None
+    if ctx.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+        params = ctx.params or {}
+        state, responses = params.get("requestState"), params.get("inputResponses")
+        return ClientInput(
+            mode=RETRY,
+            state=state if isinstance(state, str) else None,
+            responses=responses if isinstance(responses, Mapping) else None,
+        )
+    if not ctx.session.can_send_request:
+        stateful = session_key(ctx) is not None
+        return ClientInput(mode=NONE, refusal=JSON_REFUSAL if stateful else STATELESS_REFUSAL)
+    session, request_id = ctx.session, ctx.request_id
+
+    async def ask(requests: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+        answers: dict[str, Any] = {}
+
+        async def one(name: str, wire: Mapping[str, Any]) -> None:
+            request_type, result_type = _REQUESTS[wire["method"]]
+            params = dict(wire.get("params") or {})
+            if params.get("mode") == "url":  # the handshake era names each URL elicitation
+                params.setdefault("elicitationId", uuid.uuid4().hex)
+            request = request_type.model_validate({"method": wire["method"], "params": params or None})
+            metadata = ServerMessageMetadata(related_request_id=request_id)  # on the call's own stream
+            result = await session.send_request(request, result_type, metadata=metadata)
+            answers[name] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+        async with anyio.create_task_group() as group:
+            for name, wire in requests.items():
+                group.start_soon(one, name, wire)
+        return answers
+
+    return ClientInput(mode=ASK, ask=ask)
+
+
+def _refused_state() -> dict[str, Any]:
+    message = (
+        "The requestState of this call was not minted by this server for this tool and these arguments, "
+        "or has expired: call the tool again without it"
+    )
+    reply = call_result(failure_result(message, reason="invalid_request_state"))
+    return reply.wire()
+
+
+class SealedRequestState:
+    """The SDK's :class:`RequestStateBoundary` on ``tools/call`` (seals each ``requestState`` the host
+    mints, verifies each one a client sends back), turning a refused one into an ``isError`` result:
+    the tool never runs on state it did not mint."""
+
+    def __init__(
+        self, key: bytes | str, *, audience: str, principal: Callable[[ServerRequestContext[Any, Any]], str | None]
+    ) -> None:
+        # Bound to the caller's token by name: state minted for one token is refused for another.
+        security = RequestStateSecurity(keys=[key], bind_principal=principal)
+        self._boundary = RequestStateBoundary(security, default_audience=audience)
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method != "tools/call":
+            return await call_next(ctx)
+        if ctx.params is None or ctx.params.get("requestState") is None:  # a first call: nothing to verify
+            result = await call_next(ctx)
+            if not is_input_required(result):
+                return result
+
+            async def answered(_: ServerRequestContext[Any, Any]) -> HandlerResult:
+                return result
+
+            return await self._boundary(ctx, answered)  # seals the state the call minted
+        entered = False
+
+        async def enter(inner: ServerRequestContext[Any, Any]) -> HandlerResult:
+            nonlocal entered
+            entered = True
+            return await call_next(inner)
+
+        try:
+            return await self._boundary(ctx, enter)
+        except MCPError as exc:
+            data = exc.error.data
+            if entered or not isinstance(data, dict) or data.get("reason") != "invalid_request_state":
+                raise
+            return _refused_state()

@@ -1,0 +1,78 @@
+"""Asking the client for input during a tool call: what the host offers a pack (:class:`ClientInput`)
+and the result a pack returns when the client must answer before the call can go on
+(:class:`InputRequired`). Requests and answers are MCP wire dicts; nothing here imports the SDK."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from attrs import field, frozen
+
+from lorenz.results import ToolResult
+
+if TYPE_CHECKING:
+    from lorenz.settings.model import ServerSettings
+
+__all__ = ["ASK", "ISOLATED", "NONE", "RETRY", "AskClient", "ClientInput", "InputRequired", "Mode", "serving_warnings"]
+
+#: The host asks the client now (``elicitation/create``, ...) and the pack goes on in the same call.
+ASK: Final = "ask"
+#: The call answers ``input_required``; the client retries it with the answers (2026-07-28).
+RETRY: Final = "retry"
+#: No client can answer on this path; ``ClientInput.refusal`` says what would work.
+NONE: Final = "none"
+#: The pack runs isolated, where the request cannot reach the client (yet).
+ISOLATED: Final = "isolated"
+
+Mode = Literal["ask", "retry", "none", "isolated"]
+
+#: Sends each named request (``{"method": ..., "params": ...}``) and returns each answer's wire result.
+AskClient = Callable[[Mapping[str, Mapping[str, Any]]], Awaitable[Mapping[str, Any]]]
+
+
+@frozen(kw_only=True)
+class ClientInput:
+    """How a call may ask its client for input (``ToolContext.client_input``).
+
+    ``state`` and ``responses`` are what a 2026-07-28 client sent back on a retry: the state the
+    previous round minted (verified by the host) and the answers it collected."""
+
+    mode: Mode
+    ask: AskClient | None = field(default=None, repr=False)
+    state: str | None = field(default=None, repr=False)
+    responses: Mapping[str, Any] | None = field(default=None, repr=False)
+    refusal: str | None = None
+
+
+@frozen(kw_only=True)
+class InputRequired(ToolResult):
+    """The call cannot finish before the client answers ``requests``; retried with ``state``."""
+
+    success: bool = True
+    requests: Mapping[str, Mapping[str, Any]] = field(factory=dict)
+    state: str = ""
+
+    def wire(self) -> dict[str, Any]:
+        """The ``InputRequiredResult`` (its ``requestState`` is sealed by the host on the way out)."""
+        return {"resultType": "input_required", "inputRequests": dict(self.requests), "requestState": self.state}
+
+
+def serving_warnings(server: ServerSettings, *, workers: int, asking_tools: Iterable[str] = ()) -> list[str]:
+    """What a workflow served this way cannot do for calls that ask their client for input."""
+    warnings: list[str] = []
+    if workers > 1 and server.request_state_key is None:
+        warnings.append(
+            f"{workers} workers and no server.request_state_key: each worker seals requestState with a key "
+            "of its own, so a 2026-07-28 client's retry that reaches another worker is refused; set "
+            "server.request_state_key to one secret shared by every worker and replica"
+        )
+    tools = sorted(asking_tools)
+    if tools and (not server.stateful or server.json_response):
+        warnings.append(
+            f"{', '.join(tools)} need{'s' if len(tools) == 1 else ''} input from the client, which a "
+            "handshake-era HTTP client cannot give with plain JSON responses or stateless HTTP (the default): "
+            "only 2026-07-28 clients and stdio can answer; set server.stateful: true and "
+            "server.json_response: false to let handshake-era HTTP clients answer too"
+        )
+    return warnings
