@@ -1,4 +1,4 @@
-"""Typed tool packs: define tools from attrs classes, with error contracts, enrichment and disabled tools.
+"""Typed tool packs: tools from attrs classes (error contracts, enrichment, disabled tools), resources and prompts.
 
 A :class:`Pack` of :func:`tool`-decorated functions, whose arguments and results are attrs
 classes, is a normal :class:`lorenz.ToolProvider`. ``docs/writing-a-pack.md`` builds one step by
@@ -33,6 +33,8 @@ from .failures import (
     validation_error,
 )
 from .pack import DisabledTool, Pack, disabled
+from .prompts import Prompt, PromptMessage, message, prompt
+from .resources import PackContext, Resource, ResourceTemplate, resource, resource_template
 from .schema import SchemaError, describe, input_schema, output_schema, widened_output_schema
 from .structure import ArgumentError, structure_strict, unstructure
 from .tool import CallContext, ErrorContract, FormattedResult, Tool, ToolFailure, failure_result, hints, tool
@@ -50,6 +52,11 @@ __all__ = [
     "FormattedResult",
     "ImageBlock",
     "Pack",
+    "PackContext",
+    "Prompt",
+    "PromptMessage",
+    "Resource",
+    "ResourceTemplate",
     "ResourceLinkBlock",
     "SchemaError",
     "TextBlock",
@@ -65,10 +72,14 @@ __all__ = [
     "hints",
     "image",
     "input_schema",
+    "message",
     "not_found",
     "output_schema",
+    "prompt",
     "rate_limited",
+    "resource",
     "resource_link",
+    "resource_template",
     "service_unavailable",
     "structure_strict",
     "text",
