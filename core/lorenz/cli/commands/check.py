@@ -43,9 +43,12 @@ def run(args: argparse.Namespace) -> int:
     refusal = http_refusal(server, host=server.host, workers=server.workers, allow_no_token=False)
     if refusal is not None:  # what `lorenz serve` would refuse is no valid workflow to serve
         raise UsageError(f"{where}: lorenz serve would refuse it: {refusal}")
+    unserved = [pack.name for pack in workspace.packs() if getattr(pack, "unserved_offers", False)]
     if args.json:
         print_json(_check_object(workspace))
         return 0
+    for name in unserved:
+        print(f"note: pack {name} runs isolated (server.isolated_packs): its resources and prompts are not served")
     print(
         f"ok: {where}: tracker {settings.tracker.kind or '-'}, packs {', '.join(workspace.pack_names()) or '-'} "
         f"({len(specs)} tools)"
