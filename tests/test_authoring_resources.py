@@ -386,3 +386,48 @@ def lorenz_register_tool_packs(register):
 def lorenz_register_trackers(register):
     register(Tracker())
 """
+
+
+class PlainOffers:
+    """A plain provider with every mistake the lint looks for in resources and prompts."""
+
+    name = "plain"
+
+    def tool_specs(self, settings: Any) -> list[Any]:
+        return []
+
+    async def execute_tool(self, name: str, input: Any, context: Any) -> Any:
+        from lorenz import unsupported_tool_failure
+
+        return unsupported_tool_failure(name, [])
+
+    def resource_specs(self, settings: Any) -> list[Any]:
+        from lorenz import ResourceSpec
+
+        return [
+            ResourceSpec(uri="plain://a", name="a", description="A."),
+            ResourceSpec(uri="plain://a", name="again", description="Again."),
+            ResourceSpec(uri="no-scheme", name="b", description="B."),
+            ResourceSpec(uri="plain://{id}", name="c", description="C."),
+            ResourceSpec(uri="plain://d", name="d"),
+        ]
+
+    def prompt_specs(self, settings: Any) -> list[Any]:
+        from lorenz import PromptArgument, PromptSpec
+
+        return [PromptSpec(name="plain_p", arguments=(PromptArgument(name="x"),))]
+
+
+def test_lint_flags_resource_and_prompt_mistakes() -> None:
+    from lorenz.authoring.lint import lint_pack
+
+    found = [(d.rule, d.severity, d.message) for d in lint_pack(PlainOffers()) if d.rule.startswith(("offer", "res"))]
+    assert found == [
+        ("offer-unique", "error", "resource plain://a twice"),
+        ("resource-uri", "error", "resource 'no-scheme' is not a URI (no scheme, like 'board://')"),
+        ("resource-uri", "error", "resource plain://{id} has {variables} but is not a template"),
+        ("offer-description", "warning", "resource plain://d has no description"),
+        ("offer-description", "warning", "prompt plain_p has no description"),
+        ("offer-description", "warning", "prompt plain_p: argument x has no description"),
+    ]
+    assert [d for d in lint_pack(BOARD, contract=False) if d.rule.startswith(("offer", "res"))] == []
