@@ -431,3 +431,36 @@ def test_lint_flags_resource_and_prompt_mistakes() -> None:
         ("offer-description", "warning", "prompt plain_p: argument x has no description"),
     ]
     assert [d for d in lint_pack(BOARD, contract=False) if d.rule.startswith(("offer", "res"))] == []
+
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "writing-a-pack.md"
+
+
+async def test_the_documented_snippet_serves_its_resources_and_prompt(tmp_path: Path) -> None:
+    from lorenz.testing import make_pack_host
+
+    section = DOC.read_text(encoding="utf-8").split("### Resources and prompts\n", 1)[1].split("\n## ", 1)[0]
+    (code,) = [part.split("```", 1)[0] for part in section.split("```python\n")[1:]]
+    space: dict[str, Any] = {}
+    exec(compile(code, "<writing-a-pack.md>", "exec"), space)
+    server = make_pack_host(space["PACK"], base_dir=tmp_path).server()
+    try:
+        async with mcp.Client(server) as client:
+            assert [str(r.uri) for r in (await client.list_resources()).resources] == ["weather://cities"]
+            (listed,) = (await client.read_resource("weather://cities")).contents
+            assert isinstance(listed, TextResourceContents) and listed.text == "bergen\noslo"
+            (one,) = (await client.read_resource("weather://forecasts/oslo")).contents
+            assert isinstance(one, TextResourceContents) and json.loads(one.text) == {"city": "oslo", "high": 4.5}
+            pattern = r"forecasts/\{city\}: city: must match the pattern \^\[a-z\]\+\$"
+            with pytest.raises(mcp.MCPError, match=pattern) as bad:
+                await client.read_resource("weather://forecasts/Oslo")
+            assert bad.value.error.code == -32602
+            with pytest.raises(mcp.MCPError, match="No forecast for 'paris'"):
+                await client.read_resource("weather://forecasts/paris")
+            rendered = await client.get_prompt("weather_brief", {"city": "oslo", "days": "2"})
+            assert rendered.messages[0].content.text == "Plan around the weather in oslo for 2 day(s)."  # type: ignore[union-attr]
+            too_far = "invalid arguments for prompt weather_brief: days: must be at most 7"
+            with pytest.raises(mcp.MCPError, match=too_far):
+                await client.get_prompt("weather_brief", {"city": "oslo", "days": "9"})
+    finally:
+        await server._lorenz_state.aclose()  # type: ignore[attr-defined]
