@@ -122,7 +122,7 @@ def lorenz_register_tool_packs(register):
 BETA = """
 import os
 
-from lorenz import ToolSpec, hookimpl, tool_success
+from lorenz import ResourceSpec, ToolSpec, hookimpl, tool_success
 
 
 class Beta:
@@ -130,6 +130,12 @@ class Beta:
 
     def tool_specs(self, settings):
         return [ToolSpec(name="beta_pid", description="Pid.")]
+
+    def resource_specs(self, settings):  # not served while isolated
+        return [ResourceSpec(uri="beta://status", name="status")]
+
+    async def read_resource(self, uri, context):
+        return tool_success([{"uri": uri, "text": "ok"}])
 
     async def execute_tool(self, name, input, context):
         return tool_success({"pid": os.getpid()})

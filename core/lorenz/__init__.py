@@ -15,6 +15,9 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, str] = {
     # contracts
     "ToolSpec": "lorenz.contracts",
+    "ResourceSpec": "lorenz.contracts",
+    "PromptSpec": "lorenz.contracts",
+    "PromptArgument": "lorenz.contracts",
     "ToolContext": "lorenz.contracts",
     "ToolProvider": "lorenz.contracts",
     "TrackerProvider": "lorenz.contracts",
@@ -116,7 +119,10 @@ if TYPE_CHECKING:
     from .arguments import as_arguments as as_arguments
     from .arguments import optional_str as optional_str
     from .arguments import require_str as require_str
+    from .contracts import PromptArgument as PromptArgument
+    from .contracts import PromptSpec as PromptSpec
     from .contracts import ResolveSecret as ResolveSecret
+    from .contracts import ResourceSpec as ResourceSpec
     from .contracts import RuntimeTrackerClient as RuntimeTrackerClient
     from .contracts import ToolContext as ToolContext
     from .contracts import ToolProvider as ToolProvider

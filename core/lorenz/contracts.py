@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LogSink",
+    "PromptArgument",
+    "PromptSpec",
+    "ResourceSpec",
     "ProgressSink",
     "ResolveSecret",
     "send_progress",
@@ -60,6 +63,63 @@ class ToolSpec:
             out["annotations"] = dict(self.annotations)
         if self.output_schema is not None:
             out["outputSchema"] = dict(self.output_schema)
+        return out
+
+
+@frozen(kw_only=True)
+class ResourceSpec:
+    """One resource a pack serves (``resources/list``), or with ``template=True`` a family of
+    them (``resources/templates/list``): ``uri`` is then an RFC 6570 level-1 template such as
+    ``board://issues/{issue_id}``, each ``{name}`` matching one non-empty path segment."""
+
+    uri: str
+    name: str
+    description: str | None = None
+    title: str | None = None
+    mime_type: str | None = None
+    template: bool = False
+
+    def to_wire(self) -> dict[str, Any]:
+        """The camelCase MCP form (a ``Resource``, or a ``ResourceTemplate`` with ``uriTemplate``)."""
+        out: dict[str, Any] = {"uriTemplate" if self.template else "uri": self.uri, "name": self.name}
+        for key, value in (("title", self.title), ("description", self.description), ("mimeType", self.mime_type)):
+            if value is not None:
+                out[key] = value
+        return out
+
+
+@frozen(kw_only=True)
+class PromptArgument:
+    """One argument of a prompt (its values are strings on the wire)."""
+
+    name: str
+    description: str | None = None
+    required: bool = False
+
+
+@frozen(kw_only=True)
+class PromptSpec:
+    """One prompt a pack serves (``prompts/list``)."""
+
+    name: str
+    description: str | None = None
+    title: str | None = None
+    arguments: tuple[PromptArgument, ...] = ()
+
+    def to_wire(self) -> dict[str, Any]:
+        """The camelCase MCP form of the prompt."""
+        out: dict[str, Any] = {"name": self.name}
+        if self.title is not None:
+            out["title"] = self.title
+        if self.description is not None:
+            out["description"] = self.description
+        arguments = []
+        for argument in self.arguments:
+            item: dict[str, Any] = {"name": argument.name, "required": argument.required}
+            if argument.description is not None:
+                item["description"] = argument.description
+            arguments.append(item)
+        out["arguments"] = arguments
         return out
 
 
@@ -159,6 +219,18 @@ class ToolProvider(Protocol):
       it can work. For the case where every call would fail (no credentials, a tracker of another
       kind); ``lorenz check`` fails with these problems, ``lorenz serve`` does not ask. A problem
       about a key whose ``$VAR`` is unset is reworded as ``<key>: $VAR is not set``. No I/O.
+    * ``resource_specs(settings) -> Sequence[ResourceSpec]`` and
+      ``async read_resource(uri, context) -> ToolResult``: resources and resource templates. A
+      success's ``result`` is a list of contents in wire form (``{"uri", "mimeType"?, "text"}`` or
+      ``{"uri", "mimeType"?, "blob": base64}``); a failure's message goes to the client as the
+      error (``reason: "invalid_arguments"`` an invalid-params error, ``"not_found"`` resource not
+      found).
+    * ``prompt_specs(settings) -> Sequence[PromptSpec]`` and
+      ``async get_prompt(name, arguments, context) -> ToolResult``: prompts; a success's
+      ``result`` is ``{"description"?, "messages": [{"role", "content": <content block>}]}``.
+
+    The host serves resources and prompts beside the pack's tools, to callers that may call at
+    least one of its tools, with the tools' timeout, containment and call log.
     """
 
     name: str

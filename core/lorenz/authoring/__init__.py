@@ -1,4 +1,4 @@
-"""Typed tool packs: define tools from attrs classes, with error contracts, enrichment and disabled tools.
+"""Typed tool packs: tools from attrs classes (error contracts, enrichment, disabled tools), resources and prompts.
 
 A :class:`Pack` of :func:`tool`-decorated functions, whose arguments and results are attrs
 classes, is a normal :class:`lorenz.ToolProvider`. ``docs/writing-a-pack.md`` builds one step by
@@ -46,6 +46,8 @@ from .inputs import (
     list_roots,
 )
 from .pack import DisabledTool, Pack, disabled
+from .prompts import Prompt, PromptMessage, message, prompt
+from .resources import PackContext, Resource, ResourceTemplate, resource, resource_template
 from .rounds import MAX_ANSWER_BYTES, MAX_ROUNDS
 from .schema import SchemaError, describe, input_schema, output_schema, widened_output_schema
 from .structure import ArgumentError, structure_strict, unstructure
@@ -70,6 +72,11 @@ __all__ = [
     "InputView",
     "Inputs",
     "Pack",
+    "PackContext",
+    "Prompt",
+    "PromptMessage",
+    "Resource",
+    "ResourceTemplate",
     "ResourceLinkBlock",
     "Root",
     "Roots",
@@ -92,10 +99,14 @@ __all__ = [
     "image",
     "input_schema",
     "list_roots",
+    "message",
     "not_found",
     "output_schema",
+    "prompt",
     "rate_limited",
+    "resource",
     "resource_link",
+    "resource_template",
     "service_unavailable",
     "structure_strict",
     "text",

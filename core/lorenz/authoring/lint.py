@@ -32,6 +32,7 @@ from .contract import check_contract, run_sync
 from .diagnostics import Diagnostic, LintReport, Severity
 from .enrich_rules import enrichment_rules
 from .failures import BASELINE_ERRORS
+from .offer_rules import offer_rules
 from .pack import DisabledTool, Pack
 from .parity import format_parity
 from .tool import NAME_RE, REASON_RE, Tool
@@ -293,6 +294,7 @@ def lint_pack(pack: ToolProvider, settings: Settings | None = None, *, contract:
                 out.extend(_spec_rules(name, tool.spec(), set()))  # checked as if enabled
             out.extend(_contract_rules(name, tool))
         out.extend(_reference_rules(pack, probe))
+    out.extend(offer_rules(pack, probe))
     if contract:
         out.extend(run_sync(lambda: check_contract(pack, settings)))
     return _dedupe(out)

@@ -13,11 +13,13 @@ from attrs import field, frozen
 from lorenz.arguments import ArgumentProblem
 from lorenz.results import ToolResult, unsupported_tool_failure
 
+from .prompts import Prompt
+from .resources import PackContext, Resource, ResourceTemplate
 from .structure import ArgumentError, structure_strict
 from .tool import CallContext, Tool, failure_result
 
 if TYPE_CHECKING:
-    from lorenz.contracts import ToolContext, ToolSpec
+    from lorenz.contracts import PromptSpec, ResourceSpec, ToolContext, ToolSpec
     from lorenz.settings.model import Settings
 
 __all__ = ["DisabledTool", "Pack", "disabled"]
@@ -85,6 +87,18 @@ def _strings(values: Iterable[str]) -> tuple[str, ...]:
     return tuple(str(value) for value in values)
 
 
+def _resources(values: Iterable[Resource | ResourceTemplate]) -> tuple[Resource | ResourceTemplate, ...]:
+    return tuple(values)
+
+
+def _prompts(values: Iterable[Prompt]) -> tuple[Prompt, ...]:
+    return tuple(values)
+
+
+def _duplicates(values: list[str]) -> list[str]:
+    return sorted({value for value in values if values.count(value) > 1})
+
+
 @attrs.define(kw_only=True, eq=False)
 class Pack:
     """A tool pack built from typed tools; register it like any other ``ToolProvider``.
@@ -92,6 +106,9 @@ class Pack:
     ``options`` is an attrs class for the workflow's ``tools.<name>`` map: it is validated when the
     workflow loads (unknown keys and wrong types name the option) and handed to every handler as
     ``ctx.options``. Without it the pack accepts no options.
+
+    ``resources`` (:func:`resource`, :func:`resource_template`) and ``prompts`` (:func:`prompt`)
+    are served beside the tools, to callers that may call at least one of them.
     """
 
     #: Read by the host: this pack refuses bad arguments itself (``Unrecognized key: "x"``),
@@ -103,16 +120,26 @@ class Pack:
     options: type | None = None
     description: str = ""
     skills: tuple[str, ...] = field(default=(), converter=_strings)
+    resources: tuple[Resource | ResourceTemplate, ...] = field(default=(), converter=_resources)
+    prompts: tuple[Prompt, ...] = field(default=(), converter=_prompts)
 
     #: ``(raw options, structured options)`` of the last settings seen: parse once per workflow load.
     _parsed: tuple[object, Any] | None = field(init=False, default=None, repr=False)
 
     def __attrs_post_init__(self) -> None:
-        names = [entry.name for entry in self.tools]
-        duplicates = sorted({name for name in names if names.count(name) > 1})
-        if duplicates:
-            msg = f"pack {self.name} declares the tool(s) {', '.join(duplicates)} more than once"
-            raise ValueError(msg)
+        for what, names in (
+            ("tool(s)", [entry.name for entry in self.tools]),
+            ("resource URI(s)", [entry.spec().uri for entry in self.resources]),
+            ("prompt(s)", [entry.name for entry in self.prompts]),
+        ):
+            duplicates = _duplicates(names)
+            if duplicates:
+                msg = f"pack {self.name} declares the {what} {', '.join(duplicates)} more than once"
+                raise ValueError(msg)
+        for entry in (*self.resources, *self.prompts):
+            if not isinstance(entry, Resource | ResourceTemplate | Prompt):
+                msg = f"pack {self.name}: {entry!r} is not a resource(...), resource_template(...) or prompt(...)"
+                raise TypeError(msg)
 
     # -- options ----------------------------------------------------------------------------
 
@@ -206,3 +233,38 @@ class Pack:
         names = {tool.name for tool in self.enabled_tools(settings)}
         names = {name for name in names if not any(fnmatch.fnmatchcase(name, p) for p in patterns)}
         return names.__contains__
+
+    # -- resources and prompts (optional ToolProvider members) ------------------------------
+
+    def resource_specs(self, settings: Settings) -> list[ResourceSpec]:
+        return [entry.spec() for entry in self.resources]
+
+    def prompt_specs(self, settings: Settings) -> list[PromptSpec]:
+        return [entry.spec() for entry in self.prompts]
+
+    def _pack_context(self, context: ToolContext) -> PackContext:
+        options = self._options_for(context.settings)
+        log_sink = getattr(context, "log_sink", None)
+        return PackContext(settings=context.settings, http=context.http, options=options, log_sink=log_sink)
+
+    async def read_resource(self, uri: str, context: ToolContext) -> ToolResult:
+        """Read ``uri`` (a static resource's, or one of a template's): its contents in wire form."""
+        target = next((entry for entry in self.resources if entry.matches(uri)), None)
+        if target is None:
+            return failure_result(f"Resource not found: {uri}", reason="not_found")
+        try:
+            ctx = self._pack_context(context)
+        except ValueError as exc:
+            return failure_result(str(exc), reason="invalid_options")
+        return await target.read(uri, ctx)
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, Any] | None, context: ToolContext) -> ToolResult:
+        """Render prompt ``name`` with ``arguments``: ``{"description"?, "messages": [...]}``."""
+        target = next((entry for entry in self.prompts if entry.name == name), None)
+        if target is None:
+            return failure_result(f"Unknown prompt: {name}", reason="not_found")
+        try:
+            ctx = self._pack_context(context)
+        except ValueError as exc:
+            return failure_result(str(exc), reason="invalid_options")
+        return await target.render(arguments, ctx)

@@ -1,4 +1,5 @@
-"""One ``tools/call`` as the call log writes it: the record, its JSON line, and the caps on its texts.
+"""One ``tools/call`` (or a pack's resource read or prompt render) as the call log writes it: the
+record, its JSON line, and the caps on its texts.
 
 Argument *values* are never recorded (only their size), and every message is redacted.
 """
@@ -25,7 +26,7 @@ _REDACTED_HEAD = 64 * 1024
 
 
 #: Keys left out of a line when there is nothing to say (the others are always there, maybe null).
-_WHEN_KNOWN = frozenset({"client", "sessionId", "traceId", "token", "clientGone"})
+_WHEN_KNOWN = frozenset({"client", "sessionId", "traceId", "token", "clientGone", "kind"})
 
 
 #: The second :meth:`CallRecord.stamp` last formatted, and its text (a race only formats it twice).
@@ -54,6 +55,8 @@ class CallRecord:
     #: The client stopped waiting (dropped the connection, cancelled) before the call ended;
     #: ``outcome`` is still how the call ended.
     client_gone: bool | None = None
+    #: ``resource`` (a ``resources/read``) or ``prompt`` (a ``prompts/get``); ``None``: a tool call.
+    kind: str | None = None
 
     @staticmethod
     def now() -> str:

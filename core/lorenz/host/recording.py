@@ -116,16 +116,25 @@ class CallRecorder:
         ctx: ServerRequestContext[Any, Any] | None,
         *,
         client_gone: bool = False,
+        pack: str | None = None,
+        kind: str | None = None,
     ) -> None:
         """Record one call that started at ``started`` (``time.perf_counter()``) and ends now; once
         its answer is written when the path serving it allows (the client need not wait).
-        ``client_gone``: the client stopped waiting before the call ended (no answer to wait for)."""
+        ``client_gone``: the client stopped waiting before the call ended (no answer to wait for).
+        A resource read or prompt render gives its ``pack`` and its ``kind`` (``resource``, ``prompt``)."""
         ended, trace_id = time.perf_counter(), current_trace_id()
         later = None if client_gone else _after_reply(ctx)
         if later is not None:
-            later.append(lambda: self._record(snapshot, tool, arguments, reply, outcome, started, ctx, ended, trace_id))
+            later.append(
+                lambda: self._record(
+                    snapshot, tool, arguments, reply, outcome, started, ctx, ended, trace_id, pack=pack, kind=kind
+                )
+            )
         else:
-            self._record(snapshot, tool, arguments, reply, outcome, started, ctx, ended, trace_id, client_gone)
+            self._record(
+                snapshot, tool, arguments, reply, outcome, started, ctx, ended, trace_id, client_gone, pack, kind
+            )
 
     def _record(
         self,
@@ -139,12 +148,14 @@ class CallRecorder:
         ended: float,
         trace_id: str | None,
         client_gone: bool = False,
+        pack: str | None = None,
+        kind: str | None = None,
     ) -> None:
         duration_ms = round((ended - started) * 1000, 3)
         finished = time.time()
         error = _error(reply, snapshot, arguments) if reply.is_error else None
         log = self._call_log(snapshot)
-        pack = snapshot.pack_of(tool)
+        pack = pack if pack is not None else snapshot.pack_of(tool)
         # Only small values are kept for later: not the reply, the arguments or the request.
         fields: dict[str, Any] = {
             "tool": tool,
@@ -160,6 +171,7 @@ class CallRecorder:
             "trace_id": trace_id,
             "token": grant_of(ctx.request if ctx is not None else None).name,
             "client_gone": True if client_gone else None,
+            "kind": kind,
         }
         if log is None:  # only the landing page may show it: built if it does
             self.stats.count(tool, outcome, duration_ms, lambda: CallRecord(ts=CallRecord.stamp(finished), **fields))

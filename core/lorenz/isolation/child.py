@@ -186,8 +186,19 @@ def start(launch: Launch) -> tuple[Ready | Failed, ToolProvider | None, Settings
         validates_arguments=bool(getattr(pack, "validates_arguments", False)),
         skills=tuple(str(skill) for skill in getattr(pack, "skills", None) or ()),
         disabled=_disabled(pack, settings),
+        offers=_offers(pack, settings),
     )
     return ready, pack, settings
+
+
+def _offers(pack: ToolProvider, settings: Settings) -> bool:
+    """Whether the pack declares resources or prompts (its hooks contained: a raise says no)."""
+    from lorenz.mounting.offers import offered
+
+    try:
+        return not offered([pack], settings).empty
+    except Exception:
+        return False
 
 
 class _MemoryGuard:

@@ -120,6 +120,8 @@ class Ready:
     validates_arguments: bool = False
     skills: tuple[str, ...] = ()
     disabled: tuple[DisabledEntry, ...] = ()
+    #: The pack declares resources or prompts, which are not served from its process (yet).
+    offers: bool = False
     #: The message of the ``ValueError`` the pack's ``validate_options`` raised, if it did.
     options_error: str | None = None
 

@@ -108,6 +108,8 @@ class IsolatedPack:
         #: The pack's own flag: it refuses bad arguments itself, so the host skips its schema check.
         self.validates_arguments = ready.validates_arguments
         self.skills = ready.skills
+        #: Read by ``lorenz check``: resources and prompts the pack declares are not served isolated.
+        self.unserved_offers = ready.offers
         self._specs = ready.specs
         self._disabled = ready.disabled
         #: The loop the supervisor runs on.

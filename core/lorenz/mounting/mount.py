@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from attrs import frozen
+from attrs import field, frozen
 
 from lorenz.contracts import ToolContext, ToolProvider, ToolSpec
 from lorenz.plugins.containment import PluginError, call_plugin
@@ -22,6 +22,7 @@ from lorenz.results import ToolResult, error_message, unsupported_tool_failure
 from lorenz.settings.errors import ConfigError
 from lorenz.settings.model import Settings
 
+from .offers import OfferCollision, Offered, offered
 from .policy import apply_policy
 
 if TYPE_CHECKING:
@@ -84,6 +85,8 @@ class Mounted:
     failures: tuple[PackFailure, ...] = ()
     #: Tools switched off (``server.disabled_tools``, a typed pack's disabled tools), by name.
     disabled: Mapping[str, DisabledEntry] = {}
+    #: The packs' resources, resource templates and prompts.
+    offers: Offered = field(factory=Offered)
 
     def pack_of(self, tool: str) -> str | None:
         pack = self.owners.get(tool)
@@ -181,8 +184,8 @@ def mount(settings: Settings, discovery: Discovery, isolation: Isolation | None 
 
     With ``isolation``, each pack ``server.isolated_packs`` names is started in processes of its
     own and a proxy is mounted in its place. Raises ``RegistryError`` for an unknown pack name,
-    ``ConfigError`` for options a pack refuses, and :class:`MountError` for a tool name two
-    packs declare.
+    ``ConfigError`` for options a pack refuses, and :class:`MountError` for a tool name (or a
+    resource URI, template or prompt name) two packs declare.
     """
     tools, trackers = discovery.tools, discovery.trackers
     failures: list[PackFailure] = []
@@ -227,7 +230,11 @@ def mount(settings: Settings, discovery: Discovery, isolation: Isolation | None 
             if spec.name not in owners:  # a pack repeating one of its own names serves it once
                 owners[spec.name] = pack
                 specs.append(spec)
-    mounted = Mounted(packs=tuple(packs), specs=tuple(specs), owners=owners, failures=tuple(failures))
+    try:
+        offers = offered(packs, settings)
+    except OfferCollision as exc:  # a URI or prompt name two packs declare fails here, like a tool name
+        raise MountError(str(exc)) from None
+    mounted = Mounted(packs=tuple(packs), specs=tuple(specs), owners=owners, failures=tuple(failures), offers=offers)
     return apply_policy(mounted, settings)
 
 

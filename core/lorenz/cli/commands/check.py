@@ -48,9 +48,12 @@ def run(args: argparse.Namespace) -> int:
 
     for warning in serving_warnings(server, workers=server.workers, asking_tools=workspace.asking_tools()):
         print(f"warning: {where}: {warning}", file=sys.stderr)
+    unserved = [pack.name for pack in workspace.packs() if getattr(pack, "unserved_offers", False)]
     if args.json:
         print_json(_check_object(workspace))
         return 0
+    for name in unserved:
+        print(f"note: pack {name} runs isolated (server.isolated_packs): its resources and prompts are not served")
     print(
         f"ok: {where}: tracker {settings.tracker.kind or '-'}, packs {', '.join(workspace.pack_names()) or '-'} "
         f"({len(specs)} tools)"

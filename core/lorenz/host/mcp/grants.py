@@ -3,7 +3,7 @@ scoped token names (``server.tokens: [{token, tools: [glob, …], name}]``).
 
 Every configured token is compared, in constant time, whichever matches; the grant travels in
 the ASGI scope to the MCP handlers, which list and run only the tools it allows (and serve only
-the skills of packs it may use). A request without a grant gets :data:`NOTHING`: the full grant
+the skills, resources and prompts of packs it may use). A request without a grant gets :data:`NOTHING`: the full grant
 is given explicitly (no token configured, the full token, stdio, an in-process client), never
 assumed. The call log and traces carry the token's ``name``, never its value.
 """

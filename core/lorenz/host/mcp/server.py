@@ -43,6 +43,7 @@ from .asking import SealedRequestState, client_input_for
 from .client_log import ClientLevels
 from .grants import Grant, grant_of
 from .instructions import instructions_for
+from .offers import offer_handlers
 from .replies import RESULT_TOO_LARGE, ToolReply, call_result
 from .skills import skill_handlers
 
@@ -368,7 +369,7 @@ def build_server(state: HostState) -> LorenzServer:
         on_list_tools=on_list_tools,
         get_tool_input_schema=input_schema,
         on_subscriptions_listen=state.listen,
-        **skill_handlers(state.live, state.grant),
+        **offer_handlers(state, skill_handlers(state.live, state.grant)),
     )
     # Registered as a plain request handler: its result is the wire dict, which the SDK validates
     # against the request's version as it would the model (and dumping the model first cost more).

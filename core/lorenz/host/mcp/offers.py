@@ -1,0 +1,253 @@
+"""The mounted packs' own resources, resource templates and prompts over MCP, beside their skills.
+
+A caller sees those of the packs it may call at least one tool of (a scoped token's globs, matched
+against every tool the pack declares, switched off or not); for it the others do not exist.
+A read or a render runs like a tool call: in one of the pack's call slots, contained, within
+``server.tool_timeout_seconds``, measured against ``server.max_result_bytes``, and recorded in
+the call log (``kind`` ``resource`` or ``prompt``, the URI template rather than the URI).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+import pydantic
+from mcp.shared.exceptions import MCPError
+
+from lorenz.contracts import PromptSpec, ResourceSpec, ToolContext, ToolProvider
+from lorenz.host.reload.live import request_snapshot
+from lorenz.redact import redact_text
+from lorenz.results import ToolResult, error_message
+
+from .replies import ToolReply
+from .skills import RESOURCE_NOT_FOUND
+
+if TYPE_CHECKING:
+    from mcp.server import ServerRequestContext
+
+    from lorenz.host.reload.live import Snapshot
+    from lorenz.mounting.offers import Offered
+
+    from .grants import Grant
+    from .server import HostState
+
+__all__ = ["offer_handlers", "visible_packs"]
+
+Handler = Callable[..., Awaitable[Any]]
+
+
+def _offers(snapshot: Snapshot) -> Offered:
+    offers: Offered = snapshot.workspace.mounted.offers
+    return offers
+
+
+def _tools_by_pack(snapshot: Snapshot) -> dict[str, list[str]]:
+    """``{pack: every tool it declares}``, switched-off ones included, once per snapshot."""
+    cached: dict[str, list[str]] | None = snapshot.wire.get("tools_by_pack")
+    if cached is None:
+        cached = {}
+        for name, pack in snapshot.owners.items():
+            cached.setdefault(pack.name, []).append(name)
+        for name, entry in snapshot.workspace.mounted.disabled.items():
+            cached.setdefault(entry.pack, []).append(name)
+        snapshot.wire["tools_by_pack"] = cached
+    return cached
+
+
+def visible_packs(snapshot: Snapshot, grant: Grant) -> set[str] | None:
+    """The packs whose resources and prompts ``grant`` may see (``None``: every pack)."""
+    if grant.everything:
+        return None
+    return {pack for pack, tools in _tools_by_pack(snapshot).items() if any(grant.allows(tool) for tool in tools)}
+
+
+class _Offering:
+    """One read or render, run by the host's :class:`~lorenz.toolcall.execution.ToolRunner` as a
+    call of its pack (the pack's slots, timeout and containment)."""
+
+    def __init__(self, pack: ToolProvider, run: Callable[[ToolContext], Awaitable[ToolResult]]) -> None:
+        self.name = pack.name
+        self._run = run
+
+    def tool_specs(self, settings: Any) -> list[Any]:
+        return []
+
+    async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
+        return await self._run(context)
+
+
+def _code(result: ToolResult, missing: int) -> int:
+    error = result.result.get("error") if isinstance(result.result, dict) else None
+    reason = error.get("reason") if isinstance(error, dict) else None
+    if reason == "invalid_arguments":
+        return types.INVALID_PARAMS
+    return missing if reason == "not_found" else types.INTERNAL_ERROR
+
+
+async def _run(
+    state: HostState,
+    snapshot: Snapshot,
+    ctx: ServerRequestContext[Any, Any],
+    pack: ToolProvider,
+    label: str,
+    kind: str,
+    arguments: Any,
+    run: Callable[[ToolContext], Awaitable[ToolResult]],
+    shape: Callable[[Any], Any],
+    missing: int,
+) -> Any:
+    """Run one read or render and record it; its answer, or an ``MCPError`` with a redacted message."""
+    settings = snapshot.settings
+    server = settings.server
+    started = time.perf_counter()
+    context = ToolContext(settings=settings, http=state.client(), log_sink=state.log_levels.sink(ctx, settings, label))
+    answer: Any = None
+    error: MCPError | None = None
+    try:
+        outcome = await state.runner.run(
+            _Offering(pack, run),
+            label,
+            arguments,
+            context,
+            time_limit=server.tool_timeout_seconds,
+            concurrency=server.pack_concurrency,
+        )
+        result, outcome_kind = outcome.result, outcome.kind
+        if outcome_kind == "timeout":
+            message = f"{label} did not finish within {server.tool_timeout_seconds:g} s (server.tool_timeout_seconds)"
+            error = MCPError(types.INTERNAL_ERROR, message)
+        elif not result.success:
+            text = redact_text(result.error or "failed", settings.secrets, base_dir=settings.base_dir)
+            error = MCPError(_code(result, missing), text)
+        elif len(json.dumps(result.result, default=str).encode("utf-8")) > server.max_result_bytes:
+            outcome_kind = "rejected"
+            message = f"{label}: the result is more than {server.max_result_bytes:,} bytes (server.max_result_bytes)"
+            error = MCPError(types.INTERNAL_ERROR, message)
+        else:
+            try:
+                answer = shape(result.result)
+            except (pydantic.ValidationError, TypeError, ValueError) as exc:
+                outcome_kind = "crash"
+                error = MCPError(types.INTERNAL_ERROR, f"{label} returned an invalid result: {error_message(exc)}")
+    except BaseException:
+        state.recorder.record(
+            snapshot, label, arguments, _reply("cancelled"), "cancelled", started, ctx, pack=pack.name, kind=kind
+        )
+        raise
+    reply = _reply(error.error.message if error is not None else None)
+    state.recorder.record(snapshot, label, arguments, reply, outcome_kind, started, ctx, pack=pack.name, kind=kind)
+    if error is not None:
+        raise error
+    return answer
+
+
+def _reply(error: str | None) -> ToolReply:
+    if error is None:
+        return ToolReply(text="", structured_content=None, is_error=False)
+    return ToolReply(text=error, structured_content={"error": {"message": error}}, is_error=True)
+
+
+def _read_result(payload: Any) -> types.ReadResourceResult:
+    if not isinstance(payload, list) or not payload:
+        raise TypeError("a resource's result must be a non-empty list of contents")
+    return types.ReadResourceResult.model_validate({"contents": payload})
+
+
+def _prompt_result(payload: Any) -> types.GetPromptResult:
+    return types.GetPromptResult.model_validate(payload)
+
+
+def offer_handlers(state: HostState, skills: dict[str, Handler]) -> dict[str, Handler]:
+    """The SDK ``Server``'s resource and prompt handlers: the packs' own, then ``skills``'."""
+
+    async def current(ctx: ServerRequestContext[Any, Any]) -> tuple[Snapshot, Offered, set[str] | None]:
+        snapshot = request_snapshot(ctx.request) or await state.live.current_async()
+        return snapshot, _offers(snapshot), visible_packs(snapshot, state.grant(ctx))
+
+    def seen(pack: ToolProvider, visible: set[str] | None) -> bool:
+        return visible is None or pack.name in visible
+
+    async def on_list_resources(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        _, offers, visible = await current(ctx)
+        own = [_wire(types.Resource, spec) for spec, pack in offers.resources if seen(pack, visible)]
+        listed: types.ListResourcesResult = await skills["on_list_resources"](ctx, params)
+        return types.ListResourcesResult(resources=[*own, *listed.resources])
+
+    async def on_list_resource_templates(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        _, offers, visible = await current(ctx)
+        templates = [_wire(types.ResourceTemplate, spec) for spec, pack, _ in offers.templates if seen(pack, visible)]
+        return types.ListResourceTemplatesResult(resource_templates=templates)
+
+    async def on_read_resource(
+        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        snapshot, offers, visible = await current(ctx)
+        uri = str(params.uri)
+        found = offers.resource(uri)
+        if found is None or not seen(found[1], visible):
+            result: types.ReadResourceResult = await skills["on_read_resource"](ctx, params)
+            return result
+        spec, pack = found
+        read = getattr(pack, "read_resource", None)
+        if not callable(read):
+            raise MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}")
+
+        async def run(context: ToolContext) -> ToolResult:
+            result: ToolResult = await read(uri, context)
+            return result
+
+        label = f"resources/read {spec.uri}"
+        answer: types.ReadResourceResult = await _run(
+            state, snapshot, ctx, pack, label, "resource", {"uri": uri}, run, _read_result, RESOURCE_NOT_FOUND
+        )
+        return answer
+
+    async def on_list_prompts(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        _, offers, visible = await current(ctx)
+        own = [_wire(types.Prompt, spec) for spec, pack in offers.prompts if seen(pack, visible)]
+        listed: types.ListPromptsResult = await skills["on_list_prompts"](ctx, params)
+        return types.ListPromptsResult(prompts=[*own, *listed.prompts])
+
+    async def on_get_prompt(
+        ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        snapshot, offers, visible = await current(ctx)
+        found = offers.prompt(params.name)
+        render = getattr(found[1], "get_prompt", None) if found is not None else None
+        if found is None or not seen(found[1], visible) or not callable(render):
+            result: types.GetPromptResult = await skills["on_get_prompt"](ctx, params)
+            return result
+        spec, pack = found
+        arguments = dict(params.arguments or {})
+
+        async def run(context: ToolContext) -> ToolResult:
+            result: ToolResult = await render(spec.name, arguments, context)
+            return result
+
+        label = f"prompts/get {spec.name}"
+        answer: types.GetPromptResult = await _run(
+            state, snapshot, ctx, pack, label, "prompt", arguments, run, _prompt_result, types.INVALID_PARAMS
+        )
+        return answer
+
+    return {
+        "on_list_resources": on_list_resources,
+        "on_list_resource_templates": on_list_resource_templates,
+        "on_read_resource": on_read_resource,
+        "on_list_prompts": on_list_prompts,
+        "on_get_prompt": on_get_prompt,
+    }
+
+
+def _wire(model: Any, spec: ResourceSpec | PromptSpec) -> Any:
+    return model.model_validate(spec.to_wire())

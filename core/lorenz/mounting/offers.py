@@ -1,0 +1,131 @@
+"""What mounted packs serve besides tools: resources, resource templates and prompts
+(``ToolProvider.resource_specs`` / ``prompt_specs``), each with the pack that owns it.
+
+A URI, a template or a prompt name two packs declare is an :class:`OfferCollision`, which mounting
+raises as a ``MountError``, as it does for a tool name. A pack whose hook raises or returns
+something else serves none of them (and says so in the log); its tools still mount. Templates
+are RFC 6570 level 1: ``{name}`` matches one non-empty, percent-decoded path segment.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+from attrs import frozen
+
+from lorenz.contracts import PromptSpec, ResourceSpec, ToolProvider
+from lorenz.plugins.containment import PluginError, call_plugin
+
+if TYPE_CHECKING:
+    from lorenz.settings.model import Settings
+
+__all__ = ["OfferCollision", "Offered", "match_template", "offered", "template_pattern", "template_variables"]
+
+_VARIABLE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def template_variables(template: str) -> list[str]:
+    """The ``{name}`` variables of ``template``, in order."""
+    return _VARIABLE.findall(template)
+
+
+def template_pattern(template: str) -> re.Pattern[str]:
+    """A regular expression matching the URIs of ``template``, one group per variable."""
+    parts, last = [], 0
+    for match in _VARIABLE.finditer(template):
+        parts.append(re.escape(template[last : match.start()]))
+        parts.append(f"(?P<{match.group(1)}>[^/?#]+)")
+        last = match.end()
+    parts.append(re.escape(template[last:]))
+    return re.compile("".join(parts))
+
+
+def match_template(pattern: re.Pattern[str], uri: str) -> dict[str, str] | None:
+    """``{variable: decoded value}`` when ``uri`` is one of the template's URIs."""
+    found = pattern.fullmatch(uri)
+    return None if found is None else {name: unquote(value) for name, value in found.groupdict().items()}
+
+
+@frozen(kw_only=True, eq=False)
+class Offered:
+    """The mounted packs' resources, templates and prompts, each with its pack, in mount order."""
+
+    resources: tuple[tuple[ResourceSpec, ToolProvider], ...] = ()
+    templates: tuple[tuple[ResourceSpec, ToolProvider, re.Pattern[str]], ...] = ()
+    prompts: tuple[tuple[PromptSpec, ToolProvider], ...] = ()
+
+    def resource(self, uri: str) -> tuple[ResourceSpec, ToolProvider] | None:
+        """The resource or template serving ``uri`` (a static URI first)."""
+        for spec, pack in self.resources:
+            if spec.uri == uri:
+                return spec, pack
+        for spec, pack, pattern in self.templates:
+            if match_template(pattern, uri) is not None:
+                return spec, pack
+        return None
+
+    def prompt(self, name: str) -> tuple[PromptSpec, ToolProvider] | None:
+        return next(((spec, pack) for spec, pack in self.prompts if spec.name == name), None)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.resources or self.templates or self.prompts)
+
+
+def _specs(pack: ToolProvider, hook: str, kind: type, settings: Settings) -> list[Any]:
+    method = getattr(pack, hook, None)
+    if not callable(method):
+        return []
+    specs = list(method(settings))
+    for spec in specs:
+        if not isinstance(spec, kind):
+            msg = f"{hook} returned a {type(spec).__name__}, not a {kind.__name__}"
+            raise TypeError(msg)
+    return specs
+
+
+class OfferCollision(ValueError):
+    """A URI, template or prompt name two packs declare (mounting raises it as a ``MountError``)."""
+
+
+def _claim(owner: dict[str, str], what: str, key: str, pack: str) -> None:
+    first = owner.setdefault(key, pack)
+    if first != pack:
+        msg = f'{what} collision: {key} is declared by both the "{first}" and "{pack}" packs'
+        raise OfferCollision(msg)
+
+
+def offered(packs: Sequence[ToolProvider], settings: Settings) -> Offered:
+    """What ``packs`` serve besides tools; raises :class:`OfferCollision` for a URI, template or
+    prompt name two packs declare."""
+    resources: list[tuple[ResourceSpec, ToolProvider]] = []
+    templates: list[tuple[ResourceSpec, ToolProvider, re.Pattern[str]]] = []
+    prompts: list[tuple[PromptSpec, ToolProvider]] = []
+    uris: dict[str, str] = {}
+    names: dict[str, str] = {}
+    for pack in packs:
+        try:
+            pack_resources = call_plugin(
+                f"pack {pack.name}", "resource_specs", _specs, pack, "resource_specs", ResourceSpec, settings
+            )
+            pack_prompts = call_plugin(
+                f"pack {pack.name}", "prompt_specs", _specs, pack, "prompt_specs", PromptSpec, settings
+            )
+        except PluginError as exc:
+            import logging  # only then: `lorenz tools` loads no logging
+
+            logging.getLogger("lorenz").warning("lorenz: pack %s serves no resources or prompts: %s", pack.name, exc)
+            continue
+        for spec in pack_resources:
+            _claim(uris, "resource template" if spec.template else "resource URI", spec.uri, pack.name)
+            if spec.template:
+                templates.append((spec, pack, template_pattern(spec.uri)))
+            else:
+                resources.append((spec, pack))
+        for prompt in pack_prompts:
+            _claim(names, "prompt name", prompt.name, pack.name)
+            prompts.append((prompt, pack))
+    return Offered(resources=tuple(resources), templates=tuple(templates), prompts=tuple(prompts))
