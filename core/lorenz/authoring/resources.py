@@ -18,12 +18,11 @@ from attrs import field, frozen
 from lorenz.arguments import ArgumentProblem
 from lorenz.mounting.offers import match_template, template_pattern, template_variables
 from lorenz.results import ToolResult, failure_result, tool_success
-from lorenz.toolcall.schemas import schema_problems
 
 from .content import EmbeddedResourceBlock, _b64
 from .failures import ToolFailure, unexpected_failure
 from .logs import ClientLog
-from .schema import input_schema
+from .schema import KeywordCheck, input_schema, keyword_check
 from .structure import ArgumentError, structure_strict
 
 if TYPE_CHECKING:
@@ -56,8 +55,6 @@ class PackContext:
 def string_fields(cls: type, what: str) -> tuple[Mapping[str, Any], Any]:
     """The schema of a class whose values arrive as strings (template parameters, prompt
     arguments) and a validator of its keyword constraints; refuses a field that is not a scalar."""
-    from .tool import _keyword_validator
-
     schema = input_schema(cls)
     for name, prop in (schema.get("properties") or {}).items():
         kinds = prop.get("type", "string")
@@ -65,10 +62,12 @@ def string_fields(cls: type, what: str) -> tuple[Mapping[str, Any], Any]:
         if not kinds or not kinds <= _SCALARS:
             msg = f"{what}: {cls.__name__}.{name} must be a str, int, float or bool (or a Literal of them)"
             raise ValueError(msg)
-    return schema, _keyword_validator(schema)
+    return schema, keyword_check(schema)
 
 
-def parse_strings(values: Mapping[str, Any], cls: type, schema: Mapping[str, Any], keywords: Any) -> Any:
+def parse_strings(
+    values: Mapping[str, Any], cls: type, schema: Mapping[str, Any], keywords: KeywordCheck | None
+) -> Any:
     """``values`` (strings) as ``cls``: a string becomes the int, float or bool its field takes
     when it spells one; raises :class:`ArgumentError` naming the key at fault."""
     properties = schema.get("properties") or {}
@@ -86,9 +85,7 @@ def parse_strings(values: Mapping[str, Any], cls: type, schema: Mapping[str, Any
         converted[key] = value
     parsed: Any = structure_strict(converted, cls)
     if keywords is not None:
-        problems = schema_problems(keywords.iter_errors(converted))
-        if problems:
-            raise ArgumentError(*problems)
+        keywords.check(converted)
     return parsed
 
 

@@ -12,6 +12,8 @@ from typing import Any
 
 import attrs
 
+from lorenz.arguments import ArgumentError
+
 __all__ = [
     "DIALECT",
     "SchemaError",
@@ -227,3 +229,52 @@ def widened_output_schema(cls: type, reasons: Sequence[tuple[str, str]] = ()) ->
         success_branch["required"] = required
     success["anyOf"] = [success_branch, {"type": "object", "required": ["error"]}]
     return {"$schema": DIALECT, **success}
+
+
+_KEYWORDS = ("minimum", "maximum", "minLength", "maxLength", "pattern", "minItems", "maxItems")
+
+
+def _constraints(schema: Any) -> dict[str, Any]:
+    """The part of ``schema`` that carries keyword constraints (types, keys and enums are already
+    checked by structuring), so validating a call costs only what the constraints need."""
+    if not isinstance(schema, Mapping):
+        return {}
+    out: dict[str, Any] = {key: schema[key] for key in _KEYWORDS if key in schema}
+    properties = {name: _constraints(sub) for name, sub in (schema.get("properties") or {}).items()}
+    properties = {name: sub for name, sub in properties.items() if sub}
+    if properties:
+        out["properties"] = properties
+    items = _constraints(schema.get("items"))
+    if items:
+        out["items"] = items
+    if any(_constraints(branch) for branch in schema.get("anyOf") or ()):
+        out["anyOf"] = schema["anyOf"]
+    return out
+
+
+@attrs.define
+class KeywordCheck:
+    """The keyword constraints of an input schema that structuring does not check (``minimum``,
+    ``maxLength``, ...), compiled with ``jsonschema`` on the first check, not when a pack is
+    imported."""
+
+    constraints: Mapping[str, Any]
+    _validator: Any = None
+
+    def check(self, value: Any) -> None:
+        """Raise :class:`ArgumentError` naming each key that breaks a constraint."""
+        from lorenz.toolcall.schemas import schema_problems
+
+        if self._validator is None:
+            from jsonschema import Draft202012Validator
+
+            self._validator = Draft202012Validator(self.constraints)
+        problems = schema_problems(self._validator.iter_errors(value))
+        if problems:
+            raise ArgumentError(*problems)
+
+
+def keyword_check(schema: Mapping[str, Any]) -> KeywordCheck | None:
+    """The check of ``schema``'s keyword constraints, ``None`` when it has none."""
+    constraints = _constraints(schema)
+    return KeywordCheck(constraints) if constraints else None

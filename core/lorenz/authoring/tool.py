@@ -19,7 +19,7 @@ from .enrichment import Enrich, enrichment_spec
 from .failures import BASELINE_ERRORS, ErrorContract, ToolFailure, kit_logger, unexpected_failure
 from .inputs import InputRequest, InputRound, Inputs
 from .rounds import run_rounds
-from .schema import input_schema, widened_output_schema
+from .schema import KeywordCheck, input_schema, keyword_check, widened_output_schema
 from .structure import ArgumentError, structure_strict, unstructure
 
 if TYPE_CHECKING:
@@ -182,10 +182,8 @@ class Tool(Generic[In, Out]):
     needs_client_input: bool = False
     input_schema: Mapping[str, Any] = field(init=False)
     output_schema: Mapping[str, Any] | None = field(init=False)
-    #: The schema of the keywords cattrs does not check, when the input has any; compiled (with
-    #: ``jsonschema``) by the first call, not when the pack is imported.
-    _keywords: Mapping[str, Any] | None = field(init=False, repr=False)
-    _keyword_validator: Any = field(init=False, repr=False, default=None)
+    #: The keywords cattrs does not check, when the input has any.
+    _keywords: KeywordCheck | None = field(init=False, repr=False)
     _spec: Any = field(init=False, repr=False)
     _enrichment: Any = field(init=False, repr=False)
 
@@ -203,7 +201,7 @@ class Tool(Generic[In, Out]):
             raise ValueError(msg)
         schema = input_schema(self.input) if self.schema is None else dict(self.schema)
         object.__setattr__(self, "input_schema", schema)
-        object.__setattr__(self, "_keywords", _constraints(schema) or None)
+        object.__setattr__(self, "_keywords", keyword_check(schema))
         declared = [(contract.reason, contract.when) for contract in self.errors]
         out = widened_output_schema(self.output, declared) if self.output is not None else None
         enrichment = enrichment_spec(self.name, self.enrichment, self.output)
@@ -242,17 +240,7 @@ class Tool(Generic[In, Out]):
         arguments = {} if arguments is None else arguments
         value = structure_strict(arguments, self.input)
         if self._keywords is not None:
-            from lorenz.toolcall.schemas import schema_problems
-
-            validator = self._keyword_validator
-            if validator is None:
-                from jsonschema import Draft202012Validator
-
-                validator = Draft202012Validator(self._keywords)
-                object.__setattr__(self, "_keyword_validator", validator)
-            problems = schema_problems(validator.iter_errors(arguments))
-            if problems:
-                raise ArgumentError(*problems)
+            self._keywords.check(arguments)
         return value
 
     def render(self, output: Out) -> tuple[Any, str]:
@@ -304,27 +292,6 @@ class Tool(Generic[In, Out]):
         blocks = with_text_after(blocks, mirrored)
         content = tuple(block.wire() for block in blocks)
         return FormattedResult(success=True, result=data, text=joined_text(blocks), content=content)
-
-
-_KEYWORDS = ("minimum", "maximum", "minLength", "maxLength", "pattern", "minItems", "maxItems")
-
-
-def _constraints(schema: Any) -> dict[str, Any]:
-    """The part of ``schema`` that carries keyword constraints (types, keys and enums are already
-    checked by structuring), so validating a call costs only what the constraints need."""
-    if not isinstance(schema, Mapping):
-        return {}
-    out: dict[str, Any] = {key: schema[key] for key in _KEYWORDS if key in schema}
-    properties = {name: _constraints(sub) for name, sub in (schema.get("properties") or {}).items()}
-    properties = {name: sub for name, sub in properties.items() if sub}
-    if properties:
-        out["properties"] = properties
-    items = _constraints(schema.get("items"))
-    if items:
-        out["items"] = items
-    if any(_constraints(branch) for branch in schema.get("anyOf") or ()):
-        out["anyOf"] = schema["anyOf"]
-    return out
 
 
 def _title_from(name: str) -> str:
