@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from lorenz.contracts import PromptSpec, ResourceSpec, ToolProvider
-from lorenz.mounting.offers import template_variables
 from lorenz.results import error_message
+from lorenz.uri_templates import template_variables
 
 from .diagnostics import Diagnostic
 

@@ -7,7 +7,6 @@ Template parameters are strings in the URI; each is structured into the params c
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -16,12 +15,11 @@ import attrs
 from attrs import field, frozen
 
 from lorenz.arguments import ArgumentProblem
-from lorenz.mounting.offers import match_template, template_pattern, template_variables
 from lorenz.results import ToolResult, failure_result, tool_success
+from lorenz.uri_templates import match_template, template_pattern, template_variables
 
 from .content import EmbeddedResourceBlock, _b64
-from .failures import ToolFailure, unexpected_failure
-from .logs import ClientLog
+from .failures import ToolFailure, kit_logger, unexpected_failure
 from .schema import KeywordCheck, input_schema, keyword_check
 from .structure import ArgumentError, structure_strict
 
@@ -31,9 +29,9 @@ if TYPE_CHECKING:
     from lorenz.contracts import ResourceSpec
     from lorenz.settings.model import Settings
 
-__all__ = ["PackContext", "Resource", "ResourceTemplate", "resource", "resource_template"]
+    from .logs import ClientLog
 
-logger = logging.getLogger("lorenz.authoring")
+__all__ = ["PackContext", "Resource", "ResourceTemplate", "resource", "resource_template"]
 
 _SCALARS = {"string", "integer", "number", "boolean", "null"}
 _INTEGER = re.compile(r"^-?[0-9]+$")
@@ -49,7 +47,12 @@ class PackContext:
     http: httpx.AsyncClient
     options: Any
     log_sink: Any = field(default=None, repr=False)
-    log: ClientLog = field(default=attrs.Factory(lambda self: ClientLog(logger, self.log_sink), takes_self=True))
+    log: ClientLog = field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        from .logs import ClientLog
+
+        self.log = ClientLog(kit_logger(), self.log_sink)
 
 
 def string_fields(cls: type, what: str) -> tuple[Mapping[str, Any], Any]:

@@ -3,8 +3,7 @@
 
 A URI, a template or a prompt name two packs declare is an :class:`OfferCollision`, which mounting
 raises as a ``MountError``, as it does for a tool name. A pack whose hook raises or returns
-something else serves none of them (and says so in the log); its tools still mount. Templates
-are RFC 6570 level 1: ``{name}`` matches one non-empty, percent-decoded path segment.
+something else serves none of them (and says so in the log); its tools still mount.
 """
 
 from __future__ import annotations
@@ -12,41 +11,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote
 
 from attrs import frozen
 
 from lorenz.contracts import PromptSpec, ResourceSpec, ToolProvider
 from lorenz.plugins.containment import PluginError, call_plugin
+from lorenz.uri_templates import match_template, template_pattern
 
 if TYPE_CHECKING:
     from lorenz.settings.model import Settings
 
-__all__ = ["OfferCollision", "Offered", "match_template", "offered", "template_pattern", "template_variables"]
-
-_VARIABLE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-def template_variables(template: str) -> list[str]:
-    """The ``{name}`` variables of ``template``, in order."""
-    return _VARIABLE.findall(template)
-
-
-def template_pattern(template: str) -> re.Pattern[str]:
-    """A regular expression matching the URIs of ``template``, one group per variable."""
-    parts, last = [], 0
-    for match in _VARIABLE.finditer(template):
-        parts.append(re.escape(template[last : match.start()]))
-        parts.append(f"(?P<{match.group(1)}>[^/?#]+)")
-        last = match.end()
-    parts.append(re.escape(template[last:]))
-    return re.compile("".join(parts))
-
-
-def match_template(pattern: re.Pattern[str], uri: str) -> dict[str, str] | None:
-    """``{variable: decoded value}`` when ``uri`` is one of the template's URIs."""
-    found = pattern.fullmatch(uri)
-    return None if found is None else {name: unquote(value) for name, value in found.groupdict().items()}
+__all__ = ["OfferCollision", "Offered", "offered"]
 
 
 @frozen(kw_only=True, eq=False)
