@@ -92,9 +92,10 @@ def test_install_report_and_uninstall(venv: tuple[Path, Path], tmp_path: Path) -
         assert list(purelib.glob("lorenz_weather-0.1.0.dist-info")), "installed into the venv that runs lorenz"
         listed = lorenz_in(python, "tools", "--all", cwd=work)
         assert any(line.split()[:2] == ["weather_get_forecast", "weather"] for line in listed.stdout.splitlines())
+        assert done.stdout.splitlines()[0].startswith("installed lorenz-weather 0.1.0"), "no pip output"
         gone = lorenz_in(python, "uninstall", "-y", "lorenz-weather", cwd=work)
         assert gone.returncode == 0, gone.stdout + gone.stderr
-        assert "uninstalled lorenz-weather 0.1.0" in gone.stdout
+        assert gone.stdout.splitlines()[0] == "uninstalled lorenz-weather 0.1.0"
         assert not list(purelib.glob("lorenz_weather-*.dist-info"))
 
     assert lorenz_in(python, "install", str(wheel), cwd=work).returncode == 0
@@ -103,8 +104,10 @@ def test_install_report_and_uninstall(venv: tuple[Path, Path], tmp_path: Path) -
     assert kept.returncode == 1
     assert "Proceed? [y/N]" in kept.stderr and "nothing uninstalled" in kept.stderr
     assert list(purelib.glob("lorenz_weather-0.1.0.dist-info"))
+    (work / "WORKFLOW.md").write_text("---\ntracker: {kind: local}\ntools:\n  weather: {}\n---\n", encoding="utf-8")
     confirmed = lorenz_in(python, "uninstall", "lorenz-weather", cwd=work, stdin="y\n")
     assert confirmed.returncode == 0, confirmed.stderr
+    assert "WORKFLOW.md still mounts weather: remove tools.weather from it" in confirmed.stdout
     assert not list(purelib.glob("lorenz_weather-*.dist-info"))
 
 
@@ -118,6 +121,9 @@ def test_uninstall_refuses_the_core_and_names_a_near_miss(venv: tuple[Path, Path
     missing = lorenz_in(python, "uninstall", "-y", "lorenz-lcoal", cwd=tmp_path)
     assert missing.returncode == 1
     assert 'lorenz: lorenz-lcoal is not installed (did you mean "lorenz-local"?)' in missing.stderr
+    absent = lorenz_in(python, "uninstall", "-y", "lorenz-weather", cwd=tmp_path)
+    assert absent.returncode == 1
+    assert absent.stderr.strip() == "lorenz: lorenz-weather is not installed", "no unrelated suggestion"
 
 
 def test_install_of_a_non_plugin_and_a_pip_failure(venv: tuple[Path, Path], tmp_path: Path) -> None:
@@ -132,10 +138,14 @@ def test_install_of_a_non_plugin_and_a_pip_failure(venv: tuple[Path, Path], tmp_
     )
     (project / "plain_helper").mkdir()
     (project / "plain_helper" / "__init__.py").write_text("", encoding="utf-8")
-    python, _ = venv
+    python, purelib = venv
     done = lorenz_in(python, "install", str(project), cwd=tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "installed plain-helper 2.0: not a Lorenz plugin (no lorenz.tool_packs entry point)" in done.stdout
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (
+        "lorenz: plain-helper 2.0: not a Lorenz pack (no lorenz.tool_packs entry point); "
+        "uninstalled plain-helper 2.0 again"
+    ) in done.stderr
+    assert not list(purelib.glob("plain_helper-*.dist-info")), "not left installed"
     failed = lorenz_in(python, "install", str(tmp_path / "nowhere"), cwd=tmp_path)
     assert failed.returncode == 1
     assert "lorenz: pip install failed (exit 1)" in failed.stderr

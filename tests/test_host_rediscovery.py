@@ -21,7 +21,7 @@ from lorenz.host import serve_in_thread
 
 pytestmark = pytest.mark.anyio
 
-ENV = {"LORENZ_LOAD_PLUGINS": "lorenz-local,lorenz-latecomer"}
+ENV = {"LORENZ_LOAD_PLUGINS": "lorenz-local,lorenz-latecomer,lorenz-sharer"}
 
 LATECOMER = """
 from lorenz import ToolSpec, hookimpl, tool_success
@@ -31,10 +31,10 @@ class Latecomer:
     name = "latecomer"
 
     def tool_specs(self, settings):
-        return [ToolSpec(name="latecomer_hello", description="Say hello.")]
+        return [ToolSpec(name="TOOL", description="Say hello.")]
 
     async def execute_tool(self, name, input, context):
-        return tool_success({"hello": "world"})
+        return tool_success({"hello": "VERSION"})
 
 
 @hookimpl
@@ -42,19 +42,57 @@ def lorenz_register_tool_packs(register):
     register(Latecomer())
 """
 
+SHARER = """
+from lorenz import ToolSpec, hookimpl, tool_success
 
-def install(site: Path) -> None:
-    """What `pip install` leaves behind: the module and its `.dist-info` (the directory's mtime moves)."""
-    (site / "lorenz_latecomer.py").write_text(textwrap.dedent(LATECOMER), encoding="utf-8")
-    info = site / "lorenz_latecomer-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: lorenz-latecomer\nVersion: 1.0\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[lorenz.tool_packs]\nlatecomer = lorenz_latecomer\n", encoding="utf-8")
+
+class Sharer:
+    name = "sharer"
+
+    def tool_specs(self, settings):
+        return [ToolSpec(name="sharer_hello", description="Say hello too.")]
+
+    async def execute_tool(self, name, input, context):
+        return tool_success({})
+
+
+@hookimpl
+def lorenz_register_tool_packs(register):
+    register(Sharer())
+"""
+
+
+def install(site: Path, version: str = "1.0", tool: str = "latecomer_hello") -> None:
+    """What `pip install` leaves behind: the module and its `.dist-info` (the directory's mtime moves);
+    a previous version's `.dist-info` is replaced, as an upgrade does."""
+    for old in site.glob("lorenz_latecomer-*.dist-info"):
+        shutil.rmtree(old)
+    code = textwrap.dedent(LATECOMER).replace("TOOL", tool).replace("VERSION", version)
+    (site / "lorenz_latecomer.py").write_text(code, encoding="utf-8")
+    _dist_info(site, "lorenz-latecomer", version, "latecomer = lorenz_latecomer", ["lorenz_latecomer.py"])
     _touch(site)
 
 
+def install_sharer(site: Path) -> None:
+    """A distribution whose files include lorenz_latecomer's module: the two share it."""
+    (site / "lorenz_sharer.py").write_text(textwrap.dedent(SHARER), encoding="utf-8")
+    _dist_info(site, "lorenz-sharer", "1.0", "sharer = lorenz_sharer", ["lorenz_sharer.py", "lorenz_latecomer.py"])
+    _touch(site)
+
+
+def _dist_info(site: Path, name: str, version: str, entry_point: str, files: list[str]) -> None:
+    info = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(f"[lorenz.tool_packs]\n{entry_point}\n", encoding="utf-8")
+    record = [*(f"{file},," for file in files), f"{info.name}/RECORD,,"]
+    (info / "RECORD").write_text("\n".join(record) + "\n", encoding="utf-8")
+
+
 def uninstall(site: Path) -> None:
-    shutil.rmtree(site / "lorenz_latecomer-1.0.dist-info")
+    for info in site.glob("lorenz_latecomer-*.dist-info"):
+        shutil.rmtree(info)
+    (site / "lorenz_latecomer.py").unlink()
     _touch(site)
 
 
@@ -76,6 +114,7 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.syspath_prepend(str(directory))
     yield directory
     sys.modules.pop("lorenz_latecomer", None)
+    sys.modules.pop("lorenz_sharer", None)
 
 
 async def names(url: str) -> list[str]:
@@ -107,16 +146,68 @@ async def test_a_pack_installed_while_serving_can_be_mounted_without_a_restart(
         assert any("installed plugins changed (new: lorenz-latecomer" in r.message for r in caplog.records)
         async with mcp.Client(server.url) as client:
             result = await client.call_tool("latecomer_hello", {})
-            assert result.structured_content == {"hello": "world"}
+            assert result.structured_content == {"hello": "1.0"}
 
-        # Uninstalled while mounted: reported, and the last good config keeps serving.
-        with caplog.at_level(logging.ERROR, logger="lorenz.host"):
+        # Uninstalled while mounted: its tools go, and the server says why (degraded, not a failed reload).
+        with caplog.at_level(logging.WARNING, logger="lorenz.host"):
             uninstall(site)
-            deadline = time.monotonic() + 10
-            while server.live.last_error is None and time.monotonic() < deadline:
-                await names(server.url)
-                await anyio.sleep(0.2)
-        assert server.live.last_error is not None and "latecomer" in server.live.last_error
-        assert "latecomer_hello" in await names(server.url)
+            assert "latecomer_hello" not in await eventually(server.url, want=False)
+        assert any("lorenz-latecomer 1.0 was uninstalled" in r.message for r in caplog.records)
+        assert server.live.last_error is None
         async with httpx.AsyncClient() as http:
-            assert (await http.get(server.base_url + "/healthz")).json()["reloadFailed"] is True
+            health = (await http.get(server.base_url + "/healthz")).json()
+        assert health["status"] == "degraded" and health["reloadFailed"] is False
+        (failed,) = health["failed"]["packs"]
+        assert failed["pack"] == "latecomer"
+        assert "lorenz-latecomer 1.0 was uninstalled while lorenz serve ran" in failed["error"]
+        assert "lorenz_latecomer" not in sys.modules, "a later install imports its own code"
+
+        # Installed again: served again, healthy.
+        install(site)
+        assert "latecomer_hello" in await eventually(server.url, want=True)
+        async with httpx.AsyncClient() as http:
+            assert (await http.get(server.base_url + "/healthz")).json()["status"] == "ok"
+
+
+async def test_an_upgrade_while_serving_imports_the_new_code(tmp_path: Path, site: Path) -> None:
+    workflow = tmp_path / "WORKFLOW.md"
+    install(site)
+    write_workflow(workflow, tmp_path / "board", "tools:\n  latecomer: {}\n")
+    with serve_in_thread(workflow, cwd=tmp_path, env=ENV) as server:
+        async with mcp.Client(server.url) as client:
+            assert (await client.call_tool("latecomer_hello", {})).structured_content == {"hello": "1.0"}
+        install(site, "2.0", tool="latecomer_greet")
+        assert "latecomer_greet" in await eventually(server.url, want=True, tool="latecomer_greet")
+        assert "latecomer_hello" not in await names(server.url)
+        async with mcp.Client(server.url) as client:
+            assert (await client.call_tool("latecomer_greet", {})).structured_content == {"hello": "2.0"}
+
+
+async def test_an_upgrade_of_shared_modules_says_a_restart_is_needed(
+    tmp_path: Path, site: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Another loaded distribution holds the same module: importing it afresh would change that one's
+    code under it, so the old code keeps serving and the server says loudly that a restart is needed."""
+    workflow = tmp_path / "WORKFLOW.md"
+    install(site)
+    install_sharer(site)
+    write_workflow(workflow, tmp_path / "board", "tools:\n  latecomer: {}\n  sharer: {}\n")
+    with serve_in_thread(workflow, cwd=tmp_path, env=ENV) as server:
+        assert "latecomer_hello" in await names(server.url)
+        with caplog.at_level(logging.WARNING, logger="lorenz.host"):
+            install(site, "2.0", tool="latecomer_greet")
+            deadline = time.monotonic() + 10
+            health: dict[str, object] = {}
+            async with httpx.AsyncClient() as http:
+                while health.get("status") != "degraded" and time.monotonic() < deadline:
+                    health = (await http.get(server.base_url + "/healthz")).json()
+                    await anyio.sleep(0.2)
+                page = (await http.get(server.base_url + "/")).text
+        warnings = [r.message for r in caplog.records if r.levelno == logging.WARNING]
+        assert any("restart needed: lorenz-latecomer 1.0 was replaced by 2.0" in m for m in warnings), warnings
+        assert health["status"] == "degraded", health
+        (notice,) = health["restartNeeded"]  # type: ignore[misc]
+        assert notice["distribution"] == "lorenz-latecomer" and notice["version"] == "2.0"
+        assert "also belongs to lorenz-sharer" in notice["reason"]
+        assert 'id="restart-needed"' in page and "restart lorenz serve to load it" in page
+        assert "latecomer_hello" in await names(server.url), "the code loaded keeps serving"

@@ -71,8 +71,15 @@ def left_out(key: str) -> str | None:
     return None
 
 
-def run_pip(*args: str) -> int:
-    """``python -m pip ARGS`` in the interpreter that runs ``lorenz``; its exit status."""
+def run_pip(*args: str, verbose: bool = False) -> int:
+    """``python -m pip ARGS`` in the interpreter that runs ``lorenz``; its exit status. Unless
+    ``verbose``, pip's output is shown only when it fails (on stderr): the command prints its own summary."""
     import subprocess  # only install and uninstall run anything: the other commands never load it
 
-    return subprocess.call([sys.executable, "-m", "pip", *args])
+    command = [sys.executable, "-m", "pip", *args]
+    if verbose:
+        return subprocess.call(command)
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        sys.stderr.write(done.stdout + done.stderr)
+    return done.returncode

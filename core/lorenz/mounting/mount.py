@@ -203,6 +203,10 @@ def mount(settings: Settings, discovery: Discovery, isolation: Isolation | None 
     for name in names:
         pack = tools.get(name)
         if pack is None:
+            gone = discovery.gone_pack(name)
+            if gone is not None:
+                failures.append(PackFailure(pack=name, error=f"pack {name} is not available: {gone.error}"))
+                continue
             failure = discovery.failure_for_pack(name)
             if failure is None:
                 tools.require(name)  # raises: unsupported tool pack, listing the known ones

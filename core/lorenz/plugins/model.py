@@ -75,6 +75,16 @@ class Discovery:
     disabled: tuple[str, ...] = ()
     #: The ``server.isolated_packs`` discovery ran with: plugins it left unimported for them.
     isolate: tuple[str, ...] = ()
+    #: Plugins uninstalled while ``lorenz serve`` ran (``name`` is the pack each had registered):
+    #: a workflow still mounting one gets a pack failure naming it rather than a load error.
+    gone: tuple[PluginFailure, ...] = ()
+    #: Plugins whose code changed on disk but cannot be imported afresh in this process: the
+    #: server reports them (degraded) until it is restarted.
+    restart_needed: tuple[PluginFailure, ...] = ()
+
+    def gone_pack(self, name: str) -> PluginFailure | None:
+        """The uninstalled plugin that had registered pack ``name``, if one did."""
+        return next((failure for failure in self.gone if failure.name == name), None)
 
     def failure_for_pack(self, name: str) -> PluginFailure | None:
         """The failure that explains why pack ``name`` is missing: its plugin (entry point) of that

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 from lorenz.cli.command import PIP_ENV, PLUGINS_ENV, Command
 from lorenz.cli.distributions import Installed, installed, left_out, run_pip
@@ -54,6 +54,21 @@ def _registered(dist: Installed, report: dict[str, Any]) -> tuple[str, list[str]
     return f"installed {dist.label}: {'; '.join(parts)}", packs
 
 
+def _not_a_pack(changed: list[Installed], before: dict[str, Installed], *, verbose: bool) -> NoReturn:
+    """Nothing installed is a Lorenz pack: what pip newly installed is uninstalled again, and the
+    command fails (a library a pack needs comes with that pack, or from pip itself)."""
+    new = [dist for dist in changed if normalize_distribution(dist.name) not in before]
+    if new:
+        run_pip("uninstall", "-y", *[dist.name for dist in new], verbose=verbose)
+    labels = ", ".join(dist.label for dist in changed)
+    undone = f"; uninstalled {', '.join(dist.label for dist in new)} again" if new else ""
+    msg = (
+        f"{labels}: not a Lorenz pack (no {ENTRY_POINT_GROUP} entry point){undone} "
+        "(pip install it to install a library)"
+    )
+    raise UsageError(msg)
+
+
 def run(args: argparse.Namespace) -> int:
     """pip install into this interpreter, then say what each new or changed plugin registered."""
     if not args.packages and not args.editable:
@@ -61,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(msg)
     before = installed()
     options = ["--upgrade"] if args.upgrade else []
-    code = run_pip("install", *options, *[arg for path in args.editable for arg in ("-e", path)], *args.packages)
+    editable = [arg for path in args.editable for arg in ("-e", path)]
+    code = run_pip("install", *options, *editable, *args.packages, verbose=args.verbose)
     if code != 0:
         raise UsageError(f"pip install failed (exit {code}); nothing else was changed by lorenz")
     after = installed()
@@ -71,14 +87,13 @@ def run(args: argparse.Namespace) -> int:
         print("nothing new installed")
         return 0
     if not plugins:
-        for dist in changed:
-            print(f"installed {dist.label}: not a Lorenz plugin (no {ENTRY_POINT_GROUP} entry point)")
-        return 0
+        _not_a_pack(changed, before, verbose=args.verbose)
     report = _plugin_report()
     packs: list[str] = []
     for dist in plugins:
         line, new_packs = _registered(dist, report)
-        print(line)
+        was = before.get(normalize_distribution(dist.name))
+        print(line.replace(dist.label, f"{dist.label} (was {was.version})", 1) if was else line)
         packs += new_packs
     if packs:
         print(f'mount a pack: add "tools: {{{packs[0]}: {{}}}}" to WORKFLOW.md (lorenz tools --all lists every tool)')
@@ -95,7 +110,8 @@ COMMAND = Command(
     name="install",
     help="pip install packs into the environment that runs lorenz, and say what they registered",
     description="pip install packages (names, paths, wheels, -e PATH) into the interpreter that runs lorenz (a pipx "
-    "venv included), then list what each new plugin registered.",
+    "venv included), then list what each new plugin registered (one line each; pip's own output with -v). A "
+    "distribution that is no Lorenz pack is uninstalled again. A running lorenz serve picks the change up.",
     examples=(
         "lorenz install lorenz-acme",
         "lorenz install dist/lorenz_acme-0.1.0-py3-none-any.whl",

@@ -297,10 +297,13 @@ def worker_main(options: AppOptions, listener: Listener, ready: Event) -> None:
     """A worker process: build the app, serve ``listener`` until SIGTERM (or the parent is gone)."""
     from lorenz.host.app import _Server, uvicorn_config
     from lorenz.host.ops.watchdog import exit_past_stuck_threads
+    from lorenz.host.reload.sitepaths import SitePaths
 
     from .listening import bind_socket
 
     configure_logging(worker=True)
+    # Spawned with the parent's sys.path, which predates a `pip install -e` made since it started.
+    SitePaths().refresh()
     try:
         app = app_from(options)
         sock = bind_socket(*listener, reuse_port=True) if isinstance(listener, tuple) else listener

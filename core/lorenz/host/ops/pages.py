@@ -128,6 +128,11 @@ def health_data(snapshot: Snapshot, *, reload_failed: bool, detailed: bool = Tru
             ],
             "packs": [failure.to_dict() for failure in snapshot.pack_failures],
         }
+        if snapshot.restart_needed:
+            data["restartNeeded"] = [
+                {"distribution": f.distribution, "version": f.version, "reason": f.error}
+                for f in snapshot.restart_needed
+            ]
     return data
 
 
@@ -183,6 +188,14 @@ def _failures(snapshot: Snapshot) -> list[str]:
             f"<pre>{escape(plugin.error)}</pre></section>"
         )
     return parts
+
+
+def _restart_banner(snapshot: Snapshot) -> list[str]:
+    """Changes on disk this process cannot load: said first, as only a restart applies them."""
+    if not snapshot.restart_needed:
+        return []
+    items = "".join(f"<li>{escape(failure.error)}</li>" for failure in snapshot.restart_needed)
+    return [f'<div class="tool failed" id="restart-needed"><h3>Restart needed</h3><ul>{items}</ul></div>']
 
 
 def _hints(annotations: Any) -> str:
@@ -296,6 +309,8 @@ def render_landing(
         f"<title>Lorenz MCP server</title><style>{_CSS}</style></head><body>",
         f'<h1>Lorenz</h1><p class="muted">MCP server, version {escape(__version__)}</p>',
     ]
+    if grant == FULL:
+        parts += _restart_banner(snapshot)
     if grant is not None:
         parts.append(
             f"<p>{counted(len(_tools(snapshot, grant)), 'tool')} from {counted(len(_packs(snapshot, grant)), 'pack')}"

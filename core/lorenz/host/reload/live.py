@@ -23,6 +23,7 @@ from lorenz.redact import redact_text
 from lorenz.results import error_message
 
 from .installed import InstalledWatch
+from .rediscover import Rediscovery
 from .snapshot import Snapshot, request_snapshot
 
 if TYPE_CHECKING:
@@ -85,6 +86,9 @@ class LiveWorkspace:
         #: Installed distributions changed: the next reload re-runs discovery.
         self._installed = InstalledWatch()
         self._rediscover = False
+        self._rediscovery: Rediscovery | None = Rediscovery() if reload else None
+        #: The newest discovery, kept for the next load when the one it ran for failed.
+        self._discovery: Discovery | None = None
         self._cwd = Path.cwd() if cwd is None else cwd
         self._env = dict(os.environ if env is None else env)
         self._reload = reload
@@ -261,7 +265,7 @@ class LiveWorkspace:
         discovery = None
         if self._rediscover or self._isolation_changed():
             self._rediscover = False
-            discovery = self._discover()
+            discovery = self._discovery = self._discover()
         for _ in range(_RELOAD_ATTEMPTS):
             signature = _signature(self._watched)
             if signature == self._signature and discovery is None:
@@ -283,6 +287,7 @@ class LiveWorkspace:
                 self.last_error,
             )
             return False
+        self._discovery = None
         self._warn_restart_only(self._snapshot, snapshot)
         # The snapshot first: a request on the loop that sees the new signature (the file
         # unchanged since this load) must be served the new snapshot, not the one it replaces.
@@ -307,22 +312,17 @@ class LiveWorkspace:
     def _discover(self) -> Discovery:
         """Discovery run afresh, for an environment where distributions came or went (or for
         another ``server.isolated_packs``, which decides what discovery leaves unimported)."""
-        import importlib
-
         from lorenz.isolation.plan import isolation_hint
-        from lorenz.plugins.discovery import discover
 
-        importlib.invalidate_caches()
         self._installed.mark()
-        discovery = discover(plugins=self._plugins, env=self._env, isolate=isolation_hint(self._watched))
-        before = {info.distribution for info in self._snapshot.workspace.discovery.plugins}
-        after = {info.distribution for info in discovery.plugins}
-        logger.info(
-            "lorenz: installed plugins changed (new: %s; gone: %s)",
-            ", ".join(sorted(str(name) for name in after - before)) or "-",
-            ", ".join(sorted(str(name) for name in before - after)) or "-",
+        if self._rediscovery is None:
+            self._rediscovery = Rediscovery()
+        return self._rediscovery.run(
+            self._discovery or self._snapshot.workspace.discovery,
+            plugins=self._plugins,
+            env=self._env,
+            isolate=isolation_hint(self._watched),
         )
-        return discovery
 
     def _load(self, discovery: Discovery | None = None) -> tuple[Snapshot | None, Exception | None]:
         """The snapshot of the workflow as it is on disk now (over ``discovery`` when discovery
@@ -337,7 +337,7 @@ class LiveWorkspace:
                 self._watched if served_file and self._workflow is None else self._workflow,
                 cwd=self._cwd,
                 env=self._env,
-                discovery=discovery or self._snapshot.workspace.discovery,
+                discovery=discovery or self._discovery or self._snapshot.workspace.discovery,
                 isolation=self._isolation,
             )
             snapshot = Snapshot.build(workspace, self._snapshot.generation + 1)

@@ -85,8 +85,13 @@ class Snapshot:
         return self.workspace.isolation.status(self.packs)
 
     @property
+    def restart_needed(self) -> tuple[PluginFailure, ...]:
+        """Plugins whose new code on disk this process cannot load: a restart would."""
+        return self.workspace.discovery.restart_needed
+
+    @property
     def degraded(self) -> bool:
-        return bool(self.plugin_failures or self.pack_failures)
+        return bool(self.plugin_failures or self.pack_failures or self.restart_needed)
 
 
 def request_snapshot(request: Any) -> Snapshot | None:
