@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from lorenz.cli.command import WORKFLOW_ENV, Command, add_workflow
-from lorenz.cli.output import UsageError
+from lorenz.cli.output import UsageError, counted
 from lorenz.cli.workspace import known_pack_hint, load_plugin_modules
 
 __all__ = ["COMMAND"]
@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
     if tools is None:
         print(f"{path.name} mounts {args.pack} already{' with these options' if options else ''}: left as it was")
         return 0
-    print(f"mounted {args.pack} in {path.name}: {len(tools)} tools ({', '.join(tools)})")
+    print(f"mounted {args.pack} in {path.name}: {counted(len(tools), 'tool')} ({', '.join(tools)})")
     return 0
 
 
