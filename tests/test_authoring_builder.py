@@ -311,7 +311,7 @@ async def test_disabled_tool_enabled_by_option() -> None:
 def test_options_are_validated_strictly() -> None:
     """Pack options reject unknown keys and wrong types, naming ``tools.<pack>.<key>``."""
     pack = gated_pack()
-    with pytest.raises(ValueError, match=r'^tools\.geo: Unrecognized key: "wrties"$'):
+    with pytest.raises(ValueError, match=r'^tools\.geo: Unrecognized key: "wrties" \(did you mean "writes"\?\)$'):
         pack.validate_options({"wrties": True})
     with pytest.raises(ValueError, match=r"^tools\.geo\.writes: must be a boolean$"):
         pack.validate_options({"writes": "yes"})

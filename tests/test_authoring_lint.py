@@ -281,7 +281,7 @@ def test_cli_lint_exit_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main(["lint", str(plugin)]) == 1
     out = capsys.readouterr().out
     assert "error: oops/read_item: tool name read_item must start with the pack prefix oops_ [name-prefix]" in out
-    assert out.rstrip().endswith("lorenz lint: 1 packs, 1 tools: 2 errors, 1 warnings")
+    assert out.rstrip().endswith("lorenz lint: 1 pack, 1 tool: 2 errors, 1 warning")
     assert main(["lint", str(ROOT / "examples" / "weather"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["errors"] == 0
 

@@ -118,7 +118,7 @@ def test_issues_lists_candidates(env: Path, capsys: pytest.CaptureFixture[str]) 
 def test_check_summary_and_errors(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`lorenz check` prints a one-line summary, or the exact error and exit 1."""
     assert main(["check"]) == 0
-    assert "tracker acme, packs acme (1 tools)" in capsys.readouterr().out
+    assert "tracker acme, packs acme (1 tool)" in capsys.readouterr().out
     Path("bad.md").write_text("---\ntracker:\n  kind: github\n---\n", encoding="utf-8")
     assert main(["check", "bad.md"]) == 1
     err = capsys.readouterr().err.strip()

@@ -110,7 +110,7 @@ def test_lint_handles_a_scaffolded_packages_relative_imports(lorenz: Lorenz, tmp
     for target in (package / "plugin.py", package):
         done = lorenz("lint", str(target), cwd=tmp_path)
         assert done.returncode == 0, done.stdout + done.stderr
-        assert "lorenz lint: 1 packs, 1 tools: 0 errors" in done.stdout
+        assert "lorenz lint: 1 pack, 1 tool: 0 errors" in done.stdout
 
 
 def test_verbose_is_global_and_shows_redacted_tracebacks(lorenz: Lorenz) -> None:
@@ -148,13 +148,16 @@ def test_an_installed_but_unmounted_tool(lorenz: Lorenz) -> None:
     assert rows["zed_ping"] == ["zed", "lorenz-zed", "0.1.0"]
     assert "acme_echo  acme  lorenz-acme 0.1.0  mounted" in listed.stdout
     assert "zed_ping   zed   lorenz-zed 0.1.0   -" in listed.stdout
-    assert 'lorenz: to mount a pack, add "tools: {slow: {}}" to WORKFLOW.md (not mounted: slow, zed)' in listed.stderr
+    assert (
+        'lorenz: to mount a pack, run "lorenz mount slow" or add "tools: {slow: {}}" to WORKFLOW.md '
+        "(not mounted: slow, zed)"
+    ) in listed.stderr
     assert "zed_ping" not in lorenz("tools").stdout
     called = lorenz("call", "zed_ping")
     assert called.returncode == 1
     hint = (
         'lorenz: zed_ping is in the installed pack "zed" (lorenz-zed 0.1.0), which the workflow does not mount: '
-        'add "tools: {zed: {}}" to WORKFLOW.md'
+        'run "lorenz mount zed" or add "tools: {zed: {}}" to WORKFLOW.md'
     )
     assert hint in called.stderr.splitlines()
 

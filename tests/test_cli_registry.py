@@ -26,7 +26,12 @@ def test_every_command_module_is_registered_once() -> None:
 def test_the_parser_offers_exactly_the_registered_commands(capsys: pytest.CaptureFixture[str]) -> None:
     parser = build_parser()
     for name in COMMANDS:
-        assert parser.parse_args([name, "x"] if name in ("new-pack", "uninstall", "call") else [name]).command == name
+        assert (
+            parser.parse_args(
+                [name, "x"] if name in ("new-pack", "uninstall", "call", "mount", "unmount") else [name]
+            ).command
+            == name
+        )
     with pytest.raises(SystemExit):
         parser.parse_args(["lnt"])
     assert f'did you mean "lint"?) (choose from {", ".join(COMMANDS)})' in capsys.readouterr().err

@@ -68,12 +68,26 @@ def test_real_host_signal_propagates() -> None:
 
 
 def test_interrupt_flag_notes_a_real_sigint() -> None:
-    """With the flag installed, a real SIGINT is noted and still raises KeyboardInterrupt."""
+    """With the flag installed, a real SIGINT is noted and still raises KeyboardInterrupt (whatever
+    SIGINT's disposition was when pytest started: a background job inherits it ignored)."""
     previous = signal.getsignal(signal.SIGINT)
     try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         containment.install_interrupt_flag()
         with pytest.raises(KeyboardInterrupt):
             signal.raise_signal(signal.SIGINT)
+        assert containment.host_interrupted()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_interrupt_flag_keeps_an_ignored_sigint_ignored() -> None:
+    """Under ``nohup`` or ``&`` SIGINT starts ignored: the flag notes it and raises nothing."""
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        containment.install_interrupt_flag()
+        signal.raise_signal(signal.SIGINT)
         assert containment.host_interrupted()
     finally:
         signal.signal(signal.SIGINT, previous)

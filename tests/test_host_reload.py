@@ -200,7 +200,7 @@ async def test_calling_an_installed_but_unmounted_tool_says_how_to_mount_it(
             assert result.structured_content is not None
             assert result.structured_content["error"]["message"] == (
                 'Unsupported tool: "extra_ping". extra_ping is in the installed pack "extra" (in-process), which the '
-                'workflow does not mount: add "tools: {extra: {}}" to WORKFLOW.md'
+                'workflow does not mount: run "lorenz mount extra" or add "tools: {extra: {}}" to WORKFLOW.md'
             )
             unknown = await client.call_tool("nowhere_at_all", {})
             assert unknown.structured_content is not None

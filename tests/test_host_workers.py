@@ -458,3 +458,22 @@ def test_the_back_off_grows_to_its_cap() -> None:
     delays = [backoff(failures) for failures in range(12)]
     assert delays[:4] == [0.0, 0.5, 1.0, 2.0]
     assert delays == sorted(delays) and max(delays) == BACKOFF_CAP_SECONDS == backoff(10**6)
+
+
+def test_every_worker_shows_the_same_recent_calls(tmp_path: Path) -> None:
+    """`--workers 2` with a call log: the landing page's tables come from the shared log, so whichever
+    worker answers shows every call, not only its own."""
+    directory = whoami_workspace(tmp_path)
+    text = (directory / "WORKFLOW.md").read_text().replace("tools:\n", "server:\n  call_log: calls.jsonl\ntools:\n")
+    (directory / "WORKFLOW.md").write_text(text)
+    with lorenz_serve(directory, "-p", "worker_pack.py", "serve", "--port", "0", "--workers", "2") as server:
+        answers = whoami(server.base_url, 40, keep_alive=False)
+        assert len({answer["pid"] for answer in answers}) == 2
+        log = directory / "calls.jsonl"
+        deadline = time.monotonic() + 20
+        while not (log.exists() and len(log.read_text().splitlines()) == 40):
+            assert time.monotonic() < deadline, "the call log did not get the 40 calls"
+            time.sleep(0.05)
+        pages = [httpx.get(server.base_url + "/", headers={"Connection": "close"}, timeout=30).text for _ in range(12)]
+        for page in pages:
+            assert "<tr><td><code>whoami_pid</code></td><td>40</td><td>0</td>" in page

@@ -247,9 +247,10 @@ def test_yaml_error_carries_its_location() -> None:
     """YamlError keeps the problem and its 1-based line and column apart (str() joins them)."""
     with pytest.raises(YamlError) as info:
         load_yaml("a: 1\nb: [x\n")
-    problem = "expected ',' or ']', but got '<stream end>'"
-    assert (info.value.problem, info.value.line, info.value.column) == (problem, 3, 1)
-    assert str(info.value) == "expected ',' or ']', but got '<stream end>' at line 3, column 1"
+    # The text ran out: located where the unclosed "[" opens, not on the line after the last.
+    problem = "expected ',' or ']', but got '<stream end>' while parsing a flow sequence that opens here"
+    assert (info.value.problem, info.value.line, info.value.column) == (problem, 2, 4)
+    assert str(info.value) == f"{problem} at line 2, column 4"
     with pytest.raises(YamlError) as unplaced:
         load_yaml("a: &a [*a]")
     assert (str(unplaced.value), unplaced.value.line) == ("recursive aliases are not supported", None)

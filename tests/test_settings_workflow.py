@@ -172,7 +172,9 @@ def test_malformed_yaml_is_a_parse_error() -> None:
     """Broken YAML reports where, then the parser's message on one line, with no internal prefix."""
     with pytest.raises(ConfigError) as raised:
         parse_workflow_content("---\nfoo: [unclosed\n---\nbody")
-    assert str(raised.value) == "WORKFLOW.md:2:15: expected ',' or ']', but got '<stream end>'"
+    assert str(raised.value) == (
+        "WORKFLOW.md:2:6: expected ',' or ']', but got '<stream end>' while parsing a flow sequence that opens here"
+    )
 
 
 @pytest.mark.parametrize("front_matter", ["- a\n- b", "just a scalar", "~", "# only a comment"])

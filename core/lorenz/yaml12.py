@@ -150,6 +150,11 @@ def _describe(exc: MarkedYAMLError) -> YamlError:
     problem = " ".join(str(exc.problem or exc.context or "invalid YAML").split())
     problem = _QUOTES_VALUE.sub(r"\1", problem)
     mark = exc.problem_mark or exc.context_mark
+    if exc.context_mark is not None and exc.context and "stream" in problem and "end" in problem:
+        # The text ran out (an unclosed quote, bracket or brace): the end of the front matter is a
+        # line past the mistake, so point at where the unclosed thing opened.
+        mark = exc.context_mark
+        problem = f"{problem} {' '.join(str(exc.context).split())} that opens here"
     if mark is None:
         return YamlError(problem)
     return YamlError(problem, mark.line + 1, mark.column + 1)

@@ -155,8 +155,26 @@ class Pack:
             return structure_strict(raw, self.options)
         except ArgumentError as exc:
             label = f"tools.{self.name}"
-            problems = [str(ArgumentProblem((label, *problem.path), problem.message)) for problem in exc.located]
+            problems = [
+                str(ArgumentProblem((label, *problem.path), self._suggested(problem))) for problem in exc.located
+            ]
             raise ValueError("; ".join(problems)) from None
+
+    def _suggested(self, problem: ArgumentProblem) -> str:
+        """An unknown top-level option, with the closest one the pack takes (``"unit"`` → ``"units"``)."""
+        from lorenz.settings.suggest import did_you_mean
+
+        prefix = "Unrecognized key: "
+        if (
+            problem.path
+            or not problem.message.startswith(prefix)
+            or self.options is None
+            or not attrs.has(self.options)
+        ):
+            return problem.message
+        key = json.loads(problem.message.removeprefix(prefix))
+        names = [attribute.alias or attribute.name for attribute in attrs.fields(self.options)]
+        return problem.message + did_you_mean(str(key), names)
 
     def validate_options(self, options: Mapping[str, Any]) -> None:
         """The ``ToolProvider`` hook the core calls for ``tools.<pack>`` while loading a workflow."""

@@ -11,7 +11,7 @@ from attrs import frozen
 
 from .record import CallRecord
 
-__all__ = ["CallStats", "ToolStats"]
+__all__ = ["CallStats", "ToolStats", "tail_view"]
 
 #: Calls the landing page's "Recent calls" table shows.
 RECENT_CALLS = 50
@@ -74,3 +74,54 @@ def _percentile(samples: Iterable[float], q: int) -> float:
     if len(values) < 2:
         return values[0] if values else 0.0
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+
+
+#: How much of the end of a call log the landing page reads for its tables.
+TAIL_BYTES = 512 * 1024
+
+
+def tail_view(path: str) -> tuple[list[CallRecord], list[ToolStats]]:
+    """:meth:`CallStats.snapshot` read from the end of the call log at ``path`` (the newest
+    :data:`TAIL_BYTES`), so every worker writing that log shows the same tables; empty when the
+    log does not exist yet."""
+    import json
+
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, 2)
+            size = handle.tell()
+            handle.seek(max(0, size - TAIL_BYTES))
+            data = handle.read()
+    except OSError:
+        return [], []
+    lines = data.decode("utf-8", "replace").splitlines()
+    if size > TAIL_BYTES:
+        lines = lines[1:]  # the first line may be cut
+    stats = CallStats()
+    for line in lines:
+        try:
+            record = _record(json.loads(line))
+        except (ValueError, TypeError, KeyError):
+            continue
+        stats.count(record.tool, record.outcome, record.duration_ms, record)
+    return stats.snapshot()
+
+
+def _record(data: dict[str, object]) -> CallRecord:
+    def text(key: str) -> str | None:
+        value = data.get(key)
+        return value if isinstance(value, str) else None
+
+    duration = data["durationMs"]
+    if not isinstance(duration, int | float) or text("tool") is None or text("outcome") is None:
+        raise TypeError("not a call record")
+    return CallRecord(
+        ts=text("ts") or "",
+        tool=str(data["tool"]),
+        pack=text("pack"),
+        distribution=text("distribution"),
+        duration_ms=float(duration),
+        outcome=str(data["outcome"]),
+        error=text("error"),
+        token=text("token"),
+    )

@@ -4,11 +4,24 @@ commands share. Each module under :mod:`lorenz.cli.commands` declares one."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from attrs import frozen
 
-__all__ = ["PIP_ENV", "PLUGINS_ENV", "WORKFLOW_ENV", "WORKFLOW_HELP", "Command", "Env", "add_json", "add_workflow"]
+__all__ = [
+    "PIP_ENV",
+    "PLUGINS_ENV",
+    "SERVER_ENV",
+    "WORKFLOW_ENV",
+    "WORKFLOW_HELP",
+    "Command",
+    "Env",
+    "add_json",
+    "add_server",
+    "add_workflow",
+    "remote",
+]
 
 Env = tuple[tuple[str, str], ...]
 """Environment variables a command reads: ``(name, what it does)`` pairs, listed in its ``--help``."""
@@ -24,6 +37,7 @@ WORKFLOW_ENV: Env = (
     ("$NAME", "any variable the workflow references, and the tracker's defaults (JIRA_API_KEY, LINEAR_API_KEY...)"),
 )
 WORKFLOW_HELP = "WORKFLOW.md path (default: $LORENZ_WORKFLOW or ./WORKFLOW.md)"
+SERVER_ENV: Env = (("LORENZ_MCP_TOKEN", "with --server: the bearer token to present (--token overrides it)"),)
 PIP_ENV: Env = (("PIP_*", "pip's own settings (PIP_INDEX_URL, PIP_FIND_LINKS...), read by the pip lorenz runs"),)
 
 
@@ -59,3 +73,25 @@ def add_workflow(parser: argparse.ArgumentParser) -> None:
 def add_json(parser: argparse.ArgumentParser) -> None:
     """``--json``: print one JSON object (its shape in docs/cli-json.md)."""
     parser.add_argument("--json", action="store_true", help="print a JSON object (docs/cli-json.md)")
+
+
+def add_server(parser: argparse.ArgumentParser) -> None:
+    """``--server URL`` and ``--token``: ask a running ``lorenz serve`` instead of working in-process."""
+    parser.add_argument("--server", metavar="URL", help="a running lorenz serve's MCP endpoint (http://HOST:PORT/mcp)")
+    parser.add_argument("--token", help="with --server: the bearer token (default: $LORENZ_MCP_TOKEN)")
+
+
+def remote(args: argparse.Namespace, work: Callable[[str, str | None], Coroutine[Any, Any, Any]]) -> Any:
+    """Run ``work(url, token)`` against ``--server``; a server that cannot be asked is a one-line error."""
+    import asyncio
+    import os
+
+    from lorenz.host.remote import RemoteError
+
+    from .output import UsageError
+
+    token = args.token or os.environ.get("LORENZ_MCP_TOKEN") or None
+    try:
+        return asyncio.run(work(args.server, token))
+    except RemoteError as exc:
+        raise UsageError(str(exc)) from exc

@@ -15,6 +15,7 @@ from typing import Any, TextIO
 __all__ = [
     "JSON_VERSION",
     "UsageError",
+    "counted",
     "json_object",
     "print_json",
     "progress",
@@ -36,6 +37,11 @@ _FRAMES = "|/-\\"
 
 class UsageError(Exception):
     """A mistake on the command line or in the workflow: one line on stderr, exit 1."""
+
+
+def counted(n: int, noun: str) -> str:
+    """``1 pack``, ``2 packs``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def json_object(**fields: Any) -> dict[str, Any]:

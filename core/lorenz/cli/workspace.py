@@ -13,7 +13,7 @@ from typing import Any
 from .distributions import plugin_owner
 from .output import UsageError
 
-__all__ = ["allow_list_note", "load_plugin_modules", "open_for_command", "show_traceback", "warn"]
+__all__ = ["allow_list_note", "known_pack_hint", "load_plugin_modules", "open_for_command", "show_traceback", "warn"]
 
 
 def import_plugin(name: str) -> object:
@@ -47,10 +47,29 @@ def load_plugin_modules(args: argparse.Namespace) -> list[object]:
 
 def allow_list_note() -> str:
     """Why a plugin may seem missing: ``LORENZ_LOAD_PLUGINS`` limits which distributions load."""
-    from lorenz.plugins.discovery import LOAD_PLUGINS_ENV
+    from lorenz.plugins.discovery import DISABLE_PLUGINS_ENV, LOAD_PLUGINS_ENV
 
+    notes = []
     value = os.environ.get(LOAD_PLUGINS_ENV)
-    return "" if value is None else f" ({LOAD_PLUGINS_ENV}={value!r} limits which plugins load)"
+    if value is not None:
+        notes.append(f" ({LOAD_PLUGINS_ENV}={value!r} limits which plugins load)")
+    denied = os.environ.get(DISABLE_PLUGINS_ENV)
+    if denied:
+        notes.append(f" ({DISABLE_PLUGINS_ENV}={denied!r} leaves those distributions out)")
+    return "".join(notes)
+
+
+def known_pack_hint(pack: str, discovery: Any) -> str:
+    """After ``no installed pack is named X``: the closest pack name, the installed ones, and why one
+    may be missing (a plugin that failed, ``LORENZ_LOAD_PLUGINS`` / ``LORENZ_DISABLE_PLUGINS``)."""
+    from lorenz.settings.suggest import did_you_mean
+
+    names = discovery.tools.names()
+    failure = discovery.failure_for_pack(pack)
+    if failure is not None:
+        return f": plugin {failure.name} ({failure.origin}) failed to load: {failure.error}"
+    installed = f" (installed packs: {', '.join(names) or 'none'})"
+    return f"{did_you_mean(pack, names)}{installed}{allow_list_note()}"
 
 
 def open_for_command(args: argparse.Namespace, workflow: str | None) -> Any:

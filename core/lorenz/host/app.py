@@ -41,6 +41,7 @@ from .http.security import MCP_PATH, SecurityMiddleware
 from .mcp.server import HostState, build_server
 from .mcp.stateless import StatelessEndpoint
 from .ops.pages import healthz, landing_page, server_card
+from .ops.token_form import SCRIPT_PATH, landing_script
 from .ops.tracing import TraceHeaders, configure_server
 from .ops.watchdog import LoopWatchdog, exit_if_stuck, exit_past_stuck_threads, size_thread_pools
 from .reload.live import LiveWorkspace
@@ -146,6 +147,7 @@ def build_app(
             Route(MCP_PATH, endpoint=endpoint),
             Route("/", landing_page, methods=["GET"]),
             Route("/healthz", healthz, methods=["GET"]),
+            Route(SCRIPT_PATH, landing_script, methods=["GET"]),
             Route("/.well-known/mcp.json", server_card, methods=["GET"]),
         ],
         middleware=[

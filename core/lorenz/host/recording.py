@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lorenz.calllog.record import CallRecord, clean_error
-from lorenz.calllog.stats import CallStats
+from lorenz.calllog.stats import CallStats, ToolStats, tail_view
 from lorenz.calllog.writer import CALL_LOG_ENV, CallLog
 
 from .http.security import raw_header
@@ -104,6 +104,16 @@ class CallRecorder:
                 self._log.close()
             self._log = CallLog(path, max_bytes=server.call_log_max_bytes, keep=server.call_log_keep)
         return self._log
+
+    async def view(self, snapshot: Snapshot) -> tuple[list[CallRecord], list[ToolStats]]:
+        """The landing page's tables: from the call log file when there is one (every worker writes
+        it, so every worker shows the same), else this process's own calls."""
+        log = self._call_log(snapshot)
+        if log is None or log.path == "-":
+            return self.stats.snapshot()
+        import anyio
+
+        return await anyio.to_thread.run_sync(tail_view, log.path)
 
     def record(
         self,

@@ -108,9 +108,13 @@ def installed_tools(discovery: Discovery, settings: Settings, mounted: Mounted, 
 
 
 def mount_instruction(pack: str, workflow: Path | None) -> str:
-    """``add "tools: {acme: {}}" to WORKFLOW.md``; ``workflow`` is ``None`` under the embedded default."""
-    where = _shown(workflow) if workflow is not None else 'a new WORKFLOW.md (with "tracker: {kind: local}")'
-    return f'add "tools: {{{pack}: {{}}}}" to {where}'
+    """``run "lorenz mount acme" or add "tools: {acme: {}}" to WORKFLOW.md``; ``workflow`` is ``None``
+    under the embedded default, where there is no file to mount it in yet."""
+    if workflow is None:
+        return f'add "tools: {{{pack}: {{}}}}" to a new WORKFLOW.md (with "tracker: {{kind: local}}")'
+    where = _shown(workflow)
+    command = f"lorenz mount {pack}" if where == "WORKFLOW.md" else f"lorenz mount {pack} {where}"
+    return f'run "{command}" or add "tools: {{{pack}: {{}}}}" to {where}'
 
 
 def mount_hint(tool: InstalledTool, workflow: Path | None) -> str:

@@ -6,7 +6,22 @@ from __future__ import annotations
 
 from lorenz.cli.command import Command
 
-from . import call, calls, check, install, issues, lint, new_pack, plugins, serve, skills, tools, uninstall
+from . import (
+    call,
+    calls,
+    check,
+    install,
+    issues,
+    lint,
+    mount,
+    new_pack,
+    plugins,
+    serve,
+    skills,
+    tools,
+    uninstall,
+    unmount,
+)
 
 __all__ = ["COMMANDS"]
 
@@ -24,6 +39,8 @@ COMMANDS: dict[str, Command] = {
         lint.COMMAND,
         install.COMMAND,
         uninstall.COMMAND,
+        mount.COMMAND,
+        unmount.COMMAND,
         calls.COMMAND,
         skills.COMMAND,
     )

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from lorenz.cli.command import WORKFLOW_ENV, Command
+from lorenz.cli.command import SERVER_ENV, WORKFLOW_ENV, Command, add_server, remote
 from lorenz.cli.output import UsageError, print_json, progress
 from lorenz.cli.workspace import open_for_command, warn
 from lorenz.settings.suggest import did_you_mean
@@ -59,6 +59,8 @@ async def _call(workspace: Any, tool: str, arguments: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.server:
+        return _run_remote(args)
     workflow, tool, raw = _split_call_args(args.values)
     arguments = _parse_arguments(raw)
     workspace = open_for_command(args, workflow)
@@ -70,6 +72,20 @@ def run(args: argparse.Namespace) -> int:
     if not result.success and workspace.mounted.pack_of(tool.strip()) is None:
         _unknown_tool(workspace, tool.strip())
     return 0 if result.success else 1
+
+
+def _run_remote(args: argparse.Namespace) -> int:
+    """``--server URL TOOL [JSON-ARGS]``: the tool as the running server serves it, to this token."""
+    from lorenz.host.remote import remote_call
+
+    if not 1 <= len(args.values) <= 2:
+        raise UsageError("usage: lorenz call --server URL TOOL [JSON-ARGS]")
+    tool, raw = args.values[0], (args.values[1] if len(args.values) == 2 else None)
+    arguments = _parse_arguments(raw)
+    with progress(f"running {tool} on {args.server}"):
+        result = remote(args, lambda url, token: remote_call(url, token, tool.strip(), arguments))
+    print_json(result)
+    return 0 if result["success"] else 1
 
 
 def _unknown_tool(workspace: Any, tool: str) -> None:
@@ -86,20 +102,25 @@ def _unknown_tool(workspace: Any, tool: str) -> None:
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
-    parser.usage = "%(prog)s [-h] [-p MODULE] [--plugins-dir DIR] [-v] [WORKFLOW] TOOL [JSON-ARGS]"
+    parser.usage = (
+        "%(prog)s [-h] [-p MODULE] [--plugins-dir DIR] [-v] [--server URL [--token TOKEN]] [WORKFLOW] TOOL [JSON-ARGS]"
+    )
     parser.add_argument("values", nargs="+", metavar="[WORKFLOW] TOOL [JSON-ARGS]", help="JSON-ARGS may be - for stdin")
+    add_server(parser)
 
 
 COMMAND = Command(
     name="call",
     help="run one tool in-process and print its result",
     description="Run one mounted tool in-process, its arguments checked against its inputSchema as the MCP host "
-    "does, and print the result as JSON; exit 1 when the tool failed.",
+    "does, and print the result as JSON; exit 1 when the tool failed. With --server URL, call it on a running "
+    "lorenz serve over MCP instead.",
     examples=(
         'lorenz call local_read_issue \'{"issueId": "BOARD-1"}\'',
         'echo \'{"title": "Fix it"}\' | lorenz call local_create_issue -',
+        'lorenz call --server http://127.0.0.1:4040/mcp local_read_issue \'{"issueId": "BOARD-1"}\'',
     ),
-    env=WORKFLOW_ENV,
+    env=(*WORKFLOW_ENV, *SERVER_ENV),
     arguments=_arguments,
     run=run,
 )

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from lorenz.cli.command import WORKFLOW_ENV, Command, add_json
 from lorenz.cli.output import UsageError, json_object, print_json
-from lorenz.cli.workspace import open_for_command
 
 __all__ = ["COMMAND"]
 
@@ -22,12 +21,31 @@ def _call_log_path(args: argparse.Namespace) -> Path:
     configured = os.environ.get(CALL_LOG_ENV)
     if configured and configured != "-":
         return Path(configured)
-    settings = open_for_command(args, None).settings
-    path = settings.server.call_log
-    if not path or path == "-":
+    path = _configured_call_log()
+    if path is None:
         msg = "no call log named: lorenz calls PATH, or server.call_log in WORKFLOW.md, or LORENZ_CALL_LOG"
         raise UsageError(msg)
-    return Path(settings.base_dir) / str(path)
+    return path
+
+
+def _configured_call_log() -> Path | None:
+    """``server.call_log`` read straight from the workflow's front matter: reading a log needs
+    neither the workflow's secrets nor its plugins."""
+    from lorenz.settings import ConfigError, load_workflow
+    from lorenz.workspace import find_workflow
+
+    workflow = find_workflow(None, cwd=Path.cwd(), env=os.environ)
+    if workflow is None:
+        return None
+    try:
+        config = load_workflow(workflow).config
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from exc
+    server = config.get("server")
+    value = server.get("call_log") if isinstance(server, dict) else None
+    if not isinstance(value, str) or not value or value == "-":
+        return None
+    return workflow.parent / value
 
 
 def run(args: argparse.Namespace) -> int:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from lorenz.cli.command import WORKFLOW_ENV, Command, add_json, add_workflow
-from lorenz.cli.output import UsageError, json_object, print_json
-from lorenz.cli.workspace import open_for_command
+from lorenz.cli.output import UsageError, counted, json_object, print_json
+from lorenz.cli.workspace import open_for_command, warn
 
 __all__ = ["COMMAND"]
 
@@ -23,6 +22,25 @@ def _check_object(workspace: Any) -> dict[str, Any]:
         packs=workspace.pack_names(),
         tools=[spec.name for spec in workspace.tool_specs()],
     )
+
+
+def _unmatched_patterns(workspace: Any) -> list[str]:
+    """A ``server.disabled_tools`` pattern or a scoped token's tool glob that matches no tool the
+    workflow mounts (a typo switches nothing off, or grants nothing), with the closest tool name."""
+    import fnmatch
+
+    from lorenz.settings.suggest import did_you_mean, quoted
+
+    names = [spec.name for spec in workspace.tool_specs()] + list(workspace.mounted.disabled)
+    server = workspace.settings.server
+    patterns = [("server.disabled_tools", pattern) for pattern in server.disabled_tools]
+    for index, token in enumerate(server.tokens):
+        patterns += [(f"server.tokens.{index}.tools", pattern) for pattern in token.tools]
+    return [
+        f"{key}: {quoted(pattern)} matches no mounted tool{did_you_mean(pattern, names)}"
+        for key, pattern in patterns
+        if not any(fnmatch.fnmatchcase(name, pattern) for name in names)
+    ]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,10 +62,14 @@ def run(args: argparse.Namespace) -> int:
     refusal = http_refusal(server, host=server.host, workers=server.workers, allow_no_token=False)
     if refusal is not None:  # what `lorenz serve` would refuse is no valid workflow to serve
         raise UsageError(f"{where}: lorenz serve would refuse it: {refusal}")
+    from lorenz.settings.workflow import display_path
     from lorenz.toolcall.client_input import serving_warnings
 
+    shown = where if settings.workflow_path is None else display_path(settings.workflow_path)
     for warning in serving_warnings(server, workers=server.workers, asking_tools=workspace.asking_tools()):
-        print(f"warning: {where}: {warning}", file=sys.stderr)
+        warn(f"warning: {shown}: {warning}")
+    for warning in _unmatched_patterns(workspace):
+        warn(f"warning: {shown}: {warning}")
     unserved = [pack.name for pack in workspace.packs() if getattr(pack, "unserved_offers", False)]
     if args.json:
         print_json(_check_object(workspace))
@@ -56,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: pack {name} runs isolated (server.isolated_packs): its resources and prompts are not served")
     print(
         f"ok: {where}: tracker {settings.tracker.kind or '-'}, packs {', '.join(workspace.pack_names()) or '-'} "
-        f"({len(specs)} tools)"
+        f"({counted(len(specs), 'tool')})"
     )
     return 0
 

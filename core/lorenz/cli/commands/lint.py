@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from lorenz.cli.command import PLUGINS_ENV, Command, add_json
-from lorenz.cli.output import UsageError, json_object, print_json
+from lorenz.cli.output import UsageError, counted, json_object, print_json
 from lorenz.cli.workspace import load_plugin_modules
 
 __all__ = ["COMMAND"]
@@ -29,8 +29,8 @@ def run(args: argparse.Namespace) -> int:
             print(diagnostic)
         tools = sum(len(pack["tools"]) + len(pack["disabled"]) for pack in report.packs)
         print(
-            f"lorenz lint: {len(report.packs)} packs, {tools} tools: "
-            f"{len(report.errors)} errors, {len(report.warnings)} warnings"
+            f"lorenz lint: {counted(len(report.packs), 'pack')}, {counted(tools, 'tool')}: "
+            f"{counted(len(report.errors), 'error')}, {counted(len(report.warnings), 'warning')}"
         )
     return 1 if report.errors else 0
 

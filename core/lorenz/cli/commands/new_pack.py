@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from lorenz.cli.command import Command
-from lorenz.cli.output import UsageError
+from lorenz.cli.output import UsageError, counted
 
 __all__ = ["COMMAND"]
 
@@ -19,7 +19,7 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as exc:
         raise UsageError(str(exc)) from exc
     root = written[0].parent
-    print(f"created {root} ({len(written)} files)")
+    print(f"created {root} ({counted(len(written), 'file')})")
     print(f"next: cd {root} && pip install -e '.[test]' && pytest && lorenz lint . && lorenz plugins")
     return 0
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from lorenz.cli.command import WORKFLOW_ENV, WORKFLOW_HELP, Command, add_json
-from lorenz.cli.output import UsageError, json_object, print_json
+from lorenz.cli.output import UsageError, counted, json_object, print_json
 from lorenz.cli.workspace import open_for_command
 
 __all__ = ["COMMAND"]
@@ -16,12 +16,13 @@ __all__ = ["COMMAND"]
 def run(args: argparse.Namespace) -> int:
     from lorenz.mounting.skills import export_skills, mounted_skills
 
-    workspace = open_for_command(args, args.workflow)
+    action, folder, workflow = _split(args)
+    workspace = open_for_command(args, workflow)
     skills = mounted_skills(workspace.packs())
-    if args.action == "export":
-        if not args.dir:
-            raise UsageError("usage: lorenz skills export DIR [--force]")
-        report = export_skills(skills, Path(args.dir), force=args.force)
+    if action == "export":
+        if not folder:
+            raise UsageError("usage: lorenz skills export DIR [WORKFLOW] [--force]")
+        report = export_skills(skills, Path(folder), force=args.force)
         print(
             f"{len(report.written)} written, {len(report.unchanged)} unchanged, {len(report.refused)} kept as changed"
         )
@@ -46,14 +47,32 @@ def run(args: argparse.Namespace) -> int:
     if not skills:
         print("no skills: the mounted packs ship none")
     for skill in skills:
-        print(f"{skill.name}  ({len(skill.files)} files)  {skill.description}")
+        print(f"{skill.name}  ({counted(len(skill.files), 'file')})  {skill.description}")
     return 0
 
 
+def _split(args: argparse.Namespace) -> tuple[str | None, str | None, str | None]:
+    """``[WORKFLOW]`` or ``export DIR [WORKFLOW]``; ``--workflow`` names the workflow too."""
+    values = list(args.values)
+    action = values.pop(0) if values and values[0] == "export" else None
+    folder = values.pop(0) if action and values else None
+    if len(values) > 1:
+        raise UsageError("usage: lorenz skills [WORKFLOW] | lorenz skills export DIR [WORKFLOW] [--force]")
+    workflow = values[0] if values else None
+    if workflow is not None and args.workflow is not None and workflow != args.workflow:
+        raise UsageError(f"two workflows named: {workflow} and --workflow {args.workflow}")
+    return action, folder, workflow or args.workflow
+
+
 def _arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", nargs="?", choices=["export"], help="export: copy the skills into DIR")
-    parser.add_argument("dir", nargs="?", metavar="DIR", help="where to export (e.g. .claude/skills)")
-    parser.add_argument("--workflow", help=WORKFLOW_HELP)
+    parser.usage = "%(prog)s [-h] [--force] [--json] [WORKFLOW] | export DIR [WORKFLOW]"
+    parser.add_argument(
+        "values",
+        nargs="*",
+        metavar="[export DIR] [WORKFLOW]",
+        help="export: copy the skills into DIR (e.g. .claude/skills)",
+    )
+    parser.add_argument("--workflow", help=f"{WORKFLOW_HELP}; the same as the positional WORKFLOW")
     parser.add_argument("--force", action="store_true", help="replace files that differ from the pack's copy")
     add_json(parser)
 
@@ -63,7 +82,12 @@ COMMAND = Command(
     help="list the mounted packs' skills, or export them into a folder",
     description="List the skills (SKILL.md directories) the mounted packs ship, or copy them into DIR (e.g. "
     ".claude/skills), de-duplicated, never overwriting a changed file without --force.",
-    examples=("lorenz skills", "lorenz skills export .claude/skills", "lorenz skills export .claude/skills --force"),
+    examples=(
+        "lorenz skills",
+        "lorenz skills ops/WORKFLOW.md",
+        "lorenz skills export .claude/skills",
+        "lorenz skills export .claude/skills --force",
+    ),
     env=WORKFLOW_ENV,
     arguments=_arguments,
     run=run,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from lorenz.cli.command import WORKFLOW_ENV, Command, add_json, add_workflow
+from lorenz.cli.command import SERVER_ENV, WORKFLOW_ENV, Command, add_json, add_server, add_workflow, remote
 from lorenz.cli.output import json_object, print_json
 from lorenz.cli.workspace import open_for_command, warn
 
@@ -18,6 +18,8 @@ def _summary(description: str) -> str:
 def run(args: argparse.Namespace) -> int:
     from lorenz.mounting.inventory import installed_tools, mount_instruction
 
+    if args.server:
+        return _run_remote(args)
     workspace = open_for_command(args, args.workflow)
     inventory = installed_tools(workspace.discovery, workspace.settings, workspace.mounted, unmounted=args.all)
     failures = [*workspace.mounted.failures, *inventory.failures]
@@ -52,19 +54,42 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
+def _run_remote(args: argparse.Namespace) -> int:
+    """``--server URL``: the tools the running server lists to this token."""
+    from lorenz.cli.output import UsageError
+    from lorenz.host.remote import remote_tools
+
+    if args.all or args.workflow:
+        raise UsageError("--server lists what the server serves: it takes no WORKFLOW and no --all")
+    tools = remote(args, remote_tools)
+    if args.json:
+        print_json(json_object(server=args.server, tools=tools, failures=[]))
+        return 0
+    width = max((len(tool["name"]) for tool in tools), default=0)
+    for tool in tools:
+        print(f"{tool['name'].ljust(width)}  {_summary(tool.get('description') or '')}")
+    return 0
+
+
 def _arguments(parser: argparse.ArgumentParser) -> None:
     add_workflow(parser)
     add_json(parser)
     parser.add_argument("--all", action="store_true", help="every installed tool, mounted or not")
+    add_server(parser)
 
 
 COMMAND = Command(
     name="tools",
     help="list the tools a workflow mounts (--all: every installed tool)",
     description="The tools the workflow mounts, each with its pack; --all adds every other installed tool, with its "
-    "distribution and whether it is mounted.",
-    examples=("lorenz tools", "lorenz tools --all", "lorenz tools WORKFLOW.md --json"),
-    env=WORKFLOW_ENV,
+    "distribution and whether it is mounted; --server URL lists what a running lorenz serve serves (to --token).",
+    examples=(
+        "lorenz tools",
+        "lorenz tools --all",
+        "lorenz tools WORKFLOW.md --json",
+        "lorenz tools --server http://127.0.0.1:4040/mcp",
+    ),
+    env=(*WORKFLOW_ENV, *SERVER_ENV),
     arguments=_arguments,
     run=run,
     brief=True,

@@ -23,14 +23,20 @@ from lorenz.host.http.security import MCP_PATH, raw_header
 from lorenz.host.mcp.grants import FULL, Grant, grant_for
 from lorenz.host.mcp.instructions import instructions_for
 
+from .token_form import FORGET_BUTTON, TOKEN_FORM
+
 if TYPE_CHECKING:
-    from lorenz.calllog.stats import CallStats
+    from lorenz.calllog.record import CallRecord
+    from lorenz.calllog.stats import CallStats, ToolStats
     from lorenz.host.reload.live import LiveWorkspace, Snapshot
     from lorenz.mounting.policy import DisabledEntry
 
 __all__ = ["health_data", "healthz", "landing_page", "render_landing", "server_card"]
 
 MCP_VERSION = "2026-07-28"
+
+#: The landing page's call tables: the recent calls, newest first, and the per-tool counters.
+CallView = tuple[list["CallRecord"], list["ToolStats"]]
 
 
 def endpoint_url(request: Request) -> str:
@@ -207,12 +213,12 @@ def _hints(annotations: Any) -> str:
     return "".join(pills)
 
 
-def _recent_calls(stats: CallStats | None, refresh: int | None, grant: Grant) -> list[str]:
-    """The live view: per-tool counters since start and the most recent calls (for a scoped
-    token: the counters of its tools, and its own calls)."""
-    if stats is None:
+def _recent_calls(calls: CallView | None, refresh: int | None, grant: Grant) -> list[str]:
+    """The live view: per-tool counters and the most recent calls (for a scoped token: the
+    counters of its tools, and its own calls)."""
+    if calls is None:
         return []
-    recent, tools = stats.snapshot()
+    recent, tools = calls
     if grant != FULL:
         tools = [tool for tool in tools if grant.allows(tool.tool)]
         recent = [call for call in recent if call.token is not None and call.token == grant.name]
@@ -247,6 +253,11 @@ def _inventory(snapshot: Snapshot, grant: Grant) -> list[str]:
     for tool in _tools(snapshot, grant):
         tools_by_pack.setdefault(str(tool["pack"]), []).append(tool)
     packs = set(_packs(snapshot, grant))
+    origins = {
+        name: " ".join(filter(None, (plugin.distribution, plugin.version)))
+        for plugin in snapshot.workspace.discovery.plugins
+        for name in plugin.packs
+    }
     parts = ["<h2>Packs and tools</h2>"]
     if not packs:
         parts.append("<p>No tool packs are mounted.</p>")
@@ -255,7 +266,9 @@ def _inventory(snapshot: Snapshot, grant: Grant) -> list[str]:
             continue
         tools = tools_by_pack.get(pack.name, [])
         pill = ' <span class="pill">isolated</span>' if getattr(pack, "isolated", False) else ""
-        parts.append(f'<h3 id="pack-{escape(pack.name)}">{escape(pack.name)}{pill}</h3>')
+        origin = origins.get(pack.name)
+        shown = f' <span class="muted">{escape(origin)}</span>' if origin else ""
+        parts.append(f'<h3 id="pack-{escape(pack.name)}">{escape(pack.name)}{pill}{shown}</h3>')
         muted = [
             entry
             for entry in snapshot.workspace.mounted.disabled.values()
@@ -290,6 +303,7 @@ def render_landing(
     grant: Grant | None = FULL,
     stats: CallStats | None = None,
     refresh: int | None = None,
+    calls: CallView | None = None,
 ) -> str:
     """The landing page: how to connect, and to a caller with a grant what it may use and what it
     has been doing (the failures only to the full grant). ``None``: an anonymous caller."""
@@ -306,7 +320,8 @@ def render_landing(
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f'<meta http-equiv="refresh" content="{refresh}">' if refresh and grant is not None else "",
-        f"<title>Lorenz MCP server</title><style>{_CSS}</style></head><body>",
+        f"<title>Lorenz MCP server</title><style>{_CSS}</style></head>",
+        '<body data-grant="yes">' if grant is not None else "<body>",
         f'<h1>Lorenz</h1><p class="muted">MCP server, version {escape(__version__)}</p>',
     ]
     if grant == FULL:
@@ -330,7 +345,10 @@ def render_landing(
     ]
     if grant is None:
         parts.append("<p>The tool inventory is available to callers presenting a bearer token.</p>")
+        parts.append(TOKEN_FORM)
     else:
+        if token:
+            parts.append(FORGET_BUTTON)
         if grant == FULL:
             parts += _failures(snapshot)
         project = snapshot.workspace.project_url
@@ -338,7 +356,7 @@ def render_landing(
             kind = escape(str(snapshot.settings.tracker.kind))
             parts.append(f'<p>Tracker: {kind}, project <a href="{escape(project)}">{escape(project)}</a></p>')
         parts += ['<h2 id="instructions">Instructions</h2>', f"<pre>{escape(instructions_for(snapshot))}</pre>"]
-        parts += _recent_calls(stats, refresh, grant)
+        parts += _recent_calls(calls if calls is not None or stats is None else stats.snapshot(), refresh, grant)
         parts += _inventory(snapshot, grant)
     parts.append(
         '<p class="muted">Server card: <a href="/.well-known/mcp.json">/.well-known/mcp.json</a>'
@@ -365,11 +383,13 @@ async def landing_page(request: Request) -> HTMLResponse:
     live: LiveWorkspace = request.app.state.live
     snapshot = await live.current_async()
     state = getattr(request.app.state, "host", None)
+    recorder = getattr(state, "recorder", None)
+    grant = _grant(request, snapshot)
     html = render_landing(
         snapshot,
         endpoint_url(request),
-        grant=_grant(request, snapshot),
-        stats=getattr(getattr(state, "recorder", None), "stats", None),
+        grant=grant,
+        calls=None if recorder is None or grant is None else await recorder.view(snapshot),
         refresh=refresh_seconds(request.query_params.get("refresh", "")),
     )
     return HTMLResponse(
@@ -377,7 +397,10 @@ async def landing_page(request: Request) -> HTMLResponse:
         headers={
             "Cache-Control": "no-cache",
             "X-Content-Type-Options": "nosniff",
-            "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
+            "Content-Security-Policy": (
+                "default-src 'none'; style-src 'unsafe-inline'; script-src 'self'; connect-src 'self'; "
+                "form-action 'none'; base-uri 'none'"
+            ),
             "Vary": "Authorization",
         },
     )

@@ -1,0 +1,58 @@
+"""``lorenz mount``: add an installed pack (and its options) to the workflow's ``tools:`` map."""
+
+from __future__ import annotations
+
+import argparse
+
+from lorenz.cli.command import WORKFLOW_ENV, Command, add_workflow
+from lorenz.cli.output import UsageError, counted
+from lorenz.cli.workspace import known_pack_hint, load_plugin_modules
+
+__all__ = ["COMMAND"]
+
+
+def run(args: argparse.Namespace) -> int:
+    from lorenz.cli.workflow_edit import edit_tools, option_value
+    from lorenz.plugins.discovery import discover
+
+    options = dict(option_value(text) for text in args.option)
+    discovery = discover(plugins=load_plugin_modules(args))
+    if discovery.tools.get(args.pack) is None:
+        raise UsageError(f"no installed pack is named {args.pack}{known_pack_hint(args.pack, discovery)}")
+    path, tools = edit_tools(args, args.pack, options)
+    if tools is None:
+        print(f"{path.name} mounts {args.pack} already{' with these options' if options else ''}: left as it was")
+        return 0
+    print(f"mounted {args.pack} in {path.name}: {counted(len(tools), 'tool')} ({', '.join(tools)})")
+    return 0
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("pack", metavar="PACK", help="the pack's name (lorenz plugins lists them)")
+    add_workflow(parser)
+    parser.add_argument(
+        "--option",
+        "-o",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="one of the pack's options, the value read as YAML (repeatable)",
+    )
+
+
+COMMAND = Command(
+    name="mount",
+    help="mount an installed pack: add it to the workflow's tools: map",
+    description="Add PACK (with --option values) to WORKFLOW.md's tools: map, keeping the file's comments, layout "
+    "and body; the edited workflow is validated as lorenz check does before it replaces the file. A running "
+    "lorenz serve picks the change up.",
+    examples=(
+        "lorenz mount weather",
+        "lorenz mount weather --option units=imperial",
+        "lorenz mount jira ops/WORKFLOW.md",
+    ),
+    env=WORKFLOW_ENV,
+    arguments=_arguments,
+    run=run,
+    brief=True,
+)
