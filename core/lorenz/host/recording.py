@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from lorenz.calllog.record import CallRecord, clean_error
 from lorenz.calllog.stats import CallStats
 from lorenz.calllog.writer import CALL_LOG_ENV, CallLog
+from lorenz.mounting.instances import provider_of
 
 from .http.security import raw_header
 from .mcp.grants import grant_of
@@ -144,11 +145,13 @@ class CallRecorder:
         finished = time.time()
         error = _error(reply, snapshot, arguments) if reply.is_error else None
         log = self._call_log(snapshot)
-        pack = snapshot.pack_of(tool)
+        owner = snapshot.owners.get(tool)
+        pack = provider_of(owner) if owner is not None else None
         # Only small values are kept for later: not the reply, the arguments or the request.
         fields: dict[str, Any] = {
             "tool": tool,
             "pack": pack,
+            "instance": owner.name if owner is not None and owner.name != pack else None,
             "distribution": snapshot.distribution_of(pack) if pack is not None else None,
             "duration_ms": duration_ms,
             "outcome": outcome,
