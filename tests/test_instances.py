@@ -29,7 +29,7 @@ pytestmark = pytest.mark.anyio
 
 #: A typed pack written for one mount, as any pack author writes it: it reads its options from
 #: ``tools.greeter`` and knows nothing of instances.
-PACK_SOURCE = '''
+PACK_SOURCE = """
 import os
 
 from attrs import field, frozen
@@ -51,7 +51,8 @@ class Options:
 
 @tool(name="greeter_greet", description="Greet someone.", input=Who)
 async def greet(ctx: CallContext, args: Who) -> dict:
-    return {"text": f"{ctx.options.greeting}, {args.who}", "pid": os.getpid(), "can_ping": ctx.is_enabled("greeter_ping")}
+    text = f"{ctx.options.greeting}, {args.who}"
+    return {"text": text, "pid": os.getpid(), "can_ping": ctx.is_enabled("greeter_ping")}
 
 
 @frozen(kw_only=True)
@@ -74,7 +75,7 @@ PACK = Pack(
 @hookimpl
 def lorenz_register_tool_packs(register):
     register(PACK)
-'''
+"""
 
 TWO_INSTANCES = {
     "en": {"provider": "greeter", "greeting": "hello", "prefix": "en_"},
@@ -300,10 +301,47 @@ def test_lorenz_tools_shows_the_instances(
     assert "en_greeter_greet  [en (greeter)]" in text
     assert "ping              [greeter]" in text
     assert main(["-p", "greeter_pack", "tools", "--json"]) == 0
-    listed = {tool["name"]: (tool["pack"], tool.get("instance")) for tool in json.loads(capsys.readouterr().out)["tools"]}
+    listed = {
+        tool["name"]: (tool["pack"], tool.get("instance")) for tool in json.loads(capsys.readouterr().out)["tools"]
+    }
     assert listed == {
         "en_greeter_greet": ("greeter", "en"),
         "en_greeter_ping": ("greeter", "en"),
         "greeter_greet": ("greeter", None),
         "ping": ("greeter", None),
     }
+
+
+@pytest.mark.parametrize(
+    ("tools", "expected"),
+    [
+        (
+            "  en: {provider: greter, prefix: en_}\n",
+            'tools.en.provider: unsupported tool pack: greter (did you mean "greeter"?)',
+        ),
+        (
+            "  en: {provider: greeter, rename: {greeter_wave: wave}}\n",
+            'tools.en.rename: the "greeter" pack has no tool',
+        ),
+        ("  en: {provider: greeter, greeting: 3}\n", "tools.en.greeting"),
+    ],
+)
+def test_lorenz_check_validates_instances(
+    greeter: ModuleType,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tools: str,
+    expected: str,
+) -> None:
+    from lorenz.cli import main
+
+    (tmp_path / "WORKFLOW.md").write_text(f"---\ntools:\n{tools}---\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LORENZ_LOAD_PLUGINS", "")
+    assert main(["-p", "greeter_pack", "check"]) != 0
+    assert expected in capsys.readouterr().err
+    (tmp_path / "WORKFLOW.md").write_text(
+        "---\ntools:\n  en: {provider: greeter, prefix: en_}\n---\n", encoding="utf-8"
+    )
+    assert main(["-p", "greeter_pack", "check"]) == 0
