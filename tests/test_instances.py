@@ -21,6 +21,7 @@ import pytest
 
 from lorenz.host import serve_in_thread
 from lorenz.mounting.mount import MountError
+from lorenz.mounting.skills import mounted_skills
 from lorenz.settings import ConfigError
 from lorenz.testing import make_pack_host
 from lorenz.workspace import open_workspace
@@ -65,9 +66,12 @@ async def ping(ctx: CallContext, args: Nothing) -> dict:
     return {"pong": ctx.options.greeting}
 
 
+SKILLS = os.path.join(os.path.dirname(os.path.realpath(__file__)), "greeter_skills", "greeting")
+
 PACK = Pack(
     name="greeter",
     options=Options,
+    skills=(SKILLS,),
     tools=[greet, disabled(ping, unless=lambda options: options.pings, reason="pings are off")],
 )
 
@@ -88,6 +92,9 @@ def greeter(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monkey
     """The pack as an importable module (an isolated pack's process imports it by name)."""
     root = tmp_path_factory.mktemp("greeter-site")
     (root / "greeter_pack.py").write_text(PACK_SOURCE, encoding="utf-8")
+    skill = root / "greeter_skills" / "greeting"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: greeting\ndescription: How to greet.\n---\nSay hello.\n")
     monkeypatch.syspath_prepend(str(root))
     sys.modules.pop("greeter_pack", None)
     module = importlib.import_module("greeter_pack")
@@ -113,6 +120,8 @@ async def test_one_pack_mounted_twice_answers_with_each_instances_options(greete
     assert en["can_ping"] is True
     assert (await host.call_tool("fr_greeter_ping", {})).result.result == {"pong": "bonjour"}
     assert host.workspace.tool_owners()["fr_greeter_ping"] == "fr"
+    # its skills describe the pack, not an instance: served once
+    assert [skill.name for skill in mounted_skills(host.workspace.packs())] == ["greeting"]
 
 
 async def test_rename_and_a_pack_option_disabling_a_renamed_tool(greeter: ModuleType) -> None:
