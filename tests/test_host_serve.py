@@ -65,7 +65,8 @@ def test_collision_refuses_to_start_with_exact_message(tmp_path: Path, capsys: p
     code = serve(workflow=None, host=None, port=0, stdio=False, plugins=[load_pack(directory)], cwd=directory, env=ENV)
     assert code == 1
     assert capsys.readouterr().err == (
-        'lorenz: tool name collision: demo_add is declared by both the "demo" and "collide" packs\n'
+        'lorenz: tool name collision: demo_add is declared by both the "demo" and "collide" packs; '
+        "serve one under other names with prefix: or rename: (tools: {collide: {prefix: collide_}})\n"
     )
 
 

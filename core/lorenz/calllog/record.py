@@ -26,7 +26,7 @@ _REDACTED_HEAD = 64 * 1024
 
 
 #: Keys left out of a line when there is nothing to say (the others are always there, maybe null).
-_WHEN_KNOWN = frozenset({"client", "sessionId", "traceId", "token", "clientGone", "kind"})
+_WHEN_KNOWN = frozenset({"instance", "client", "sessionId", "traceId", "token", "clientGone", "kind"})
 
 
 #: The second :meth:`CallRecord.stamp` last formatted, and its text (a race only formats it twice).
@@ -44,6 +44,8 @@ class CallRecord:
     duration_ms: float
     outcome: str
     error: str | None = None
+    #: The ``tools:`` key of the instance that served the call, when it is not the pack's name.
+    instance: str | None = None
     argument_bytes: int = 0
     result_bytes: int = 0
     protocol_version: str | None = None

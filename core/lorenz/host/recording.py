@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from lorenz.calllog.record import CallRecord, clean_error
 from lorenz.calllog.stats import CallStats, ToolStats, tail_view
 from lorenz.calllog.writer import CALL_LOG_ENV, CallLog
+from lorenz.mounting.instances import provider_of
 
 from .http.security import raw_header
 from .mcp.grants import grant_of
@@ -165,11 +166,15 @@ class CallRecorder:
         finished = time.time()
         error = _error(reply, snapshot, arguments) if reply.is_error else None
         log = self._call_log(snapshot)
-        pack = pack if pack is not None else snapshot.pack_of(tool)
+        instance = None
+        if pack is None and (owner := snapshot.owners.get(tool)) is not None:
+            pack = provider_of(owner)  # the pack's own name; a tools: key of its own is the instance
+            instance = owner.name if owner.name != pack else None
         # Only small values are kept for later: not the reply, the arguments or the request.
         fields: dict[str, Any] = {
             "tool": tool,
             "pack": pack,
+            "instance": instance,
             "distribution": snapshot.distribution_of(pack) if pack is not None else None,
             "duration_ms": duration_ms,
             "outcome": outcome,

@@ -32,8 +32,11 @@ __all__ = ["ALL_THIRD_PARTY", "Plan", "is_isolated", "isolation_hint", "pack_set
 ALL_THIRD_PARTY = "*"
 
 
-def is_isolated(pack: str, distribution: str | None, isolated: Sequence[str]) -> bool:
-    """Whether ``server.isolated_packs`` (``isolated``) puts ``pack`` in a process of its own."""
+def is_isolated(pack: str, distribution: str | None, isolated: Sequence[str], instance: str | None = None) -> bool:
+    """Whether ``server.isolated_packs`` (``isolated``) puts ``pack`` (serving the ``tools:`` key
+    ``instance``, if given) in a process of its own."""
+    if instance is not None and instance in isolated:
+        return True
     return pack in isolated or (ALL_THIRD_PARTY in isolated and not is_first_party(distribution))
 
 
@@ -102,6 +105,8 @@ class Plan:
     """How to run one isolated pack: the same plan means the same processes (a reload keeps them)."""
 
     pack: str
+    #: The ``tools:`` key the pack serves when it is not its own name (one process set each).
+    instance: str | None = None
     source: Source
     #: The settings slice, unstructured (JSON data).
     settings: Mapping[str, Any]
@@ -120,7 +125,14 @@ class Plan:
     @property
     def key(self) -> str:
         return json.dumps(
-            [self.pack, CONVERTER.unstructure(self.source), self.settings, self.memory_mb, self.processes],
+            [
+                self.pack,
+                self.instance,
+                CONVERTER.unstructure(self.source),
+                self.settings,
+                self.memory_mb,
+                self.processes,
+            ],
             sort_keys=True,
         )
 
@@ -135,13 +147,16 @@ class Plan:
         )
 
 
-def plan_for(pack: ToolProvider, settings: Settings, discovery: Discovery, env: Mapping[str, str]) -> Plan | None:
-    """The :class:`Plan` for ``pack`` when ``server.isolated_packs`` isolates it; ``None`` when it
-    runs in the host. Raises ``ValueError`` when it is isolated but no process can import it."""
+def plan_for(
+    pack: ToolProvider, settings: Settings, discovery: Discovery, env: Mapping[str, str], instance: str | None = None
+) -> Plan | None:
+    """The :class:`Plan` for ``pack`` (serving the ``tools:`` key ``instance``, if given) when
+    ``server.isolated_packs`` isolates it; ``None`` when it runs in the host. Raises ``ValueError``
+    when it is isolated but no process can import it."""
     server = settings.server
     source = source_of(pack, discovery)
     distribution = source.distribution if source is not None else None
-    if not is_isolated(pack.name, distribution, server.isolated_packs):
+    if not is_isolated(pack.name, distribution, server.isolated_packs, instance):
         return None
     if source is None:
         msg = (
@@ -158,6 +173,7 @@ def plan_for(pack: ToolProvider, settings: Settings, discovery: Discovery, env: 
     withheld = frozenset(name for name, value in env.items() if any(secret in value for secret in others))
     return Plan(
         pack=pack.name,
+        instance=instance,
         source=source,
         settings=CONVERTER.unstructure(sliced),
         memory_mb=server.pack_memory_mb,

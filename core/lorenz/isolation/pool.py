@@ -141,9 +141,12 @@ class IsolationPool:
             return kept[1]
         return None
 
-    def pack(self, pack: ToolProvider, settings: Settings, discovery: Discovery) -> ToolProvider:
+    def pack(
+        self, pack: ToolProvider, settings: Settings, discovery: Discovery, *, instance: str | None = None
+    ) -> ToolProvider:
         """What to mount for ``pack``: itself, or the proxy of its running processes (started
-        now, or kept from an earlier load of the same plan).
+        now, or kept from an earlier load of the same plan). ``instance``: the ``tools:`` key it
+        serves when that is not its own name (isolated when ``server.isolated_packs`` names either).
 
         Raises ``ConfigError`` with the pack's message when it refuses its options, and
         :class:`~lorenz.isolation.supervisor.StartError` (or ``ValueError``) when it cannot start.
@@ -155,7 +158,7 @@ class IsolationPool:
         from .supervisor import START_TIMEOUT_SECONDS, StartError, Supervisor, logger
         from .survey import IsolatedPackStub
 
-        plan = plan_for(pack, settings, discovery, os.environ)
+        plan = plan_for(pack, settings, discovery, os.environ, instance)
         if plan is None:
             if isinstance(pack, IsolatedPackStub):
                 # Discovery left it unimported for an isolation this workflow no longer asks for.
@@ -182,7 +185,7 @@ class IsolationPool:
             self._stop([replaced[0]], "it was restarted by a reload", drain=0.0)
         logger.info(
             "lorenz: pack %s runs isolated (%s; pid %s)",
-            plan.pack,
+            plan.pack if plan.instance is None else f"{plan.instance} ({plan.pack})",
             plan.source.label,
             ", ".join(str(process.pid) for process in supervisor.slots if process is not None),
         )
@@ -193,7 +196,7 @@ class IsolationPool:
     def keep_only(self, packs: Iterable[ToolProvider]) -> None:
         """Stop (in the background, after :data:`RELOAD_DRAIN_SECONDS` for their calls in flight)
         the processes of every isolated pack not among ``packs``."""
-        served = {id(pack) for pack in packs}
+        served = {id(_unwrapped(pack)) for pack in packs}
         with self._lock:
             gone = [key for key, (_, proxy) in self._supervisors.items() if id(proxy) not in served]
             stopped = [self._supervisors.pop(key)[0] for key in gone]
@@ -249,9 +252,9 @@ class IsolationPool:
         from .proxy import IsolatedPack
 
         return [
-            PackFailure(pack=pack.name, error=pack.supervisor.failed)
-            for pack in packs
-            if isinstance(pack, IsolatedPack) and pack.supervisor.failed is not None
+            PackFailure(pack=pack.name, error=inner.supervisor.failed)
+            for pack, inner in ((pack, _unwrapped(pack)) for pack in packs)
+            if isinstance(inner, IsolatedPack) and inner.supervisor.failed is not None
         ]
 
     @staticmethod
@@ -262,7 +265,19 @@ class IsolationPool:
             return []  # nothing isolated: the proxy module need not even load
         from .proxy import IsolatedPack
 
-        return [pack.status() for pack in packs if isinstance(pack, IsolatedPack)]
+        out = []
+        for pack in packs:
+            inner = _unwrapped(pack)
+            if isinstance(inner, IsolatedPack):
+                status = inner.status()
+                out.append(status if inner is pack else {**status, "pack": pack.name, "provider": inner.name})
+        return out
+
+
+def _unwrapped(pack: ToolProvider) -> ToolProvider:
+    """The pack an instance (:class:`lorenz.mounting.instances.InstancePack`) wraps, or ``pack``."""
+    inner = getattr(pack, "inner", None)
+    return inner if inner is not None else pack
 
 
 def _close_all_pools() -> None:

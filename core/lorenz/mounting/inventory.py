@@ -16,6 +16,7 @@ from lorenz.contracts import ToolSpec
 from lorenz.plugins.containment import call_plugin
 from lorenz.results import ToolResult, error_message, tool_failure, unsupported_tool_failure
 
+from .instances import provider_of
 from .mount import Mounted, PackFailure, checked_tool_specs
 from .policy import disabled_failure
 
@@ -42,10 +43,17 @@ class InstalledTool:
     distribution: str | None = None
     version: str | None = None
     mounted: bool = False
+    #: The ``tools:`` key serving it, when that is not ``pack`` (``provider: pack``, or renamed).
+    instance: str | None = None
 
     @property
     def name(self) -> str:
         return self.spec.name
+
+    @property
+    def served_by(self) -> str:
+        """``jira_ops (jira)`` for an instance, else the pack's name."""
+        return f"{self.instance} ({self.pack})" if self.instance else self.pack
 
     @property
     def origin(self) -> str:
@@ -58,7 +66,10 @@ class InstalledTool:
         """``{name, pack, distribution: {name, version} | null, mounted, description, inputSchema, ...}``."""
         wire = self.spec.to_wire()
         dist = None if self.distribution is None else {"name": self.distribution, "version": self.version}
-        return {"name": wire.pop("name"), "pack": self.pack, "distribution": dist, "mounted": self.mounted, **wire}
+        out = {"name": wire.pop("name"), "pack": self.pack, "distribution": dist, "mounted": self.mounted, **wire}
+        if self.instance:
+            out["instance"] = self.instance
+        return out
 
 
 @frozen(kw_only=True)
@@ -86,11 +97,16 @@ def installed_tools(discovery: Discovery, settings: Settings, mounted: Mounted, 
     origins = _origins(discovery)
     tools: list[InstalledTool] = []
     for spec in mounted.specs:
-        owner = mounted.owners[spec.name].name
+        pack = mounted.owners[spec.name]
+        owner = provider_of(pack)
         dist, version = origins.get(owner, (None, None))
-        tools.append(InstalledTool(spec=spec, pack=owner, distribution=dist, version=version, mounted=True))
+        instance = pack.name if pack.name != owner else None
+        tools.append(
+            InstalledTool(spec=spec, pack=owner, distribution=dist, version=version, mounted=True, instance=instance)
+        )
     failures: list[PackFailure] = []
-    taken = {pack.name for pack in mounted.packs} | {failure.pack for failure in mounted.failures}
+    taken = {pack.name for pack in mounted.packs} | {provider_of(pack) for pack in mounted.packs}
+    taken |= {failure.pack for failure in mounted.failures}
     for pack in discovery.tools if unmounted else ():
         if pack.name in taken:
             continue

@@ -16,12 +16,14 @@ from attrs import field, frozen
 
 from lorenz.contracts import ToolContext, ToolProvider, ToolSpec
 from lorenz.plugins.containment import PluginError, call_plugin
-from lorenz.plugins.registry import ToolRegistry, TrackerRegistry
+from lorenz.plugins.registry import RegistryError, ToolRegistry, TrackerRegistry
 from lorenz.redact import redact_text, redacted_traceback
 from lorenz.results import ToolResult, error_message, unsupported_tool_failure
 from lorenz.settings.errors import ConfigError
-from lorenz.settings.model import Settings
+from lorenz.settings.model import Settings, ToolInstance
+from lorenz.settings.suggest import did_you_mean, shown
 
+from .instances import InstancePack, check_served_names, instance_settings
 from .offers import OfferCollision, Offered, offered
 from .policy import apply_policy
 
@@ -56,9 +58,13 @@ class Isolation(Protocol):
         """Start the processes of the isolated ones among the packs about to be mounted, all at once."""
         ...
 
-    def pack(self, pack: ToolProvider, settings: Settings, discovery: Discovery) -> ToolProvider:
-        """What to mount for ``pack`` (itself, or a proxy of its processes). Raises ``ConfigError``
-        when the pack refuses its options, anything else when it cannot start."""
+    def pack(
+        self, pack: ToolProvider, settings: Settings, discovery: Discovery, *, instance: str | None = None
+    ) -> ToolProvider:
+        """What to mount for ``pack`` (itself, or a proxy of its processes); ``instance``: the
+        ``tools:`` key it serves when that is not its own name (its processes are its own).
+        Raises ``ConfigError`` when the pack refuses its options, anything else when it cannot
+        start."""
         ...
 
 
@@ -128,8 +134,30 @@ def _names(value: Any) -> list[str] | None:
 
 
 def mounted_packs(settings: Settings, tools: ToolRegistry, trackers: TrackerRegistry) -> list[ToolProvider]:
-    """The mounted packs themselves; an unregistered name raises ``unsupported tool pack: …``."""
-    return [tools.require(name) for name in mounted_pack_names(settings, tools, trackers)]
+    """The mounted packs themselves (an instance wrapped as :class:`InstancePack`); an unregistered
+    name raises ``unsupported tool pack: …``."""
+    packs: list[ToolProvider] = []
+    for name in mounted_pack_names(settings, tools, trackers):
+        instance = settings.tool_instances.get(name)
+        pack = _provider_pack(tools, name, instance)
+        packs.append(pack if instance is None or instance.plain else InstancePack(instance, pack))
+    return packs
+
+
+def _provider_pack(tools: ToolRegistry, name: str, instance: ToolInstance | None) -> ToolProvider:
+    """The pack serving ``tools.<name>``; unknown: ``unsupported tool pack`` (with a did-you-mean
+    naming ``tools.<name>.provider`` for an instance)."""
+    if instance is None or instance.provider == name:
+        return tools.require(name)
+    pack = tools.get(instance.provider)
+    if pack is None:
+        known = tools.names()
+        msg = (
+            f"tools.{name}.provider: unsupported tool pack: {shown(instance.provider)}"
+            f"{did_you_mean(instance.provider, known)} (known tool packs: {', '.join(known) or 'none'})"
+        )
+        raise RegistryError(msg)
+    return pack
 
 
 def mounted_tool_specs(packs: Sequence[ToolProvider], settings: Settings) -> list[ToolSpec]:
@@ -144,11 +172,17 @@ def mounted_tool_specs(packs: Sequence[ToolProvider], settings: Settings) -> lis
     return specs
 
 
-def _claim(owner: dict[str, str], tool: str, pack: str) -> bool:
-    """Record ``pack`` as declaring ``tool``; False when it already did, MountError for another pack."""
+def _claim(owner: dict[str, str], tool: str, pack: str, providers: Mapping[str, str] | None = None) -> bool:
+    """Record ``pack`` as declaring ``tool``; False when it already did, MountError for another pack.
+    ``providers``: ``{tools: key: the pack serving it}``, for the message."""
     first = owner.setdefault(tool, pack)
     if first != pack:
         msg = f'tool name collision: {tool} is declared by both the "{first}" and "{pack}" packs'
+        served_by = providers or {}
+        provider = served_by.get(pack, pack)
+        if served_by.get(first, first) == provider:
+            msg += f' (both are instances of the "{provider}" pack)'
+        msg += f"; serve one under other names with prefix: or rename: (tools: {{{pack}: {{prefix: {pack}_}}}})"
         raise MountError(msg)
     return True
 
@@ -198,39 +232,57 @@ def mount(settings: Settings, discovery: Discovery, isolation: Isolation | None 
     specs: list[ToolSpec] = []
     owners: dict[str, ToolProvider] = {}
     declared: dict[str, str] = {}
-    if isolation is not None:
-        isolation.prepare([pack for pack in map(tools.get, names) if pack is not None], settings, discovery)
+    instances = settings.tool_instances
+    providers = {name: instances[name].provider if name in instances else name for name in names}
+    if isolation is not None:  # instances start when mounted, each with its own options
+        plain = [tools.get(name) for name in names if name not in instances]
+        isolation.prepare([pack for pack in plain if pack is not None], settings, discovery)
     for name in names:
-        pack = tools.get(name)
+        instance = instances.get(name)
+        provider = providers[name]
+        pack = tools.get(provider)
         if pack is None:
-            gone = discovery.gone_pack(name)
+            gone = discovery.gone_pack(provider)
             if gone is not None:
-                failures.append(PackFailure(pack=name, error=f"pack {name} is not available: {gone.error}"))
+                failures.append(PackFailure(pack=name, error=f"pack {provider} is not available: {gone.error}"))
                 continue
-            failure = discovery.failure_for_pack(name)
+            failure = discovery.failure_for_pack(provider)
             if failure is None:
-                tools.require(name)  # raises: unsupported tool pack, listing the known ones
+                _provider_pack(tools, name, instance)  # raises: unsupported tool pack, listing the known ones
                 continue
-            error = f"pack {name} is not available: plugin {failure.name} ({failure.origin}) failed: {failure.error}"
+            error = (
+                f"pack {provider} is not available: plugin {failure.name} ({failure.origin}) failed: {failure.error}"
+            )
             failures.append(PackFailure(pack=name, error=error))
             continue
         if isolation is not None:
             try:
-                pack = isolation.pack(pack, settings, discovery)
-            except ConfigError:
-                raise
+                if instance is None or instance.plain:
+                    pack = isolation.pack(pack, settings, discovery)
+                else:
+                    view = instance_settings(settings, instance)
+                    pack = isolation.pack(pack, view, discovery, instance=name)
+            except ConfigError as exc:
+                if instance is None or instance.plain:
+                    raise
+                raise ConfigError(InstancePack(instance, pack).reworded(str(exc))) from exc
             except Exception as exc:  # it cannot start: left out, like a pack whose tool_specs raised
                 failures.append(PackFailure(pack=name, error=redact_text(error_message(exc), settings.secrets)))
                 continue
+        if instance is not None and not instance.plain:
+            pack = InstancePack(instance, pack)
         try:
             _validate_options(pack, name, (settings.tool_options or {}).get(name, {}))
             pack_specs = call_plugin(f"pack {name}", "tool_specs", checked_tool_specs, pack, settings)
+            if isinstance(pack, InstancePack):
+                own = call_plugin(f"pack {name}", "tool_specs", _own_names, pack, settings)
+                check_served_names(pack, own)
         except PluginError as exc:
             failures.append(_pack_failure(name, exc, settings))
             continue
         packs.append(pack)
         for spec in pack_specs:
-            _claim(declared, spec.name, pack.name)
+            _claim(declared, spec.name, pack.name, providers)
             if spec.name not in owners:  # a pack repeating one of its own names serves it once
                 owners[spec.name] = pack
                 specs.append(spec)
@@ -240,6 +292,16 @@ def mount(settings: Settings, discovery: Discovery, isolation: Isolation | None 
         raise MountError(str(exc)) from None
     mounted = Mounted(packs=tuple(packs), specs=tuple(specs), owners=owners, failures=tuple(failures), offers=offers)
     return apply_policy(mounted, settings)
+
+
+def _own_names(pack: InstancePack, settings: Settings) -> list[str]:
+    """Every tool the instance's pack has under these settings, enabled or disabled, by its own name."""
+    view = pack.view(settings)
+    names = [spec.name for spec in checked_tool_specs(pack.inner, view)]
+    hook = getattr(pack.inner, "disabled_tools", None)
+    if callable(hook):
+        names += [str(getattr(entry, "name", "")) for entry in hook(view)]
+    return names
 
 
 def _pack_failure(name: str, exc: PluginError, settings: Settings) -> PackFailure:

@@ -64,7 +64,11 @@ def _entry_point_module(distribution: str | None, name: str) -> str | None:
 
 
 def pack_roots(pack: object) -> list[Path]:
-    """The folders ``pack``'s skill directories must lie in (empty: none is accepted)."""
+    """The folders ``pack``'s skill directories must lie in (empty: none is accepted); an instance
+    (``lorenz.mounting.instances.InstancePack``) answers for the pack it wraps."""
+    inner = getattr(pack, "inner", None)
+    if inner is not None and getattr(pack, "provider", None) is not None:
+        pack = inner
     proxy = sys.modules.get("lorenz.isolation.proxy")  # no isolated pack exists before it is imported
     if proxy is not None and isinstance(pack, proxy.IsolatedPack):
         # The child names the directories; the host decides where they may be, from the source.

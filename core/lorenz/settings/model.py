@@ -18,6 +18,7 @@ __all__ = [
     "ScopedToken",
     "ServerSettings",
     "Settings",
+    "ToolInstance",
     "TrackerSettings",
 ]
 
@@ -124,12 +125,38 @@ class ServerSettings:
 
 
 @frozen(kw_only=True)
+class ToolInstance:
+    """The host keys of one ``tools:`` entry: the pack serving it and how its tools are named.
+
+    ``rename`` maps a tool's own name to the name it is served as; ``prefix`` goes before every
+    name that is not renamed.
+    """
+
+    key: str
+    provider: str
+    prefix: str = ""
+    rename: Mapping[str, str] = field(factory=dict)
+
+    @property
+    def plain(self) -> bool:
+        """Mounted as the pack itself: under its own name, its tools under theirs."""
+        return self.key == self.provider and not self.prefix and not self.rename
+
+    def served(self, name: str) -> str:
+        """The name a tool called ``name`` by its pack is served as."""
+        return self.rename.get(name) or f"{self.prefix}{name}"
+
+
+@frozen(kw_only=True)
 class Settings:
     """Everything a workflow configures that the host, trackers and packs read."""
 
     tracker: TrackerSettings = field(factory=TrackerSettings)
     #: The ``tools:`` map keyed by pack name; ``None`` when absent or empty.
     tool_options: Mapping[str, Mapping[str, Any]] | None = None
+    #: ``{tools: key: its host keys}`` for the entries setting ``provider``, ``prefix`` or
+    #: ``rename`` (removed from ``tool_options``); an entry not here is the pack of that name.
+    tool_instances: Mapping[str, ToolInstance] = field(factory=dict)
     server: ServerSettings = field(factory=ServerSettings)
     #: The WORKFLOW.md these settings came from (``None`` for the embedded default).
     workflow_path: Path | None = None

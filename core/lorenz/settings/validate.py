@@ -10,7 +10,8 @@ from lorenz.plugins.containment import PluginError, call_plugin
 
 from .errors import ConfigError
 from .model import Settings, TrackerSettings
-from .suggest import shown
+from .suggest import did_you_mean, shown
+from .tools import reword_for_instance
 
 if TYPE_CHECKING:
     from lorenz.contracts import ToolProvider, TrackerProvider
@@ -67,12 +68,28 @@ def validate_dispatch_config(settings: Settings, trackers: TrackerRegistry, tool
     if tools is None or settings.tool_options is None:
         return
     for name, options in settings.tool_options.items():
-        pack = _call(tools.require, name)
+        instance = settings.tool_instances.get(name)
+        served_by = instance.provider if instance is not None else name
+        pack: ToolProvider | None = None
+        if served_by == name:
+            pack = _call(tools.require, name)
+        else:
+            pack = tools.get(served_by)
+            if pack is None:
+                known = tools.names()
+                msg = (
+                    f"tools.{name}.provider: unsupported tool pack: {shown(served_by)}"
+                    f"{did_you_mean(served_by, known)} (known tool packs: {', '.join(known) or 'none'})"
+                )
+                raise ConfigError(msg)
         validate_options = getattr(pack, "validate_options", None)
         if callable(validate_options):
-            _call(validate_options, options)
+            try:
+                _call(validate_options, options)
+            except ConfigError as exc:
+                raise ConfigError(reword_for_instance(str(exc), served_by, name)) from exc
         elif options:
-            msg = f'tools.{name} is not supported by the "{name}" pack'
+            msg = f'tools.{name} is not supported by the "{served_by}" pack'
             raise ConfigError(msg)
 
 

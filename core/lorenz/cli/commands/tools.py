@@ -38,9 +38,9 @@ def run(args: argparse.Namespace) -> int:
     width = max((len(tool.name) for tool in tools), default=0)
     if not args.all:
         for tool in tools:
-            print(f"{tool.name.ljust(width)}  [{tool.pack}]  {_summary(tool.spec.description)}")
+            print(f"{tool.name.ljust(width)}  [{tool.served_by}]  {_summary(tool.spec.description)}")
         return code
-    rows = [(tool.name, tool.pack, tool.origin, "mounted" if tool.mounted else "-") for tool in tools]
+    rows = [(tool.name, tool.served_by, tool.origin, "mounted" if tool.mounted else "-") for tool in tools]
     widths = [max((len(row[i]) for row in rows), default=0) for i in range(4)]
     for row, tool in zip(rows, tools, strict=True):
         cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=True)]

@@ -22,6 +22,7 @@ from lorenz.host.http.listening import counted
 from lorenz.host.http.security import MCP_PATH, raw_header
 from lorenz.host.mcp.grants import FULL, Grant, grant_for
 from lorenz.host.mcp.instructions import instructions_for
+from lorenz.mounting.instances import provider_of
 
 from .token_form import FORGET_BUTTON, TOKEN_FORM
 
@@ -266,9 +267,11 @@ def _inventory(snapshot: Snapshot, grant: Grant) -> list[str]:
             continue
         tools = tools_by_pack.get(pack.name, [])
         pill = ' <span class="pill">isolated</span>' if getattr(pack, "isolated", False) else ""
+        provider = provider_of(pack)
+        served_by = f' <span class="muted">({escape(provider)})</span>' if provider != pack.name else ""
         origin = origins.get(pack.name)
         shown = f' <span class="muted">{escape(origin)}</span>' if origin else ""
-        parts.append(f'<h3 id="pack-{escape(pack.name)}">{escape(pack.name)}{pill}{shown}</h3>')
+        parts.append(f'<h3 id="pack-{escape(pack.name)}">{escape(pack.name)}{served_by}{pill}{shown}</h3>')
         muted = [
             entry
             for entry in snapshot.workspace.mounted.disabled.values()

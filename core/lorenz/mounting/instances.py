@@ -1,0 +1,169 @@
+"""A pack mounted under a ``tools:`` key of its own (``provider:``), or with its tools renamed.
+
+:class:`InstancePack` is the seam: the host sees the instance's key and the served names, the pack
+sees its own name and its own tool names, and ``settings.tool_options[<pack name>]`` holding the
+instance's options, so a pack written for one mount works mounted several times unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from attrs import evolve, frozen
+
+from lorenz.contracts import ToolContext, ToolProvider, ToolSpec
+from lorenz.results import ToolResult
+from lorenz.settings.errors import ConfigError
+from lorenz.settings.model import Settings, ToolInstance
+from lorenz.settings.tools import TOOL_NAME_RE, reword_for_instance
+
+__all__ = ["InstancePack", "check_served_names", "instance_settings", "provider_of"]
+
+
+def provider_of(pack: ToolProvider) -> str:
+    """The name of the pack that serves ``pack`` (its own name unless it is an instance)."""
+    return str(getattr(pack, "provider", pack.name))
+
+
+def instance_settings(settings: Settings, instance: ToolInstance) -> Settings:
+    """``settings`` as the instance's pack sees them: its options under the pack's own name."""
+    options = dict(settings.tool_options or {})
+    own = options.pop(instance.key, None)
+    if own is None:
+        options.pop(instance.provider, None)
+    else:
+        options[instance.provider] = own
+    return evolve(settings, tool_options=options or None)
+
+
+@frozen(kw_only=True)
+class _Disabled:
+    """A pack's disabled tool under its served name."""
+
+    name: str
+    spec: Any
+    reason: str
+    hint: str | None = None
+    since: str | None = None
+
+
+class InstancePack:
+    """The :class:`~lorenz.ToolProvider` mounted for an instance: ``name`` is the ``tools:`` key,
+    ``provider`` the pack serving it, ``inner`` that pack (or its isolated proxy)."""
+
+    def __init__(self, instance: ToolInstance, pack: ToolProvider) -> None:
+        self.name = instance.key
+        self.provider = instance.provider
+        self.instance = instance
+        self.inner = pack
+        self.isolated = bool(getattr(pack, "isolated", False))
+        self.validates_arguments = bool(getattr(pack, "validates_arguments", False))
+        self._views: tuple[Settings, Settings] | None = None
+
+    def __repr__(self) -> str:
+        return f"InstancePack({self.name!r}, provider={self.provider!r})"
+
+    @property
+    def skills(self) -> Sequence[str]:
+        return tuple(getattr(self.inner, "skills", None) or ())
+
+    def view(self, settings: Settings) -> Settings:
+        """:func:`instance_settings`, kept for the last settings seen (a typed pack parses its
+        options once per object it is handed)."""
+        cached = self._views
+        if cached is not None and cached[0] is settings:
+            return cached[1]
+        view = instance_settings(settings, self.instance) if self.name != self.provider else settings
+        self._views = (settings, view)
+        return view
+
+    def own_name(self, served: str) -> str:
+        """The pack's own name for the tool served as ``served``."""
+        for old, new in self.instance.rename.items():
+            if new == served:
+                return old
+        prefix = self.instance.prefix
+        if prefix and served.startswith(prefix) and served[len(prefix) :] not in self.instance.rename:
+            return served[len(prefix) :]
+        return served
+
+    def reworded(self, text: str) -> str:
+        """A message of the pack naming ``tools.<pack>``, naming ``tools.<key>`` instead."""
+        return reword_for_instance(text, self.provider, self.name)
+
+    # -- the ToolProvider contract ------------------------------------------------------------
+
+    def tool_specs(self, settings: Settings) -> list[ToolSpec]:
+        served = self.instance.served
+        return [evolve(spec, name=served(spec.name)) for spec in self.inner.tool_specs(self.view(settings))]
+
+    async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
+        enabled = context.enabled
+        mapped: Callable[[str], bool] | None = None
+        if enabled is not None:
+            served = self.instance.served
+
+            def mapped(tool: str) -> bool:
+                return enabled(served(tool))
+
+        inner = evolve(context, settings=self.view(context.settings), enabled=mapped)
+        return await self.inner.execute_tool(self.own_name(name), input, inner)
+
+    def validate_options(self, options: Mapping[str, Any]) -> None:
+        validate = getattr(self.inner, "validate_options", None)
+        if not callable(validate):
+            if options:
+                msg = f'tools.{self.name} is not supported by the "{self.provider}" pack'
+                raise ValueError(msg)
+            return
+        try:
+            validate(options)
+        except ValueError as exc:
+            raise ValueError(self.reworded(str(exc))) from exc
+
+    def check_settings(self, settings: Settings) -> list[str]:
+        hook = getattr(self.inner, "check_settings", None)
+        if not callable(hook):
+            return []
+        found = hook(self.view(settings))
+        return [self.reworded(p) if isinstance(p, str) else p for p in ([] if found is None else list(found))]
+
+    def disabled_tools(self, settings: Settings) -> list[_Disabled]:
+        hook = getattr(self.inner, "disabled_tools", None)
+        if not callable(hook):
+            return []
+        out = []
+        for entry in hook(self.view(settings)):
+            spec = getattr(entry, "spec", None)
+            spec = spec() if callable(spec) else spec
+            name = self.instance.served(str(getattr(entry, "name", "")))
+            out.append(
+                _Disabled(
+                    name=name,
+                    spec=evolve(spec, name=name) if isinstance(spec, ToolSpec) else spec,
+                    reason=str(getattr(entry, "reason", "") or "disabled by its pack"),
+                    hint=getattr(entry, "hint", None),
+                    since=getattr(entry, "since", None),
+                )
+            )
+        return out
+
+
+def check_served_names(pack: InstancePack, own: Sequence[str]) -> None:
+    """Raise :class:`ConfigError` for a ``rename`` of a tool the pack does not have, or a served
+    name that is not a valid tool name. ``own``: every tool the pack has, enabled or not."""
+    key = pack.name
+    for old in pack.instance.rename:
+        if old not in own:
+            listed = ", ".join(own) or "none"
+            msg = f'tools.{key}.rename: the "{pack.provider}" pack has no tool {old} (its tools: {listed})'
+            raise ConfigError(msg)
+    for name in own:
+        served = pack.instance.served(name)
+        if not TOOL_NAME_RE.match(served):
+            msg = (
+                f"tools.{key}.prefix: {served} is not a valid tool name "
+                "(1-128 letters, digits, '_', '-' or '.'): use a shorter prefix or rename the tool"
+            )
+            raise ConfigError(msg)
