@@ -3,7 +3,7 @@
 import nox
 
 nox.options.sessions = ["tests", "lint", "typecheck"]
-PACKAGES = ["core/lorenz", *(f"plugins/{name}/lorenz_{name}" for name in ("local", "jira", "linear", "slack"))]
+PACKAGES = ["core/lorenz", *(f"plugins/{name}/lorenz_{name}" for name in ("local", "jira", "linear", "slack", "mcp"))]
 
 
 @nox.session

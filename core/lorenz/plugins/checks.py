@@ -27,7 +27,9 @@ __all__ = [
 
 #: The distributions shipped in this repository. On a name clash they keep the name (see
 #: :func:`lorenz.plugins.discovery.build_registries`): a third-party pack cannot shadow a bundled one.
-FIRST_PARTY_DISTRIBUTIONS = frozenset({"lorenz-core", "lorenz-local", "lorenz-jira", "lorenz-linear", "lorenz-slack"})
+FIRST_PARTY_DISTRIBUTIONS = frozenset(
+    {"lorenz-core", "lorenz-local", "lorenz-jira", "lorenz-linear", "lorenz-slack", "lorenz-mcp"}
+)
 
 _CORE = "lorenz-core"
 _OPTIONAL_TRACKER_HOOKS = ("parse_options", "validate_dispatch", "default_tool_packs", "project_url")

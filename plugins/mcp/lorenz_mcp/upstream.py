@@ -1,0 +1,269 @@
+"""One upstream MCP server, supervised: connected (a stdio child in its own session, or Streamable
+HTTP), its tools listed, reconnected with back-off when it ends or breaks.
+
+Each upstream runs on an event loop of its own, in a thread: ``tool_specs`` is synchronous and may be
+asked from inside the host's loop, and callers come from any loop (``lorenz serve``'s, ``lorenz
+call``'s). Calls, progress and cancellation cross between the loops; nothing blocks the host's loop
+but the first listing, which is bounded by ``start_timeout_seconds``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import logging
+import threading
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from typing import Any
+
+from lorenz import redact_text
+
+from .options import McpOptions, resolve_references
+from .stderr import StderrPipe
+
+__all__ = ["Progress", "Upstream", "UpstreamError"]
+
+logger = logging.getLogger("lorenz_mcp")
+
+_FIRST_BACKOFF = 0.1
+_MAX_BACKOFF = 30.0
+#: A connection that lasted this long resets the back-off.
+_STABLE_SECONDS = 60.0
+_STOP_TIMEOUT = 10.0
+
+Progress = Callable[[float, float | None, str | None], Coroutine[Any, Any, None]]
+
+
+class UpstreamError(Exception):
+    """The upstream could not answer: not started, gone mid-call, or broke the protocol."""
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+class Upstream:
+    """A supervised connection to one MCP server (see the module docstring)."""
+
+    def __init__(self, options: McpOptions, label: str, secrets: Sequence[str], environ: Mapping[str, str]) -> None:
+        self.options = options
+        self.label = label
+        self._env = {key: resolve_references(value, environ) for key, value in options.env.items()}
+        self._headers = {key: resolve_references(value, environ) for key, value in options.headers.items()}
+        resolved = [v for v in (*self._env.values(), *self._headers.values()) if len(v) >= 3]
+        self._secrets = (*secrets, *resolved, *(v.split(" ", 1)[-1] for v in resolved if " " in v))
+        self._tools: tuple[dict[str, Any], ...] | None = None
+        self.error: str | None = None
+        self.restarts = 0
+        self._client: Any = None
+        self._connected = asyncio.Event()
+        self._broken = asyncio.Event()
+        self._stopping = False
+        self._first = threading.Event()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name=f"lorenz-mcp {label}", daemon=True)
+        self._thread.start()
+        self._supervisor = asyncio.run_coroutine_threadsafe(self._supervise(), self._loop)
+
+    # -- what the pack asks ---------------------------------------------------------------------
+
+    def tools(self) -> tuple[dict[str, Any], ...]:
+        """The upstream's tools (wire form), waiting for the first start up to its timeout;
+        :class:`UpstreamError` when it has none to give."""
+        self._first.wait(self.options.start_timeout_seconds + 1)
+        tools = self._tools
+        if tools is None:
+            problem = self.error or self._describe(TimeoutError())
+            raise UpstreamError(f"MCP server {self.options.describe()}: {problem}")
+        return tools
+
+    async def call(self, name: str, arguments: Mapping[str, Any], progress: Progress | None) -> Any:
+        """``tools/call`` on the upstream, from any loop: the ``CallToolResult``. Cancelling the
+        caller cancels the upstream request (the SDK sends ``notifications/cancelled``)."""
+        caller = asyncio.get_running_loop()
+
+        async def forward(done: float, total: float | None, message: str | None) -> None:
+            if progress is not None:
+                asyncio.run_coroutine_threadsafe(progress(done, total, message), caller)
+
+        future = asyncio.run_coroutine_threadsafe(self._call(name, dict(arguments), forward), self._loop)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+
+    def close(self) -> None:
+        """Stop the upstream (its process ends) and the loop; waits a bounded time."""
+        if self._loop.is_closed():
+            return
+
+        def stop() -> None:
+            self._stopping = True
+            self._broken.set()
+
+        with contextlib.suppress(RuntimeError):
+            self._loop.call_soon_threadsafe(stop)
+        with contextlib.suppress(concurrent.futures.TimeoutError, concurrent.futures.CancelledError, Exception):
+            self._supervisor.result(_STOP_TIMEOUT)
+        with contextlib.suppress(RuntimeError):
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(_STOP_TIMEOUT)
+
+    # -- on the upstream's loop -----------------------------------------------------------------
+
+    def _redact(self, text: str) -> str:
+        return redact_text(text, self._secrets)
+
+    def _describe(self, exc: BaseException) -> str:
+        exc = _leaf(exc)
+        if isinstance(exc, TimeoutError):
+            return f"did not answer within {self.options.start_timeout_seconds:g} s (start_timeout_seconds)"
+        if isinstance(exc, FileNotFoundError):
+            return f"cannot start: {exc.strerror}: {exc.filename}"
+        text = str(exc) or type(exc).__name__
+        return self._redact(f"{type(exc).__name__}: {text}" if text != type(exc).__name__ else text)
+
+    async def _supervise(self) -> None:
+        import anyio
+
+        backoff = _FIRST_BACKOFF
+        while not self._stopping:
+            broken = self._broken = asyncio.Event()
+            began = self._loop.time()
+            try:
+                # The deadline bounds the start only; the scope spans the connection, whose task
+                # groups must close inside every scope they were opened in.
+                with anyio.CancelScope(deadline=anyio.current_time() + self.options.start_timeout_seconds) as scope:
+                    async with contextlib.AsyncExitStack() as stack:
+                        client = await self._connect(stack, broken)
+                        tools = await self._list(client)
+                        scope.deadline = float("inf")
+                        self._tools, self.error, self._client = tools, None, client
+                        self._connected.set()
+                        self._first.set()
+                        await broken.wait()
+                        self._connected.clear()
+                        self._client = None
+                if scope.cancelled_caught:
+                    raise TimeoutError
+            except Exception as exc:
+                self.error = self._describe(exc)
+                logger.warning("pack %s: MCP server %s: %s", self.label, self.options.describe(), self.error)
+            finally:
+                self._connected.clear()
+                self._client = None
+                self._first.set()
+            if self._stopping:
+                return
+            if self._loop.time() - began > _STABLE_SECONDS:
+                backoff = _FIRST_BACKOFF
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, _MAX_BACKOFF)
+            self.restarts += 1
+            logger.warning("pack %s: restarting MCP server %s", self.label, self.options.describe())
+
+    async def _connect(self, stack: contextlib.AsyncExitStack, broken: asyncio.Event) -> Any:
+        from mcp import Client
+        from mcp_types import Implementation
+
+        from . import __version__
+
+        server: Any
+        if self.options.command is not None:
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            def ended() -> None:
+                with contextlib.suppress(RuntimeError):
+                    self._loop.call_soon_threadsafe(broken.set)
+
+            # Its own session and process group, and an environment of the declared variables
+            # over the SDK's few basics (HOME, LOGNAME, PATH, SHELL, TERM, USER): no host secret.
+            parameters = StdioServerParameters(
+                command=self.options.command[0],
+                args=list(self.options.command[1:]),
+                env=self._env,
+                cwd=self.options.cwd,
+            )
+            stderr = StderrPipe(self.label, self._secrets, ended)
+            try:
+                streams = await stack.enter_async_context(stdio_client(parameters, errlog=stderr.writer))
+            except BaseException:
+                stderr.close()
+                raise
+            stderr.start()
+
+            @contextlib.asynccontextmanager
+            async def spawned() -> Any:
+                yield streams
+
+            server = spawned()
+        else:
+            import httpx2
+            from mcp.client.streamable_http import streamable_http_client
+
+            assert self.options.url is not None
+            timeout = self.options.timeout_seconds
+            http = await stack.enter_async_context(httpx2.AsyncClient(headers=self._headers, timeout=timeout))
+            server = streamable_http_client(self.options.url, http_client=http)
+
+        async def on_message(message: Any) -> None:
+            root = getattr(message, "root", message)
+            if getattr(root, "method", None) == "notifications/tools/list_changed":
+                self._loop.create_task(self._relist())
+
+        client = Client(
+            server,
+            # The initialize handshake: every server speaks it, and it delivers list_changed unasked.
+            mode="legacy",
+            message_handler=on_message,
+            client_info=Implementation(name="lorenz-mcp", version=__version__),
+            cache=None,
+        )
+        return await stack.enter_async_context(client)
+
+    async def _list(self, client: Any) -> tuple[dict[str, Any], ...]:
+        tools: list[dict[str, Any]] = []
+        cursor = None
+        for _ in range(100):  # a server that pages forever is not followed forever
+            page = await client.list_tools(cursor=cursor)
+            tools.extend(tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in page.tools)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        return tuple(tools)
+
+    async def _relist(self) -> None:
+        import anyio
+
+        client = self._client
+        if client is None:
+            return
+        try:
+            with anyio.fail_after(self.options.timeout_seconds):
+                self._tools = await self._list(client)
+            logger.warning("pack %s: MCP server %s changed its tools", self.label, self.options.describe())
+        except Exception as exc:
+            logger.warning("pack %s: re-listing tools failed: %s", self.label, self._describe(exc))
+
+    async def _call(self, name: str, arguments: dict[str, Any], progress: Progress) -> Any:
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import CONNECTION_CLOSED
+
+        if self._client is None:
+            await self._connected.wait()  # the host's tool timeout bounds this wait
+        client = self._client
+        broken = self._broken
+        try:
+            return await client.call_tool(name, arguments, progress_callback=progress)
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED:
+                broken.set()
+                msg = f"MCP server {self.options.describe()} ended during the call; it is being restarted"
+                raise UpstreamError(msg) from None
+            raise UpstreamError(self._redact(f"MCP server {self.options.describe()}: {exc}")) from None
+        except Exception as exc:
+            raise UpstreamError(f"MCP server {self.options.describe()}: {self._describe(exc)}") from None

@@ -1,0 +1,139 @@
+"""Real upstream servers for the ``mcp`` pack's tests, and ``lorenz serve`` in a subprocess.
+
+``mcp-server-time`` (PyPI) gets a venv of its own and ``@modelcontextprotocol/server-everything``
+(npm) a prefix of its own, both under ``.pytest_cache/lorenz-mcp`` and made once; a test needing
+one is skipped, saying why, when it cannot be installed. The SDK's own ``MCPServer`` is served
+over Streamable HTTP from this process.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+CACHE = ROOT / ".pytest_cache" / "lorenz-mcp"
+_SERVE_URL = re.compile(r" at (http://127\.0\.0\.1:\d+/mcp)")
+
+
+def _install(marker: Path, steps: list[list[str]], what: str) -> None:
+    if marker.exists():
+        return
+    for step in steps:
+        try:
+            done = subprocess.run(step, capture_output=True, text=True, timeout=600, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            pytest.skip(f"{what} could not be installed ({exc})")
+        if done.returncode != 0:
+            pytest.skip(f"{what} could not be installed: {(done.stderr or done.stdout).strip()[-300:]}")
+
+
+@pytest.fixture(scope="session")
+def time_server() -> list[str]:
+    """The command of ``mcp-server-time`` from PyPI, in its own venv."""
+    venv = CACHE / "time-venv"
+    program = venv / "bin" / "mcp-server-time"
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "mcp-server-time"]
+    _install(program, [[sys.executable, "-m", "venv", str(venv)], pip], "mcp-server-time (PyPI)")
+    if not program.exists():
+        pytest.skip("mcp-server-time installed no mcp-server-time program")
+    return [str(program)]
+
+
+@pytest.fixture(scope="session")
+def everything_server() -> list[str]:
+    """The command of ``@modelcontextprotocol/server-everything`` from npm (stdio)."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("node and npm are needed for @modelcontextprotocol/server-everything")
+    prefix = CACHE / "npm"
+    script = prefix / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+    step = [
+        npm,
+        "install",
+        "-s",
+        "--no-audit",
+        "--no-fund",
+        "--prefix",
+        str(prefix),
+        "@modelcontextprotocol/server-everything",
+    ]
+    _install(script, [step], "@modelcontextprotocol/server-everything (npm)")
+    if not script.exists():
+        pytest.skip("@modelcontextprotocol/server-everything installed no dist/index.js")
+    return [node, str(script), "stdio"]
+
+
+class Served:
+    """``lorenz serve --port 0`` in ``directory``; its URL read off its stderr by a thread."""
+
+    def __init__(self, directory: Path, env: Mapping[str, str], timeout: float = 120) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "lorenz", "serve", "--port", "0"],
+            cwd=directory,
+            env=dict(env),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.lines: list[str] = []
+        self.url = ""
+        ready = threading.Event()
+
+        def read() -> None:
+            assert self.process.stderr is not None
+            for line in self.process.stderr:
+                self.lines.append(line)
+                found = None if self.url else _SERVE_URL.search(line)
+                if found is not None:
+                    self.url = found.group(1)
+                    ready.set()
+
+        threading.Thread(target=read, daemon=True).start()
+        if not ready.wait(timeout):
+            self.stop()
+            raise AssertionError("no URL printed:\n" + self.stderr())
+
+    @property
+    def base(self) -> str:
+        return self.url.removesuffix("/mcp")
+
+    def stderr(self) -> str:
+        return "".join(self.lines)
+
+    def stop(self) -> None:
+        """SIGTERM (the host stops its upstreams on the way out), then SIGKILL if it lingers."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+
+
+@pytest.fixture
+def serve(tmp_path: Path) -> Iterator[Any]:
+    """``serve(front_matter, env=None)``: write WORKFLOW.md and start ``lorenz serve`` on it."""
+    started: list[Served] = []
+
+    def start(front_matter: str, env: Mapping[str, str] | None = None) -> Served:
+        (tmp_path / "WORKFLOW.md").write_text(f"---\n{front_matter}---\n", encoding="utf-8")
+        base = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
+        base["LORENZ_LOAD_PLUGINS"] = "lorenz-mcp"
+        served = Served(tmp_path, {**base, **(env or {})})
+        started.append(served)
+        return served
+
+    yield start
+    for served in started:
+        served.stop()
