@@ -7,6 +7,8 @@ step.
 
 from __future__ import annotations
 
+from lorenz.sandbox.permissions import Permissions
+
 from .content import (
     AudioBlock,
     ContentBlock,
@@ -50,6 +52,7 @@ __all__ = [
     "FormattedResult",
     "ImageBlock",
     "Pack",
+    "Permissions",
     "ResourceLinkBlock",
     "SchemaError",
     "TextBlock",

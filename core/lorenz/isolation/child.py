@@ -29,6 +29,9 @@ from lorenz.plugins.containment import PluginError, call_plugin
 from lorenz.plugins.discovery import build_registries, load_plugin, make_manager
 from lorenz.plugins.model import Discovery
 from lorenz.results import ToolResult, tool_failure
+from lorenz.sandbox.confine import Confinement, confine
+from lorenz.sandbox.permissions import permissions_of
+from lorenz.sandbox.policy import denial_message
 from lorenz.settings.model import Settings
 from lorenz.toolcall.execution import call_pack, failure_from_exception
 from lorenz.toolcall.wire import ResultTooLarge, json_size_exceeds
@@ -137,6 +140,7 @@ def survey(source: Source) -> Survey:
         packs=tuple(pack for info in discovery.plugins for pack in info.packs),
         trackers=tuple(kind for info in discovery.plugins for kind in info.trackers),
         failures=tuple(CONVERTER.structure(failure.to_dict(), SurveyFailure) for failure in discovery.failures),
+        permissions={pack.name: declared for pack in discovery.tools if (declared := permissions_of(pack)) is not None},
     )
 
 
@@ -211,8 +215,15 @@ class _MemoryGuard:
 class _Calls(asyncio.Protocol):
     """The host's frames: each call runs as a task of its own; its reply goes out when it ends."""
 
-    def __init__(self, pack: ToolProvider, context: ToolContext, out: asyncio.WriteTransport) -> None:
+    def __init__(
+        self,
+        pack: ToolProvider,
+        context: ToolContext,
+        out: asyncio.WriteTransport,
+        confinement: Confinement | None = None,
+    ) -> None:
         self._pack = _MemoryGuard(pack)
+        self._confinement = confinement
         self._context = context
         self._out = out
         self._reader = FrameReader(_HOST_FRAME_LIMIT)
@@ -267,6 +278,8 @@ class _Calls(asyncio.Protocol):
         )
 
     async def _run(self, request_id: int, nonce: str, tool: str, arguments: Any, frame: Mapping[str, Any]) -> None:
+        confinement = self._confinement
+        watching = confinement.begin() if confinement is not None else None
         try:
             result = await call_pack(self._pack, tool, arguments, self._call_context(request_id, nonce, frame))
         except asyncio.CancelledError:
@@ -278,6 +291,10 @@ class _Calls(asyncio.Protocol):
             result = failure_from_exception(PluginError(f"pack {self._pack.name}", "execute_tool", exc), self._context)
         finally:
             self._tasks.pop(request_id, None)
+        if confinement is not None and watching is not None:
+            denial = confinement.end(watching)
+            if denial is not None and not result.success:
+                result = tool_failure(denial_message(self._pack.name, denial))
         limit = self._context.settings.server.max_result_bytes
         if json_size_exceeds((result.result, getattr(result, "text", None)), limit):
             result = tool_failure(f"{tool} returned {ResultTooLarge(limit)} (server.max_result_bytes): ask for less")
@@ -288,7 +305,7 @@ class _Calls(asyncio.Protocol):
             task.cancel()
 
 
-async def serve(launch: Launch, fd_in: int, fd_out: int) -> None:
+async def serve(launch: Launch, fd_in: int, fd_out: int, confinement: Confinement | None = None) -> None:
     """Start the pack, say so (:class:`Ready`) and answer calls until the host stops this process."""
     import httpx
 
@@ -303,7 +320,7 @@ async def serve(launch: Launch, fd_in: int, fd_out: int) -> None:
         return
     out, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(fd_out, "wb", buffering=0))
     async with httpx.AsyncClient(timeout=30.0) as http:
-        calls = _Calls(pack, ToolContext(settings=settings, http=http), out)
+        calls = _Calls(pack, ToolContext(settings=settings, http=http), out, confinement)
         reading, _ = await loop.connect_read_pipe(lambda: calls, os.fdopen(fd_in, "rb", buffering=0))
         small_reads(reading)
         out.write(encode(hello))
@@ -342,11 +359,18 @@ def main() -> int:
     try:
         if launch.memory_mb is not None:
             _limit_memory(launch.memory_mb)
+        confinement = None
+        if launch.sandbox is not None:
+            try:  # before the pack's code runs, while this process has one thread
+                confinement = confine(launch.sandbox)
+            except OSError as exc:
+                _write_all(fd_out, encode(Failed(op="failed", error=f"it could not be sandboxed: {exc}")))
+                os._exit(0)
         if launch.mode == "survey":
             _write_all(fd_out, encode(survey(launch.source)))
         else:
             # Not asyncio.run: it would wait at exit for the pack's threads, which may never end.
-            asyncio.new_event_loop().run_until_complete(serve(launch, fd_in, fd_out))
+            asyncio.new_event_loop().run_until_complete(serve(launch, fd_in, fd_out, confinement))
     except MemoryError:
         _out_of_memory()
     sys.stderr.flush()

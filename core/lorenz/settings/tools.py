@@ -6,10 +6,16 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from lorenz.sandbox.permissions import Permissions, parse_permissions
+
 from ._kinds import camel_to_snake
+from .errors import ConfigError
 from .secrets import SecretRecorder, is_secret_key, resolve_secret_source, unset_reference
 
-__all__ = ["parse_tool_options"]
+__all__ = ["parse_tool_options", "parse_tool_permissions"]
+
+#: The key of ``tools.<pack>`` the host reads itself: what the operator grants a sandboxed pack.
+PERMISSIONS_KEY = "permissions"
 
 
 def parse_tool_options(
@@ -31,6 +37,8 @@ def parse_tool_options(
     for pack, options in raw.items():
         slice_: dict[str, Any] = {}
         for key, value in options.items():
+            if key == PERMISSIONS_KEY:
+                continue  # the host's, not the pack's (parse_tool_permissions)
             if not isinstance(value, str):
                 slice_[key] = copy.deepcopy(value)
                 continue
@@ -44,3 +52,15 @@ def parse_tool_options(
             slice_[key] = resolved
         parsed[pack] = slice_
     return parsed
+
+
+def parse_tool_permissions(raw: Mapping[str, Mapping[str, Any]]) -> dict[str, Permissions]:
+    """Each ``tools.<pack>.permissions`` map; ``ConfigError`` naming the key at fault."""
+    out: dict[str, Permissions] = {}
+    for pack, options in (raw or {}).items():
+        if PERMISSIONS_KEY in options:
+            try:
+                out[pack] = parse_permissions(options[PERMISSIONS_KEY], f"tools.{pack}.permissions")
+            except ValueError as exc:
+                raise ConfigError(str(exc)) from None
+    return out
