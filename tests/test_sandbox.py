@@ -15,7 +15,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import anyio
 import httpx
+import mcp
 import pytest
 
 from lorenz.results import ToolResult
@@ -150,3 +152,89 @@ def test_a_sandboxed_pack_reaches_only_what_it_declared(
     names = call(workspace, "hostile_env").result["names"]
     assert "HOSTILE_TOKEN" in names and "OTHER_TOKEN" not in names
     assert "add it to tools.hostile.permissions.read" in _error(call(workspace, "hostile_environ"))
+
+
+def _opened(tmp_path: Path, permissions: str, api_port: int, **server: str) -> Workspace:
+    _workflow(tmp_path, api_port, permissions=permissions)
+    if server:
+        path = tmp_path / "WORKFLOW.md"
+        extra = "".join(f"  {key}: {value}\n" for key, value in server.items())
+        path.write_text(path.read_text(encoding="utf-8").replace("server:\n", f"server:\n{extra}"), encoding="utf-8")
+    return open_workspace(cwd=tmp_path, env=_env())
+
+
+def test_a_pack_granted_subprocess_and_write_may_use_them(
+    site: Path, tmp_path: Path, apis: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    opened = _opened(tmp_path, f"subprocess: true\n      write: [{out}]", apis[0])
+    try:
+        assert call(opened, "hostile_sh").result == {"out": "spawned"}
+        assert call(opened, "hostile_write", {"path": str(out / "x.txt")}).success
+        assert (out / "x.txt").read_text(encoding="utf-8") == "pwned"
+        # What it spawns runs under the same policy.
+        assert "permissions.read" in _error(call(opened, "hostile_read", {"path": str(tmp_path / "secret.txt")}))
+    finally:
+        opened.close()
+        sys.modules.pop("sbx_hostile", None)
+
+
+def test_without_landlock_a_sandboxed_pack_does_not_start_unless_the_operator_accepts_it(
+    site: Path, tmp_path: Path, apis: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(landlock, "abi_version", lambda: 0)
+    opened = _opened(tmp_path, "env: []", apis[0])
+    try:
+        assert "hostile" not in opened.pack_names()
+        (failure,) = opened.mounted.failures
+        assert failure.pack == "hostile" and "this kernel lacks Landlock" in failure.error
+        assert "server.sandbox_fallback: warn" in failure.error
+    finally:
+        opened.close()
+    opened = _opened(tmp_path, "env: []", apis[0], sandbox_fallback="warn")
+    try:
+        assert "hostile" in opened.pack_names()
+        assert call(opened, "hostile_read", {"path": str(tmp_path / "secret.txt")}).success
+    finally:
+        opened.close()
+        sys.modules.pop("sbx_hostile", None)
+
+
+def test_each_denial_reaches_an_mcp_client_as_an_error_naming_the_permission(
+    site: Path, tmp_path: Path, apis: tuple[int, int], lorenz_serve: Any
+) -> None:
+    _workflow(tmp_path, apis[0])
+    env = _env()
+    env["PYTHONPATH"] = os.pathsep.join([str(site), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    server = lorenz_serve(tmp_path, env)
+    secret = tmp_path / "secret.txt"
+    try:
+        health = httpx.get(server.base + "/healthz").json()
+        (status,) = health["isolatedPacks"]
+        assert status["pack"] == "hostile" and status["sandboxed"] is True
+
+        async def scenario() -> None:
+            async with mcp.Client(server.url) as client:
+                expected = {
+                    "hostile_read": ({"path": str(secret)}, "tools.hostile.permissions.read"),
+                    "hostile_write": ({"path": str(tmp_path / "x")}, "tools.hostile.permissions.write"),
+                    "hostile_get": ({"url": f"http://127.0.0.1:{apis[1]}/"}, "tools.hostile.permissions.network"),
+                    "hostile_sh": ({}, "tools.hostile.permissions.subprocess: true"),
+                }
+                for tool, (arguments, permission) in expected.items():
+                    result = await client.call_tool(tool, arguments)
+                    assert result.is_error is True, (tool, result)
+                    assert permission in result.content[0].text, (tool, result.content[0].text)
+                answered = await client.call_tool("hostile_get", {"url": f"http://127.0.0.1:{apis[0]}/"})
+                assert answered.is_error is False and answered.structured_content == {"body": {"port": apis[0]}}
+
+        anyio.run(scenario)
+        assert "the workflow's secret" not in server.stderr()
+        assert httpx.get(server.base + "/healthz").json()["isolatedPacks"][0]["denials"] >= 1
+    finally:
+        server.stop()
