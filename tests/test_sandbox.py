@@ -8,6 +8,7 @@ import asyncio
 import http.server
 import json
 import os
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -238,3 +239,30 @@ def test_each_denial_reaches_an_mcp_client_as_an_error_naming_the_permission(
         assert httpx.get(server.base + "/healthz").json()["isolatedPacks"][0]["denials"] >= 1
     finally:
         server.stop()
+
+
+def test_lorenz_tools_and_plugins_show_permissions_without_importing_the_pack_in_the_host(
+    site: Path, tmp_path: Path, apis: tuple[int, int]
+) -> None:
+    _workflow(tmp_path, apis[0], permissions="network: [api.example.com]")
+    env = _env()
+    env["PYTHONPATH"] = os.pathsep.join([str(site), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    listed = subprocess.run(
+        [sys.executable, "-m", "lorenz", "tools", "--all", "--json"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    permissions = json.loads(listed.stdout)["permissions"]["hostile"]
+    assert permissions == {
+        "network": ["api.example.com"],
+        "read": [],
+        "write": [],
+        "env": ["HOSTILE_TOKEN"],
+        "subprocess": False,
+    }
+    shown = subprocess.run(
+        [sys.executable, "-m", "lorenz", "plugins", "-v"], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert "  hostile permissions: env: HOSTILE_TOKEN; no subprocess" in shown.stdout

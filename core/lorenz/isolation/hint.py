@@ -10,8 +10,9 @@ __all__ = ["isolation_hint"]
 
 def isolation_hint(path: Path | None) -> tuple[str, ...]:
     """``server.isolated_packs`` and ``server.sandboxed_packs`` as the workflow at ``path`` says,
-    read before discovery (which must know it, to leave isolated plugins unimported) and leniently: a file that does not load,
-    or a value that is not a list of strings, gives ``()`` and the full parse reports it."""
+    read before discovery (which must know it, to leave isolated plugins unimported) and leniently:
+    a file that does not load, or a value that is not a list of strings, gives ``()`` and the full
+    parse reports it."""
     if path is None:
         return ()
     from lorenz.settings.workflow import load_workflow
