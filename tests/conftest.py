@@ -297,3 +297,13 @@ class LorenzServe:
 def lorenz_serve() -> type[LorenzServe]:
     """:class:`LorenzServe` (test modules cannot import this conftest)."""
     return LorenzServe
+
+
+@pytest.fixture(scope="session")
+def sandbox_packs() -> ModuleType:
+    """``tests/sandbox_packs.py`` (the sandbox tests' hostile distribution), loaded by path."""
+    spec = importlib.util.spec_from_file_location("sandbox_packs", Path(__file__).parent / "sandbox_packs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

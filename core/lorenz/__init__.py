@@ -24,6 +24,8 @@ _EXPORTS: dict[str, str] = {
     "TrackerContext": "lorenz.contracts",
     "RuntimeTrackerClient": "lorenz.contracts",
     "ResolveSecret": "lorenz.contracts",
+    # permissions (server.sandboxed_packs)
+    "Permissions": "lorenz.sandbox.permissions",
     # results
     "ToolResult": "lorenz.results",
     "tool_success": "lorenz.results",
@@ -179,6 +181,7 @@ if TYPE_CHECKING:
     from .results import tool_failure as tool_failure
     from .results import tool_success as tool_success
     from .results import unsupported_tool_failure as unsupported_tool_failure
+    from .sandbox.permissions import Permissions as Permissions
     from .settings.errors import ConfigError as ConfigError
     from .settings.model import DispatchSettings as DispatchSettings
     from .settings.model import ServerSettings as ServerSettings

@@ -7,6 +7,8 @@ step.
 
 from __future__ import annotations
 
+from lorenz.sandbox.permissions import Permissions
+
 from .content import (
     AudioBlock,
     ContentBlock,
@@ -72,6 +74,7 @@ __all__ = [
     "InputView",
     "Inputs",
     "Pack",
+    "Permissions",
     "PackContext",
     "Prompt",
     "PromptMessage",

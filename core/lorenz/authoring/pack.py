@@ -12,6 +12,7 @@ from attrs import field, frozen
 
 from lorenz.arguments import ArgumentProblem
 from lorenz.results import ToolResult, unsupported_tool_failure
+from lorenz.sandbox.permissions import Permissions
 
 from .prompts import Prompt
 from .resources import PackContext, Resource, ResourceTemplate
@@ -122,6 +123,9 @@ class Pack:
     skills: tuple[str, ...] = field(default=(), converter=_strings)
     resources: tuple[Resource | ResourceTemplate, ...] = field(default=(), converter=_resources)
     prompts: tuple[Prompt, ...] = field(default=(), converter=_prompts)
+    #: What the pack needs when it runs sandboxed (``server.sandboxed_packs``): hosts, paths,
+    #: environment variables, subprocesses. Read in a survey process, shown by ``lorenz plugins -v``.
+    permissions: Permissions | None = None
 
     #: ``(raw options, structured options)`` of the last settings seen: parse once per workflow load.
     _parsed: tuple[object, Any] | None = field(init=False, default=None, repr=False)

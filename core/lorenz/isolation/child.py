@@ -29,6 +29,9 @@ from lorenz.plugins.containment import PluginError, call_plugin
 from lorenz.plugins.discovery import build_registries, load_plugin, make_manager
 from lorenz.plugins.model import Discovery
 from lorenz.results import ToolResult, tool_failure
+from lorenz.sandbox.confine import Confinement, confine
+from lorenz.sandbox.permissions import permissions_of
+from lorenz.sandbox.policy import denial_message
 from lorenz.settings.model import Settings
 from lorenz.toolcall.client_input import ISOLATED, ClientInput
 from lorenz.toolcall.execution import call_pack, failure_from_exception
@@ -138,6 +141,7 @@ def survey(source: Source) -> Survey:
         packs=tuple(pack for info in discovery.plugins for pack in info.packs),
         trackers=tuple(kind for info in discovery.plugins for kind in info.trackers),
         failures=tuple(CONVERTER.structure(failure.to_dict(), SurveyFailure) for failure in discovery.failures),
+        permissions={pack.name: declared for pack in discovery.tools if (declared := permissions_of(pack)) is not None},
     )
 
 
@@ -223,8 +227,15 @@ class _MemoryGuard:
 class _Calls(asyncio.Protocol):
     """The host's frames: each call runs as a task of its own; its reply goes out when it ends."""
 
-    def __init__(self, pack: ToolProvider, context: ToolContext, out: asyncio.WriteTransport) -> None:
+    def __init__(
+        self,
+        pack: ToolProvider,
+        context: ToolContext,
+        out: asyncio.WriteTransport,
+        confinement: Confinement | None = None,
+    ) -> None:
         self._pack = _MemoryGuard(pack)
+        self._confinement = confinement
         self._context = context
         self._out = out
         self._reader = FrameReader(_HOST_FRAME_LIMIT)
@@ -280,6 +291,8 @@ class _Calls(asyncio.Protocol):
         )
 
     async def _run(self, request_id: int, nonce: str, tool: str, arguments: Any, frame: Mapping[str, Any]) -> None:
+        confinement = self._confinement
+        watching = confinement.begin() if confinement is not None else None
         try:
             result = await call_pack(self._pack, tool, arguments, self._call_context(request_id, nonce, frame))
         except asyncio.CancelledError:
@@ -291,6 +304,10 @@ class _Calls(asyncio.Protocol):
             result = failure_from_exception(PluginError(f"pack {self._pack.name}", "execute_tool", exc), self._context)
         finally:
             self._tasks.pop(request_id, None)
+        if confinement is not None and watching is not None:
+            denial = confinement.end(watching)
+            if denial is not None and not result.success:
+                result = tool_failure(denial_message(self._pack.name, denial))
         limit = self._context.settings.server.max_result_bytes
         if json_size_exceeds((result.result, getattr(result, "text", None)), limit):
             result = tool_failure(f"{tool} returned {ResultTooLarge(limit)} (server.max_result_bytes): ask for less")
@@ -301,7 +318,7 @@ class _Calls(asyncio.Protocol):
             task.cancel()
 
 
-async def serve(launch: Launch, fd_in: int, fd_out: int) -> None:
+async def serve(launch: Launch, fd_in: int, fd_out: int, confinement: Confinement | None = None) -> None:
     """Start the pack, say so (:class:`Ready`) and answer calls until the host stops this process."""
     import httpx
 
@@ -318,7 +335,7 @@ async def serve(launch: Launch, fd_in: int, fd_out: int) -> None:
     async with httpx.AsyncClient(timeout=30.0) as http:
         # A question for the client cannot cross the pipe yet: the kit says so instead of asking.
         context = ToolContext(settings=settings, http=http, client_input=ClientInput(mode=ISOLATED))
-        calls = _Calls(pack, context, out)
+        calls = _Calls(pack, context, out, confinement)
         reading, _ = await loop.connect_read_pipe(lambda: calls, os.fdopen(fd_in, "rb", buffering=0))
         small_reads(reading)
         out.write(encode(hello))
@@ -357,11 +374,18 @@ def main() -> int:
     try:
         if launch.memory_mb is not None:
             _limit_memory(launch.memory_mb)
+        confinement = None
+        if launch.sandbox is not None:
+            try:  # before the pack's code runs, while this process has one thread
+                confinement = confine(launch.sandbox)
+            except OSError as exc:
+                _write_all(fd_out, encode(Failed(op="failed", error=f"it could not be sandboxed: {exc}")))
+                os._exit(0)
         if launch.mode == "survey":
             _write_all(fd_out, encode(survey(launch.source)))
         else:
             # Not asyncio.run: it would wait at exit for the pack's threads, which may never end.
-            asyncio.new_event_loop().run_until_complete(serve(launch, fd_in, fd_out))
+            asyncio.new_event_loop().run_until_complete(serve(launch, fd_in, fd_out, confinement))
     except MemoryError:
         _out_of_memory()
     sys.stderr.flush()

@@ -9,9 +9,10 @@ __all__ = ["isolation_hint"]
 
 
 def isolation_hint(path: Path | None) -> tuple[str, ...]:
-    """``server.isolated_packs`` as the workflow at ``path`` says, read before discovery (which
-    must know it, to leave isolated plugins unimported) and leniently: a file that does not load,
-    or a value that is not a list of strings, gives ``()`` and the full parse reports it."""
+    """``server.isolated_packs`` and ``server.sandboxed_packs`` as the workflow at ``path`` says,
+    read before discovery (which must know it, to leave isolated plugins unimported) and leniently:
+    a file that does not load, or a value that is not a list of strings, gives ``()`` and the full
+    parse reports it."""
     if path is None:
         return ()
     from lorenz.settings.workflow import load_workflow
@@ -21,7 +22,11 @@ def isolation_hint(path: Path | None) -> tuple[str, ...]:
     except Exception:
         return ()
     server = config.get("server")
-    value = server.get("isolated_packs") if isinstance(server, Mapping) else None
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+    if not isinstance(server, Mapping):
         return ()
-    return tuple(value)
+    names: list[str] = []
+    for key in ("isolated_packs", "sandboxed_packs"):  # a sandboxed pack is isolated too
+        value = server.get(key)
+        if isinstance(value, list) and all(isinstance(item, str) for item in value):
+            names += [item for item in value if item not in names]
+    return tuple(names)

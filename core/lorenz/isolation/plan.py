@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 from attrs import evolve, frozen
 
 from lorenz.plugins.checks import is_first_party
+from lorenz.sandbox.permissions import Permissions, permissions_of
+from lorenz.sandbox.policy import Sandbox
 from lorenz.settings.model import ServerSettings, Settings, TrackerSettings
 
 from .hint import isolation_hint
@@ -25,8 +27,20 @@ from .protocol import CONVERTER, Launch, Source
 if TYPE_CHECKING:
     from lorenz.contracts import ToolProvider
     from lorenz.plugins.model import Discovery
+    from lorenz.sandbox.host import PackSandbox
 
-__all__ = ["ALL_THIRD_PARTY", "Plan", "is_isolated", "isolation_hint", "pack_settings", "plan_for", "source_of"]
+__all__ = [
+    "ALL_THIRD_PARTY",
+    "Plan",
+    "effective_permissions",
+    "is_isolated",
+    "is_sandboxed",
+    "isolation_hint",
+    "pack_settings",
+    "plan_for",
+    "sandboxing_for",
+    "source_of",
+]
 
 #: The ``server.isolated_packs`` entry meaning every pack not shipped with Lorenz.
 ALL_THIRD_PARTY = "*"
@@ -116,6 +130,10 @@ class Plan:
     secrets: frozenset[str]
     #: Environment variables the child does not get (they hold secrets outside its slice).
     withheld: frozenset[str]
+    #: What it may reach when ``server.sandboxed_packs`` confines it (``None``: not sandboxed).
+    permissions: Permissions | None = None
+    #: ``server.sandbox_fallback``: what to do where the kernel cannot confine it.
+    sandbox_fallback: str = "fail"
 
     @property
     def timeout(self) -> float:
@@ -132,12 +150,15 @@ class Plan:
                 self.settings,
                 self.memory_mb,
                 self.processes,
+                CONVERTER.unstructure(self.permissions),
+                self.sandbox_fallback,
             ],
             sort_keys=True,
         )
 
-    def launch(self) -> Launch:
+    def launch(self, sandbox: Sandbox | None = None) -> Launch:
         return Launch(
+            sandbox=sandbox,
             mode="serve",
             source=self.source,
             pack=self.pack,
@@ -180,4 +201,39 @@ def plan_for(
         processes=server.pack_processes,
         secrets=settings.secrets,
         withheld=withheld,
+        permissions=(
+            effective_permissions(pack, settings, instance)
+            if is_sandboxed(pack.name, distribution, server, instance)
+            else None
+        ),
+        sandbox_fallback=server.sandbox_fallback,
+    )
+
+
+def is_sandboxed(pack: str, distribution: str | None, server: ServerSettings, instance: str | None = None) -> bool:
+    """Whether ``server.sandboxed_packs`` confines ``pack`` (serving ``instance``) to its permissions."""
+    return is_isolated(pack, distribution, server.sandboxed_packs, instance)
+
+
+def effective_permissions(pack: ToolProvider, settings: Settings, instance: str | None = None) -> Permissions:
+    """What ``pack`` declares, widened by the operator's ``tools.<key>.permissions`` (the key the
+    pack is mounted under: ``instance`` or its own name)."""
+    declared = permissions_of(pack) or Permissions()
+    granted = settings.tool_permissions.get(instance or pack.name)
+    return declared.widened(granted) if granted is not None else declared
+
+
+def sandboxing_for(plan: Plan) -> PackSandbox | None:
+    """The host's side of ``plan``'s sandbox, when ``server.sandboxed_packs`` confines it."""
+    if plan.permissions is None:
+        return None
+    from lorenz.sandbox.host import PackSandbox
+
+    base_dir = plan.settings.get("base_dir")
+    return PackSandbox(
+        plan.pack,
+        plan.permissions,
+        fallback=plan.sandbox_fallback,
+        workflow_dir=str(base_dir) if base_dir else None,
+        sys_path=sys.path,
     )

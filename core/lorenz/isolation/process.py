@@ -12,7 +12,7 @@ import logging
 import os
 import subprocess
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import reaper
 from .plan import Plan
@@ -30,6 +30,9 @@ from .protocol import (
 )
 from .stderr import StderrRelay
 from .survey import child_command
+
+if TYPE_CHECKING:
+    from lorenz.sandbox.host import PackSandbox
 
 __all__ = ["ChildProcess"]
 
@@ -92,12 +95,18 @@ class ChildProcess:
 
     @classmethod
     async def spawn(
-        cls, plan: Plan, on_reply: Callable[[ChildProcess, Reply], None], on_event: Callable[[Event], None]
+        cls,
+        plan: Plan,
+        on_reply: Callable[[ChildProcess, Reply], None],
+        on_event: Callable[[Event], None],
+        sandboxing: PackSandbox | None = None,
     ) -> ChildProcess:
         """Start a child (from the loop's thread: on Linux it dies with that thread) and send it
         its :class:`~lorenz.isolation.protocol.Launch`."""
         loop = asyncio.get_running_loop()
         env = {name: value for name, value in os.environ.items() if name not in plan.withheld}
+        if sandboxing is not None:
+            env = sandboxing.env(env)
         if plan.memory_mb is not None:
             # glibc reserves 64 MiB of address space per thread arena, which a small limit cannot afford.
             env.setdefault("MALLOC_ARENA_MAX", "2")
@@ -126,7 +135,7 @@ class ChildProcess:
         assert isinstance(stderr, asyncio.ReadTransport)
         child._stderr.transport = stderr  # paused while its lines are being dropped
         child._watch_exit(loop)
-        child.send(encode(plan.launch()))
+        child.send(encode(plan.launch(sandboxing.sandbox if sandboxing is not None else None)))
         return child
 
     @property

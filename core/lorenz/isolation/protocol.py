@@ -21,6 +21,8 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 
 from lorenz.contracts import ToolSpec
 from lorenz.results import FormattedResult, ToolResult
+from lorenz.sandbox.permissions import Permissions
+from lorenz.sandbox.policy import Sandbox
 from lorenz.strict import flatten_errors, make_strict_converter
 from lorenz.toolcall.wire import json_safe, scrub_surrogates
 
@@ -94,6 +96,8 @@ class Launch:
     settings: Mapping[str, Any] | None = None
     memory_mb: int | None = None
     sys_path: tuple[str, ...] = ()
+    #: The policy to confine itself to before importing the pack (``server.sandboxed_packs``).
+    sandbox: Sandbox | None = None
 
 
 @frozen(kw_only=True)
@@ -155,6 +159,8 @@ class Survey:
     packs: tuple[str, ...] = ()
     trackers: tuple[str, ...] = ()
     failures: tuple[SurveyFailure, ...] = ()
+    #: What each pack declares it needs (its ``permissions``), by pack name.
+    permissions: Mapping[str, Permissions] = {}
 
 
 @frozen(kw_only=True)

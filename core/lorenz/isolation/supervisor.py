@@ -23,8 +23,9 @@ from attrs import define
 
 from lorenz.plugins.containment import host_interrupted
 from lorenz.results import ToolResult, tool_failure
+from lorenz.sandbox.host import SandboxUnavailable
 
-from .plan import Plan
+from .plan import Plan, sandboxing_for
 from .process import ChildGone, ChildProcess
 from .protocol import EXIT_OUT_OF_MEMORY, Event, Failed, Ready, Reply, encode
 from .survey import describe_exit
@@ -122,6 +123,7 @@ class Supervisor:
         self._keepers: list[asyncio.Task[None]] = []
         #: Set while no call is in flight (what a draining stop waits for).
         self._idle = asyncio.Event()
+        self.sandboxing = sandboxing_for(plan)
 
     @property
     def pack(self) -> str:
@@ -131,6 +133,12 @@ class Supervisor:
 
     async def start(self) -> Ready:
         """Start every process; the first's :class:`Ready`. Raises :class:`StartError`."""
+        if self.sandboxing is not None:
+            try:
+                await self.sandboxing.start()
+            except SandboxUnavailable as exc:
+                await self.aclose("it cannot be sandboxed")
+                raise StartError(str(exc)) from None
         started = await asyncio.gather(*(self._spawn(slot) for slot in range(len(self.slots))), return_exceptions=True)
         processes = [process for process in started if isinstance(process, ChildProcess)]
         if len(processes) < len(started):
@@ -151,7 +159,7 @@ class Supervisor:
         """A new process in ``slot``, once it said it is ready; raises :class:`StartError` (the
         process is gone by then)."""
         try:
-            process = await ChildProcess.spawn(self.plan, self._on_reply, self._on_event)
+            process = await ChildProcess.spawn(self.plan, self._on_reply, self._on_event, self.sandboxing)
         except OSError as exc:
             msg = f"pack {self.pack} could not start its process: {exc}"
             raise StartError(msg) from None
@@ -268,7 +276,8 @@ class Supervisor:
     def _on_reply(self, process: ChildProcess, reply: Reply) -> None:
         call = self.calls.get(reply.id)
         if call is not None:
-            self._settle(call, reply.to_result())
+            result = reply.to_result()
+            self._settle(call, self.sandboxing.explain(result, call.sent_at) if self.sandboxing else result)
 
     def _settle(self, call: Call, result: ToolResult) -> None:
         self.calls.pop(call.id, None)
@@ -383,6 +392,8 @@ class Supervisor:
         for process in processes:
             self._exited(process, process.exited.result())
         self.slots = [None] * len(self.slots)
+        if self.sandboxing is not None:
+            await self.sandboxing.aclose()
 
     # -- reporting ----------------------------------------------------------------------
 
@@ -397,6 +408,9 @@ class Supervisor:
             state = "running" if len(pids) == len(self.slots) else "restarting"
         status: dict[str, Any] = {"pack": self.pack, "state": state, "pids": pids, "restarts": self.restarts}
         status["recentCrashes"] = len(self.crashes)
+        if self.sandboxing is not None:
+            status["sandboxed"] = self.sandboxing.sandbox is not None
+            status["denials"] = self.sandboxing.denials
         if self.failed is not None:
             status["error"] = self.failed
         return status

@@ -23,6 +23,7 @@ from lorenz.hookspecs import ENTRY_POINT_GROUP, hookimpl
 from lorenz.plugins.checks import is_first_party
 from lorenz.plugins.model import PluginFailure
 from lorenz.redact import redact_text
+from lorenz.sandbox.permissions import Permissions
 from lorenz.settings.server import MCP_TOKEN_ENV
 
 from . import reaper
@@ -51,9 +52,11 @@ class IsolatedPackStub:
     """A pack discovery left unimported because it runs in a process of its own; mounting puts
     the process's proxy in its place (:class:`lorenz.isolation.IsolationPool`)."""
 
-    def __init__(self, name: str, source: Source) -> None:
+    def __init__(self, name: str, source: Source, permissions: Permissions | None = None) -> None:
         self.name = name
         self.isolation_source = source
+        #: What the pack declares (read in its survey process): mounting sandboxes it with them.
+        self.permissions = permissions
 
     def _refuse(self) -> NoReturn:
         msg = f"pack {self.name} runs in a process of its own (server.isolated_packs) and was not started"
@@ -114,7 +117,9 @@ def stand_ins_for(
                 traceback=first.traceback,
             )
         elif not outcome.trackers and all(is_isolated(pack, source.distribution, isolate) for pack in outcome.packs):
-            out[index] = StandIn([IsolatedPackStub(pack, source) for pack in outcome.packs])
+            out[index] = StandIn(
+                [IsolatedPackStub(pack, source, outcome.permissions.get(pack)) for pack in outcome.packs]
+            )
     return out
 
 

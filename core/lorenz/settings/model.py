@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from attrs import field, frozen
+
+from lorenz.sandbox.permissions import Permissions
 
 __all__ = [
     "DEFAULT_ACTIVE_STATES",
@@ -119,6 +121,12 @@ class ServerSettings:
     pack_memory_mb: int | None = None
     #: Child processes per isolated pack.
     pack_processes: int = 1
+    #: Packs run isolated *and* confined to their declared permissions (``"*"``: every pack not
+    #: shipped with Lorenz); each is in ``isolated_packs`` too.
+    sandboxed_packs: tuple[str, ...] = ()
+    #: ``fail``: a sandboxed pack the kernel cannot confine does not start; ``warn``: it runs
+    #: isolated but unconfined, with a warning.
+    sandbox_fallback: Literal["fail", "warn"] = "fail"
     #: The secret sealing the ``requestState`` of calls that ask the client for input (2026-07-28);
     #: ``None``: a key made per process (every worker and replica needs the same one to share it).
     request_state_key: str | None = field(default=None, repr=False)
@@ -173,3 +181,5 @@ class Settings:
     #: (``tracker.api_key``, ``tracker.base_url``, ``tools.linear.api_key``), so a "required"
     #: problem with that key can name the variable.
     unset_variables: Mapping[str, str] = field(factory=dict)
+    #: ``tools.<pack>.permissions``: what the operator grants a sandboxed pack beyond what it declares.
+    tool_permissions: Mapping[str, Permissions] = field(factory=dict)

@@ -16,7 +16,7 @@ from .model import Settings
 from .secrets import SecretRecorder
 from .server import parse_server
 from .suggest import did_you_mean, quoted, shown
-from .tools import parse_tool_instances, parse_tool_options
+from .tools import parse_tool_instances, parse_tool_options, parse_tool_permissions
 from .tracker import parse_tracker
 from .workflow import display_path, load_workflow
 
@@ -73,6 +73,7 @@ def parse_config(
         selector, bundles, env=env, trackers=trackers, base_dir=base_dir, record_secret=record_secret, unset=unset
     )
     pack_options, tool_instances = parse_tool_instances(tools)
+    tool_permissions = parse_tool_permissions(tools)
     tool_options = parse_tool_options(pack_options, env=env, record_secret=record_secret, unset=unset)
     server_settings = parse_server(server, env=env, record_secret=record_secret)
     warnings += [format_config_deprecation(found) for found in collect_config_deprecations(config)]
@@ -85,6 +86,7 @@ def parse_config(
         secrets=record_secret.frozen(),
         warnings=tuple(warnings),
         unset_variables=unset,
+        tool_permissions=tool_permissions,
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from attrs import frozen
 
@@ -75,6 +75,8 @@ class _ServerSection:
     isolated_packs: tuple[str, ...] = ()
     pack_memory_mb: PositiveInt | None = None
     pack_processes: PositiveInt = _ONE
+    sandboxed_packs: tuple[str, ...] = ()
+    sandbox_fallback: Literal["fail", "warn"] = "fail"
     request_state_key: str | None = None
     # Accepted for compatibility with existing workflows; nothing here reads them yet.
     trace_dir: str | None = None
@@ -111,7 +113,11 @@ def parse_server(raw: Mapping[str, Any], *, env: Mapping[str, str], record_secre
         disabled_tools=section.disabled_tools,
         tokens=_scoped_tokens(section.tokens, env, record_secret),
         workers=section.workers,
-        isolated_packs=section.isolated_packs,
+        # A sandboxed pack runs in a process of its own: the sandbox is that process's.
+        isolated_packs=section.isolated_packs
+        + tuple(n for n in section.sandboxed_packs if n not in section.isolated_packs),
+        sandboxed_packs=section.sandboxed_packs,
+        sandbox_fallback=section.sandbox_fallback,
         pack_memory_mb=section.pack_memory_mb,
         pack_processes=section.pack_processes,
         request_state_key=_request_state_key(section.request_state_key, env, record_secret),

@@ -11,16 +11,28 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from lorenz.sandbox.permissions import Permissions, parse_permissions
+
 from ._kinds import camel_to_snake
 from .errors import ConfigError
 from .model import ToolInstance
 from .secrets import SecretRecorder, is_secret_key, resolve_secret_source, unset_reference
 from .suggest import quoted
 
-__all__ = ["HOST_KEYS", "TOOL_NAME_RE", "parse_tool_instances", "parse_tool_options", "reword_for_instance"]
+__all__ = [
+    "HOST_KEYS",
+    "TOOL_NAME_RE",
+    "parse_tool_instances",
+    "parse_tool_options",
+    "parse_tool_permissions",
+    "reword_for_instance",
+]
 
-#: The keys of a ``tools:`` entry the host reads; every other key is the pack's.
-HOST_KEYS = ("provider", "prefix", "rename")
+#: The keys of a ``tools:`` entry the host reads; every other key is the pack's. The first three
+#: make the entry an instance; ``permissions`` is what the operator grants a sandboxed pack.
+HOST_KEYS = ("provider", "prefix", "rename", "permissions")
+_INSTANCE_KEYS = HOST_KEYS[:3]
+PERMISSIONS_KEY = "permissions"
 #: What a served tool name may be (the MCP tool-name rule).
 TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 _PREFIX_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
@@ -43,7 +55,7 @@ def parse_tool_instances(raw: Mapping[str, Any]) -> tuple[dict[str, dict[str, An
     for key, entry in raw.items():
         entry = entry if isinstance(entry, Mapping) else {}
         options[key] = {k: v for k, v in entry.items() if k not in HOST_KEYS}
-        if not any(k in entry for k in HOST_KEYS):
+        if not any(k in entry for k in _INSTANCE_KEYS):
             continue
         instances[key] = ToolInstance(
             key=key,
@@ -120,3 +132,15 @@ def parse_tool_options(
             slice_[key] = resolved
         parsed[pack] = slice_
     return parsed
+
+
+def parse_tool_permissions(raw: Mapping[str, Mapping[str, Any]]) -> dict[str, Permissions]:
+    """Each ``tools.<pack>.permissions`` map; ``ConfigError`` naming the key at fault."""
+    out: dict[str, Permissions] = {}
+    for pack, options in (raw or {}).items():
+        if PERMISSIONS_KEY in options:
+            try:
+                out[pack] = parse_permissions(options[PERMISSIONS_KEY], f"tools.{pack}.permissions")
+            except ValueError as exc:
+                raise ConfigError(str(exc)) from None
+    return out

@@ -14,6 +14,7 @@ __all__ = ["COMMAND"]
 
 def run(args: argparse.Namespace) -> int:
     from lorenz.plugins.discovery import discover
+    from lorenz.sandbox.permissions import permissions_of
 
     discovery = discover(plugins=load_plugin_modules(args))
     code = 1 if discovery.failures else 0
@@ -35,6 +36,10 @@ def run(args: argparse.Namespace) -> int:
             f"{info.name} ({origin}): trackers: {', '.join(info.trackers) or '-'}; "
             f"packs: {', '.join(info.packs) or '-'}"
         )
+        if args.verbose:
+            for pack in info.packs:
+                declared = permissions_of(discovery.tools.get(pack))
+                print(f"  {pack} permissions: {declared.describe() if declared else 'none declared'}")
     for name in discovery.disabled:
         print(f"disabled {name} (LORENZ_DISABLE_PLUGINS)")
     for failure in discovery.failures:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from lorenz.cli.command import SERVER_ENV, WORKFLOW_ENV, Command, add_json, add_server, add_workflow, remote
 from lorenz.cli.output import json_object, print_json
@@ -13,6 +14,14 @@ __all__ = ["COMMAND"]
 
 def _summary(description: str) -> str:
     return description.strip().splitlines()[0] if description.strip() else ""
+
+
+def _permissions(workspace: Any) -> dict[str, Any]:
+    """Each installed pack's permissions: what it declares, widened by ``tools.<pack>.permissions``."""
+    from lorenz.isolation.plan import effective_permissions
+
+    settings = workspace.settings
+    return {pack.name: effective_permissions(pack, settings).to_dict() for pack in workspace.discovery.tools}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -26,11 +35,13 @@ def run(args: argparse.Namespace) -> int:
     code = 1 if workspace.mounted.failures else 0
     if args.json:
         path = workspace.settings.workflow_path
+        extra = {"permissions": _permissions(workspace)} if args.all else {}
         print_json(
             json_object(
                 workflow=None if path is None else str(path),
                 tools=[tool.to_dict() for tool in inventory.tools],
                 failures=[failure.to_dict() for failure in failures],
+                **extra,
             )
         )
         return code

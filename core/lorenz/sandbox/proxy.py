@@ -1,0 +1,139 @@
+"""The egress proxy a sandboxed pack's process must go through: the only port it may connect to.
+
+One per sandboxed pack, on loopback, in the host. It takes ``CONNECT host:port`` (HTTPS) and
+absolute-form requests (``GET http://host:port/...``), and lets through only what the pack's
+:class:`~lorenz.sandbox.permissions.Permissions` declare, matching the name as the client sent it,
+before any resolution. A refusal is a ``403`` whose reason names the target, and is remembered
+(:meth:`EgressProxy.denials_since`) so the host can say which permission the failed call lacked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+from urllib.parse import urlsplit
+
+from .permissions import Permissions
+
+__all__ = ["DENIED_REASON", "EgressProxy"]
+
+logger = logging.getLogger("lorenz.sandbox")
+
+#: The reason phrase of a refusal: ``403 lorenz-denied evil.example:443``.
+DENIED_REASON = "lorenz-denied"
+_MAX_HEAD_BYTES = 64 * 1024
+_HEAD_TIMEOUT_SECONDS = 30.0
+_CONNECT_TIMEOUT_SECONDS = 30.0
+_KEPT_DENIALS = 64
+
+
+class EgressProxy:
+    """An HTTP proxy allowing only ``permissions.network`` (start with :meth:`start`)."""
+
+    def __init__(self, pack: str, permissions: Permissions) -> None:
+        self.pack = pack
+        self.permissions = permissions
+        self.port = 0
+        self.denied = 0
+        #: ``(loop time, "host:port")`` of recent refusals.
+        self._denials: collections.deque[tuple[float, str]] = collections.deque(maxlen=_KEPT_DENIALS)
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def aclose(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._tasks):
+            task.cancel()
+
+    def denials_since(self, when: float) -> list[str]:
+        return [target for at, target in self._denials if at >= when]
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+        try:
+            await self._handle(reader, writer)
+        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError, ValueError):
+            pass
+        finally:
+            writer.close()
+            if task is not None:
+                self._tasks.discard(task)
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), _HEAD_TIMEOUT_SECONDS)
+        if len(head) > _MAX_HEAD_BYTES:
+            return
+        line, _, rest = head.partition(b"\r\n")
+        method, target, version = line.decode("latin-1").split(" ", 2)
+        if method == "CONNECT":
+            host, port = _host_port(target, 443)
+        else:
+            url = urlsplit(target)
+            if url.scheme != "http" or not url.hostname:
+                await _answer(writer, 400, "absolute http URL or CONNECT expected")
+                return
+            host, port = url.hostname, url.port or 80
+        if not self.permissions.allows_host(host, port):
+            self._refuse(f"{_bracket(host)}:{port}")
+            await _answer(writer, 403, f"{DENIED_REASON} {_bracket(host)}:{port}")
+            return
+        try:
+            up_reader, up_writer = await asyncio.wait_for(asyncio.open_connection(host, port), _CONNECT_TIMEOUT_SECONDS)
+        except (OSError, TimeoutError) as exc:
+            await _answer(writer, 502, f"cannot reach {_bracket(host)}:{port}: {type(exc).__name__}")
+            return
+        if method == "CONNECT":
+            writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        else:
+            path = urlsplit(target)._replace(scheme="", netloc="").geturl() or "/"
+            headers = [h for h in rest.split(b"\r\n") if h and not h.lower().startswith(b"proxy-")]
+            up_writer.write(f"{method} {path} {version}\r\n".encode("latin-1") + b"\r\n".join(headers) + b"\r\n\r\n")
+        # Whatever follows on this connection goes to the host checked above, and nowhere else.
+        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+
+    def _refuse(self, target: str) -> None:
+        self.denied += 1
+        self._denials.append((asyncio.get_running_loop().time(), target))
+        logger.warning("lorenz: pack %s was refused %s (not in its permissions.network)", self.pack, target)
+
+
+def _host_port(target: str, default: int) -> tuple[str, int]:
+    if target.startswith("["):
+        host, _, rest = target[1:].partition("]")
+        port = rest.removeprefix(":")
+    else:
+        host, _, port = target.rpartition(":") if ":" in target else (target, "", "")
+    return host, int(port) if port else default
+
+
+def _bracket(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+async def _answer(writer: asyncio.StreamWriter, status: int, reason: str) -> None:
+    body = reason.encode()
+    head = f"HTTP/1.1 {status} {reason}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    writer.write(head.encode("latin-1") + body)
+    with contextlib.suppress(OSError):
+        await writer.drain()
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while data := await reader.read(64 * 1024):
+            writer.write(data)
+            await writer.drain()
+    except OSError:
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            writer.write_eof()
