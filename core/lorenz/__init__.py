@@ -16,6 +16,7 @@ _EXPORTS: dict[str, str] = {
     # contracts
     "ToolSpec": "lorenz.contracts",
     "ToolContext": "lorenz.contracts",
+    "Caller": "lorenz.contracts",
     "ToolProvider": "lorenz.contracts",
     "TrackerProvider": "lorenz.contracts",
     "TrackerContext": "lorenz.contracts",
@@ -116,6 +117,7 @@ if TYPE_CHECKING:
     from .arguments import as_arguments as as_arguments
     from .arguments import optional_str as optional_str
     from .arguments import require_str as require_str
+    from .contracts import Caller as Caller
     from .contracts import ResolveSecret as ResolveSecret
     from .contracts import RuntimeTrackerClient as RuntimeTrackerClient
     from .contracts import ToolContext as ToolContext

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import httpx
 
 __all__ = [
+    "Caller",
     "LogSink",
     "ProgressSink",
     "ResolveSecret",
@@ -62,6 +63,21 @@ class ToolSpec:
 
 
 @frozen(kw_only=True)
+class Caller:
+    """Who is calling, as the host's OAuth check established it (``server.auth``).
+
+    ``subject`` is the token's ``sub`` (the user, unique per ``issuer``), ``client_id`` the
+    application that obtained it, ``scopes`` what it was granted. The token itself never
+    reaches a pack: call upstream APIs with the pack's own credentials.
+    """
+
+    subject: str | None
+    client_id: str | None
+    scopes: tuple[str, ...] = ()
+    issuer: str | None = None
+
+
+@frozen(kw_only=True)
 class ToolContext:
     """What a tool call gets besides its arguments.
 
@@ -81,6 +97,9 @@ class ToolContext:
     #: Where :meth:`log` goes (the host's ``notifications/message`` sender, set only when the client
     #: asked for log messages); ``None``: nowhere.
     log_sink: LogSink | None = field(default=None, repr=False)
+    #: Who is calling when an OAuth access token was checked; ``None`` otherwise (loopback, a
+    #: static ``server.token``, stdio).
+    caller: Caller | None = None
 
     def is_enabled(self, tool: str) -> bool:
         """Whether ``tool`` is callable by this caller under this configuration (``False`` when the

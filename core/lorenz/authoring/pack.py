@@ -191,6 +191,7 @@ class Pack:
             progress_sink=context.progress_sink,
             log_sink=getattr(context, "log_sink", None),
             enabled=getattr(context, "enabled", None) or self._enabled_here(context.settings),
+            caller=getattr(context, "caller", None),
         )
         return await target.run(input, call)
 

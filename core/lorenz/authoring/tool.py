@@ -23,7 +23,7 @@ from .structure import ArgumentError, structure_strict, unstructure
 if TYPE_CHECKING:
     import httpx
 
-    from lorenz.contracts import ToolSpec
+    from lorenz.contracts import Caller, ToolSpec
     from lorenz.settings.model import Settings
 
     from .logs import ClientLog
@@ -77,6 +77,9 @@ class CallContext:
     enrich: Enrich = field(default=attrs.Factory(lambda self: self.tool.enricher(), takes_self=True))
     #: Whether a tool is callable by this caller (set by the pack from the host's ``ToolContext``).
     enabled: Callable[[str], bool] | None = field(default=None, repr=False)
+    #: Who is calling (``ToolContext.caller``): subject, client id and scopes of a checked OAuth
+    #: token; ``None`` when the host checked none (loopback, a static token, stdio, tests).
+    caller: Caller | None = None
 
     def __attrs_post_init__(self) -> None:
         from .logs import ClientLog

@@ -145,6 +145,7 @@ class CallRecorder:
         error = _error(reply, snapshot, arguments) if reply.is_error else None
         log = self._call_log(snapshot)
         pack = snapshot.pack_of(tool)
+        grant = grant_of(ctx.request if ctx is not None else None)
         # Only small values are kept for later: not the reply, the arguments or the request.
         fields: dict[str, Any] = {
             "tool": tool,
@@ -158,7 +159,9 @@ class CallRecorder:
             "session_id": _session_id(ctx),
             "request_id": ctx.request_id if ctx is not None else None,
             "trace_id": trace_id,
-            "token": grant_of(ctx.request if ctx is not None else None).name,
+            "token": grant.name,
+            "subject": grant.caller.subject if grant.caller is not None else None,
+            "client_id": grant.caller.client_id if grant.caller is not None else None,
             "client_gone": True if client_gone else None,
         }
         if log is None:  # only the landing page may show it: built if it does

@@ -272,7 +272,12 @@ async def _call_tool(
         enabled = EnabledTools(snapshot.owners, None if grant.everything else grant.allows)
         log_sink = state.log_levels.sink(ctx, snapshot.settings, name)
         context = ToolContext(
-            settings=snapshot.settings, http=state.client(), progress_sink=sink, enabled=enabled, log_sink=log_sink
+            settings=snapshot.settings,
+            http=state.client(),
+            progress_sink=sink,
+            enabled=enabled,
+            log_sink=log_sink,
+            caller=grant.caller,
         )
         if not grant.allows(name):  # a scoped token: other tools do not exist for it
             allowed = grant.allowed(spec.name for spec in snapshot.specs)
