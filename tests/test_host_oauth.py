@@ -61,7 +61,7 @@ class ItemArgs:
 @frozen(kw_only=True)
 class Who:
     subject: str | None = None
-    clientId: str | None = None  # noqa: N815 - a wire name
+    clientId: str | None = None
     scopes: list[str] = field(factory=list)
 
 
@@ -354,3 +354,39 @@ def test_the_auth_section_is_validated(auth: dict[str, Any], message: str) -> No
     with pytest.raises(ConfigError) as caught:
         parse_server({"auth": auth}, env={}, record_secret=lambda secret: None)
     assert message in str(caught.value)
+
+
+def test_every_worker_accepts_the_token(tmp_path: Path, issuer: Any) -> None:
+    """``lorenz serve --workers 2``: each worker fetches the keys itself and accepts the token."""
+    workers = _load("test_host_workers")
+    workers.whoami_workspace(tmp_path)
+    auth = f"server:\n  auth:\n    issuer: {issuer.base_url}\n"
+    text = (tmp_path / "WORKFLOW.md").read_text().replace("---\nprompt", f"{auth}---\nprompt")
+    (tmp_path / "WORKFLOW.md").write_text(text)
+    before = issuer.jwks_fetches
+    with workers.lorenz_serve(tmp_path, "-p", "worker_pack.py", "serve", "--port", "0", "--workers", "2") as server:
+        url = server.base_url + "/mcp"
+        token = issuer.token(aud=url)
+
+        async def calls() -> set[int]:
+            pids: set[int] = set()
+            headers = {**HEADERS, "Authorization": f"Bearer {token}", "Connection": "close"}
+            body = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "whoami_pid", "arguments": {}},
+            }
+            async with httpx.AsyncClient(headers=headers, timeout=30) as http:
+                for _ in range(8):
+                    refused = await http.post(url, json=body, headers={"Authorization": "Bearer nope.nope.nope"})
+                    assert refused.status_code == 401
+                for _ in range(40):
+                    reply = await http.post(url, json=body)
+                    assert reply.status_code == 200, reply.text
+                    pids.add(reply.json()["result"]["structuredContent"]["pid"])
+            return pids
+
+        pids = anyio.run(calls)
+    assert len(pids) == 2
+    assert issuer.jwks_fetches == before + 2  # one fetch per worker, kept for the next calls
