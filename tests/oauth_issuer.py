@@ -5,6 +5,7 @@ requested resource."""
 
 from __future__ import annotations
 
+import base64
 import secrets
 import time
 from typing import Any
@@ -41,6 +42,8 @@ class Issuer:
         self.add_key("ec-1", "ES256")
         self.clients: dict[str, OAuthClientInformationFull] = {}
         self.codes: dict[str, AuthorizationCode] = {}
+        #: Opaque tokens and their introspection answers (RFC 7662), for client ``lorenz``.
+        self.opaque: dict[str, dict[str, Any]] = {}
 
     def add_key(self, kid: str, alg: str, *, publish: bool = True) -> None:
         key = rsa.generate_private_key(65537, 2048) if alg.startswith("RS") else ec.generate_private_key(ec.SECP256R1())
@@ -76,9 +79,17 @@ class Issuer:
             body = document.model_dump(mode="json", exclude_none=True)
             return JSONResponse({**body, "jwks_uri": f"{self.base_url}/jwks"})
 
+        async def introspect(request: Request) -> JSONResponse:
+            expected = "Basic " + base64.b64encode(b"lorenz:intro-secret").decode()
+            if request.headers.get("authorization") != expected:
+                return JSONResponse({"error": "invalid_client"}, status_code=401)
+            token = str((await request.form()).get("token", ""))
+            return JSONResponse(self.opaque.get(token, {"active": False}))
+
         routes = [
             Route("/.well-known/oauth-authorization-server", metadata),
             Route("/jwks", jwks),
+            Route("/introspect", introspect, methods=["POST"]),
         ]
         # The SDK's routes need the issuer URL before the port is known: a placeholder, replaced
         # in the metadata above (its own metadata route is shadowed by ours).

@@ -239,6 +239,8 @@ async def test_a_read_token_sees_and_calls_only_read_tools(server: Any, issuer: 
     challenge = reply.headers["www-authenticate"]
     assert 'error="insufficient_scope"' in challenge and 'scope="tools:read tools:write"' in challenge
     assert reply.json()["error"] == "insufficient_scope" and "tools:write" in reply.json()["error_description"]
+    quoted = await _post(server.url, token, "tools/call", {"name": 'acme_write_"é\\', "arguments": {}})
+    assert quoted.status_code == 403 and 'acme_write_"é' not in quoted.headers["www-authenticate"]
     write = await _post(
         server.url,
         issuer.token(aud=server.url, scope="tools:write"),
@@ -314,6 +316,24 @@ async def test_oauth_client_provider_discovers_logs_in_and_calls_a_tool(server: 
     assert storage.tokens is not None
     claims = jwt.decode(storage.tokens.access_token, options={"verify_signature": False})
     assert claims["aud"] == server.url  # the RFC 8707 resource the client asked for
+
+
+async def test_opaque_tokens_are_introspected(tmp_path: Path, issuer: Any) -> None:
+    introspection = "    introspection: {endpoint: %s/introspect, client_id: lorenz, client_secret: $INTRO}\n"
+    _workflow(tmp_path, issuer, introspection % issuer.base_url)
+    env = {"LORENZ_LOAD_PLUGINS": "", "PATH": os.environ.get("PATH", ""), "INTRO": "intro-secret"}
+    with serve_in_thread(cwd=tmp_path, env=env, plugins=[Plugin()], reload=False) as running:
+        now = int(time.time())
+        good = {"active": True, "sub": "bob", "client_id": "cli", "scope": "tools:read", "aud": running.url}
+        issuer.opaque["opaque-good"] = {**good, "exp": now + 600, "iss": issuer.base_url}
+        issuer.opaque["opaque-elsewhere"] = {**good, "aud": "https://other.example/mcp"}
+        issuer.opaque["opaque-inactive"] = {"active": False}
+        http, client = _client(running.url, "opaque-good")
+        async with http, client:
+            result = await client.call_tool("acme_whoami", {})
+        assert result.structured_content == {"subject": "bob", "clientId": "cli", "scopes": ["tools:read"]}
+        for refused in ("opaque-elsewhere", "opaque-inactive", "opaque-unknown"):
+            assert (await _post(running.url, refused, "tools/list", {})).status_code == 401, refused
 
 
 async def test_static_tokens_keep_working_beside_oauth(tmp_path: Path, issuer: Any) -> None:

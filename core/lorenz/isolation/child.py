@@ -354,10 +354,6 @@ def main() -> int:
     os._exit(0)
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
-
 def _caller(raw: Any) -> Caller | None:
     """The caller the host sent with the call (never its token: the host has none to send)."""
     if not isinstance(raw, Mapping):
@@ -365,3 +361,7 @@ def _caller(raw: Any) -> Caller | None:
     text = {key: raw.get(key) if isinstance(raw.get(key), str) else None for key in ("subject", "client_id", "issuer")}
     scopes = raw.get("scopes")
     return Caller(**text, scopes=tuple(s for s in scopes if isinstance(s, str)) if isinstance(scopes, list) else ())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

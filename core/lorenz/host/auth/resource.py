@@ -52,8 +52,14 @@ def scopes_for(auth: OAuthSettings, tool: str) -> list[str]:
     return [scope for scope, globs in auth.scopes if any(fnmatch.fnmatchcase(tool, glob) for glob in globs)]
 
 
+_HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]")
+
+
 def _origin(scope: Scope) -> str:
-    host = next((value.decode("latin-1") for key, value in scope["headers"] if key == b"host"), "localhost")
+    host = next((value.decode("latin-1") for key, value in scope["headers"] if key == b"host"), "")
+    # It goes into a quoted header parameter: only a plain host[:port] (an allowed ":*" port is any text).
+    if not host or not set(host) <= _HOST_CHARS:
+        host = "localhost"
     return f"{scope.get('scheme', 'http')}://{host}"
 
 
@@ -115,8 +121,11 @@ class ResourceServer:
         needed = scopes_for(auth, tool)
         if not needed or grant.caller is None or grant.allows(tool):
             return None
-        description = f"Calling {tool} requires the scope {needed[0]}"
-        return self._refusal(auth, scope, 403, "insufficient_scope", description, [*grant.caller.scopes, needed[0]])
+        wanted = [*grant.caller.scopes, needed[0]]
+        refusal = self._refusal(auth, scope, 403, "insufficient_scope", f"Required scope: {needed[0]}", wanted)
+        # The tool's name is the client's text: in the body only, never in the header.
+        body = {**refusal.body, "error_description": f"Calling {tool} requires the scope {needed[0]}"}
+        return Refusal(refusal.status, body, refusal.challenge)
 
     def _refusal(
         self,
