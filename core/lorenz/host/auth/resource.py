@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import httpx
 from attrs import frozen
 from mcp.server.auth.json_response import PydanticJSONResponse
 from mcp.server.auth.routes import build_resource_metadata_url
@@ -29,8 +28,10 @@ from lorenz.contracts import Caller
 from lorenz.host.mcp.grants import Grant
 from lorenz.settings.model import OAuthSettings
 
-from .keys import KeySet
-from .verifier import OAuthVerifier
+if TYPE_CHECKING:
+    import httpx
+
+    from .verifier import OAuthVerifier
 
 __all__ = ["METADATA_PATH", "Refusal", "ResourceServer", "scopes_for"]
 
@@ -69,7 +70,7 @@ class ResourceServer:
 
     def __init__(self, client: Callable[[], httpx.AsyncClient]) -> None:
         self._client = client
-        self._keys: tuple[OAuthSettings, KeySet] | None = None
+        self._keys: tuple[OAuthSettings, Any] | None = None
         self._verifiers: dict[str, OAuthVerifier] = {}
 
     def resource(self, auth: OAuthSettings, scope: Scope) -> str:
@@ -83,6 +84,9 @@ class ResourceServer:
         return f"{_origin(scope)}{METADATA_PATH}"
 
     def verifier(self, auth: OAuthSettings, audience: str) -> OAuthVerifier:
+        from .keys import KeySet  # PyJWT, cryptography and httpx load with the first token
+        from .verifier import OAuthVerifier
+
         if self._keys is None or self._keys[0] != auth:  # a reload changed server.auth: start afresh
             self._keys = (auth, KeySet(auth, self._client))
             self._verifiers = {}

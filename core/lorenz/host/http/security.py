@@ -20,10 +20,10 @@ from lorenz.host.mcp.grants import Grant, grant_for, remember, token_matches
 from lorenz.host.scope import PARSED_MESSAGE
 from lorenz.settings.model import ServerSettings
 
+from .jsonrpc import has_surrogate_escape, parse_message, within_sdk_depth
+
 if TYPE_CHECKING:
     from lorenz.host.auth import Refusal, ResourceServer
-
-from .jsonrpc import has_surrogate_escape, parse_message, within_sdk_depth
 
 __all__ = [
     "LOOPBACK_HOSTS",
