@@ -19,6 +19,7 @@ _EXPORTS: dict[str, str] = {
     "PromptSpec": "lorenz.contracts",
     "PromptArgument": "lorenz.contracts",
     "ToolContext": "lorenz.contracts",
+    "Caller": "lorenz.contracts",
     "ToolProvider": "lorenz.contracts",
     "TrackerProvider": "lorenz.contracts",
     "TrackerContext": "lorenz.contracts",
@@ -121,6 +122,7 @@ if TYPE_CHECKING:
     from .arguments import as_arguments as as_arguments
     from .arguments import optional_str as optional_str
     from .arguments import require_str as require_str
+    from .contracts import Caller as Caller
     from .contracts import PromptArgument as PromptArgument
     from .contracts import PromptSpec as PromptSpec
     from .contracts import ResolveSecret as ResolveSecret

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .toolcall.client_input import ClientInput
 
 __all__ = [
+    "Caller",
     "LogSink",
     "PromptArgument",
     "PromptSpec",
@@ -124,6 +125,21 @@ class PromptSpec:
 
 
 @frozen(kw_only=True)
+class Caller:
+    """Who is calling, as the host's OAuth check established it (``server.auth``).
+
+    ``subject`` is the token's ``sub`` (the user, unique per ``issuer``), ``client_id`` the
+    application that obtained it, ``scopes`` what it was granted. The token itself never
+    reaches a pack: call upstream APIs with the pack's own credentials.
+    """
+
+    subject: str | None
+    client_id: str | None
+    scopes: tuple[str, ...] = ()
+    issuer: str | None = None
+
+
+@frozen(kw_only=True)
 class ToolContext:
     """What a tool call gets besides its arguments.
 
@@ -146,6 +162,9 @@ class ToolContext:
     #: How the call may ask its client for input (:mod:`lorenz.toolcall.client_input`); ``None``: it
     #: cannot. Read by :mod:`lorenz.authoring`'s ``ctx.request_input``.
     client_input: ClientInput | None = field(default=None, repr=False)
+    #: Who is calling when an OAuth access token was checked; ``None`` otherwise (loopback, a
+    #: static ``server.token``, stdio).
+    caller: Caller | None = None
 
     def is_enabled(self, tool: str) -> bool:
         """Whether ``tool`` is callable by this caller under this configuration (``False`` when the

@@ -245,6 +245,7 @@ class Pack:
             log_sink=getattr(context, "log_sink", None),
             enabled=getattr(context, "enabled", None) or self._enabled_here(context.settings),
             client_input=getattr(context, "client_input", None),
+            caller=getattr(context, "caller", None),
         )
         return await target.run(input, call)
 

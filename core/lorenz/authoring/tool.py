@@ -25,7 +25,7 @@ from .structure import ArgumentError, structure_strict, unstructure
 if TYPE_CHECKING:
     import httpx
 
-    from lorenz.contracts import ToolSpec
+    from lorenz.contracts import Caller, ToolSpec
     from lorenz.settings.model import Settings
     from lorenz.toolcall.client_input import ClientInput
 
@@ -84,6 +84,9 @@ class CallContext:
     client_input: ClientInput | None = field(default=None, repr=False)
     #: The client's answers to the rounds asked so far (``ctx.inputs.accepted("confirm", Confirm)``).
     inputs: Inputs = field(factory=Inputs)
+    #: Who is calling (``ToolContext.caller``): subject, client id and scopes of a checked OAuth
+    #: token; ``None`` when the host checked none (loopback, a static token, stdio, tests).
+    caller: Caller | None = None
 
     def __attrs_post_init__(self) -> None:
         from .logs import ClientLog

@@ -26,7 +26,9 @@ _REDACTED_HEAD = 64 * 1024
 
 
 #: Keys left out of a line when there is nothing to say (the others are always there, maybe null).
-_WHEN_KNOWN = frozenset({"instance", "client", "sessionId", "traceId", "token", "clientGone", "kind"})
+_WHEN_KNOWN = frozenset(
+    {"instance", "client", "sessionId", "traceId", "token", "subject", "clientId", "clientGone", "kind"}
+)
 
 
 #: The second :meth:`CallRecord.stamp` last formatted, and its text (a race only formats it twice).
@@ -54,6 +56,9 @@ class CallRecord:
     request_id: str | int | None = None
     trace_id: str | None = None
     token: str | None = None
+    #: The OAuth caller (``server.auth``): the token's ``sub`` and the client it was issued to.
+    subject: str | None = None
+    client_id: str | None = None
     #: The client stopped waiting (dropped the connection, cancelled) before the call ended;
     #: ``outcome`` is still how the call ended.
     client_gone: bool | None = None
@@ -84,6 +89,7 @@ class CallRecord:
             "request_id": "requestId",
             "trace_id": "traceId",
             "client_gone": "clientGone",
+            "client_id": "clientId",
         }
         # The error is capped by clean_error, at its own length.
         out = {names.get(key, key): value if key == "error" else _field(value) for key, value in asdict(self).items()}

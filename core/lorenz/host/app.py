@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 import uvicorn
 from attrs import frozen
+from mcp.server.auth.routes import cors_middleware
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
@@ -34,6 +35,7 @@ from lorenz._internals import fast_path_usable, session_transports
 from lorenz.plugins.containment import note_host_signal
 from lorenz.settings.model import ServerSettings
 
+from .auth import METADATA_PATH, ResourceServer
 from .http.listening import announcer, listen
 from .http.loopback import serve_app_in_thread
 from .http.protocol import HostConfig
@@ -142,9 +144,15 @@ def build_app(
             fast_path=fast_path,
             streaming=StreamableHTTPASGIApp(streaming) if streaming is not None else None,
         )
+    resource_server = ResourceServer(state.client)
     app = Starlette(
         routes=[
             Route(MCP_PATH, endpoint=endpoint),
+            # Public and read by browser clients (the MCP Inspector): CORS as the SDK serves it.
+            *(
+                Route(path, cors_middleware(resource_server.metadata, ["GET", "OPTIONS"]), methods=["GET", "OPTIONS"])
+                for path in (METADATA_PATH, f"{METADATA_PATH}{MCP_PATH}")
+            ),
             Route("/", landing_page, methods=["GET"]),
             Route("/healthz", healthz, methods=["GET"]),
             Route(SCRIPT_PATH, landing_script, methods=["GET"]),
@@ -157,6 +165,7 @@ def build_app(
                 server_settings=current_server_settings,
                 bind_host=bind_host,
                 mcp_endpoint=endpoint,
+                resource_server=resource_server,
             ),
         ],
         exception_handlers={404: not_found, 405: method_not_allowed},

@@ -148,7 +148,7 @@ class ServerCheck:
             )
         host = (scope.get("server") or ("",))[0]
         server = self.live.snapshot().settings.server
-        if host and not is_loopback(str(host)) and not (server.token or server.tokens):
+        if host and not is_loopback(str(host)) and not (server.token or server.tokens or server.auth):
             logger.warning(
                 "lorenz: serving %s, beyond this machine, without an access token for clients: set LORENZ_MCP_TOKEN "
                 "(or server.token)",

@@ -170,6 +170,7 @@ class CallRecorder:
         if pack is None and (owner := snapshot.owners.get(tool)) is not None:
             pack = provider_of(owner)  # the pack's own name; a tools: key of its own is the instance
             instance = owner.name if owner.name != pack else None
+        grant = grant_of(ctx.request if ctx is not None else None)
         # Only small values are kept for later: not the reply, the arguments or the request.
         fields: dict[str, Any] = {
             "tool": tool,
@@ -184,7 +185,9 @@ class CallRecorder:
             "session_id": _session_id(ctx),
             "request_id": ctx.request_id if ctx is not None else None,
             "trace_id": trace_id,
-            "token": grant_of(ctx.request if ctx is not None else None).name,
+            "token": grant.name,
+            "subject": grant.caller.subject if grant.caller is not None else None,
+            "client_id": grant.caller.client_id if grant.caller is not None else None,
             "client_gone": True if client_gone else None,
             "kind": kind,
         }

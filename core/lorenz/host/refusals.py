@@ -30,7 +30,7 @@ def http_refusal(settings: ServerSettings, *, host: str, workers: int, allow_no_
             "one worker each behind a load balancer with session affinity on the Mcp-Session-Id header "
             "(docs/deploy.md), or serve stateless (the default), which any number of workers can"
         )
-    if not is_loopback(host) and not (settings.token or settings.tokens) and not allow_no_token:
+    if not is_loopback(host) and not (settings.token or settings.tokens or settings.auth) and not allow_no_token:
         return (
             f"refusing to listen on {host}, beyond this machine, without an access token for clients: "
             "set LORENZ_MCP_TOKEN (or server.token), and list the names clients use in server.allowed_hosts; "

@@ -22,7 +22,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from lorenz.contracts import ToolContext, ToolSpec
+from lorenz.contracts import Caller, ToolContext, ToolSpec
 from lorenz.hookspecs import ENTRY_POINT_GROUP
 from lorenz.plugins.checks import normalize_distribution
 from lorenz.plugins.containment import PluginError, call_plugin
@@ -288,6 +288,7 @@ class _Calls(asyncio.Protocol):
             log_sink=log if frame.get("log") else None,
             enabled=frozenset(enabled).__contains__ if isinstance(enabled, list) else None,
             client_input=self._context.client_input,
+            caller=_caller(frame.get("caller")),
         )
 
     async def _run(self, request_id: int, nonce: str, tool: str, arguments: Any, frame: Mapping[str, Any]) -> None:
@@ -390,6 +391,15 @@ def main() -> int:
         _out_of_memory()
     sys.stderr.flush()
     os._exit(0)
+
+
+def _caller(raw: Any) -> Caller | None:
+    """The caller the host sent with the call (never its token: the host has none to send)."""
+    if not isinstance(raw, Mapping):
+        return None
+    text = {key: raw.get(key) if isinstance(raw.get(key), str) else None for key in ("subject", "client_id", "issuer")}
+    scopes = raw.get("scopes")
+    return Caller(**text, scopes=tuple(s for s in scopes if isinstance(s, str)) if isinstance(scopes, list) else ())
 
 
 if __name__ == "__main__":

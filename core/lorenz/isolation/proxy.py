@@ -14,6 +14,8 @@ import contextlib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from lorenz.contracts import send_progress
 from lorenz.results import ToolResult
 from lorenz.toolcall.execution import time_left
@@ -143,6 +145,7 @@ class IsolatedPack:
             "progress": context.progress_sink is not None,
             "log": context.log_sink is not None,
             "enabled": names() if callable(names) else None,
+            "caller": attrs.asdict(context.caller) if context.caller is not None else None,
         }
         left = time_left()  # the host's ToolRunner answers at its deadline: the process is killed then too
         timeout = context.settings.server.tool_timeout_seconds if left is None else left

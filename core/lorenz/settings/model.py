@@ -17,6 +17,8 @@ __all__ = [
     "DEFAULT_PORT",
     "DEFAULT_TERMINAL_STATES",
     "DispatchSettings",
+    "IntrospectionSettings",
+    "OAuthSettings",
     "ScopedToken",
     "ServerSettings",
     "Settings",
@@ -73,6 +75,31 @@ class ScopedToken:
 
 
 @frozen(kw_only=True)
+class IntrospectionSettings:
+    """``server.auth.introspection``: where opaque tokens are checked (RFC 7662)."""
+
+    endpoint: str
+    client_id: str
+    client_secret: str = field(repr=False)
+
+
+@frozen(kw_only=True)
+class OAuthSettings:
+    """``server.auth``: the host as an OAuth 2.1 resource server for tokens ``issuer`` issues."""
+
+    issuer: str
+    #: The ``aud`` a token must carry; ``None``: the server's own URL of ``/mcp``, as requested.
+    audience: str | None = None
+    #: Where the issuer's signing keys are; ``None``: found through the issuer's metadata.
+    jwks_uri: str | None = None
+    introspection: IntrospectionSettings | None = None
+    #: Each scope and the globs of the tools it grants, in the workflow's order.
+    scopes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: Scopes every token must carry to reach ``/mcp`` at all.
+    required_scopes: tuple[str, ...] = ()
+
+
+@frozen(kw_only=True)
 class ServerSettings:
     """How ``lorenz serve`` listens (``server:``)."""
 
@@ -113,6 +140,8 @@ class ServerSettings:
     disabled_tools: tuple[str, ...] = ()
     #: Bearer tokens limited to some tools, beside the all-tools ``token``.
     tokens: tuple[ScopedToken, ...] = field(default=(), repr=False)
+    #: OAuth access tokens accepted beside ``token``/``tokens`` (``server.auth``).
+    auth: OAuthSettings | None = None
     #: Worker processes ``lorenz serve`` runs on one port.
     workers: int = 1
     #: Packs run in supervised child processes (``"*"``: every pack not shipped with Lorenz).

@@ -9,6 +9,7 @@ from attrs import frozen
 
 from ._kinds import McpPort, Port, PositiveInt, PositiveNumber
 from ._structure import structure
+from .auth import AuthSection, parse_auth
 from .errors import ConfigError
 from .model import (
     DEFAULT_CALL_LOG_KEEP,
@@ -71,6 +72,7 @@ class _ServerSection:
     access_log: bool = False
     disabled_tools: tuple[str, ...] = ()
     tokens: tuple[_TokenEntry, ...] = ()
+    auth: AuthSection | None = None
     workers: PositiveInt = _ONE
     isolated_packs: tuple[str, ...] = ()
     pack_memory_mb: PositiveInt | None = None
@@ -112,6 +114,7 @@ def parse_server(raw: Mapping[str, Any], *, env: Mapping[str, str], record_secre
         access_log=section.access_log,
         disabled_tools=section.disabled_tools,
         tokens=_scoped_tokens(section.tokens, env, record_secret),
+        auth=parse_auth(section.auth, env, record_secret),
         workers=section.workers,
         # A sandboxed pack runs in a process of its own: the sandbox is that process's.
         isolated_packs=section.isolated_packs

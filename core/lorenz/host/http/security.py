@@ -12,15 +12,18 @@ import inspect
 import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from lorenz.host.mcp.grants import grant_for, remember, token_matches
+from lorenz.host.mcp.grants import Grant, grant_for, remember, token_matches
 from lorenz.host.scope import PARSED_MESSAGE
 from lorenz.settings.model import ServerSettings
 
 from .jsonrpc import has_surrogate_escape, parse_message, within_sdk_depth
+
+if TYPE_CHECKING:
+    from lorenz.host.auth import Refusal, ResourceServer
 
 __all__ = [
     "LOOPBACK_HOSTS",
@@ -180,8 +183,11 @@ class SecurityMiddleware:
         server_settings: Callable[[Scope], ServerSettings | Awaitable[ServerSettings]],
         bind_host: str | None = None,
         mcp_endpoint: ASGIApp | None = None,
+        resource_server: ResourceServer | None = None,
     ) -> None:
         self.app = app
+        #: Judges OAuth access tokens when ``server.auth`` is set.
+        self.resource_server = resource_server
         self.server_settings = server_settings
         # A request that passed the checks goes straight to the MCP transport: the framework's
         # router and exception layers add nothing there (the SDK answers its own errors).
@@ -215,19 +221,26 @@ class SecurityMiddleware:
                 await send({"type": "http.response.start", "status": 204, "headers": [*cors, *_PREFLIGHT]})
                 await send({"type": "http.response.body", "body": b""})
                 return
-            cors.append((b"access-control-expose-headers", b"Mcp-Session-Id, Mcp-Protocol-Version"))
+            cors.append((b"access-control-expose-headers", b"Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate"))
             send = _adding_headers(send, cors)
-        grant = grant_for(raw_header(scope, b"authorization"), server)
+        authorization = raw_header(scope, b"authorization")
+        grant: Grant | Refusal | None = grant_for(authorization, server)
+        if grant is None and server.auth is not None and self.resource_server is not None:
+            grant = await self.resource_server.authenticate(server.auth, authorization, scope)
         if grant is None:
             await _send_json(send, 401, _UNAUTHORIZED, [(b"www-authenticate", b'Bearer realm="lorenz"')])
+            return
+        if not isinstance(grant, Grant):
+            await _refuse(send, grant)
             return
         remember(scope, grant)
         if scope["method"] != "POST":
             await self.mcp_endpoint(scope, receive, send)
             return
-        await self._capped(scope, receive, send, server.max_body_bytes)
+        await self._capped(scope, receive, send, server, grant)
 
-    async def _capped(self, scope: Scope, receive: Receive, send: Send, limit: int) -> None:
+    async def _capped(self, scope: Scope, receive: Receive, send: Send, server: ServerSettings, grant: Grant) -> None:
+        limit = server.max_body_bytes
         too_large = {"error": {"code": "payload_too_large", "message": f"Request body exceeds {limit} bytes"}}
         declared = _header(scope, b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
@@ -255,6 +268,10 @@ class SecurityMiddleware:
             return
         if not has_surrogate_escape(body) and within_sdk_depth(body):  # else the SDK's own parser judges it
             scope[PARSED_MESSAGE] = message
+        refusal = self._scope_refusal(server, grant, message, scope)
+        if refusal is not None:
+            await _refuse(send, refusal)
+            return
         replayed = False
 
         async def replay() -> Message:
@@ -265,3 +282,20 @@ class SecurityMiddleware:
             return await receive()
 
         await self.mcp_endpoint(scope, replay, send)
+
+    def _scope_refusal(self, server: ServerSettings, grant: Grant, message: Any, scope: Scope) -> Refusal | None:
+        """A ``tools/call`` an OAuth caller's scopes do not cover: 403 ``insufficient_scope``, so
+        the client can ask the user for the scope (a static token's call gets the tool error)."""
+        if grant.caller is None or server.auth is None or self.resource_server is None:
+            return None
+        if not isinstance(message, dict) or message.get("method") != "tools/call":
+            return None
+        params = message.get("params")
+        name = params.get("name") if isinstance(params, dict) else None
+        if not isinstance(name, str):
+            return None
+        return self.resource_server.insufficient_scope(server.auth, grant, name, scope)
+
+
+async def _refuse(send: Send, refusal: Refusal) -> None:
+    await _send_json(send, refusal.status, refusal.body, [(b"www-authenticate", refusal.challenge.encode("latin-1"))])

@@ -17,6 +17,7 @@ from typing import Any
 
 from attrs import frozen
 
+from lorenz.contracts import Caller
 from lorenz.host.scope import GRANT
 from lorenz.settings.model import ServerSettings
 
@@ -25,10 +26,12 @@ __all__ = ["FULL", "NOTHING", "Grant", "grant_for", "grant_of", "remember", "tok
 
 @frozen
 class Grant:
-    """The tools a request may see and call (``("*",)``: all) and the token's name."""
+    """The tools a request may see and call (``("*",)``: all) and the token's name; ``caller``
+    when an OAuth access token earned it (:mod:`lorenz.host.auth`)."""
 
     name: str | None
     tools: tuple[str, ...] = ("*",)
+    caller: Caller | None = None
 
     def allows(self, tool: str) -> bool:
         if self.tools == ("*",):  # every call asks: the common answer without a pattern match
@@ -70,8 +73,9 @@ def token_matches(header: str | bytes | None, token: str) -> bool:
 
 def grant_for(authorization: bytes | None, server: ServerSettings) -> Grant | None:
     """The grant the ``Authorization`` header earns, ``FULL`` when no token is configured, ``None``
-    when one is required and none matches. Every token is compared, so timing says nothing."""
-    if not server.token and not server.tokens:
+    when one is required and none matches (an OAuth access token is judged by
+    :mod:`lorenz.host.auth`). Every token is compared, so timing says nothing."""
+    if not server.token and not server.tokens and server.auth is None:
         return FULL
     full = bool(server.token) and token_matches(authorization, server.token or "")
     scoped = [entry for entry in server.tokens if token_matches(authorization, entry.token)]

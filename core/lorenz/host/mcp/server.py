@@ -282,6 +282,7 @@ async def _call_tool(
             enabled=enabled,
             log_sink=log_sink,
             client_input=client_input_for(ctx),
+            caller=grant.caller,
         )
         if not grant.allows(name):  # a scoped token: other tools do not exist for it
             allowed = grant.allowed(spec.name for spec in snapshot.specs)

@@ -47,7 +47,7 @@ def endpoint_url(request: Request) -> str:
 
 def _auth_configured(snapshot: Snapshot) -> bool:
     server = snapshot.settings.server
-    return bool(server.token or server.tokens)
+    return bool(server.token or server.tokens or server.auth)
 
 
 def _grant(request: Request, snapshot: Snapshot) -> Grant | None:

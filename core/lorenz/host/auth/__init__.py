@@ -1,0 +1,9 @@
+"""``lorenz serve`` as an OAuth 2.1 resource server (``server.auth``): :mod:`.resource` judges a
+request's token and answers refusals and the protected resource metadata, :mod:`.verifier`
+checks a token, :mod:`.keys` keeps the issuer's signing keys."""
+
+from __future__ import annotations
+
+from .resource import METADATA_PATH, Refusal, ResourceServer
+
+__all__ = ["METADATA_PATH", "Refusal", "ResourceServer"]

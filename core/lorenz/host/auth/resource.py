@@ -1,0 +1,179 @@
+"""The host as an OAuth 2.1 resource server (``server.auth``): who a bearer token names, what
+its scopes let it call, and how a refusal tells a client where to log in.
+
+A refusal carries ``WWW-Authenticate: Bearer resource_metadata="…"`` pointing at the Protected
+Resource Metadata (RFC 9728) served at ``/.well-known/oauth-protected-resource[/mcp]``, which
+names the issuer; a client (the SDK's ``OAuthClientProvider``, the MCP Inspector) discovers the
+rest from there. The token's scopes become a :class:`~lorenz.host.mcp.grants.Grant`, the same
+limit a scoped static token sets; the token itself stops here.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from attrs import frozen
+from mcp.server.auth.json_response import PydanticJSONResponse
+from mcp.server.auth.routes import build_resource_metadata_url
+from mcp.shared.auth import ProtectedResourceMetadata
+from pydantic import AnyHttpUrl
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import Scope
+
+from lorenz.contracts import Caller
+from lorenz.host.mcp.grants import Grant
+from lorenz.settings.model import OAuthSettings
+
+if TYPE_CHECKING:
+    import httpx
+
+    from .verifier import OAuthVerifier
+
+__all__ = ["METADATA_PATH", "Refusal", "ResourceServer", "scopes_for"]
+
+METADATA_PATH = "/.well-known/oauth-protected-resource"
+_MAX_AUDIENCES = 16
+
+
+@frozen
+class Refusal:
+    """A 401 or 403 for ``/mcp``: its status, JSON body and ``WWW-Authenticate`` value."""
+
+    status: int
+    body: dict[str, Any]
+    challenge: str
+
+
+def scopes_for(auth: OAuthSettings, tool: str) -> list[str]:
+    """The configured scopes that grant ``tool``."""
+    return [scope for scope, globs in auth.scopes if any(fnmatch.fnmatchcase(tool, glob) for glob in globs)]
+
+
+_HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]")
+
+
+def _origin(scope: Scope) -> str:
+    host = next((value.decode("latin-1") for key, value in scope["headers"] if key == b"host"), "")
+    # It goes into a quoted header parameter: only a plain host[:port] (an allowed ":*" port is any text).
+    if not host or not set(host) <= _HOST_CHARS:
+        host = "localhost"
+    return f"{scope.get('scheme', 'http')}://{host}"
+
+
+class ResourceServer:
+    """Judges bearer tokens against the live ``server.auth``; one per app (so per worker), keeping
+    the issuer's keys between requests."""
+
+    def __init__(self, client: Callable[[], httpx.AsyncClient]) -> None:
+        self._client = client
+        self._keys: tuple[OAuthSettings, Any] | None = None
+        self._verifiers: dict[str, OAuthVerifier] = {}
+
+    def resource(self, auth: OAuthSettings, scope: Scope) -> str:
+        """This server's resource identifier: ``audience``, else ``/mcp`` as the request reached it."""
+        return auth.audience or f"{_origin(scope)}/mcp"
+
+    def metadata_url(self, auth: OAuthSettings, scope: Scope) -> str:
+        resource = self.resource(auth, scope)
+        if urlsplit(resource).path.rstrip("/") == "/mcp":
+            return str(build_resource_metadata_url(AnyHttpUrl(resource)))
+        return f"{_origin(scope)}{METADATA_PATH}"
+
+    def verifier(self, auth: OAuthSettings, audience: str) -> OAuthVerifier:
+        from .keys import KeySet  # PyJWT, cryptography and httpx load with the first token
+        from .verifier import OAuthVerifier
+
+        if self._keys is None or self._keys[0] != auth:  # a reload changed server.auth: start afresh
+            self._keys = (auth, KeySet(auth, self._client))
+            self._verifiers = {}
+        verifier = self._verifiers.get(audience)
+        if verifier is None:
+            if len(self._verifiers) >= _MAX_AUDIENCES:
+                self._verifiers.clear()
+            verifier = self._verifiers[audience] = OAuthVerifier(auth, self._keys[1], audience, self._client)
+        return verifier
+
+    async def authenticate(self, auth: OAuthSettings, authorization: bytes | None, scope: Scope) -> Grant | Refusal:
+        """The grant a valid access token earns, or the 401/403 to answer."""
+        token = _bearer(authorization)
+        if token is None:
+            return self._refusal(auth, scope, 401, None, "Authentication required")
+        access = await self.verifier(auth, self.resource(auth, scope)).verify_token(token)
+        if access is None:
+            return self._refusal(auth, scope, 401, "invalid_token", "The access token is invalid or expired")
+        missing = [name for name in auth.required_scopes if name not in access.scopes]
+        if missing:
+            return self._refusal(auth, scope, 403, "insufficient_scope", f"Required scope: {missing[0]}", missing)
+        caller = Caller(
+            subject=access.subject,
+            client_id=access.client_id or None,
+            scopes=tuple(access.scopes),
+            issuer=(access.claims or {}).get("iss"),
+        )
+        if not auth.scopes:
+            return Grant(name=None, caller=caller)
+        granted = dict(auth.scopes)
+        tools = tuple(glob for name in access.scopes for glob in granted.get(name, ()))
+        return Grant(name=None, tools=("*",) if "*" in tools else tools, caller=caller)
+
+    def insufficient_scope(self, auth: OAuthSettings, grant: Grant, tool: str, scope: Scope) -> Refusal | None:
+        """The 403 for calling ``tool`` without a scope that grants it (``None``: no scope does)."""
+        needed = scopes_for(auth, tool)
+        if not needed or grant.caller is None or grant.allows(tool):
+            return None
+        wanted = [*grant.caller.scopes, needed[0]]
+        refusal = self._refusal(auth, scope, 403, "insufficient_scope", f"Required scope: {needed[0]}", wanted)
+        # The tool's name is the client's text: in the body only, never in the header.
+        body = {**refusal.body, "error_description": f"Calling {tool} requires the scope {needed[0]}"}
+        return Refusal(refusal.status, body, refusal.challenge)
+
+    def _refusal(
+        self,
+        auth: OAuthSettings,
+        scope: Scope,
+        status: int,
+        error: str | None,
+        description: str,
+        scopes: list[str] | None = None,
+    ) -> Refusal:
+        parts = [f'resource_metadata="{self.metadata_url(auth, scope)}"']
+        wanted = scopes if scopes is not None else list(auth.required_scopes)
+        if wanted:
+            parts.append(f'scope="{" ".join(dict.fromkeys(wanted))}"')
+        if error is not None:  # RFC 6750 §3.1: no error code when the request had no token
+            parts[:0] = [f'error="{error}"', f'error_description="{description}"']
+        body = {"error": error or "unauthorized", "error_description": description}
+        return Refusal(status, body, "Bearer " + ", ".join(parts))
+
+    async def metadata(self, request: Request) -> Response:
+        """``/.well-known/oauth-protected-resource[/mcp]`` (RFC 9728); 404 without ``server.auth``."""
+        snapshot = await request.app.state.live.current_async()
+        auth: OAuthSettings | None = snapshot.settings.server.auth
+        if auth is None:
+            return JSONResponse({"error": {"code": "not_found", "message": "Route not found"}}, status_code=404)
+        names = list(dict.fromkeys([*auth.required_scopes, *(name for name, _ in auth.scopes)]))
+        metadata = ProtectedResourceMetadata(
+            resource=AnyHttpUrl(self.resource(auth, request.scope)),
+            authorization_servers=[AnyHttpUrl(auth.issuer)],
+            scopes_supported=names or None,
+            bearer_methods_supported=["header"],
+            resource_name="Lorenz",
+        )
+        return PydanticJSONResponse(content=metadata, headers={"Cache-Control": "public, max-age=300"})
+
+
+def _bearer(authorization: bytes | None) -> str | None:
+    if not authorization:
+        return None
+    parts = authorization.strip().split(None, 1)
+    if len(parts) != 2 or parts[0].lower() != b"bearer":
+        return None
+    try:
+        token = parts[1].strip().decode("ascii")
+    except UnicodeDecodeError:
+        return None
+    return token or None

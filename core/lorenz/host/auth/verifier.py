@@ -1,0 +1,137 @@
+"""Checking an access token the way the SDK's ``TokenVerifier`` protocol asks: a JWT against the
+issuer's keys (PyJWT does the cryptography), an opaque token by introspection (RFC 7662).
+
+A JWT must be signed with an asymmetric algorithm from :data:`ALGORITHMS` (never ``none``, never
+an HMAC, whose key would be public), by a key the issuer publishes, and carry this issuer, this
+server's audience and an unexpired ``exp``; ``nbf``/``exp`` allow :data:`LEEWAY` seconds of skew.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import httpx
+import jwt
+from mcp.server.auth.provider import AccessToken
+
+from lorenz.settings.model import OAuthSettings
+
+from .keys import FETCH_TIMEOUT, KeySet
+
+__all__ = ["ALGORITHMS", "LEEWAY", "OAuthVerifier", "token_scopes"]
+
+logger = logging.getLogger("lorenz.host")
+
+ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
+LEEWAY = 60
+
+
+def _variants(url: str) -> list[str]:
+    """A URL with and without its trailing slash: issuers and audiences are written both ways."""
+    bare = url.rstrip("/")
+    return [bare, f"{bare}/"]
+
+
+def token_scopes(claims: Mapping[str, Any]) -> list[str]:
+    """The scopes of a token: ``scope`` (a space-separated string, RFC 8693/9068) or ``scp``."""
+    raw = claims.get("scope", claims.get("scp"))
+    if isinstance(raw, str):
+        return raw.split()
+    if isinstance(raw, list):
+        return [item for item in raw if isinstance(item, str)]
+    return []
+
+
+class OAuthVerifier:
+    """A ``mcp.server.auth.provider.TokenVerifier`` for one issuer and one audience."""
+
+    def __init__(
+        self, settings: OAuthSettings, keys: KeySet, audience: str, client: Callable[[], httpx.AsyncClient]
+    ) -> None:
+        self.settings = settings
+        self.keys = keys
+        self.audience = audience
+        self._client = client
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        if token.count(".") == 2:
+            return await self._jwt(token)
+        if self.settings.introspection is not None:
+            return await self._introspect(token)
+        return None
+
+    async def _jwt(self, token: str) -> AccessToken | None:
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.PyJWTError:
+            return None
+        alg = header.get("alg")
+        if alg not in ALGORITHMS:
+            return None
+        kid = header.get("kid")
+        jwk = await self.keys.find(kid if isinstance(kid, str) else None)
+        if jwk is None:
+            return None
+        try:
+            key = jwt.PyJWK(dict(jwk), algorithm=jwk.get("alg") or alg)
+            claims = jwt.decode(
+                token,
+                key=key,
+                algorithms=[alg],
+                audience=_variants(self.audience),
+                issuer=_variants(self.settings.issuer),
+                leeway=LEEWAY,
+                options={"require": ["exp", "iss", "aud"]},
+            )
+        except jwt.PyJWTError:
+            return None
+        return self._access_token(token, claims)
+
+    async def _introspect(self, token: str) -> AccessToken | None:
+        settings = self.settings.introspection
+        assert settings is not None
+        try:
+            response = await self._client().post(
+                settings.endpoint,
+                data={"token": token, "token_type_hint": "access_token"},
+                auth=(settings.client_id, settings.client_secret),
+                headers={"Accept": "application/json"},
+                timeout=FETCH_TIMEOUT,
+            )
+            response.raise_for_status()
+            claims = response.json()
+        except (httpx.HTTPError, ValueError) as exc:
+            logger.warning("lorenz: token introspection at %s failed: %s", settings.endpoint, type(exc).__name__)
+            return None
+        if not isinstance(claims, dict) or claims.get("active") is not True:
+            return None
+        now = time.time()
+        exp, nbf = claims.get("exp"), claims.get("nbf")
+        if (isinstance(exp, int | float) and exp + LEEWAY < now) or (
+            isinstance(nbf, int | float) and nbf - LEEWAY > now
+        ):
+            return None
+        if "iss" in claims and claims["iss"] not in _variants(self.settings.issuer):
+            return None
+        audiences = claims.get("aud")
+        audiences = [audiences] if isinstance(audiences, str) else audiences
+        # An introspected token without an audience is taken as the issuer vouching for it here.
+        if isinstance(audiences, list) and not set(audiences) & set(_variants(self.audience)):
+            return None
+        return self._access_token(token, claims)
+
+    def _access_token(self, token: str, claims: Mapping[str, Any]) -> AccessToken:
+        client_id = claims.get("client_id", claims.get("azp"))
+        exp = claims.get("exp")
+        return AccessToken(
+            token=token,
+            client_id=client_id if isinstance(client_id, str) else "",
+            scopes=token_scopes(claims),
+            expires_at=int(exp) if isinstance(exp, int | float) else None,
+            resource=self.audience,
+            subject=claims.get("sub") if isinstance(claims.get("sub"), str) else None,
+            claims={"iss": claims.get("iss")},
+        )
