@@ -20,6 +20,7 @@ _EXPORTS: dict[str, str] = {
     "PromptArgument": "lorenz.contracts",
     "ToolContext": "lorenz.contracts",
     "ToolProvider": "lorenz.contracts",
+    "PackInstance": "lorenz.contracts",
     "TrackerProvider": "lorenz.contracts",
     "TrackerContext": "lorenz.contracts",
     "RuntimeTrackerClient": "lorenz.contracts",
@@ -119,6 +120,7 @@ if TYPE_CHECKING:
     from .arguments import as_arguments as as_arguments
     from .arguments import optional_str as optional_str
     from .arguments import require_str as require_str
+    from .contracts import PackInstance as PackInstance
     from .contracts import PromptArgument as PromptArgument
     from .contracts import PromptSpec as PromptSpec
     from .contracts import ResolveSecret as ResolveSecret

@@ -121,7 +121,7 @@ def test_server_everything_over_stdio(
                 async def kill_soon() -> None:
                     await anyio.sleep(0.5)
                     now = _children(served.process.pid, "server-everything")
-                    assert now == upstream, (now, upstream)
+                    assert now == upstream, (now, upstream, served.stderr())
                     os.kill(upstream[0], signal.SIGKILL)
 
                 group.start_soon(kill_soon)
