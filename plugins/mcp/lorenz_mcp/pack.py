@@ -23,7 +23,7 @@ __all__ = ["MOUNT_WAIT_SECONDS", "McpPack"]
 
 #: How long mounting waits for an upstream's first ``tools/list`` (at most its start timeout); a
 #: slower one is mounted without tools and its tools are added when it answers.
-MOUNT_WAIT_SECONDS = 10.0
+MOUNT_WAIT_SECONDS = 5.0
 
 
 class McpPack:
