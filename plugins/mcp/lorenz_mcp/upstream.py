@@ -114,17 +114,21 @@ class Upstream:
         """``tools/call`` on the upstream, from any loop: the ``CallToolResult``. Cancelling the
         caller cancels the upstream request (the SDK sends ``notifications/cancelled``)."""
         caller = asyncio.get_running_loop()
+        sent: list[concurrent.futures.Future[None]] = []
 
         async def forward(done: float, total: float | None, message: str | None) -> None:
             if progress is not None:
-                asyncio.run_coroutine_threadsafe(progress(done, total, message), caller)
+                sent.append(asyncio.run_coroutine_threadsafe(progress(done, total, message), caller))
 
         future = asyncio.run_coroutine_threadsafe(self._call(name, dict(arguments), forward), self._loop)
         try:
-            return await asyncio.wrap_future(future)
+            result = await asyncio.wrap_future(future)
         except asyncio.CancelledError:
             future.cancel()
             raise
+        # The progress reported before the result reaches our caller before the result does.
+        await asyncio.gather(*(asyncio.wrap_future(one) for one in sent), return_exceptions=True)
+        return result
 
     def close(self) -> None:
         """Stop the upstream (its process ends) and the loop; waits a bounded time."""
