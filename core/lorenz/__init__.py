@@ -21,6 +21,7 @@ _EXPORTS: dict[str, str] = {
     "ToolContext": "lorenz.contracts",
     "Caller": "lorenz.contracts",
     "ToolProvider": "lorenz.contracts",
+    "PackInstance": "lorenz.contracts",
     "TrackerProvider": "lorenz.contracts",
     "TrackerContext": "lorenz.contracts",
     "RuntimeTrackerClient": "lorenz.contracts",
@@ -123,6 +124,7 @@ if TYPE_CHECKING:
     from .arguments import optional_str as optional_str
     from .arguments import require_str as require_str
     from .contracts import Caller as Caller
+    from .contracts import PackInstance as PackInstance
     from .contracts import PromptArgument as PromptArgument
     from .contracts import PromptSpec as PromptSpec
     from .contracts import ResolveSecret as ResolveSecret

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Caller",
     "LogSink",
+    "PackInstance",
     "PromptArgument",
     "PromptSpec",
     "ResourceSpec",
@@ -224,6 +225,21 @@ class TrackerContext:
     http: httpx.AsyncClient | None = None
 
 
+@frozen(kw_only=True)
+class PackInstance:
+    """One mount of a pack while a configuration is served, as ``attach``/``detach``/``health`` get it.
+
+    ``name`` is the ``tools:`` key it is served under (the pack's own name unless it is an
+    instance), ``settings`` the settings as the pack sees them, and ``tools_changed()`` (safe from
+    any thread) asks the host to list the pack's tools, resources and prompts again and tell its
+    clients that they changed.
+    """
+
+    name: str
+    settings: Settings
+    tools_changed: Callable[[], None] = field(default=lambda: None)
+
+
 @runtime_checkable
 class ToolProvider(Protocol):
     """A tool pack: a named bundle of tools an agent can call.
@@ -247,6 +263,13 @@ class ToolProvider(Protocol):
     * ``prompt_specs(settings) -> Sequence[PromptSpec]`` and
       ``async get_prompt(name, arguments, context) -> ToolResult``: prompts; a success's
       ``result`` is ``{"description"?, "messages": [{"role", "content": <content block>}]}``.
+
+    * ``attach(instance: PackInstance)`` / ``detach(instance)``: a served configuration mounting the
+      pack was built / is no longer served (replaced by a reload, or the host stopped); a pack
+      holding processes or connections per mount starts them on attach and stops them on the
+      matching detach. A new configuration is attached before the one it replaces is detached.
+    * ``health(instance: PackInstance) -> str | None``: what is wrong with the mount now (an
+      upstream that is down), or ``None``; shown on ``/healthz`` as a degraded pack. No I/O.
 
     The host serves resources and prompts beside the pack's tools, to callers that may call at
     least one of its tools, with the tools' timeout, containment and call log.

@@ -12,7 +12,7 @@ from typing import Any
 
 from attrs import evolve, frozen
 
-from lorenz.contracts import ToolContext, ToolProvider, ToolSpec
+from lorenz.contracts import PackInstance, ToolContext, ToolProvider, ToolSpec
 from lorenz.results import ToolResult
 from lorenz.settings.errors import ConfigError
 from lorenz.settings.model import Settings, ToolInstance
@@ -109,6 +109,23 @@ class InstancePack:
 
         inner = evolve(context, settings=self.view(context.settings), enabled=mapped)
         return await self.inner.execute_tool(self.own_name(name), input, inner)
+
+    def attach(self, instance: PackInstance) -> None:
+        self._forward("attach", instance)
+
+    def detach(self, instance: PackInstance) -> None:
+        self._forward("detach", instance)
+
+    def health(self, instance: PackInstance) -> str | None:
+        found = self._forward("health", instance)
+        return self.reworded(str(found)) if found else None
+
+    def _forward(self, hook: str, instance: PackInstance) -> Any:
+        """An optional lifecycle hook of the pack, with the instance's view of the settings."""
+        method = getattr(self.inner, hook, None)
+        if not callable(method):
+            return None
+        return method(evolve(instance, name=self.name, settings=self.view(instance.settings)))
 
     def validate_options(self, options: Mapping[str, Any]) -> None:
         validate = getattr(self.inner, "validate_options", None)

@@ -1,10 +1,9 @@
 """The ``mcp`` pack: the tools of the one upstream MCP server its options name.
 
-Upstreams are keyed by their options, so two mounts with different options (pack instances) each
-get their own server, and a reload that keeps a mount's options keeps its server. The keyed table
-is shared by the pack objects of one process (:data:`UPSTREAMS`): the host makes a new pack object
-when it rediscovers plugins, and a second process for the same server (on the same data files)
-would be wrong. Every upstream stops when the interpreter exits.
+The pack object owns its upstreams, keyed by their options: two mounts with equal options share
+one, and a reload that keeps a mount's options keeps its server. The host attaches each served
+configuration and detaches it once it is no longer served; an upstream no served configuration
+mounts is stopped then (and any left at interpreter exit, for the CLI, which never detaches).
 """
 
 from __future__ import annotations
@@ -15,40 +14,16 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lorenz import Settings, ToolContext, ToolResult, ToolSpec, tool_failure, unsupported_tool_failure
+from lorenz import PackInstance, Settings, ToolContext, ToolResult, ToolSpec, tool_failure, unsupported_tool_failure
 
 from .options import McpOptions, parse_options, unset_references
 from .upstream import Upstream, UpstreamError
 
-__all__ = ["McpPack"]
+__all__ = ["MOUNT_WAIT_SECONDS", "McpPack"]
 
-
-class Upstreams:
-    """The running upstreams, by their options' key."""
-
-    def __init__(self) -> None:
-        self._running: dict[str, Upstream] = {}
-        self._lock = threading.Lock()
-        atexit.register(self.close)
-
-    def get(self, options: McpOptions, label: str, settings: Settings) -> Upstream:
-        with self._lock:
-            upstream = self._running.get(options.key)
-            if upstream is None:
-                upstream = Upstream(options, label, tuple(settings.secrets), os.environ)
-                self._running[options.key] = upstream
-            return upstream
-
-    def close(self) -> None:
-        """Stop every upstream."""
-        with self._lock:
-            upstreams, self._running = list(self._running.values()), {}
-        for upstream in upstreams:
-            upstream.close()
-
-
-#: This process's upstreams (see the module docstring).
-UPSTREAMS = Upstreams()
+#: How long mounting waits for an upstream's first ``tools/list`` (at most its start timeout); a
+#: slower one is mounted without tools and its tools are added when it answers.
+MOUNT_WAIT_SECONDS = 5.0
 
 
 class McpPack:
@@ -56,8 +31,12 @@ class McpPack:
 
     name = "mcp"
 
-    def __init__(self, upstreams: Upstreams = UPSTREAMS) -> None:
-        self._upstreams = upstreams
+    def __init__(self) -> None:
+        self._running: dict[str, Upstream] = {}
+        #: How many attached configurations mount each upstream.
+        self._claims: dict[str, int] = {}
+        self._lock = threading.Lock()
+        atexit.register(self.close)
 
     def validate_options(self, options: Mapping[str, Any]) -> None:
         parse_options(options)
@@ -72,7 +51,8 @@ class McpPack:
             return []
         from .convert import tool_spec  # lorenz.authoring: only once a workflow mounts the pack
 
-        return [tool_spec(tool) for tool in self._upstream(options, settings).tools()]
+        wait = min(options.start_timeout_seconds, MOUNT_WAIT_SECONDS)
+        return [tool_spec(tool) for tool in self._upstream(options, settings).listed(wait)]
 
     async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
         options = self._options(context.settings)
@@ -94,9 +74,59 @@ class McpPack:
         wire = result.model_dump(by_alias=True, exclude_none=True, mode="json")
         return tool_result(wire.get("content") or [], wire.get("structuredContent"), bool(wire.get("isError")))
 
+    # -- the host's lifecycle hooks ---------------------------------------------------------------
+
+    def attach(self, instance: PackInstance) -> None:
+        """A served configuration mounts the upstream: keep it running, named after the instance,
+        and tell the host when its tools change."""
+        options = self._options(instance.settings)
+        if options is None:
+            return
+        upstream = self._upstream(options, instance.settings)
+        with self._lock:
+            self._claims[options.key] = self._claims.get(options.key, 0) + 1
+            upstream.label = instance.name
+            upstream.listeners.append(instance.tools_changed)
+
+    def detach(self, instance: PackInstance) -> None:
+        """A configuration is no longer served: stop the upstream if no other one mounts it."""
+        options = self._options(instance.settings)
+        if options is None:
+            return
+        with self._lock:
+            upstream = self._running.get(options.key)
+            left = self._claims.get(options.key, 0) - 1
+            if upstream is None or left < 0:
+                return
+            if instance.tools_changed in upstream.listeners:
+                upstream.listeners.remove(instance.tools_changed)
+            if left:
+                self._claims[options.key] = left
+                return
+            del self._claims[options.key], self._running[options.key]
+        upstream.close()
+
+    def health(self, instance: PackInstance) -> str | None:
+        options = self._options(instance.settings)
+        upstream = self._running.get(options.key) if options is not None else None
+        return upstream.health() if upstream is not None else None
+
+    def close(self) -> None:
+        """Stop every upstream."""
+        with self._lock:
+            upstreams, self._running, self._claims = list(self._running.values()), {}, {}
+        for upstream in upstreams:
+            upstream.close()
+
     def _options(self, settings: Settings) -> McpOptions | None:
         raw = (settings.tool_options or {}).get(self.name)
         return parse_options(raw) if raw else None
 
     def _upstream(self, options: McpOptions, settings: Settings) -> Upstream:
-        return self._upstreams.get(options, f"{self.name} ({options.describe()})", settings)
+        with self._lock:
+            upstream = self._running.get(options.key)
+            if upstream is None:
+                label = f"{self.name} ({options.describe()})"
+                upstream = Upstream(options, label, tuple(settings.secrets), os.environ)
+                self._running[options.key] = upstream
+            return upstream

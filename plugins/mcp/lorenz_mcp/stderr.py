@@ -1,6 +1,7 @@
 """A stdio upstream's stderr: read on a thread of its own, each line logged redacted under the
-mount's name within a rate limit (a flooding server gets a few lines a second logged and the rest
-counted), and its end reported, since it ends when the server does."""
+instance's name (its ``tools:`` key, read per line) within a rate limit (a flooding server gets a
+few lines a second logged and the rest counted), and its end reported, since it ends when the
+server does."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ _MAX_LINE = 2000
 class StderrPipe:
     """A pipe whose write end a server inherits as its stderr; :meth:`start` reads the other end."""
 
-    def __init__(self, label: str, secrets: Sequence[str], on_end: Callable[[], None]) -> None:
+    def __init__(self, label: Callable[[], str], secrets: Sequence[str], on_end: Callable[[], None]) -> None:
         read_fd, write_fd = os.pipe()
         self._reader = os.fdopen(read_fd, "rb")
         #: What to hand the process as its stderr (closed here once it is spawned).
@@ -36,7 +37,7 @@ class StderrPipe:
     def start(self) -> None:
         """Close this side's write end (the child holds its own) and read until the pipe ends."""
         self.writer.close()
-        threading.Thread(target=self._read, name=f"lorenz-mcp stderr {self._label}", daemon=True).start()
+        threading.Thread(target=self._read, name=f"lorenz-mcp stderr {self._label()}", daemon=True).start()
 
     def close(self) -> None:
         """For a process that never started: close both ends."""
@@ -50,7 +51,7 @@ class StderrPipe:
                 now = time.monotonic()
                 if now - window >= 1.0:
                     if dropped:
-                        logger.warning("pack %s: %d stderr lines dropped (rate limit)", self._label, dropped)
+                        logger.warning("pack %s: %d stderr lines dropped (rate limit)", self._label(), dropped)
                     window, logged, dropped = now, 0, 0
                 if logged >= LINES_PER_SECOND:
                     dropped += 1
@@ -58,7 +59,7 @@ class StderrPipe:
                 logged += 1
                 line = raw.decode("utf-8", "replace").rstrip()[:_MAX_LINE]
                 if line:
-                    logger.warning("pack %s: %s", self._label, redact_text(line, self._secrets))
+                    logger.warning("pack %s: %s", self._label(), redact_text(line, self._secrets))
         except (OSError, ValueError):
             pass
         finally:

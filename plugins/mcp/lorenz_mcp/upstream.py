@@ -56,6 +56,10 @@ class Upstream:
         resolved = [v for v in (*self._env.values(), *self._headers.values()) if len(v) >= 3]
         self._secrets = (*secrets, *resolved, *(v.split(" ", 1)[-1] for v in resolved if " " in v))
         self._tools: tuple[dict[str, Any], ...] | None = None
+        #: The tools last handed to the host (``None``: never asked); a listing that differs is news.
+        self._reported: tuple[dict[str, Any], ...] | None = None
+        #: Called (from the upstream's loop) when its tools changed since the host last listed them.
+        self.listeners: list[Callable[[], None]] = []
         self.error: str | None = None
         self.restarts = 0
         self._client: Any = None
@@ -80,21 +84,51 @@ class Upstream:
             raise UpstreamError(f"MCP server {self.options.describe()}: {problem}")
         return tools
 
+    def listed(self, wait: float) -> tuple[dict[str, Any], ...]:
+        """The tools as listed now, waiting up to ``wait`` seconds for the first listing; empty
+        while there is none (:meth:`health` says why). What it returns is what the host serves."""
+        self._first.wait(wait)
+        tools = self._tools or ()
+        self._reported = tools
+        return tools
+
+    def health(self) -> str | None:
+        """What is wrong now (not started yet, down and being restarted), or ``None``."""
+        if self._client is not None:
+            return None
+        if self.error is None:
+            return f"MCP server {self.options.describe()}: starting (no tools/list answer yet)"
+        again = " (being restarted)" if not self._stopping else ""
+        return f"MCP server {self.options.describe()}: {self.error}{again}"
+
+    def _notify(self) -> None:
+        if self._reported is None or self._tools == self._reported:
+            return
+        for listener in list(self.listeners):
+            try:
+                listener()
+            except Exception as exc:  # the host's callback; it must not stop the supervisor
+                logger.warning("pack %s: telling the host about new tools failed: %s", self.label, exc)
+
     async def call(self, name: str, arguments: Mapping[str, Any], progress: Progress | None) -> Any:
         """``tools/call`` on the upstream, from any loop: the ``CallToolResult``. Cancelling the
         caller cancels the upstream request (the SDK sends ``notifications/cancelled``)."""
         caller = asyncio.get_running_loop()
+        sent: list[concurrent.futures.Future[None]] = []
 
         async def forward(done: float, total: float | None, message: str | None) -> None:
             if progress is not None:
-                asyncio.run_coroutine_threadsafe(progress(done, total, message), caller)
+                sent.append(asyncio.run_coroutine_threadsafe(progress(done, total, message), caller))
 
         future = asyncio.run_coroutine_threadsafe(self._call(name, dict(arguments), forward), self._loop)
         try:
-            return await asyncio.wrap_future(future)
+            result = await asyncio.wrap_future(future)
         except asyncio.CancelledError:
             future.cancel()
             raise
+        # The progress reported before the result reaches our caller before the result does.
+        await asyncio.gather(*(asyncio.wrap_future(one) for one in sent), return_exceptions=True)
+        return result
 
     def close(self) -> None:
         """Stop the upstream (its process ends) and the loop; waits a bounded time."""
@@ -145,7 +179,10 @@ class Upstream:
                         self._tools, self.error, self._client = tools, None, client
                         self._connected.set()
                         self._first.set()
+                        self._notify()
                         await broken.wait()
+                        if not self._stopping:
+                            self.error = "it ended, or its connection broke"
                         self._connected.clear()
                         self._client = None
                 if scope.cancelled_caught:
@@ -188,7 +225,7 @@ class Upstream:
                 env=self._env,
                 cwd=self.options.cwd,
             )
-            stderr = StderrPipe(self.label, self._secrets, ended)
+            stderr = StderrPipe(lambda: self.label, self._secrets, ended)
             try:
                 streams = await stack.enter_async_context(stdio_client(parameters, errlog=stderr.writer))
             except BaseException:
@@ -245,6 +282,7 @@ class Upstream:
         try:
             with anyio.fail_after(self.options.timeout_seconds):
                 self._tools = await self._list(client)
+            self._notify()
             logger.warning("pack %s: MCP server %s changed its tools", self.label, self.options.describe())
         except Exception as exc:
             logger.warning("pack %s: re-listing tools failed: %s", self.label, self._describe(exc))

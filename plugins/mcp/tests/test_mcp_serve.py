@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -121,7 +122,7 @@ def test_server_everything_over_stdio(
                 async def kill_soon() -> None:
                     await anyio.sleep(0.5)
                     now = _children(served.process.pid, "server-everything")
-                    assert now == upstream, (now, upstream)
+                    assert now == upstream, (now, upstream, served.stderr())
                     os.kill(upstream[0], signal.SIGKILL)
 
                 group.start_soon(kill_soon)
@@ -137,6 +138,10 @@ def test_server_everything_over_stdio(
     assert "tok-123456" not in served.stderr()
     records = _calls(served, tmp_path, 7)
     assert [r["tool"] for r in records][:2] == ["echo", "get-tiny-image"]
+
+
+#: Set when the upstream's `hang` is cancelled: the host's timeout reached the upstream.
+HANG_CANCELLED = threading.Event()
 
 
 def _http_upstream() -> Any:
@@ -157,7 +162,11 @@ def _http_upstream() -> Any:
     @server.tool()
     async def hang() -> str:
         """Never answer."""
-        await anyio.sleep(3600)
+        try:
+            await anyio.sleep(3600)
+        except anyio.get_cancelled_exc_class():
+            HANG_CANCELLED.set()
+            raise
         return "unreachable"
 
     return server.streamable_http_app()
@@ -192,6 +201,7 @@ def test_mcpserver_over_streamable_http(http_upstream: str, serve: Any, tmp_path
 
     anyio.run(scenario)
     assert [r["tool"] for r in _calls(served, tmp_path, 4)] == ["add", "steps", "hang", "add"]
+    assert HANG_CANCELLED.wait(30), "the timed-out call was not cancelled upstream"
 
 
 def test_an_upstream_that_cannot_start_degrades_the_host(serve: Any, tmp_path: Path) -> None:

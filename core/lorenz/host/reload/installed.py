@@ -22,9 +22,17 @@ Signature = tuple[tuple[str, int], ...]
 
 
 def environment_signature() -> Signature:
-    """``(directory, mtime)`` for every directory on ``sys.path``."""
+    """``(directory, mtime)`` for every directory on ``sys.path`` but the working directory
+    (``python -m`` puts it first): pip never installs there, and a call log or any other file
+    written next to WORKFLOW.md changes its mtime."""
     entries = []
+    try:
+        cwd = os.getcwd()
+    except OSError:  # the working directory was removed
+        cwd = ""
     for entry in sys.path:
+        if entry in ("", ".", cwd):
+            continue
         try:
             stat = os.stat(entry or ".")
         except OSError:

@@ -98,6 +98,9 @@ class LiveWorkspace:
         self._reloading: tuple[threading.Event, float] | None = None
         self._reloading_lock = threading.Lock()
         self._snapshot = Snapshot.build(workspace, 0)
+        #: A pack said its tools changed: the next look re-mounts, even with WORKFLOW.md unchanged.
+        self._remount = False
+        self._snapshot.attach(self.remount)
         #: Every reload mounts through the first workspace's pool: a pack it keeps keeps its processes.
         self._isolation = workspace.isolation
         self._watched = self._watch_path(workspace)
@@ -174,7 +177,7 @@ class LiveWorkspace:
             return False
         if self._installed.changed():
             self._rediscover = True
-        if self._rediscover:
+        if self._rediscover or self._remount:
             return True
         watch = self._kernel_watch
         if watch is not None and watch.vouches():
@@ -268,11 +271,14 @@ class LiveWorkspace:
             discovery = self._discovery = self._discover()
         for _ in range(_RELOAD_ATTEMPTS):
             signature = _signature(self._watched)
-            if signature == self._signature and discovery is None:
+            if signature == self._signature and discovery is None and not self._remount:
                 return False
+            self._remount = False
             snapshot, error = self._load(discovery)
             if _signature(self._watched) == signature:
                 break
+            if snapshot is not None:
+                snapshot.detach()
             # Changed again while loading (still being written): what was read is not the
             # file's next version, so neither serve it nor report it; read it again.
         else:
@@ -291,9 +297,10 @@ class LiveWorkspace:
         self._warn_restart_only(self._snapshot, snapshot)
         # The snapshot first: a request on the loop that sees the new signature (the file
         # unchanged since this load) must be served the new snapshot, not the one it replaces.
-        self._snapshot = snapshot
+        replaced, self._snapshot = self._snapshot, snapshot
         self._signature = signature
         self.last_error = None
+        replaced.detach()  # after the new one attached: what both mount keeps running
         logger.info(
             "lorenz: reloaded %s: %d tools from %d packs",
             self._watched,
@@ -341,11 +348,21 @@ class LiveWorkspace:
                 isolation=self._isolation,
             )
             snapshot = Snapshot.build(workspace, self._snapshot.generation + 1)
+        except Exception as exc:
+            return None, exc
+        snapshot.attach(self.remount)
+        try:
             if self.prepare is not None:
                 self.prepare(snapshot)
         except Exception as exc:
+            snapshot.detach()
             return None, exc
         return snapshot, None
+
+    def remount(self) -> None:
+        """Mount the workflow again at the next look, though WORKFLOW.md did not change (a pack's
+        tools changed); from any thread."""
+        self._remount = True
 
     def run_host(self, main: Coroutine[Any, Any, T]) -> T:
         """Run the host's main coroutine on the event loop the isolated packs are supervised from
@@ -353,7 +370,8 @@ class LiveWorkspace:
         return self._isolation.run(main)
 
     async def aclose(self) -> None:
-        """Stop the isolated packs' processes (at shutdown)."""
+        """Detach the served snapshot's packs and stop the isolated packs' processes (at shutdown)."""
+        await anyio.to_thread.run_sync(self._snapshot.detach)
         await self._isolation.aclose()
 
     @staticmethod

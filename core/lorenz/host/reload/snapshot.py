@@ -3,7 +3,7 @@ HTTP request was admitted with."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
@@ -77,8 +77,27 @@ class Snapshot:
 
     @property
     def pack_failures(self) -> tuple[PackFailure, ...]:
-        """Mounted packs left out as broken, and isolated packs marked failed for crashing too often."""
-        return (*self.workspace.mounted.failures, *self.workspace.isolation.failures(self.packs))
+        """Mounted packs left out as broken, isolated packs marked failed for crashing too often, and
+        mounted packs whose ``health`` names a problem now (an upstream that is down)."""
+        from lorenz.mounting.lifecycle import pack_health
+
+        return (
+            *self.workspace.mounted.failures,
+            *self.workspace.isolation.failures(self.packs),
+            *pack_health(self.packs, self.settings),
+        )
+
+    def attach(self, changed: Callable[[], None]) -> None:
+        """Tell the packs this snapshot is about to be served (``changed``: re-mount, from any thread)."""
+        from lorenz.mounting.lifecycle import attach_packs
+
+        attach_packs(self.packs, self.settings, changed)
+
+    def detach(self) -> None:
+        """Tell the packs this snapshot is no longer served."""
+        from lorenz.mounting.lifecycle import detach_packs
+
+        detach_packs(self.packs, self.settings)
 
     def isolated_status(self) -> list[dict[str, Any]]:
         """The isolated packs' processes, for ``/healthz``."""

@@ -1,0 +1,187 @@
+"""The upstreams' life under ``lorenz serve``: owned by the mounted instance, stopped when a reload
+drops it and when the host stops, a broken or slow one a degraded instance on ``/healthz``, and an
+upstream's ``tools/list_changed`` re-mounting its tools and reaching the host's own clients."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import mcp
+import pytest
+from mcp.server.mcpserver import Context, MCPServer
+
+from lorenz.testing import loopback_server
+
+pytestmark = pytest.mark.slow
+
+
+def _children(parent: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == parent:
+                    found.append(int(entry.name))
+            except (OSError, IndexError, ValueError):
+                continue
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _until(what: Callable[[], Any], message: Callable[[], str], seconds: float = 60) -> Any:
+    """Poll ``what`` until it is truthy (a bound on waiting, not a timing assertion)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = what()
+        if found:
+            return found
+        time.sleep(0.1)
+    raise AssertionError(message())
+
+
+def _health(served: Any) -> dict[str, Any]:
+    data: dict[str, Any] = httpx.get(served.base + "/healthz").json()
+    return data
+
+
+def _entry(options: dict[str, Any]) -> str:
+    return json.dumps({"provider": "mcp", **options})
+
+
+def test_reload_and_shutdown_stop_the_upstreams_they_drop(time_server: list[str], serve: Any, tmp_path: Path) -> None:
+    one = {"command": time_server, "env": {"WHICH": "one"}, "prefix": "one_"}
+    two = {"command": time_server, "env": {"WHICH": "two"}, "prefix": "two_"}
+    served = serve(f"tools:\n  first: {_entry(one)}\n  second: {_entry(two)}\n")
+    before = _children(served.process.pid)
+    assert len(before) == 2, served.stderr()
+
+    async def names() -> set[str]:
+        async with mcp.Client(served.url) as client:
+            return {tool.name for tool in (await client.list_tools()).tools}
+
+    assert anyio.run(names) == {"one_get_current_time", "one_convert_time", "two_get_current_time", "two_convert_time"}
+
+    # Drop `second`, keep `first` as it was: its process stays, the other one ends.
+    (tmp_path / "WORKFLOW.md").write_text(f"---\ntools:\n  first: {_entry(one)}\n---\n", encoding="utf-8")
+    _until(lambda: anyio.run(names) == {"one_get_current_time", "one_convert_time"}, served.stderr)
+    _until(lambda: len([pid for pid in before if _alive(pid)]) == 1, lambda: f"{before}\n{served.stderr()}")
+    kept = [pid for pid in before if _alive(pid)]
+    assert _children(served.process.pid) == kept
+
+    served.stop()
+    assert served.process.returncode == 0
+    assert not any(_alive(pid) for pid in before)
+
+
+def test_a_broken_instance_degrades_only_itself(time_server: list[str], serve: Any) -> None:
+    good = {"command": time_server, "prefix": "time_"}
+    broken = {"command": [sys.executable, "-c", "print('garbage, not JSON-RPC'); import time; time.sleep(600)"]}
+    missing = {"command": ["/nonexistent/mcp-server"]}
+    served = serve(
+        f"tools:\n  clock: {_entry(good)}\n  noisy: {_entry({**broken, 'start_timeout_seconds': 1})}\n"
+        f"  gone: {_entry(missing)}\n"
+    )
+
+    def failed() -> dict[str, str]:
+        health = _health(served)
+        return {f["pack"]: f["error"] for f in health.get("failed", {}).get("packs", [])}
+
+    errors = _until(lambda: (f := failed()) and "did not answer" in f.get("noisy", "") and f, served.stderr)
+    assert set(errors) == {"noisy", "gone"}
+    assert "/nonexistent/mcp-server" in errors["gone"] and "being restarted" in errors["gone"]
+    assert _health(served)["status"] == "degraded"
+
+    async def scenario() -> None:
+        async with mcp.Client(served.url) as client:
+            tools = {tool.name for tool in (await client.list_tools()).tools}
+            assert tools == {"time_get_current_time", "time_convert_time"}
+            result = await client.call_tool("time_get_current_time", {"timezone": "UTC"})
+            assert result.is_error is False
+
+    anyio.run(scenario)
+
+
+def _changing_upstream() -> Any:
+    server = MCPServer("lorenz-mcp-test-changing")
+
+    @server.tool()
+    async def grow(ctx: Context) -> str:  # type: ignore[type-arg]
+        """Add the tool `extra` and say so."""
+
+        def extra() -> str:
+            """A tool that came later."""
+            return "extra here"
+
+        server.add_tool(extra, name="extra")
+        await ctx.session.send_tool_list_changed()
+        return "grown"
+
+    return server.streamable_http_app()
+
+
+@pytest.fixture
+def changing_upstream() -> Iterator[str]:
+    with loopback_server(_changing_upstream()) as server:
+        yield f"{server.base_url}/mcp"
+
+
+def test_upstream_list_changed_remounts_and_reaches_clients(changing_upstream: str, serve: Any) -> None:
+    served = serve(
+        f"tools:\n  vendor: {_entry({'url': changing_upstream, 'prefix': 'v_'})}\nserver:\n  stateful: true\n"
+    )
+    told = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if getattr(getattr(message, "root", message), "method", None) == "notifications/tools/list_changed":
+            told.set()
+
+    async def scenario() -> None:
+        async with mcp.Client(served.url, message_handler=on_message, mode="legacy") as client:
+            assert {tool.name for tool in (await client.list_tools()).tools} == {"v_grow"}
+            assert (await client.call_tool("v_grow", {})).is_error is False
+            with anyio.fail_after(30):  # a bound on the wait, not a timing assertion
+                await told.wait()
+            assert {tool.name for tool in (await client.list_tools()).tools} == {"v_grow", "v_extra"}
+            extra = await client.call_tool("v_extra", {})
+            assert extra.is_error is False and "extra here" in extra.content[0].text  # type: ignore[union-attr]
+
+    anyio.run(scenario)
+
+
+def test_a_slow_upstream_does_not_hold_the_host_up(time_server: list[str], serve: Any, tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    slow = [
+        sys.executable,
+        "-c",
+        "import os, sys, time\nwhile not os.path.exists(sys.argv[1]): time.sleep(0.05)\n"
+        "os.execv(sys.argv[2], sys.argv[2:])",
+        str(gate),
+        *time_server,
+    ]
+    served = serve(f"tools:\n  later: {_entry({'command': slow, 'prefix': 'later_'})}\n")
+    # Served while the upstream has not answered: no tools yet, the instance is starting.
+    failure = _health(served)["failed"]["packs"][0]
+    assert failure["pack"] == "later" and "starting" in failure["error"]
+
+    async def names() -> set[str]:
+        async with mcp.Client(served.url) as client:
+            return {tool.name for tool in (await client.list_tools()).tools}
+
+    assert anyio.run(names) == set()
+    gate.write_text("go")
+    _until(lambda: anyio.run(names) == {"later_get_current_time", "later_convert_time"}, served.stderr)
+    _until(lambda: _health(served)["status"] == "ok", lambda: json.dumps(_health(served)))
