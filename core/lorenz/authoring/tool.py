@@ -152,6 +152,9 @@ class Tool(Generic[In, Out]):
     format: Callable[[Out], str | Sequence[ContentBlock | str]] | None = None
     #: Agent-facing fields beside the output: ``True`` (``echo``/``total``/``notice``) or an attrs class.
     enrichment: type | bool | None = None
+    #: Reads the raw arguments instead of the strict structuring: returns the input instance, or a
+    #: failure ``ToolResult`` worded the pack's own way (for packs whose wording predates the kit).
+    read_arguments: Callable[[Any], Any] | None = None
     input_schema: Mapping[str, Any] = field(init=False)
     output_schema: Mapping[str, Any] | None = field(init=False)
     #: A ``jsonschema`` validator for the keywords cattrs does not check, when the schema has any.
@@ -208,7 +211,11 @@ class Tool(Generic[In, Out]):
         )
 
     def parse(self, arguments: Any) -> In:
-        """``arguments`` as the input class; raises :class:`lorenz.ArgumentError`."""
+        """``arguments`` as the input class; raises :class:`lorenz.ArgumentError`. With
+        ``read_arguments``, whatever it returns (a failure ``ToolResult`` included)."""
+        if self.read_arguments is not None:
+            read: In = self.read_arguments(arguments)
+            return read
         arguments = {} if arguments is None else arguments
         value = structure_strict(arguments, self.input)
         if self._keywords is not None:
@@ -224,7 +231,7 @@ class Tool(Generic[In, Out]):
 
     def render_content(self, output: Out) -> tuple[Any, str, tuple[ContentBlock, ...] | None]:
         """The structured payload, the text and, when ``format()`` returned a list, its blocks."""
-        data = unstructure(output)
+        data = _omitting_none(unstructure(output), self.output)
         if self.format is None:
             return data, _default_format(data), None
         text, blocks = rendered(self.format(output), self.name)
@@ -236,6 +243,10 @@ class Tool(Generic[In, Out]):
             args = self.parse(arguments)
         except ArgumentError as exc:
             return invalid_arguments(self.name, exc.located)
+        except Exception as exc:  # a read_arguments hook that broke its contract
+            return unexpected_failure(self.name, exc, context.settings, doing="Reading the arguments")
+        if isinstance(args, ToolResult):  # refused by read_arguments, in the pack's own words
+            return args
         try:
             output = await self.handler(context, args)
         except ToolFailure as failure:
@@ -265,6 +276,14 @@ class Tool(Generic[In, Out]):
         blocks = with_text_after(blocks, mirrored)
         content = tuple(block.wire() for block in blocks)
         return FormattedResult(success=True, result=data, text=joined_text(blocks), content=content)
+
+
+def _omitting_none(data: Any, cls: type | None) -> Any:
+    """``data`` without the ``None`` values of ``cls``'s ``omit_none`` fields."""
+    if not isinstance(data, dict) or cls is None or not attrs.has(cls):
+        return data
+    omitted = [f.name for f in attrs.fields(cls) if (f.metadata or {}).get("omit_none") and data.get(f.name) is None]
+    return {key: value for key, value in data.items() if key not in omitted} if omitted else data
 
 
 _KEYWORDS = ("minimum", "maximum", "minLength", "maxLength", "pattern", "minItems", "maxItems")
@@ -330,6 +349,7 @@ def tool(
     errors: Sequence[ErrorContract] = (),
     format: Callable[[Out], str | Sequence[ContentBlock | str]] | None = None,
     enrichment: type | bool | None = None,
+    read_arguments: Callable[[Any], In | ToolResult] | None = None,
 ) -> Callable[[Callable[[CallContext, In], Awaitable[Out]]], Tool[In, Out]]:
     """Define a tool from an async handler::
 
@@ -350,6 +370,7 @@ def tool(
             errors=tuple(errors),
             format=format,
             enrichment=enrichment,
+            read_arguments=read_arguments,
         )
 
     return decorate
