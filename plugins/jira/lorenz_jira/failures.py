@@ -101,6 +101,7 @@ def contracts(tool: str) -> list[ErrorContract]:
 
 
 _STATUS = re.compile(r"\bstatus (\d{3}): ")
+_MISSING = re.compile(r"\b(does not exist|not found)\b", re.IGNORECASE)
 _CONFIG = re.compile(
     r"^(tracker\.[\w.]+ (is required|must be)|tracker\.jql or tracker\.project_keys|unsupported tracker\.)"
 )
@@ -163,6 +164,8 @@ def classify(exc: BaseException) -> ToolFailure:
             return ToolFailure.of(CONTRACTS["not_found"], message)
         if message.startswith("jira transition not found"):
             return ToolFailure.of(CONTRACTS["status_unavailable"], message)
+        if _MISSING.search(message):  # a Jira MCP server's own words for a missing issue
+            return ToolFailure.of(CONTRACTS["not_found"], message)
         if " timed out after " in message:
             return _declared(timeout(message), message)
     if _CONFIG.search(message):

@@ -88,14 +88,15 @@ async def query(ctx: CallContext, args: QueryArgs) -> Rows:
             echo["order_by"] = [{"field": key.field, "dir": key.dir} for key in spec.order_by]
         ctx.enrich.echo({**echo, "limit": spec.limit, "offset": spec.offset})
     if not result.rows:
-        notice = _empty_notice(args, fetched=len(issues), total=result.total, offset=spec.offset)
+        candidates = bool(ctx.settings.tracker.active_states)
+        notice = _empty_notice(args, fetched=len(issues), total=result.total, offset=spec.offset, candidates=candidates)
         if notice:
             ctx.enrich.notice(notice)
     ctx.enrich.total(result.total)
     return Rows(rows=[pick_fields(row, args.select) for row in result.rows])
 
 
-def _empty_notice(args: QueryArgs, *, fetched: int, total: int, offset: int) -> str | None:
+def _empty_notice(args: QueryArgs, *, fetched: int, total: int, offset: int, candidates: bool) -> str | None:
     """Why a query found no row, and what to try."""
     if total:
         return f"offset {offset} is past the {total} matching rows; call again with a smaller offset."
@@ -109,6 +110,11 @@ def _empty_notice(args: QueryArgs, *, fetched: int, total: int, offset: int) -> 
         return (
             "No issue in the configured scope (tracker jql or projects) has one of these statuses; "
             "check their names as Jira shows them, e.g. 'In Progress'."
+        )
+    if candidates:
+        return (
+            "No issue in the configured scope is in one of the active states (tracker.active_states); "
+            "pass states or query to look further."
         )
     # No arguments and no tracker.active_states: the bare empty answer is what callers have always
     # had (and what they test for), so it gets no notice.
