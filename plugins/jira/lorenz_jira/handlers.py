@@ -32,10 +32,11 @@ async def _jira(ctx: CallContext, operation: Callable[[JiraBackend], Awaitable[T
 
 
 def _tool(
-    name: str, description: str, **kwargs: Any
+    name: str, title: str, description: str, **kwargs: Any
 ) -> Callable[[Callable[[CallContext, Any], Awaitable[Any]]], Tool[Any, Any]]:
     return tool(
         name=name,
+        title=title,
         description=description,
         errors=contracts(name),
         format=pretty,
@@ -46,6 +47,7 @@ def _tool(
 
 @_tool(
     "jira_read_issue",
+    "Read Jira issue",
     "Read one issue from the configured tracker. Args: issueId (tracker id or key when supported).",
     input=IssueArgs,
     output=IssueOut,
@@ -58,6 +60,7 @@ async def read_issue(ctx: CallContext, args: IssueArgs) -> IssueOut:
 
 @_tool(
     "jira_query",
+    "Query Jira issues",
     "Query issues from the configured tracker. Args: states?, issueIds?, query? (native query string, "
     "for trackers with a query language), where?, select?, order_by?, limit?, offset?.",
     input=QueryArgs,
@@ -123,6 +126,7 @@ def _empty_notice(args: QueryArgs, *, fetched: int, total: int, offset: int, can
 
 @_tool(
     "jira_update_status",
+    "Move Jira issue to a status",
     "Move an issue in the configured tracker to a new status. Args: issueId, status.",
     input=StatusArgs,
     output=IssueOut,
@@ -136,6 +140,7 @@ async def update_status(ctx: CallContext, args: StatusArgs) -> IssueOut:
 
 @_tool(
     "jira_list_comments",
+    "List Jira comments",
     "List comments on an issue in the configured tracker. Args: issueId.",
     input=IssueArgs,
     output=Comments,
@@ -148,6 +153,7 @@ async def list_comments(ctx: CallContext, args: IssueArgs) -> Comments:
 
 @_tool(
     "jira_comment",
+    "Comment on Jira issue",
     "Add a comment to an issue in the configured tracker. Args: issueId, body. "
     "Returns the created comment when the provider exposes it.",
     input=CommentArgs,
@@ -161,6 +167,7 @@ async def comment(ctx: CallContext, args: CommentArgs) -> CommentAdded:
 
 @_tool(
     "jira_update_comment",
+    "Edit Jira comment",
     "Update a comment on an issue in the configured tracker. Args: issueId, commentId, body.",
     input=UpdateCommentArgs,
     output=Comment,
@@ -174,6 +181,7 @@ async def update_comment(ctx: CallContext, args: UpdateCommentArgs) -> Comment:
 
 @_tool(
     "jira_create_issue",
+    "Create Jira issue",
     "Create an issue in the configured tracker. Args: title, body?, status?, assignee?.",
     input=CreateArgs,
     output=IssueOut,
