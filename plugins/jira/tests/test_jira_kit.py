@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from jira_fake_mcp import FakeJiraMcp, ToolError
 from jira_fake_rest import API_TOKEN, EMAIL, FakeJira
@@ -18,6 +19,7 @@ from mcp import Client
 
 from lorenz.authoring.lint import lint_pack
 from lorenz.host import serve_in_thread
+from lorenz_jira.outputs import CommentAdded, Rows, pretty
 from lorenz_jira.tools import JIRA_TOOL_NAMES, KIT_PACK
 
 pytestmark = pytest.mark.anyio
@@ -272,3 +274,21 @@ async def test_reads_by_id_over_jira_mcp_report_progress(jira_mcp: FakeJiraMcp) 
 def test_the_typed_tools_pass_the_lint() -> None:
     """Contracts, format parity and hints of the typed tools themselves: no error, no warning."""
     assert [str(d) for d in lint_pack(KIT_PACK)] == []
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        CommentAdded(ok=True),
+        CommentAdded(ok=True, comment={"id": "1", "body": "Grüße — ✓"}),
+        Rows(rows=[{"id": "1", "labels": ["a", "b"], "description": None}, {}]),
+        Rows(rows=[]),
+    ],
+)
+def test_the_kit_text_is_the_json_the_host_sends(output: Any) -> None:
+    """``format()`` renders exactly the pretty JSON a plain result gets from the host."""
+    from lorenz.host.mcp.replies import call_result
+    from lorenz.results import tool_success
+
+    data = {key: value for key, value in attrs.asdict(output, recurse=False).items() if value is not None}
+    assert pretty(output) == call_result(tool_success(data)).text
