@@ -292,3 +292,28 @@ def test_the_kit_text_is_the_json_the_host_sends(output: Any) -> None:
 
     data = {key: value for key, value in attrs.asdict(output, recurse=False).items() if value is not None}
     assert pretty(output) == call_result(tool_success(data)).text
+
+
+async def test_over_stdio_results_and_failures_fit_the_output_schema(jira: FakeJira, tmp_path: Path) -> None:
+    """``lorenz serve --stdio`` started by the SDK client: a result and a declared failure, each
+    validating against the advertised outputSchema."""
+    import os
+    import sys
+
+    from mcp import StdioServerParameters
+
+    jira.add_issue("ENG-1")
+    (tmp_path / "WORKFLOW.md").write_text(REST_WORKFLOW, encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("LORENZ_", "JIRA_"))}
+    env.update(LORENZ_LOAD_PLUGINS="lorenz-jira", SITE=jira.base_url, JIRA_EMAIL=EMAIL, JIRA_API_KEY=API_TOKEN)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "lorenz", "serve", "--stdio", "WORKFLOW.md"], env=env, cwd=tmp_path
+    )
+    async with Client(params) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        read = await client.call_tool("jira_read_issue", {"issueId": "ENG-1"})
+        missing = await client.call_tool("jira_read_issue", {"issueId": "ENG-404"})
+    assert validated(tools, "jira_read_issue", read)["issue"]["identifier"] == "ENG-1"
+    error = failure(tools, "jira_read_issue", missing)
+    assert (error["reason"], error["retryable"]) == ("not_found", False)
+    assert error["recovery"] == "Check the key, or call jira_query to list the issue keys you can use."
