@@ -152,9 +152,13 @@ class Tool(Generic[In, Out]):
     format: Callable[[Out], str | Sequence[ContentBlock | str]] | None = None
     #: Agent-facing fields beside the output: ``True`` (``echo``/``total``/``notice``) or an attrs class.
     enrichment: type | bool | None = None
+    #: A published ``inputSchema`` to advertise instead of the one generated from ``input``.
+    schema: Mapping[str, Any] | None = None
+    #: How refused arguments read: ``(raw arguments, error) -> ToolResult``, ``None`` for the default.
+    argument_errors: Callable[[Any, ArgumentError], ToolResult | None] | None = field(default=None, repr=False)
     #: Reads the raw arguments instead of the strict structuring: returns the input instance, or a
-    #: failure ``ToolResult`` worded the pack's own way (for packs whose wording predates the kit).
-    read_arguments: Callable[[Any], Any] | None = None
+    #: failure ``ToolResult`` in the pack's own words (a pack whose readers predate the kit).
+    read_arguments: Callable[[Any], Any] | None = field(default=None, repr=False)
     input_schema: Mapping[str, Any] = field(init=False)
     output_schema: Mapping[str, Any] | None = field(init=False)
     #: A ``jsonschema`` validator for the keywords cattrs does not check, when the schema has any.
@@ -174,7 +178,7 @@ class Tool(Generic[In, Out]):
         if self.format is not None and self.output is None:
             msg = f"tool {self.name} has a format but no output class"
             raise ValueError(msg)
-        schema = input_schema(self.input)
+        schema = input_schema(self.input) if self.schema is None else dict(self.schema)
         object.__setattr__(self, "input_schema", schema)
         object.__setattr__(self, "_keywords", _keyword_validator(schema))
         declared = [(contract.reason, contract.when) for contract in self.errors]
@@ -242,7 +246,8 @@ class Tool(Generic[In, Out]):
         try:
             args = self.parse(arguments)
         except ArgumentError as exc:
-            return invalid_arguments(self.name, exc.located)
+            worded = self.argument_errors(arguments, exc) if self.argument_errors is not None else None
+            return worded if worded is not None else invalid_arguments(self.name, exc.located)
         except Exception as exc:  # a read_arguments hook that broke its contract
             return unexpected_failure(self.name, exc, context.settings, doing="Reading the arguments")
         if isinstance(args, ToolResult):  # refused by read_arguments, in the pack's own words
@@ -349,6 +354,8 @@ def tool(
     errors: Sequence[ErrorContract] = (),
     format: Callable[[Out], str | Sequence[ContentBlock | str]] | None = None,
     enrichment: type | bool | None = None,
+    input_schema: Mapping[str, Any] | None = None,
+    argument_errors: Callable[[Any, ArgumentError], ToolResult | None] | None = None,
     read_arguments: Callable[[Any], In | ToolResult] | None = None,
 ) -> Callable[[Callable[[CallContext, In], Awaitable[Out]]], Tool[In, Out]]:
     """Define a tool from an async handler::
@@ -356,6 +363,13 @@ def tool(
     @tool(name="weather_get_forecast", description="...", input=ForecastArgs, output=Forecast,
           annotations=hints(read_only=True), errors=[ErrorContract(...)])
     async def get_forecast(ctx: CallContext, args: ForecastArgs) -> Forecast: ...
+
+    ``input_schema`` advertises a schema already published (``input`` still structures the
+    arguments, and the schema's keywords are still checked); ``argument_errors`` words refused
+    arguments as a tool published them before it moved to the kit (return ``None`` to keep the
+    kit's ``invalid arguments for tool ...`` failure). ``read_arguments`` goes further: it reads
+    the raw arguments itself (instead of ``input``'s structuring) and returns the input instance or
+    the pack's own failure ``ToolResult``.
     """
 
     def decorate(handler: Callable[[CallContext, In], Awaitable[Out]]) -> Tool[In, Out]:
@@ -370,6 +384,8 @@ def tool(
             errors=tuple(errors),
             format=format,
             enrichment=enrichment,
+            schema=input_schema,
+            argument_errors=argument_errors,
             read_arguments=read_arguments,
         )
 

@@ -11,7 +11,16 @@ from lorenz.authoring import CallContext, Tool, hints, tool
 
 from .backend import JiraBackend, NewIssue
 from .failures import classify, contracts
-from .inputs import CommentArgs, CreateArgs, IssueArgs, QueryArgs, StatusArgs, UpdateCommentArgs, reader
+from .inputs import (
+    INPUT_SCHEMAS,
+    CommentArgs,
+    CreateArgs,
+    IssueArgs,
+    QueryArgs,
+    StatusArgs,
+    UpdateCommentArgs,
+    reader,
+)
 from .outputs import Comment, CommentAdded, Comments, IssueOut, Rows, pretty
 from .tracker import open_backend
 
@@ -40,6 +49,7 @@ def _tool(
         description=description,
         errors=contracts(name),
         format=pretty,
+        input_schema=INPUT_SCHEMAS[name],
         read_arguments=reader(name),
         **kwargs,
     )

@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import attrs
-
 from lorenz import (
     Settings,
     ToolContext,
@@ -24,7 +22,7 @@ from lorenz import (
 from lorenz.authoring import Pack
 
 from .handlers import TOOLS
-from .inputs import DEFAULT_SELECT, INPUT_SCHEMAS
+from .inputs import DEFAULT_SELECT
 from .options import JIRA_KINDS, jira_options
 from .tracker import JIRA_PACK
 
@@ -41,11 +39,9 @@ class _KitPack(Pack):
 #: The typed tools as a :class:`lorenz.authoring.Pack` (what ``lorenz.testing`` and the lint check).
 KIT_PACK = _KitPack(name=JIRA_PACK, tools=TOOLS, description="Read, query, move, comment on and create Jira issues.")
 
-#: What ``tools/list`` shows: the kit's specs (title, annotations, outputSchema) with the input
-#: schemas callers have always seen.
-_SPECS: tuple[ToolSpec, ...] = tuple(
-    attrs.evolve(entry.spec(), input_schema=INPUT_SCHEMAS[entry.name]) for entry in TOOLS
-)
+#: What ``tools/list`` shows: the kit's specs (title, annotations, outputSchema), the input schemas
+#: being the ones callers have always seen.
+_SPECS: tuple[ToolSpec, ...] = tuple(entry.spec() for entry in TOOLS)
 
 JIRA_TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in _SPECS)
 
