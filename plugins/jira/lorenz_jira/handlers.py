@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 from lorenz import Issue, apply_query, pick_fields
-from lorenz.authoring import CallContext, Tool, hints, tool
+from lorenz.authoring import CallContext, Pack, Tool, hints, tool
 
 from .backend import JiraBackend, NewIssue
 from .failures import classify, contracts
@@ -24,7 +24,7 @@ from .inputs import (
 from .outputs import Comment, CommentAdded, Comments, IssueOut, Rows, pretty
 from .tracker import open_backend
 
-__all__ = ["TOOLS"]
+__all__ = ["KIT_PACK", "TOOLS"]
 
 T = TypeVar("T")
 
@@ -205,3 +205,14 @@ async def create_issue(ctx: CallContext, args: CreateArgs) -> IssueOut:
 
 #: The tools in the order ``tools/list`` shows them.
 TOOLS = (read_issue, query, update_status, list_comments, comment, update_comment, create_issue)
+
+
+class _KitPack(Pack):
+    """The typed tools as a kit pack that, like the pack before the kit, ignores ``tools.jira``."""
+
+    def parse_options(self, raw: Mapping[str, Any] | None) -> Any:
+        return {}
+
+
+#: The pack of the typed tools; :class:`~lorenz_jira.tools.JiraToolPack` serves it.
+KIT_PACK = _KitPack(name="jira", tools=TOOLS, description="Read, query, move, comment on and create Jira issues.")

@@ -27,8 +27,9 @@ from lorenz import (
 )
 from lorenz.authoring import describe
 
+from .tools import DEFAULT_SELECT
+
 __all__ = [
-    "DEFAULT_SELECT",
     "INPUT_SCHEMAS",
     "CommentArgs",
     "CreateArgs",
@@ -38,9 +39,6 @@ __all__ = [
     "UpdateCommentArgs",
     "reader",
 ]
-
-#: The fields ``jira_query`` returns when no ``select`` is given.
-DEFAULT_SELECT: tuple[str, ...] = ("id", "identifier", "title", "state", "stateType", "labels", "url")
 
 _KEY = "Jira issue key such as ENG-123, or numeric issue id such as 10001."
 

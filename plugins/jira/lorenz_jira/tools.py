@@ -1,14 +1,15 @@
 """The ``jira`` tool pack: seven ``jira_*`` tools over whichever Jira transport is configured.
 
-The tools are typed tools of the authoring kit (:mod:`.handlers`); :class:`JiraToolPack` serves
-them as the pack always answered: the same input schemas, the result as pretty JSON text, and every
-failure redacted with the message it always had (now with a reason, retryable and recovery).
+The tools are typed tools of the authoring kit (:mod:`.handlers`, loaded by the first listing or
+call, not when the plugin registers); :class:`JiraToolPack` serves them as the pack always answered:
+the same input schemas, the result as pretty JSON text, and every failure redacted with the message
+it always had (now with a reason, retryable and recovery).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lorenz import (
     Settings,
@@ -19,31 +20,43 @@ from lorenz import (
     redact_text,
     unsupported_tool_failure,
 )
-from lorenz.authoring import Pack
 
-from .handlers import TOOLS
-from .inputs import DEFAULT_SELECT
 from .options import JIRA_KINDS, jira_options
 from .tracker import JIRA_PACK
 
-__all__ = ["DEFAULT_SELECT", "JIRA_TOOL_NAMES", "KIT_PACK", "JiraToolPack"]
+if TYPE_CHECKING:
+    from lorenz.authoring import Pack
+
+__all__ = ["DEFAULT_SELECT", "JIRA_TOOL_NAMES", "JiraToolPack", "kit_pack"]  # and KIT_PACK, lazily
+
+#: The fields ``jira_query`` returns when no ``select`` is given.
+DEFAULT_SELECT: tuple[str, ...] = ("id", "identifier", "title", "state", "stateType", "labels", "url")
+
+#: The seven tools, in the order ``tools/list`` shows them.
+JIRA_TOOL_NAMES: tuple[str, ...] = (
+    "jira_read_issue",
+    "jira_query",
+    "jira_update_status",
+    "jira_list_comments",
+    "jira_comment",
+    "jira_update_comment",
+    "jira_create_issue",
+)
 
 
-class _KitPack(Pack):
-    """The typed tools as a kit pack that, like the pack before the kit, ignores ``tools.jira``."""
+def kit_pack() -> Pack:
+    """The typed tools as a :class:`lorenz.authoring.Pack` (what ``lorenz.testing`` and the lint
+    check); imported on first use, so registering the plugin loads no kit."""
+    from .handlers import KIT_PACK
 
-    def parse_options(self, raw: Mapping[str, Any] | None) -> Any:
-        return {}
+    return KIT_PACK
 
 
-#: The typed tools as a :class:`lorenz.authoring.Pack` (what ``lorenz.testing`` and the lint check).
-KIT_PACK = _KitPack(name=JIRA_PACK, tools=TOOLS, description="Read, query, move, comment on and create Jira issues.")
-
-#: What ``tools/list`` shows: the kit's specs (title, annotations, outputSchema), the input schemas
-#: being the ones callers have always seen.
-_SPECS: tuple[ToolSpec, ...] = tuple(entry.spec() for entry in TOOLS)
-
-JIRA_TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in _SPECS)
+def __getattr__(name: str) -> Any:
+    if name == "KIT_PACK":
+        return kit_pack()
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)
 
 
 def _secrets(settings: Settings) -> set[str]:
@@ -72,8 +85,9 @@ class JiraToolPack:
     name = JIRA_PACK
 
     def tool_specs(self, settings: Settings) -> list[ToolSpec]:
-        """The seven tools, always, in a fixed order."""
-        return list(_SPECS)
+        """The seven tools, always, in a fixed order: the kit's specs (title, annotations,
+        outputSchema) with the input schemas callers have always seen."""
+        return kit_pack().tool_specs(settings)
 
     def check_settings(self, settings: Settings) -> list[str]:
         """The site and credentials are the Jira tracker's (its ``validate_dispatch`` checks them)."""
@@ -84,4 +98,4 @@ class JiraToolPack:
         backend client is built or the network touched."""
         if name not in JIRA_TOOL_NAMES:
             return unsupported_tool_failure(name, JIRA_TOOL_NAMES)
-        return _as_before(await KIT_PACK.execute_tool(name, input, context), context.settings)
+        return _as_before(await kit_pack().execute_tool(name, input, context), context.settings)

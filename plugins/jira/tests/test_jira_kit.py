@@ -272,8 +272,10 @@ async def test_reads_by_id_over_jira_mcp_report_progress(jira_mcp: FakeJiraMcp) 
 
 
 def test_the_typed_tools_pass_the_lint() -> None:
-    """Contracts, format parity and hints of the typed tools themselves: no error, no warning."""
+    """Contracts, format parity and hints of the typed tools themselves: no error, no warning; the
+    names the plugin lists without loading the kit are the kit pack's."""
     assert [str(d) for d in lint_pack(KIT_PACK)] == []
+    assert tuple(entry.name for entry in KIT_PACK.tools) == JIRA_TOOL_NAMES
 
 
 @pytest.mark.parametrize(
