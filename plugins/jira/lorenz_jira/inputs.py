@@ -27,7 +27,7 @@ from lorenz import (
 )
 from lorenz.authoring import describe
 
-from .tools import DEFAULT_SELECT
+from .names import DEFAULT_SELECT
 
 __all__ = [
     "INPUT_SCHEMAS",

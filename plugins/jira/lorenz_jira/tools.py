@@ -21,6 +21,7 @@ from lorenz import (
     unsupported_tool_failure,
 )
 
+from .names import DEFAULT_SELECT, JIRA_TOOL_NAMES
 from .options import JIRA_KINDS, jira_options
 from .tracker import JIRA_PACK
 
@@ -28,20 +29,6 @@ if TYPE_CHECKING:
     from lorenz.authoring import Pack
 
 __all__ = ["DEFAULT_SELECT", "JIRA_TOOL_NAMES", "JiraToolPack", "kit_pack"]  # and KIT_PACK, lazily
-
-#: The fields ``jira_query`` returns when no ``select`` is given.
-DEFAULT_SELECT: tuple[str, ...] = ("id", "identifier", "title", "state", "stateType", "labels", "url")
-
-#: The seven tools, in the order ``tools/list`` shows them.
-JIRA_TOOL_NAMES: tuple[str, ...] = (
-    "jira_read_issue",
-    "jira_query",
-    "jira_update_status",
-    "jira_list_comments",
-    "jira_comment",
-    "jira_update_comment",
-    "jira_create_issue",
-)
 
 
 def kit_pack() -> Pack:
