@@ -39,7 +39,10 @@ def describe(description: str, **schema: Any) -> dict[str, Any]:
     """Field metadata: ``attrs.field(metadata=describe("City name, e.g. Oslo.", examples=["Oslo"]))``.
 
     Extra keywords (``examples``, ``minimum``, ``maxLength``, ...) are copied into the field's schema
-    and checked against the input after structuring.
+    and checked against the input after structuring. Two keywords shape an output field instead:
+    ``json_schema={...}`` is its schema verbatim (for a ``dict``/``Any`` field whose shape the type
+    cannot say), and ``omit_none=True`` (on a field with a default) leaves it out of the result
+    when it is ``None`` and out of the output schema's ``required``.
     """
     return {"description": description, **schema}
 
@@ -154,8 +157,11 @@ def object_schema(cls: type, *, strict: bool, all_required: bool = False) -> dic
     required: list[str] = []
     for field in _resolved_fields(cls):
         name = field.name
-        schema = dict(type_schema(field.type, strict=strict))
         metadata = field.metadata or {}
+        # A field whose wire shape its Python type cannot say (a record kept as a dict for
+        # compatibility) names that shape itself: ``describe(..., json_schema={...})``.
+        wire = metadata.get("json_schema")
+        schema = dict(wire) if isinstance(wire, Mapping) else dict(type_schema(field.type, strict=strict))
         if metadata.get("description"):
             schema["description"] = str(metadata["description"])
         for key in _PASSTHROUGH_KEYS:
@@ -168,6 +174,8 @@ def object_schema(cls: type, *, strict: bool, all_required: bool = False) -> dic
             elif isinstance(default, enum.Enum):
                 schema["default"] = default.value
         properties[name] = schema
+        if metadata.get("omit_none") and not _required(field):
+            continue  # may be absent from the output: see ``omit_none``
         if all_required or _required(field):
             required.append(name)
     out: dict[str, Any] = {"type": "object", "properties": properties}

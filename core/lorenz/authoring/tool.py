@@ -180,6 +180,9 @@ class Tool(Generic[In, Out]):
     argument_errors: Callable[[Any, ArgumentError], ToolResult | None] | None = field(default=None, repr=False)
     #: Whether the handler asks the client for input (``lorenz check`` warns where none could answer).
     needs_client_input: bool = False
+    #: Reads the raw arguments instead of the strict structuring: returns the input instance, or a
+    #: failure ``ToolResult`` in the pack's own words (a pack whose readers predate the kit).
+    read_arguments: Callable[[Any], Any] | None = field(default=None, repr=False)
     input_schema: Mapping[str, Any] = field(init=False)
     output_schema: Mapping[str, Any] | None = field(init=False)
     #: The keywords cattrs does not check, when the input has any.
@@ -236,7 +239,11 @@ class Tool(Generic[In, Out]):
         )
 
     def parse(self, arguments: Any) -> In:
-        """``arguments`` as the input class; raises :class:`lorenz.ArgumentError`."""
+        """``arguments`` as the input class; raises :class:`lorenz.ArgumentError`. With
+        ``read_arguments``, whatever it returns (a failure ``ToolResult`` included)."""
+        if self.read_arguments is not None:
+            read: In = self.read_arguments(arguments)
+            return read
         arguments = {} if arguments is None else arguments
         value = structure_strict(arguments, self.input)
         if self._keywords is not None:
@@ -250,7 +257,7 @@ class Tool(Generic[In, Out]):
 
     def render_content(self, output: Out) -> tuple[Any, str, tuple[ContentBlock, ...] | None]:
         """The structured payload, the text and, when ``format()`` returned a list, its blocks."""
-        data = unstructure(output)
+        data = _omitting_none(unstructure(output), self.output)
         if self.format is None:
             return data, _default_format(data), None
         text, blocks = rendered(self.format(output), self.name)
@@ -263,6 +270,10 @@ class Tool(Generic[In, Out]):
         except ArgumentError as exc:
             worded = self.argument_errors(arguments, exc) if self.argument_errors is not None else None
             return worded if worded is not None else invalid_arguments(self.name, exc.located)
+        except Exception as exc:  # a read_arguments hook that broke its contract
+            return unexpected_failure(self.name, exc, context.settings, doing="Reading the arguments")
+        if isinstance(args, ToolResult):  # refused by read_arguments, in the pack's own words
+            return args
         try:
             output = await run_rounds(self, context, args)
         except ToolFailure as failure:
@@ -292,6 +303,14 @@ class Tool(Generic[In, Out]):
         blocks = with_text_after(blocks, mirrored)
         content = tuple(block.wire() for block in blocks)
         return FormattedResult(success=True, result=data, text=joined_text(blocks), content=content)
+
+
+def _omitting_none(data: Any, cls: type | None) -> Any:
+    """``data`` without the ``None`` values of ``cls``'s ``omit_none`` fields."""
+    if not isinstance(data, dict) or cls is None or not attrs.has(cls):
+        return data
+    omitted = [f.name for f in attrs.fields(cls) if (f.metadata or {}).get("omit_none") and data.get(f.name) is None]
+    return {key: value for key, value in data.items() if key not in omitted} if omitted else data
 
 
 def _title_from(name: str) -> str:
@@ -329,6 +348,7 @@ def tool(
     input_schema: Mapping[str, Any] | None = None,
     argument_errors: Callable[[Any, ArgumentError], ToolResult | None] | None = None,
     needs_client_input: bool = False,
+    read_arguments: Callable[[Any], In | ToolResult] | None = None,
 ) -> Callable[[Callable[[CallContext, In], Awaitable[Out | InputRound]]], Tool[In, Out]]:
     """Define a tool from an async handler::
 
@@ -339,7 +359,9 @@ def tool(
     ``input_schema`` advertises a schema already published (``input`` still structures the
     arguments, and the schema's keywords are still checked); ``argument_errors`` words refused
     arguments as a tool published them before it moved to the kit (return ``None`` to keep the
-    kit's ``invalid arguments for tool ...`` failure).
+    kit's ``invalid arguments for tool ...`` failure). ``read_arguments`` goes further: it reads
+    the raw arguments itself (instead of ``input``'s structuring) and returns the input instance or
+    the pack's own failure ``ToolResult``.
     """
 
     def decorate(handler: Callable[[CallContext, In], Awaitable[Out | InputRound]]) -> Tool[In, Out]:
@@ -357,6 +379,7 @@ def tool(
             schema=input_schema,
             argument_errors=argument_errors,
             needs_client_input=needs_client_input,
+            read_arguments=read_arguments,
         )
 
     return decorate
