@@ -37,7 +37,8 @@ def describe(description: str, **schema: Any) -> dict[str, Any]:
     """Field metadata: ``attrs.field(metadata=describe("City name, e.g. Oslo.", examples=["Oslo"]))``.
 
     Extra keywords (``examples``, ``minimum``, ``maxLength``, ...) are copied into the field's schema
-    and checked against the input after structuring.
+    and checked against the input after structuring. ``schema={...}`` replaces the schema the field's
+    type would give (no ``default`` is added): for a shape types cannot say, e.g. a recursive filter.
     """
     return {"description": description, **schema}
 
@@ -152,14 +153,20 @@ def object_schema(cls: type, *, strict: bool, all_required: bool = False) -> dic
     required: list[str] = []
     for field in _resolved_fields(cls):
         name = field.name
-        schema = dict(type_schema(field.type, strict=strict))
         metadata = field.metadata or {}
+        override = metadata.get("schema")
+        schema = dict(override) if override is not None else dict(type_schema(field.type, strict=strict))
         if metadata.get("description"):
             schema["description"] = str(metadata["description"])
         for key in _PASSTHROUGH_KEYS:
             if key in metadata:
                 schema[key] = metadata[key]
-        if not all_required and not _required(field) and not isinstance(field.default, attrs.Factory):  # type: ignore[arg-type]
+        if (
+            override is None
+            and not all_required
+            and not _required(field)
+            and not isinstance(field.default, attrs.Factory)  # type: ignore[arg-type]
+        ):
             default = field.default
             if default is None or isinstance(default, str | int | float | bool):
                 schema["default"] = default

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import attrs
 from attrs import field, frozen
 
-from lorenz.arguments import invalid_arguments
+from lorenz.arguments import INVALID_ARGUMENTS_RECOVERY, as_arguments, invalid_arguments
 from lorenz.results import FormattedResult, ToolResult, failure_result
 from lorenz.toolcall.schemas import schema_problems
 
@@ -129,6 +129,8 @@ class CallContext:
 
 
 Handler = Callable[[CallContext, Any], Awaitable[Any]]
+#: ``reader(ctx, raw_arguments) -> input``: raises :class:`lorenz.ArgumentError` (or a ``ToolFailure``).
+ArgumentReader = Callable[[CallContext, Mapping[str, Any]], Any]
 
 
 def _default_format(data: Any) -> str:
@@ -150,8 +152,11 @@ class Tool(Generic[In, Out]):
     errors: tuple[ErrorContract, ...] = ()
     #: The text for the model: a ``str``, or a list of content blocks (``text``, ``image``, ...).
     format: Callable[[Out], str | Sequence[ContentBlock | str]] | None = None
-    #: Agent-facing fields beside the output: ``True`` (``echo``/``total``/``notice``) or an attrs class.
-    enrichment: type | bool | None = None
+    #: Agent-facing fields beside the output: ``True`` (``echo``/``total``/``notice``), a tuple of
+    #: those names, or an attrs class.
+    enrichment: type | bool | tuple[str, ...] | None = None
+    #: Reads the raw arguments in the tool's own words instead of the strict structuring (see :func:`tool`).
+    arguments: ArgumentReader | None = None
     input_schema: Mapping[str, Any] = field(init=False)
     output_schema: Mapping[str, Any] | None = field(init=False)
     #: A ``jsonschema`` validator for the keywords cattrs does not check, when the schema has any.
@@ -232,10 +237,20 @@ class Tool(Generic[In, Out]):
 
     async def run(self, arguments: Any, context: CallContext) -> ToolResult:
         """Structure ``arguments``, run the handler, shape the result; never raises."""
-        try:
-            args = self.parse(arguments)
-        except ArgumentError as exc:
-            return invalid_arguments(self.name, exc.located)
+        if self.arguments is not None:
+            try:
+                args = self.arguments(context, as_arguments(arguments))
+            except ArgumentError as exc:  # the reader's own words, as they are
+                return failure_result(str(exc), reason="invalid_arguments", recovery=INVALID_ARGUMENTS_RECOVERY)
+            except ToolFailure as failure:
+                return failure.to_result()
+            except Exception as exc:
+                return unexpected_failure(self.name, exc, context.settings)
+        else:
+            try:
+                args = self.parse(arguments)
+            except ArgumentError as exc:
+                return invalid_arguments(self.name, exc.located)
         try:
             output = await self.handler(context, args)
         except ToolFailure as failure:
@@ -329,13 +344,20 @@ def tool(
     annotations: Mapping[str, Any] | None = None,
     errors: Sequence[ErrorContract] = (),
     format: Callable[[Out], str | Sequence[ContentBlock | str]] | None = None,
-    enrichment: type | bool | None = None,
+    enrichment: type | bool | tuple[str, ...] | None = None,
+    arguments: Callable[[CallContext, Mapping[str, Any]], In] | None = None,
 ) -> Callable[[Callable[[CallContext, In], Awaitable[Out]]], Tool[In, Out]]:
     """Define a tool from an async handler::
 
     @tool(name="weather_get_forecast", description="...", input=ForecastArgs, output=Forecast,
           annotations=hints(read_only=True), errors=[ErrorContract(...)])
     async def get_forecast(ctx: CallContext, args: ForecastArgs) -> Forecast: ...
+
+    ``arguments=reader`` replaces the strict structuring for a tool that must keep its own wording
+    (a pack moved onto the kit with callers pinned to its messages): ``reader(ctx, raw)`` returns the
+    input instance or raises :class:`lorenz.ArgumentError`, whose message is the failure's, as is.
+    A reader checks only what it checks, so serve such a tool from a provider without
+    ``validates_arguments``: the host then checks the ``inputSchema`` first.
     """
 
     def decorate(handler: Callable[[CallContext, In], Awaitable[Out]]) -> Tool[In, Out]:
@@ -350,6 +372,7 @@ def tool(
             errors=tuple(errors),
             format=format,
             enrichment=enrichment,
+            arguments=arguments,
         )
 
     return decorate

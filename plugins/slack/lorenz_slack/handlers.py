@@ -1,6 +1,7 @@
-"""What the ``slack`` pack's tools do (:class:`~lorenz_slack.tools.SlackToolPack` loads this on its first call).
+"""What the ``slack`` pack's tools do (:mod:`.toolkit` loads this on their first call).
 
-Every per-issue tool passes the trust boundary (:func:`~lorenz_slack.trust.require_tracked_message`) first.
+Every per-issue tool passes the trust boundary (:func:`~lorenz_slack.trust.require_tracked_message`)
+first; whatever a tool raises becomes a failure with a reason (:func:`~lorenz_slack.errors.slack_failure`).
 """
 
 from __future__ import annotations
@@ -9,8 +10,10 @@ import asyncio
 import contextlib
 import hashlib
 import weakref
-from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, cast
+
+import attrs
 
 from lorenz import (
     ArgumentError,
@@ -18,25 +21,40 @@ from lorenz import (
     ToolResult,
     apply_query,
     as_arguments,
-    check_list_argument,
-    error_message,
-    optional_str,
     parse_query_spec,
-    parse_select,
     pick_fields,
-    redact_text,
-    require_str,
-    tool_failure,
+    report_progress,
     tool_success,
     unsupported_tool_failure,
 )
+from lorenz.authoring import CallContext, FormattedResult, ToolFailure, failure_result
 
-from .catalog import DEFAULT_SELECT, EXPAND, TOOL_NAMES
+from .catalog import DEFAULT_SELECT, TOOL_NAMES
+from .errors import slack_failure
 from .fold import observe_thread, resolve_state_name, state_from_thread
 from .ids import issue_id, permalink, split_issue_id
 from .mapping import slack_message_to_row
 from .options import slack_endpoint, slack_options
 from .provenance import is_allowed_author, is_request_message
+from .shapes import (
+    CommentArgs,
+    CommentOut,
+    ContextArgs,
+    ContextMessage,
+    ContextOut,
+    IssueArgs,
+    QueryArgs,
+    QueryOut,
+    StatusArgs,
+    StatusOut,
+    ThreadOut,
+    UserArgs,
+    UserOut,
+    WorkpadArgs,
+    WorkpadOut,
+    payload,
+    pretty,
+)
 from .transport import SlackTransport
 from .trust import (
     ensure_tracking_record,
@@ -48,25 +66,28 @@ from .trust import (
 )
 from .workpad import WorkpadContent, upsert_workpad
 
-__all__ = ["execute_slack_tool"]
-
-_CONTEXT_DEFAULT = 10
-_CONTEXT_MAX = 50
+__all__ = ["SlackCallContext", "execute_slack_tool", "run_handler", "run_slack_tool"]
 
 
-def _count(args: Mapping[str, Any], key: str) -> int:
-    value = args.get(key)
-    if value is None:
-        return _CONTEXT_DEFAULT
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or (isinstance(value, float) and not value.is_integer())
-        or value < 0
-    ):
-        msg = f"'{key}' must be a non-negative integer"
-        raise ArgumentError(msg)
-    return min(int(value), _CONTEXT_MAX)
+@attrs.define(kw_only=True)
+class SlackCallContext(CallContext):
+    """A call's context with the transport the pack chose for it (the Web API, or a test's fake)."""
+
+    transport: SlackTransport | None = None
+
+
+def _transport(ctx: CallContext) -> SlackTransport:
+    if isinstance(ctx, SlackCallContext) and ctx.transport is not None:
+        return ctx.transport
+    from .transport import SlackWebTransport
+
+    return SlackWebTransport(ctx.settings, http=ctx.http)
+
+
+def _parts(issue: str) -> tuple[str, str]:
+    parts = split_issue_id(issue)
+    assert parts is not None  # the readers refuse any other form
+    return parts
 
 
 # Per event loop, per (endpoint, token digest, issue id): the pack builds a transport per call, so
@@ -93,31 +114,16 @@ async def _workpad_lock(settings: Settings, issue: str) -> AsyncIterator[None]:
             del locks[key]
 
 
-async def _query(args: Mapping[str, Any], settings: Settings, transport: SlackTransport) -> ToolResult:
+async def _query(ctx: CallContext, args: QueryArgs) -> QueryOut:
+    settings, transport = ctx.settings, _transport(ctx)
     bot = require_bot_user_id(settings)
     options = slack_options(settings)
-    spec = parse_query_spec(args)
-    select = parse_select(args.get("select"))
-    fields = list(select) if select is not None else list(DEFAULT_SELECT)
-    raw_expand = args.get("expand")
-    expand: list[str] = []
-    if raw_expand is not None:
-        if not isinstance(raw_expand, list):
-            return tool_failure("expand must be an array of 'thread' | 'reactions'")
-        for item in raw_expand:
-            if item not in EXPAND:
-                return tool_failure("expand items must be 'thread' or 'reactions'")
-            if item not in expand:
-                expand.append(item)
-    raw_channels = args.get("channels")
+    spec = parse_query_spec(args.envelope())
+    fields = list(args.select) if args.select is not None else list(DEFAULT_SELECT)
+    expand = args.expand or []
     channels = list(options.channels)
-    if raw_channels is not None:
-        if not isinstance(raw_channels, list):
-            return tool_failure("channels must be an array of strings")
-        check_list_argument("channels", raw_channels)
-        if not all(isinstance(c, str) for c in raw_channels):
-            return tool_failure("channels must be an array of strings")
-        wanted = set(raw_channels)
+    if args.channels is not None:
+        wanted = set(args.channels)
         channels = [c for c in channels if c in wanted]
     scan = await transport.scan_channels(channels) if channels else None
     team_url = await transport.team_url()
@@ -125,8 +131,6 @@ async def _query(args: Mapping[str, Any], settings: Settings, transport: SlackTr
     if scan is not None:
         marker = options.marker_emoji
         roots = [*scan.mentions, *(r for r in scan.threaded_roots if marker in r.bot_reactions)]
-        from lorenz import report_progress
-
         for done, root in enumerate(roots):
             if done:  # one Slack call per thread: say how far the query got
                 await report_progress(done, len(roots), f"{done} of {len(roots)} threads read")
@@ -149,114 +153,164 @@ async def _query(args: Mapping[str, Any], settings: Settings, transport: SlackTr
             thread_replies = await transport.get_thread(row["channel"], row["ts"])
             projected["thread"] = [reply.to_record() for reply in thread_replies]
         out.append(projected)
-    return tool_success({"rows": out, "total": result.total})
+    echo: dict[str, Any] = {"channels": channels, **args.envelope(), "limit": spec.limit, "offset": spec.offset}
+    ctx.enrich.echo({**echo, "select": fields, "expand": expand})
+    if not out:
+        ctx.enrich.notice(_empty_notice(args, options.channels, channels, result.total, spec.offset))
+    return QueryOut(rows=out, total=result.total)
 
 
-async def _user_info(args: Mapping[str, Any], settings: Settings, transport: SlackTransport) -> ToolResult:
-    require_bot_user_id(settings)
-    user_id = require_str(args, "userId")
-    user = await transport.get_user(user_id)
+def _empty_notice(
+    args: QueryArgs, configured: tuple[str, ...] | list[str], channels: list[str], total: int, offset: int
+) -> str:
+    if not channels:
+        listed = ", ".join(configured) or "none"
+        return f"No configured channel was searched (configured: {listed}); drop 'channels' or name one of them."
+    if total:
+        return f"{total} issues matched but 'offset' {offset} skipped them all; lower 'offset'."
+    if args.where is not None:
+        return "No tracked issue matched 'where'; loosen the filter or drop it to list every tracked issue."
+    return "No tracked issues in the searched channels: an issue is a bot mention by an allowed user."
+
+
+async def _user_info(ctx: CallContext, args: UserArgs) -> UserOut:
+    require_bot_user_id(ctx.settings)
+    user = await _transport(ctx).get_user(args.userId)
     if user is None:
-        return tool_failure(f"unknown slack user: {user_id}")
-    return tool_success({"user": user.to_record()})
+        raise ctx.fail("user_not_found", f"unknown slack user: {args.userId}")
+    return UserOut(user=user.to_record())
 
 
-async def _update_status(
-    args: Mapping[str, Any], settings: Settings, transport: SlackTransport, channel: str, ts: str
-) -> ToolResult:
-    status = require_str(args, "status")
-    canonical = resolve_state_name(status, settings)
+async def _update_status(ctx: CallContext, args: StatusArgs) -> StatusOut:
+    settings, transport = ctx.settings, _transport(ctx)
+    channel, ts = _parts(args.issueId)
+    canonical = resolve_state_name(args.status, settings)
     if canonical is None:
         states = ", ".join((*settings.tracker.active_states, *settings.tracker.terminal_states))
-        return tool_failure(f"unknown status '{status}': use one of the workflow's active/terminal states ({states})")
+        message = f"unknown status '{args.status}': use one of the workflow's active/terminal states ({states})"
+        raise ctx.fail("unknown_status", message)
     root = await require_tracked_message(settings, transport, channel, ts)
     thread = await read_thread_state(settings, transport, root)
     await ensure_tracking_record(settings, transport, root, thread)
     await post_status(transport, channel, ts, canonical)
     # The reaction mirror is best-effort: it never fails the transition.
     await mirror_status_reaction(settings, transport, channel, ts, canonical, tuple(root.bot_reactions))
-    return tool_success({"ok": True, "status": canonical})
+    return StatusOut(ok=True, status=canonical)
 
 
-async def _read_thread(settings: Settings, transport: SlackTransport, channel: str, ts: str) -> ToolResult:
+async def _comment(ctx: CallContext, args: CommentArgs) -> CommentOut:
+    transport = _transport(ctx)
+    channel, ts = _parts(args.issueId)
+    await require_tracked_message(ctx.settings, transport, channel, ts)
+    await transport.post_reply(channel, ts, args.body)
+    return CommentOut(ok=True)
+
+
+async def _read_thread(ctx: CallContext, args: IssueArgs) -> ThreadOut:
+    settings, transport = ctx.settings, _transport(ctx)
+    channel, ts = _parts(args.issueId)
     root = await require_tracked_message(settings, transport, channel, ts)
     replies = await transport.get_thread(channel, ts)
     thread = state_from_thread(root, observe_thread(transport, channel, ts, replies), settings)
-    result: dict[str, Any] = {
-        "issueId": issue_id(channel, ts),
-        "status": thread.state,
-        "statusEvents": [event.to_record() for event in thread.events],
-        "text": root.text,
-    }
-    if thread.request is not None:
-        result["request"] = thread.request.to_record()
-    if thread.workpad is not None:
-        result["workpad"] = thread.workpad.to_record()
-    result["reactions"] = list(root.reactions)
     team_url = await transport.team_url()
     link = permalink(team_url, channel, ts) if team_url else await transport.get_permalink(channel, ts)
-    if link:
-        result["permalink"] = link
-    result["replies"] = [reply.to_record() for reply in replies]
-    return tool_success(result)
+    return ThreadOut(
+        issueId=issue_id(channel, ts),
+        status=thread.state,
+        statusEvents=[event.to_record() for event in thread.events],
+        text=root.text,
+        request=thread.request.to_record() if thread.request is not None else None,
+        workpad=thread.workpad.to_record() if thread.workpad is not None else None,
+        reactions=list(root.reactions),
+        permalink=link or None,
+        replies=[reply.to_record() for reply in replies],
+    )
 
 
-async def _workpad(
-    args: Mapping[str, Any], settings: Settings, transport: SlackTransport, channel: str, ts: str
-) -> ToolResult:
-    plan, note = optional_str(args, "plan", strict=True), optional_str(args, "note", strict=True)
+async def _workpad(ctx: CallContext, args: WorkpadArgs) -> WorkpadOut:
+    settings, transport = ctx.settings, _transport(ctx)
+    channel, ts = _parts(args.issueId)
     async with _workpad_lock(settings, issue_id(channel, ts)):
         root = await require_tracked_message(settings, transport, channel, ts)
         existing = (await read_thread_state(settings, transport, root)).workpad
         content = WorkpadContent(
-            plan=plan if plan is not None else (existing.plan if existing else None),
-            note=note if note is not None else (existing.note if existing else None),
+            plan=args.plan if args.plan is not None else (existing.plan if existing else None),
+            note=args.note if args.note is not None else (existing.note if existing else None),
         )
         workpad_ts = await upsert_workpad(settings, transport, channel, ts, content, existing)
-    return tool_success({"ok": True, "workpadTs": workpad_ts})
+    return WorkpadOut(ok=True, workpadTs=workpad_ts)
 
 
-async def _channel_context(
-    args: Mapping[str, Any], settings: Settings, transport: SlackTransport, channel: str, ts: str
-) -> ToolResult:
-    before, after = _count(args, "before"), _count(args, "after")
-    await require_tracked_message(settings, transport, channel, ts)
-    messages = await transport.list_around(channel, ts, before=before, after=after)
-    rendered = []
-    for message in messages:
-        item: dict[str, Any] = {"ts": message.ts}
-        if message.user is not None:
-            item["user"] = message.user
-        item["text"] = message.text
-        rendered.append(item)
-    return tool_success({"anchor": issue_id(channel, ts), "messages": rendered})
+async def _channel_context(ctx: CallContext, args: ContextArgs) -> ContextOut:
+    transport = _transport(ctx)
+    channel, ts = _parts(args.issueId)
+    await require_tracked_message(ctx.settings, transport, channel, ts)
+    messages = await transport.list_around(channel, ts, before=args.before, after=args.after)
+    rendered = [ContextMessage(ts=m.ts, user=m.user, text=m.text) for m in messages]
+    return ContextOut(anchor=issue_id(channel, ts), messages=rendered)
+
+
+_HANDLERS: dict[type, Callable[[CallContext, Any], Awaitable[Any]]] = {
+    StatusArgs: _update_status,
+    CommentArgs: _comment,
+    WorkpadArgs: _workpad,
+    IssueArgs: _read_thread,
+    QueryArgs: _query,
+    UserArgs: _user_info,
+    ContextArgs: _channel_context,
+}
+
+
+async def run_handler(ctx: CallContext, args: Any) -> Any:
+    """Run the tool for ``args`` (its input class names it); anything raised becomes a failure with
+    the pack's own message, redacted."""
+    try:
+        return await _HANDLERS[type(args)](ctx, args)
+    except ToolFailure:
+        raise
+    except Exception as exc:
+        raise slack_failure(exc, ctx.settings) from None
+
+
+async def run_slack_tool(name: str, input: Any, context: Any, transport: SlackTransport | None) -> ToolResult:
+    """Run tool ``name`` as the kit runs it (structured output, enrichment, declared failures), on
+    ``transport`` (``None``: the Web API through ``context.http``)."""
+    from .toolkit import TOOLS
+
+    found = TOOLS.get(name)
+    if found is None:
+        return unsupported_tool_failure(name, TOOL_NAMES)
+    ctx = SlackCallContext(
+        settings=context.settings,
+        http=context.http,
+        options={},
+        tool=found,
+        progress_sink=getattr(context, "progress_sink", None),
+        log_sink=getattr(context, "log_sink", None),
+        enabled=getattr(context, "enabled", None),
+        transport=transport,
+    )
+    result = await found.run(input, ctx)
+    if result.success or not isinstance(result, FormattedResult) or result.error is None:
+        return result
+    # Callers read a failure's text as the pack always wrote it; the reason, retryable and
+    # recovery ride in structuredContent.
+    return attrs.evolve(result, text=pretty({"error": {"message": result.error}}))
 
 
 async def execute_slack_tool(name: str, input: Any, settings: Settings, transport: SlackTransport) -> ToolResult:
-    """Run one slack tool against ``transport``; every error becomes a failure result."""
-    args = as_arguments(input)
+    """Run one slack tool against ``transport`` and answer as the pack always has: the bare payload
+    (no enrichment, absent fields left out); every error becomes a failure result."""
+    from .toolkit import TOOLS
+
+    found = TOOLS.get(name)
+    if found is None or found.arguments is None:
+        return unsupported_tool_failure(name, TOOL_NAMES)
+    ctx = SlackCallContext(settings=settings, http=cast(Any, None), options={}, tool=found, transport=transport)
     try:
-        if name == "slack_query":
-            return await _query(args, settings, transport)
-        if name == "slack_user_info":
-            return await _user_info(args, settings, transport)
-        if name not in TOOL_NAMES:
-            return unsupported_tool_failure(name, TOOL_NAMES)
-        parts = split_issue_id(require_str(args, "issueId"))
-        if parts is None:
-            return tool_failure("issueId must be in '<channel>:<ts>' form")
-        channel, ts = parts
-        if name == "slack_update_status":
-            return await _update_status(args, settings, transport, channel, ts)
-        if name == "slack_comment":
-            body = require_str(args, "body")
-            await require_tracked_message(settings, transport, channel, ts)
-            await transport.post_reply(channel, ts, body)
-            return tool_success({"ok": True})
-        if name == "slack_workpad":
-            return await _workpad(args, settings, transport, channel, ts)
-        if name == "slack_read_thread":
-            return await _read_thread(settings, transport, channel, ts)
-        return await _channel_context(args, settings, transport, channel, ts)
-    except Exception as exc:  # failure is data; messages never echo a secret
-        return tool_failure(redact_text(error_message(exc), settings.secrets))
+        args = found.arguments(ctx, as_arguments(input))
+        return tool_success(payload(await found.handler(ctx, args)))
+    except ArgumentError as exc:
+        return failure_result(str(exc), reason="invalid_arguments")
+    except ToolFailure as failure:
+        return failure.to_result()
