@@ -291,11 +291,16 @@ async def run_slack_tool(name: str, input: Any, context: Any, transport: SlackTr
         transport=transport,
     )
     result = await found.run(input, ctx)
-    if result.success or not isinstance(result, FormattedResult) or result.error is None:
+    if not isinstance(result, FormattedResult):
         return result
-    # Callers read a failure's text as the pack always wrote it; the reason, retryable and
-    # recovery ride in structuredContent.
-    return attrs.evolve(result, text=pretty({"error": {"message": result.error}}))
+    # Callers parse the text as the JSON the pack always answered: the enrichment (echo, notice) and a
+    # failure's reason, retryable and recovery ride in structuredContent only.
+    enriched = ctx.enrich.values
+    if result.success and enriched and isinstance(result.result, dict):
+        return attrs.evolve(result, text=pretty({k: v for k, v in result.result.items() if k not in enriched}))
+    if not result.success and result.error is not None:
+        return attrs.evolve(result, text=pretty({"error": {"message": result.error}}))
+    return result
 
 
 async def execute_slack_tool(name: str, input: Any, settings: Settings, transport: SlackTransport) -> ToolResult:

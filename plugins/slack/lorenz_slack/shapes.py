@@ -39,6 +39,9 @@ _QUERY = query_input_properties(
 _CONTEXT_DEFAULT = 10
 _CONTEXT_MAX = 50
 
+#: A JSON value of a Slack record (rows, replies, a profile): any of these, nested freely.
+Json = str | int | float | bool | list[Any] | dict[str, Any] | None
+
 
 def payload(value: Any) -> Any:
     """``value`` as the pack has always answered it: an optional field (default ``None``) is left out
@@ -279,24 +282,24 @@ class WorkpadOut:
 class ThreadOut:
     issueId: str = field(metadata=describe("The issue id, '<channel>:<ts>'."))
     status: str = field(metadata=describe("The state folded from the thread."))
-    statusEvents: list[dict[str, Any]] = field(metadata=describe("Every status change in the thread, oldest first."))
+    statusEvents: list[dict[str, Json]] = field(metadata=describe("Every status change in the thread, oldest first."))
     text: str = field(metadata=describe("The source message's text."))
-    request: dict[str, Any] | None = field(default=None, metadata=describe("The reply that asked the bot, if any."))
-    workpad: dict[str, Any] | None = field(default=None, metadata=describe("The workpad (ts, plan, note), if any."))
+    request: dict[str, Json] | None = field(default=None, metadata=describe("The reply that asked the bot, if any."))
+    workpad: dict[str, Json] | None = field(default=None, metadata=describe("The workpad (ts, plan, note), if any."))
     reactions: list[str] = field(metadata=describe("Reactions on the source message."))
     permalink: str | None = field(default=None, metadata=describe("A link to the source message, when known."))
-    replies: list[dict[str, Any]] = field(metadata=describe("Every reply in the thread, oldest first."))
+    replies: list[dict[str, Json]] = field(metadata=describe("Every reply in the thread, oldest first."))
 
 
 @frozen(kw_only=True)
 class QueryOut:
-    rows: list[dict[str, Any]] = field(metadata=describe("The matching rows, projected by 'select' and 'expand'."))
+    rows: list[dict[str, Json]] = field(metadata=describe("The matching rows, projected by 'select' and 'expand'."))
     total: int = field(metadata=describe("How many rows matched before 'limit' and 'offset'."))
 
 
 @frozen(kw_only=True)
 class UserOut:
-    user: dict[str, Any] = field(metadata=describe("The profile: id, name, realName, displayName, isBot."))
+    user: dict[str, Json] = field(metadata=describe("The profile: id, name, realName, displayName, isBot."))
 
 
 @frozen(kw_only=True)

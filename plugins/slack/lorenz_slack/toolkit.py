@@ -34,7 +34,7 @@ from .shapes import (
 
 __all__ = ["SLACK_PACK", "TOOLS"]
 
-_READ = hints(read_only=True, destructive=False, idempotent=True, open_world=True)
+_READ = hints(read_only=True, idempotent=True, open_world=True)
 UNKNOWN_STATUS = ErrorContract(
     reason="unknown_status",
     when="The status is not one of the workflow's active or terminal states.",
