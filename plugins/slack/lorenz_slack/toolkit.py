@@ -1,6 +1,6 @@
 """The seven ``slack`` tools on :mod:`lorenz.authoring`: their schemas, hints, declared failures and the
 text they answer. :class:`~lorenz_slack.tools.SlackToolPack` loads this on first use, and the tools'
-work (:mod:`.handlers`, with the Web API transport) on their first call.
+work (:mod:`.work`, with the Web API transport) on their first call.
 
 Every tool is open-world (it talks to Slack). The reads never change what an agent sees; the writes
 post or edit only the bot's own replies, so none is destructive.
@@ -49,7 +49,7 @@ USER_NOT_FOUND = ErrorContract(
 
 
 async def _run(ctx: CallContext, args: Any) -> Any:
-    from .handlers import run_handler
+    from .work import run_handler
 
     return await run_handler(ctx, args)
 
