@@ -19,6 +19,7 @@ from .inputs import (
     QueryArgs,
     StatusArgs,
     UpdateCommentArgs,
+    argument_errors,
     reader,
 )
 from .outputs import Comment, CommentAdded, Comments, IssueOut, Rows, pretty
@@ -51,6 +52,7 @@ def _tool(
         format=pretty,
         input_schema=INPUT_SCHEMAS[name],
         read_arguments=reader(name),
+        argument_errors=argument_errors,
         **kwargs,
     )
 

@@ -15,7 +15,6 @@ from attrs import field, frozen
 from lorenz import (
     ArgumentError,
     ToolResult,
-    as_arguments,
     check_list_argument,
     error_message,
     optional_str,
@@ -25,7 +24,7 @@ from lorenz import (
     require_str,
     tool_failure,
 )
-from lorenz.authoring import describe
+from lorenz.authoring import CallContext, describe
 
 from .names import DEFAULT_SELECT
 
@@ -37,6 +36,7 @@ __all__ = [
     "QueryArgs",
     "StatusArgs",
     "UpdateCommentArgs",
+    "argument_errors",
     "reader",
 ]
 
@@ -145,18 +145,26 @@ _READERS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
 }
 
 
-def reader(name: str) -> Callable[[Any], Any]:
-    """The ``read_arguments`` hook of tool ``name``: its input instance, or the failure
-    ``{"error": {"message"}}`` the pack has always answered (the pack redacts it on the way out)."""
+def reader(name: str) -> Callable[[CallContext, Mapping[str, Any]], Any]:
+    """The ``read_arguments`` hook of tool ``name``: its input instance, or an ``ArgumentError``
+    whose message names the argument, as the pack has always worded it."""
     read = _READERS[name]
 
-    def read_arguments(raw: Any) -> Any | ToolResult:
+    def read_arguments(ctx: CallContext, raw: Mapping[str, Any]) -> Any:
         try:
-            return read(as_arguments(raw))
-        except Exception as exc:  # ArgumentError, QueryError: the message names the argument
-            return tool_failure(error_message(exc))
+            return read(raw)
+        except ArgumentError:
+            raise
+        except Exception as exc:  # a QueryError: its message names the argument too
+            raise ArgumentError(error_message(exc)) from exc
 
     return read_arguments
+
+
+def argument_errors(raw: Any, exc: ArgumentError) -> ToolResult:
+    """A refusal as the pack has always answered it: the bare message in ``{"error": {"message"}}``
+    (the pack redacts it on the way out)."""
+    return tool_failure(error_message(exc))
 
 
 def _string(description: str) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 row and comment records inside them, and the text (the pretty JSON the pack has always answered).
 
 The records stay the core's wire dicts (``Issue.to_record``, ``TrackerComment.to_record``), which
-leave some keys out when they have no value; ``json_schema`` describes them for ``outputSchema``.
+leave some keys out when they have no value; ``schema`` describes them for ``outputSchema``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from lorenz.authoring import describe
 
 __all__ = ["Comment", "CommentAdded", "Comments", "IssueOut", "Rows", "pretty"]
 
-#: A wire record: JSON values by camelCase key (its schema is given with ``json_schema``).
+#: A wire record: JSON values by camelCase key (its schema is given with ``schema``).
 Record = dict[str, str | int | bool | list[Any] | None]
 
 _STRING = {"type": "string"}
@@ -79,7 +79,7 @@ COMMENT_RECORD: dict[str, Any] = {
 @frozen(kw_only=True)
 class IssueOut:
     issue: Record = field(
-        metadata=describe("The issue (key, title, status, labels, blockers, url, ...).", json_schema=ISSUE_RECORD)
+        metadata=describe("The issue (key, title, status, labels, blockers, url, ...).", schema=ISSUE_RECORD)
     )
 
 
@@ -88,7 +88,7 @@ class Rows:
     rows: list[Record] = field(
         metadata=describe(
             "One row per matching issue, after where, order_by, offset and limit, with the selected fields.",
-            json_schema={"type": "array", "items": ROW},
+            schema={"type": "array", "items": ROW},
         )
     )
 
@@ -96,7 +96,7 @@ class Rows:
 @frozen(kw_only=True)
 class Comments:
     comments: list[Record] = field(
-        metadata=describe("The issue's comments, oldest first.", json_schema={"type": "array", "items": COMMENT_RECORD})
+        metadata=describe("The issue's comments, oldest first.", schema={"type": "array", "items": COMMENT_RECORD})
     )
 
 
@@ -107,7 +107,7 @@ class CommentAdded:
         default=None,
         metadata=describe(
             "The created comment, when the backend returns it (absent otherwise).",
-            json_schema=COMMENT_RECORD,
+            schema=COMMENT_RECORD,
             omit_none=True,
         ),
     )
@@ -115,7 +115,7 @@ class CommentAdded:
 
 @frozen(kw_only=True)
 class Comment:
-    comment: Record = field(metadata=describe("The comment as it is now.", json_schema=COMMENT_RECORD))
+    comment: Record = field(metadata=describe("The comment as it is now.", schema=COMMENT_RECORD))
 
 
 def pretty(output: Any) -> str:
