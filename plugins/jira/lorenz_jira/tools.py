@@ -76,6 +76,10 @@ class JiraToolPack:
         outputSchema) with the input schemas callers have always seen."""
         return kit_pack().tool_specs(settings)
 
+    def typed_pack(self) -> Pack:
+        """The kit ``Pack`` behind this provider (``lorenz lint`` checks its tools)."""
+        return kit_pack()
+
     def check_settings(self, settings: Settings) -> list[str]:
         """The site and credentials are the Jira tracker's (its ``validate_dispatch`` checks them)."""
         return needs_tracker_kind(settings, JIRA_KINDS, ("tracker.base_url", "tracker.email", "tracker.api_key"))
