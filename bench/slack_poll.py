@@ -18,9 +18,10 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "plugins" / "slack" / "tests"))
 
-from slack_fake import BOT, FakeSlack, LoopbackServer, slack_settings
+from slack_fake import BOT, FakeSlack, slack_settings
 
 from lorenz.contracts import ToolContext
+from lorenz.testing import loopback_server
 from lorenz_slack.client import SlackTrackerClient
 from lorenz_slack.fold import state_from_thread
 from lorenz_slack.models import SlackMessage, SlackThreadReply
@@ -60,8 +61,12 @@ def bench_fold() -> float:
 async def main() -> None:
     print(f"fold of a {FOLD_REPLIES}-reply thread: {bench_fold():.2f} ms (median of 20)")
     fake = FakeSlack()
-    server = LoopbackServer(fake.app).start()
-    fake.url = f"http://127.0.0.1:{server.port}/api"
+    with loopback_server(fake.app) as server:
+        fake.url = f"{server.base_url}/api"
+        await _measure(fake)
+
+
+async def _measure(fake: FakeSlack) -> None:
     for n in range(ROOTS):
         ts = f"{1_700_000_000 + n}.000100"
         fake.add_root("C1", ts, f"<@U_BOT> request {n} #ops")
@@ -70,43 +75,40 @@ async def main() -> None:
             for r in range(1, REPLIES):
                 fake.add_reply("C1", ts, f"{1_700_000_000 + n}.00{r + 2}00", f"reply {r}")
     settings = slack_settings(fake.url)
-    try:
-        async with httpx.AsyncClient() as http:
-            polls = []
-            for _ in range(5):
-                client = SlackTrackerClient(settings, SlackWebTransport(settings, http=http))
-                start = time.perf_counter()
-                issues = await client.fetch_candidate_issues()
-                polls.append(time.perf_counter() - start)
-                await client.aclose()
-            print(
-                f"cold poll, {ROOTS} mention roots ({THREADED} threads of {REPLIES} replies): "
-                f"{median_ms(polls):.1f} ms (median of 5), {len(issues)} candidates, "
-                f"{len(fake.calls('conversations.replies')) // 5} thread reads per poll"
-            )
-            warm = []
-            for _ in range(5):
-                start = time.perf_counter()
-                await client.fetch_issues_by_ids([issues[0].id])
-                warm.append(time.perf_counter() - start)
-            print(f"refresh by id (fresh scan, cached threads): {median_ms(warm):.1f} ms (median of 5)")
-            context = ToolContext(settings=settings, http=http)
-            args = {"issueId": issues[0].id}
-            reads = []
-            for _ in range(100):
-                start = time.perf_counter()
-                await PACK.execute_tool("slack_read_thread", args, context)
-                reads.append(time.perf_counter() - start)
-            print(f"slack_read_thread: {median_ms(reads):.2f} ms (median of 100)")
-            updates = []
-            for i in range(20):
-                start = time.perf_counter()
-                status = "In Progress" if i % 2 else "Todo"
-                await PACK.execute_tool("slack_update_status", {**args, "status": status}, context)
-                updates.append(time.perf_counter() - start)
-            print(f"slack_update_status: {median_ms(updates):.2f} ms (median of 20)")
-    finally:
-        server.stop()
+    async with httpx.AsyncClient() as http:
+        polls = []
+        for _ in range(5):
+            client = SlackTrackerClient(settings, SlackWebTransport(settings, http=http))
+            start = time.perf_counter()
+            issues = await client.fetch_candidate_issues()
+            polls.append(time.perf_counter() - start)
+            await client.aclose()
+        print(
+            f"cold poll, {ROOTS} mention roots ({THREADED} threads of {REPLIES} replies): "
+            f"{median_ms(polls):.1f} ms (median of 5), {len(issues)} candidates, "
+            f"{len(fake.calls('conversations.replies')) // 5} thread reads per poll"
+        )
+        warm = []
+        for _ in range(5):
+            start = time.perf_counter()
+            await client.fetch_issues_by_ids([issues[0].id])
+            warm.append(time.perf_counter() - start)
+        print(f"refresh by id (fresh scan, cached threads): {median_ms(warm):.1f} ms (median of 5)")
+        context = ToolContext(settings=settings, http=http)
+        args = {"issueId": issues[0].id}
+        reads = []
+        for _ in range(100):
+            start = time.perf_counter()
+            await PACK.execute_tool("slack_read_thread", args, context)
+            reads.append(time.perf_counter() - start)
+        print(f"slack_read_thread: {median_ms(reads):.2f} ms (median of 100)")
+        updates = []
+        for i in range(20):
+            start = time.perf_counter()
+            status = "In Progress" if i % 2 else "Todo"
+            await PACK.execute_tool("slack_update_status", {**args, "status": status}, context)
+            updates.append(time.perf_counter() - start)
+        print(f"slack_update_status: {median_ms(updates):.2f} ms (median of 20)")
 
 
 if __name__ == "__main__":

@@ -59,16 +59,26 @@ class EnrichmentSpec:
         return {**schema, "properties": properties}
 
 
-def enrichment_spec(tool: str, enrichment: type | bool | None, output: type | None) -> EnrichmentSpec | None:
+def enrichment_spec(
+    tool: str, enrichment: type | bool | tuple[str, ...] | None, output: type | None
+) -> EnrichmentSpec | None:
     """The spec of ``tool(..., enrichment=...)``: ``None``/``False`` is none, ``True`` the built-ins
-    only, an attrs class the built-ins plus its fields. Raises ``ValueError`` naming a clash."""
+    only, a tuple of built-in names just those (``("echo", "notice")`` for an output that has its own
+    ``total``), an attrs class the built-ins plus its fields. Raises ``ValueError`` naming a clash."""
     if enrichment is None or enrichment is False:
         return None
     if output is None:
         msg = f"tool {tool} has enrichment but no output class (enrichment is merged into the output object)"
         raise ValueError(msg)
     properties: dict[str, Mapping[str, Any]] = dict(BUILTIN_FIELDS)
-    if enrichment is not True:
+    if isinstance(enrichment, tuple):
+        unknown = [name for name in enrichment if name not in BUILTIN_FIELDS]
+        if unknown:
+            known = ", ".join(BUILTIN_FIELDS)
+            msg = f"tool {tool}: {', '.join(map(repr, unknown))} not built-in enrichment fields ({known})"
+            raise ValueError(msg)
+        properties = {name: schema for name, schema in BUILTIN_FIELDS.items() if name in enrichment}
+    elif enrichment is not True:
         if not (isinstance(enrichment, type) and attrs.has(enrichment)):
             msg = f"tool {tool}: enrichment must be an attrs class or True, not {enrichment!r}"
             raise TypeError(msg)

@@ -287,17 +287,28 @@ def lint_pack(pack: ToolProvider, settings: Settings | None = None, *, contract:
     seen: set[str] = set()
     for spec in specs:
         out.extend(_spec_rules(name, spec, seen))
-    if isinstance(pack, Pack):
-        for entry in pack.tools:
+    typed = _typed(pack)
+    if typed is not None:
+        for entry in typed.tools:
             tool = entry.tool if isinstance(entry, DisabledTool) else entry
             if isinstance(entry, DisabledTool):
                 out.extend(_spec_rules(name, tool.spec(), set()))  # checked as if enabled
             out.extend(_contract_rules(name, tool))
-        out.extend(_reference_rules(pack, probe))
+        out.extend(_reference_rules(typed, probe))
     out.extend(offer_rules(pack, probe))
     if contract:
         out.extend(run_sync(lambda: check_contract(pack, settings)))
     return _dedupe(out)
+
+
+def _typed(pack: ToolProvider) -> Pack | None:
+    """The typed :class:`Pack` behind ``pack``: itself, or what its ``typed_pack()`` gives (a plain
+    provider that defers loading the kit, so registering the plugin stays cheap)."""
+    if isinstance(pack, Pack):
+        return pack
+    hook = getattr(pack, "typed_pack", None)
+    found = hook() if callable(hook) else None
+    return found if isinstance(found, Pack) else None
 
 
 def _dedupe(diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:

@@ -39,7 +39,11 @@ def describe(description: str, **schema: Any) -> dict[str, Any]:
     """Field metadata: ``attrs.field(metadata=describe("City name, e.g. Oslo.", examples=["Oslo"]))``.
 
     Extra keywords (``examples``, ``minimum``, ``maxLength``, ...) are copied into the field's schema
-    and checked against the input after structuring.
+    and checked against the input after structuring. Two keywords shape the field itself:
+    ``schema={...}`` is its schema verbatim, replacing the one its type gives (no ``default`` is
+    added): for a shape the type cannot say (a record kept as a wire dict, a recursive filter);
+    ``omit_none=True`` (on an output field with a default) leaves it out of the result when it is
+    ``None``, and out of the output schema's ``required``.
     """
     return {"description": description, **schema}
 
@@ -154,20 +158,29 @@ def object_schema(cls: type, *, strict: bool, all_required: bool = False) -> dic
     required: list[str] = []
     for field in _resolved_fields(cls):
         name = field.name
-        schema = dict(type_schema(field.type, strict=strict))
         metadata = field.metadata or {}
+        # A field whose wire shape its Python type cannot say names that shape itself.
+        override = metadata.get("schema")
+        schema = dict(override) if isinstance(override, Mapping) else dict(type_schema(field.type, strict=strict))
         if metadata.get("description"):
             schema["description"] = str(metadata["description"])
         for key in _PASSTHROUGH_KEYS:
             if key in metadata:
                 schema[key] = metadata[key]
-        if not all_required and not _required(field) and not isinstance(field.default, attrs.Factory):  # type: ignore[arg-type]
+        if (
+            not isinstance(override, Mapping)
+            and not all_required
+            and not _required(field)
+            and not isinstance(field.default, attrs.Factory)  # type: ignore[arg-type]
+        ):
             default = field.default
             if default is None or isinstance(default, str | int | float | bool):
                 schema["default"] = default
             elif isinstance(default, enum.Enum):
                 schema["default"] = default.value
         properties[name] = schema
+        if metadata.get("omit_none") and not _required(field):
+            continue  # may be absent from the output: see ``omit_none``
         if all_required or _required(field):
             required.append(name)
     out: dict[str, Any] = {"type": "object", "properties": properties}

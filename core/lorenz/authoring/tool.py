@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import attrs
 from attrs import field, frozen
 
-from lorenz.arguments import invalid_arguments
+from lorenz.arguments import as_arguments, invalid_arguments
 from lorenz.results import FormattedResult, ToolResult, failure_result
 
 from .content import ContentBlock, joined_text, rendered, with_text_after
@@ -154,6 +154,8 @@ class CallContext:
 
 
 Handler = Callable[[CallContext, Any], Awaitable[Any]]
+#: ``reader(ctx, raw_arguments) -> input``: raises :class:`lorenz.ArgumentError` (or a ``ToolFailure``).
+ArgumentReader = Callable[[CallContext, Mapping[str, Any]], Any]
 
 
 def _default_format(data: Any) -> str:
@@ -175,12 +177,15 @@ class Tool(Generic[In, Out]):
     errors: tuple[ErrorContract, ...] = ()
     #: The text for the model: a ``str``, or a list of content blocks (``text``, ``image``, ...).
     format: Callable[[Out], str | Sequence[ContentBlock | str]] | None = None
-    #: Agent-facing fields beside the output: ``True`` (``echo``/``total``/``notice``) or an attrs class.
-    enrichment: type | bool | None = None
+    #: Agent-facing fields beside the output: ``True`` (``echo``/``total``/``notice``), a tuple of
+    #: those names, or an attrs class.
+    enrichment: type | bool | tuple[str, ...] | None = None
     #: A published ``inputSchema`` to advertise instead of the one generated from ``input``.
     schema: Mapping[str, Any] | None = None
     #: How refused arguments read: ``(raw arguments, error) -> ToolResult``, ``None`` for the default.
     argument_errors: Callable[[Any, ArgumentError], ToolResult | None] | None = field(default=None, repr=False)
+    #: Reads the raw arguments instead of the strict structuring (see :func:`tool`).
+    read_arguments: ArgumentReader | None = field(default=None, repr=False)
     #: Whether the handler asks the client for input (``lorenz check`` warns where none could answer).
     needs_client_input: bool = False
     input_schema: Mapping[str, Any] = field(init=False)
@@ -253,7 +258,7 @@ class Tool(Generic[In, Out]):
 
     def render_content(self, output: Out) -> tuple[Any, str, tuple[ContentBlock, ...] | None]:
         """The structured payload, the text and, when ``format()`` returned a list, its blocks."""
-        data = unstructure(output)
+        data = _omitting_none(unstructure(output), self.output)
         if self.format is None:
             return data, _default_format(data), None
         text, blocks = rendered(self.format(output), self.name)
@@ -261,11 +266,16 @@ class Tool(Generic[In, Out]):
 
     async def run(self, arguments: Any, context: CallContext) -> ToolResult:
         """Structure ``arguments``, run the handler, shape the result; never raises."""
+        reader = self.read_arguments
         try:
-            args = self.parse(arguments)
+            args = self.parse(arguments) if reader is None else reader(context, as_arguments(arguments))
         except ArgumentError as exc:
             worded = self.argument_errors(arguments, exc) if self.argument_errors is not None else None
             return worded if worded is not None else invalid_arguments(self.name, exc.located)
+        except ToolFailure as failure:  # a reader's refusal with its own reason
+            return failure.to_result()
+        except Exception as exc:  # a reader that broke its contract
+            return unexpected_failure(self.name, exc, context.settings, doing="Reading the arguments")
         try:
             output = await run_rounds(self, context, args)
         except ToolFailure as failure:
@@ -295,6 +305,14 @@ class Tool(Generic[In, Out]):
         blocks = with_text_after(blocks, mirrored)
         content = tuple(block.wire() for block in blocks)
         return FormattedResult(success=True, result=data, text=joined_text(blocks), content=content)
+
+
+def _omitting_none(data: Any, cls: type | None) -> Any:
+    """``data`` without the ``None`` values of ``cls``'s ``omit_none`` fields."""
+    if not isinstance(data, dict) or cls is None or not attrs.has(cls):
+        return data
+    omitted = [f.name for f in attrs.fields(cls) if (f.metadata or {}).get("omit_none") and data.get(f.name) is None]
+    return {key: value for key, value in data.items() if key not in omitted} if omitted else data
 
 
 def _title_from(name: str) -> str:
@@ -328,9 +346,10 @@ def tool(
     annotations: Mapping[str, Any] | None = None,
     errors: Sequence[ErrorContract] = (),
     format: Callable[[Out], str | Sequence[ContentBlock | str]] | None = None,
-    enrichment: type | bool | None = None,
+    enrichment: type | bool | tuple[str, ...] | None = None,
     input_schema: Mapping[str, Any] | None = None,
     argument_errors: Callable[[Any, ArgumentError], ToolResult | None] | None = None,
+    read_arguments: Callable[[CallContext, Mapping[str, Any]], In] | None = None,
     needs_client_input: bool = False,
 ) -> Callable[[Callable[[CallContext, In], Awaitable[Out | InputRound]]], Tool[In, Out]]:
     """Define a tool from an async handler::
@@ -340,9 +359,13 @@ def tool(
     async def get_forecast(ctx: CallContext, args: ForecastArgs) -> Forecast: ...
 
     ``input_schema`` advertises a schema already published (``input`` still structures the
-    arguments, and the schema's keywords are still checked); ``argument_errors`` words refused
-    arguments as a tool published them before it moved to the kit (return ``None`` to keep the
-    kit's ``invalid arguments for tool ...`` failure).
+    arguments, and the schema's keywords are still checked). ``read_arguments=reader`` replaces
+    that structuring for a pack whose callers depend on its own checks: ``reader(ctx, raw)``
+    returns the input instance, or raises :class:`lorenz.ArgumentError` or a ``ToolFailure``. An
+    ``ArgumentError`` (the reader's or the structuring's) is worded by ``argument_errors(raw,
+    exc)`` when given (return ``None`` to keep the kit's ``invalid arguments for tool ...``
+    failure). A reader checks only what it checks: serve its tool from a provider without
+    ``validates_arguments``, so the host checks the ``inputSchema`` first.
     """
 
     def decorate(handler: Callable[[CallContext, In], Awaitable[Out | InputRound]]) -> Tool[In, Out]:
@@ -359,6 +382,7 @@ def tool(
             enrichment=enrichment,
             schema=input_schema,
             argument_errors=argument_errors,
+            read_arguments=read_arguments,
             needs_client_input=needs_client_input,
         )
 

@@ -2,7 +2,8 @@
 
 The modules, by what they hold: :mod:`.options` (``tracker:`` keys), :mod:`.jql`, :mod:`.adf`
 (Markdown ↔ Atlassian Document Format), :mod:`.normalize`, :mod:`.rest` and :mod:`.mcp_client`
-(the two transports), :mod:`.tracker` (providers), :mod:`.tools` (the ``jira`` pack) and
+(the two transports), :mod:`.tracker` (providers), :mod:`.tools` (the ``jira`` pack, its typed
+tools in :mod:`.handlers`, :mod:`.inputs`, :mod:`.outputs`, :mod:`.failures`) and
 :mod:`.plugin` (hooks only).
 """
 

@@ -13,7 +13,12 @@ __all__ = ["JiraBackend", "JiraError", "NewIssue", "PaginationLimits", "explicit
 
 
 class JiraError(RuntimeError):
-    """A Jira call failed; the message is already redacted."""
+    """A Jira call failed; the message is already redacted. ``status`` is the HTTP status Jira
+    answered, when it did (its response is then the ``__cause__``, an ``httpx.HTTPStatusError``)."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @frozen(kw_only=True)

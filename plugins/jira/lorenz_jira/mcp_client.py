@@ -425,12 +425,16 @@ class JiraMcpClient:
         read_tool = self.options.mcp.tools.get("readIssue", DEFAULT_MCP_TOOLS["readIssue"])
 
         async def by_reads(session: _Session) -> list[Issue]:
+            from lorenz import report_progress
+
             issues: list[Issue] = []
-            for key in unique:
+            for done, key in enumerate(unique, start=1):
                 reply = await session.call("readIssue", {"issueIdOrKey": key, "issueId": key, "key": key})
                 issue = None if reply.error is not None else self._first_issue(reply.payload)
                 if issue is not None:
                     issues.append(issue)
+                if len(unique) > 1:  # one remote call per id: say how far the reads got
+                    await report_progress(done, len(unique), f"read {done} of {len(unique)} issues")
             return issues
 
         if read_tool.strip():

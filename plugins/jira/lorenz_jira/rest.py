@@ -153,7 +153,10 @@ class JiraRestClient:
                 shown = text if text.strip() else response.reason_phrase
             else:
                 shown = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-            raise JiraError(f"jira api status {response.status_code}: {summarize_body(shown, self._secrets)}")
+            message = f"jira api status {response.status_code}: {summarize_body(shown, self._secrets)}"
+            # The response rides along so the tools can classify it (and read its Retry-After).
+            cause = httpx.HTTPStatusError(message, request=response.request, response=response)
+            raise JiraError(message, status=response.status_code) from cause
         if invalid is not None:
             raise JiraError(f"jira_invalid_json: {invalid}")
         return data

@@ -104,6 +104,9 @@ async def test_linear_graphql_over_mcp(server: RunningServer, linear: FakeLinear
                 "message": message,
                 "status": 400,
                 "body": '{"errors":[{"message":"Syntax Error: Unexpected Name"}]}',
+                "reason": "request_rejected",
+                "retryable": False,
+                "recovery": "Read the body in the error, fix the query or variables, and call again.",
             }
         }
 

@@ -23,6 +23,25 @@ pytestmark = pytest.mark.anyio
 QUERY_REQUIRED = "`linear_graphql` requires a non-empty `query` string."
 MISSING_AUTH = "Lorenz is missing Linear auth. Set `linear.api_key` in `WORKFLOW.md` or export `LINEAR_API_KEY`."
 VIEWER = "query LorenzTsViewer { viewer { id } }"
+#: What the declared failures add to the error object (the message and other keys are unchanged).
+UNAUTHORIZED = {
+    "code": -32006,
+    "reason": "unauthorized",
+    "retryable": False,
+    "recovery": "Set tools.linear.api_key (or a linear tracker's tracker.api_key) in WORKFLOW.md, or export "
+    "LINEAR_API_KEY, to a valid Linear API key; then call again.",
+}
+REJECTED = {
+    "reason": "request_rejected",
+    "retryable": False,
+    "recovery": "Read the body in the error, fix the query or variables, and call again.",
+}
+RATE_LIMITED = {
+    "code": -32003,
+    "reason": "rate_limited",
+    "retryable": True,
+    "recovery": "Wait retryAfter seconds (or a minute), then call linear_graphql again.",
+}
 
 
 class Sleeps(list[float]):
@@ -52,7 +71,17 @@ def test_spec_is_exact() -> None:
     pack = LinearToolPack()
     [spec] = pack.tool_specs(Settings())
     assert pack.name == "linear"
-    assert spec.to_wire() == {
+    wire = spec.to_wire()
+    # Added by the kit: a title, annotations (a mutation may delete) and the outputSchema.
+    assert wire.pop("title") == "Linear GraphQL"
+    assert wire.pop("annotations") == {
+        "readOnlyHint": False,
+        "destructiveHint": True,
+        "idempotentHint": False,
+        "openWorldHint": True,
+    }
+    assert wire.pop("outputSchema")["type"] == "object"
+    assert wire == {
         "name": "linear_graphql",
         "description": "Run a Linear GraphQL operation using Lorenz's configured Linear credentials.",
         "inputSchema": {
@@ -92,7 +121,7 @@ async def test_input_and_auth_failures_send_nothing(fake: FakeLinear, http: http
         assert result.to_dict() == {
             "success": False,
             "error": MISSING_AUTH,
-            "result": {"error": {"message": MISSING_AUTH}},
+            "result": {"error": {"message": MISSING_AUTH, **UNAUTHORIZED}},
         }
     assert fake.requests == []
 
@@ -147,7 +176,9 @@ async def test_http_400_with_errors_is_an_http_failure(
     assert result.to_dict() == {
         "success": False,
         "error": message,
-        "result": {"error": {"message": message, "status": 400, "body": '{"errors":[{"message":"bad query"}]}'}},
+        "result": {
+            "error": {"message": message, "status": 400, "body": '{"errors":[{"message":"bad query"}]}', **REJECTED}
+        },
     }
     [line] = records(caplog, "ERROR")
     assert line.startswith("Linear GraphQL request failed status=400 operation=LorenzTsViewer body=")
@@ -164,7 +195,15 @@ async def test_persistent_rate_limit(
     assert result.to_dict() == {
         "success": False,
         "error": message,
-        "result": {"error": {"message": message, "status": 429, "body": '{"message":"rate limited"}'}},
+        "result": {
+            "error": {
+                "message": message,
+                "status": 429,
+                "body": '{"message":"rate limited"}',
+                "retryAfter": 0.0,
+                **RATE_LIMITED,
+            }
+        },
     }
     assert len(fake.requests) == 5
     assert len(records(caplog, "WARNING")) == 4

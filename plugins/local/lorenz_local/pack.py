@@ -36,6 +36,10 @@ class LocalToolPack:
     def tool_specs(self, settings: Settings) -> list[ToolSpec]:
         return local_tool_specs()
 
+    def typed_pack(self) -> Any:
+        """The kit ``Pack`` behind this provider (``lorenz lint`` checks its tools)."""
+        return _typed_pack()
+
     def validate_options(self, options: Mapping[str, Any]) -> None:
         """Check ``tools.local`` (keys ``path``, ``idPrefix``/``id_prefix``)."""
         validate_pack_options(options)

@@ -69,17 +69,41 @@ _TEAM_URLS: dict[tuple[str, str], str] = {}
 _TEAM_URL_CAP = 64
 
 
+def _retry_after(value: str | None) -> float | None:
+    """``Retry-After`` in seconds (Slack sends whole seconds), capped like the retries; else ``None``."""
+    try:
+        seconds = float(value) if value is not None else None
+    except ValueError:
+        return None
+    if seconds is None or not seconds >= 0:
+        return None
+    return min(seconds, MAX_RETRY_AFTER)
+
+
 def clear_team_url_cache() -> None:
     """Forget every cached ``auth.test`` team URL."""
     _TEAM_URLS.clear()
 
 
 class SlackTransportError(RuntimeError):
-    """A Slack call failed. ``ambiguous`` means the request may have been applied anyway."""
+    """A Slack call failed. ``ambiguous`` means the request may have been applied anyway; ``status``
+    is the HTTP status that ended the retries (429, 5xx) and ``retry_after`` its ``Retry-After`` in
+    seconds, when Slack sent one; ``timed_out`` that no answer came in time."""
 
-    def __init__(self, message: str, *, ambiguous: bool = False) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        ambiguous: bool = False,
+        status: int | None = None,
+        retry_after: float | None = None,
+        timed_out: bool = False,
+    ) -> None:
         super().__init__(message)
         self.ambiguous = ambiguous
+        self.status = status
+        self.retry_after = retry_after
+        self.timed_out = timed_out
 
 
 class SlackApiError(SlackTransportError):
@@ -272,14 +296,19 @@ class SlackWebTransport:
                 )
         except httpx.TimeoutException as exc:
             msg = timeout_message(exc, f"slack {method}") or f"slack {method} request failed: timed out"
-            raise SlackTransportError(redact_text(msg, self._secrets), ambiguous=True) from exc
+            raise SlackTransportError(redact_text(msg, self._secrets), ambiguous=True, timed_out=True) from exc
         except httpx.HTTPError as exc:
             detail = str(exc) or type(exc).__name__
             msg = f"slack {method} request failed: {detail}"
             raise SlackTransportError(redact_text(msg, self._secrets), ambiguous=True) from exc
         status = response.status_code
         if status >= 500 or status == 429:
-            raise SlackTransportError(f"slack {method} failed: status {status}", ambiguous=status >= 500)
+            raise SlackTransportError(
+                f"slack {method} failed: status {status}",
+                ambiguous=status >= 500,
+                status=status,
+                retry_after=_retry_after(response.headers.get("retry-after")),
+            )
         try:
             payload = response.json()
         except ValueError:

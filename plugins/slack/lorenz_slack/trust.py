@@ -34,7 +34,12 @@ _LOG = logging.getLogger("lorenz_slack")
 
 
 class SlackTrustError(ValueError):
-    """A tool or refresh addressed a message the tracker does not own."""
+    """A tool or refresh addressed a message the tracker does not own. ``reason`` says which check
+    refused it: ``bot_not_configured``, ``channel_not_configured``, ``issue_not_found``, ``not_tracked``."""
+
+    def __init__(self, message: str, *, reason: str = "not_tracked") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 def require_bot_user_id(settings: Settings) -> str:
@@ -42,7 +47,7 @@ def require_bot_user_id(settings: Settings) -> str:
     bot = slack_options(settings).bot
     if bot is None:
         msg = "slack tools are unavailable: tracker.bot_user_id (or SLACK_BOT_USER_ID) is not configured"
-        raise SlackTrustError(msg)
+        raise SlackTrustError(msg, reason="bot_not_configured")
     return bot
 
 
@@ -144,11 +149,11 @@ async def require_tracked_message(settings: Settings, transport: SlackTransport,
     options = slack_options(settings)
     if channel not in options.channels:
         msg = f"channel '{channel}' is not a configured tracker channel"
-        raise SlackTrustError(msg)
+        raise SlackTrustError(msg, reason="channel_not_configured")
     root = await transport.get_message(channel, ts)
     if root is None:
         msg = f"no tracked issue at {channel}:{ts}"
-        raise SlackTrustError(msg)
+        raise SlackTrustError(msg, reason="issue_not_found")
     if is_request_message(root, bot, "root"):
         if is_allowed_author(root.user, options.users) or options.marker_emoji in root.bot_reactions:
             return root
