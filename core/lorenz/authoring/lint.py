@@ -9,14 +9,9 @@ client that refuses every request, so linting never touches the network or a rea
 from __future__ import annotations
 
 import ast
-import contextlib
-import importlib
-import importlib.util
 import inspect
 import re
-import sys
 import textwrap
-import tomllib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,7 +19,6 @@ from typing import Any
 import attrs
 
 from lorenz.contracts import ToolProvider, ToolSpec
-from lorenz.plugins.paths import import_path, package_root
 from lorenz.results import error_message
 from lorenz.settings.model import Settings
 
@@ -35,6 +29,7 @@ from .failures import BASELINE_ERRORS
 from .offer_rules import offer_rules
 from .pack import DisabledTool, Pack
 from .parity import format_parity
+from .project import load_plugins_at, scratch_imports
 from .tool import NAME_RE, REASON_RE, Tool
 
 __all__ = [
@@ -352,64 +347,11 @@ def lint_discovery(discovery: Any, *, only: Iterable[str] | None = None) -> Lint
     return LintReport(packs=tuple(packs), diagnostics=tuple(diagnostics))
 
 
-def _project_modules(root: Path) -> list[str]:
-    data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
-    group = data.get("project", {}).get("entry-points", {}).get("lorenz.tool_packs", {})
-    modules = [str(target).split(":")[0] for target in group.values()]
-    if not modules:
-        msg = f'{root / "pyproject.toml"} declares no [project.entry-points."lorenz.tool_packs"]'
-        raise ValueError(msg)
-    return modules
-
-
-def load_plugins_at(path: Path) -> list[object]:
-    """The plugin modules of a project directory (its ``lorenz.tool_packs`` entry points, imported
-    from source), of a package directory inside one (or on its own), of a ``.py`` file (its package's
-    relative imports work), or of an importable module name."""
-    if path.is_dir() and not (path / "pyproject.toml").is_file():
-        if not (path / "__init__.py").is_file():
-            msg = f"{path} has no pyproject.toml"
-            raise ValueError(msg)
-        root, _ = package_root(path)
-        if not (root / "pyproject.toml").is_file():
-            return [import_path(path)]
-        path = root  # the package of a project: lint the project, whose entry points name the hook modules
-    if path.is_dir():
-        for candidate in (path / "src", path):
-            if candidate.is_dir() and str(candidate) not in sys.path:
-                sys.path.insert(0, str(candidate))
-        return [importlib.import_module(module) for module in _project_modules(path)]
-    if path.suffix == ".py" and path.is_file():
-        return [import_path(path)]
-    if not path.exists() and re.match(r"^[\w.]+$", str(path)):
-        return [importlib.import_module(str(path))]
-    msg = f"{path}: not a project directory, a .py file or a module name"
-    raise ValueError(msg)
-
-
-@contextlib.contextmanager
-def _scratch_imports(root: Path) -> Iterator[None]:
-    """Undo what importing a project from source did to ``sys.path`` and ``sys.modules`` (only
-    modules loaded from under ``root``), so a later import of the same names (an installed copy,
-    another project) is not shadowed."""
-    path = list(sys.path)
-    modules = set(sys.modules)
-    base = root.resolve() if root.is_dir() else root.resolve().parent
-    try:
-        yield
-    finally:
-        sys.path[:] = path
-        for name in set(sys.modules) - modules:
-            origin = getattr(sys.modules[name], "__file__", None)
-            if origin is not None and Path(origin).resolve().is_relative_to(base):
-                del sys.modules[name]
-
-
 def lint_path(path: str | Path) -> LintReport:
     """Lint the packs a project directory, file or module registers (without installing it)."""
     from lorenz.plugins.discovery import discover
 
-    with _scratch_imports(Path(path)):
+    with scratch_imports(Path(path)):
         plugins = load_plugins_at(Path(path))
         discovery = discover(plugins=plugins, entry_points_enabled=False)
         return lint_discovery(discovery)
