@@ -81,9 +81,10 @@ async def test_hung_threads_keep_their_slots_until_they_end(how: str) -> None:
 async def test_a_call_whose_client_left_is_reported_as_it_really_ended() -> None:
     """The client leaves while the pack's thread is writing: the write completes, and the call is
     reported a success once it has, not ``cancelled``."""
-    gate, written = threading.Event(), threading.Event()
+    started, gate, written = threading.Event(), threading.Event(), threading.Event()
 
     def write() -> None:
+        started.set()
         gate.wait(10)
         written.set()
 
@@ -95,7 +96,13 @@ async def test_a_call_whose_client_left_is_reported_as_it_really_ended() -> None
     told = anyio.Event()
     left = ClientGone(lambda outcome: (reported.append(outcome), told.set()))
     runner = ToolRunner()
-    with anyio.move_on_after(0.1):
+    async with anyio.create_task_group() as group:
+
+        async def leave_once_writing() -> None:  # the client leaves while the thread writes
+            await anyio.to_thread.run_sync(started.wait, 10)
+            group.cancel_scope.cancel()
+
+        group.start_soon(leave_once_writing)
         await _run(runner, Pack("local", comments), time_limit=5, when_left=left)
     assert left.following and reported == []  # not before the work has ended
     gate.set()
