@@ -218,7 +218,10 @@ def open_workspace(
     if not bare:
         validate_dispatch_config(settings, discovery.trackers)
     workspace = Workspace(
-        settings=settings, discovery=discovery, embedded_default=path is None and not bare, isolation=isolation or IsolationPool()
+        settings=settings,
+        discovery=discovery,
+        embedded_default=path is None and not bare,
+        isolation=isolation or IsolationPool(),
     )
     workspace.mounted  # noqa: B018 - an unknown pack, a bad option or a collision fails here, not on the first call
     return workspace

@@ -21,6 +21,7 @@ import anyio
 
 from lorenz.redact import redact_text
 from lorenz.results import error_message
+from lorenz.words import counted
 
 from .installed import InstalledWatch
 from .rediscover import Rediscovery
@@ -295,10 +296,10 @@ class LiveWorkspace:
         self._signature = signature
         self.last_error = None
         logger.info(
-            "lorenz: reloaded %s: %d tools from %d packs",
+            "lorenz: reloaded %s: %s from %s",
             self._watched,
-            len(snapshot.specs),
-            len(snapshot.packs),
+            counted(len(snapshot.specs), "tool"),
+            counted(len(snapshot.packs), "pack"),
         )
         return True
 
