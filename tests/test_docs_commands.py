@@ -6,8 +6,8 @@ lines, ``...`` inside a line for any text, and a ``# exits N`` comment says the 
 ``sh``/``shell``/``bash`` block is not run, and needs ``<!-- docs-test: skip (why) -->`` on the line
 before it. A document's sessions run in order in one temporary directory (also ``$HOME``, shown as
 ``~``) holding a copy of ``examples/``, in a fresh venv over this environment's packages where pip
-downloads nothing: the README's quick start, the core and ``lorenz-local`` (``LORENZ_DISABLE_PLUGINS``
-leaves the other bundled plugins out).
+downloads nothing, holding what the README's quick start installs: the core and ``lorenz-local``, not
+the other bundled plugins.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from attrs import frozen
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-OTHER_PLUGINS = "lorenz-jira,lorenz-linear,lorenz-slack,lorenz-mcp"
+LEFT_OUT = re.compile(r"lorenz_(jira|linear|slack|mcp)\b")
 
 SHELL_LANGUAGES = {"sh", "shell", "bash", "console"}
 SKIP = re.compile(r"<!--\s*docs-test:\s*skip\s*\((?P<why>[^)]+)\)\s*-->")
@@ -96,7 +96,8 @@ def shell_blocks(path: Path) -> Iterator[Block]:
         end = index + 1
         while end < len(lines) and lines[end].strip() != "```":
             end += 1
-        if lang in SHELL_LANGUAGES:
+        prompted = lang in ("", "text") and any(line.lstrip().startswith("$ ") for line in lines[index + 1 : end])
+        if lang in SHELL_LANGUAGES or prompted:  # a ``$ `` session in a plain block is one to check too
             before = next((line for line in reversed(lines[:index]) if line.strip()), "")
             marker = SKIP.search(before)
             body = tuple(line[len(indent) :] if line.startswith(indent) else line for line in lines[index + 1 : end])
@@ -135,8 +136,14 @@ def fresh_venv(where: Path) -> Path:
         text=True,
         check=True,
     ).stdout.strip()
-    here = sysconfig.get_paths()["purelib"]
-    (Path(purelib) / "_lorenz_docs_env.pth").write_text(f"import site; site.addsitedir({here!r})\n", encoding="utf-8")
+    site = where / "site"  # this environment's packages, but of the bundled plugins only lorenz-local
+    site.mkdir()
+    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+        if not LEFT_OUT.search(entry.name):
+            (site / entry.name).symlink_to(entry)
+    (Path(purelib) / "_lorenz_docs_env.pth").write_text(
+        f"import site; site.addsitedir({str(site)!r})\n", encoding="utf-8"
+    )
     ours = Path(sys.executable).parent
     for script in ours.iterdir():
         target = where / "bin" / script.name
@@ -166,7 +173,6 @@ def environment(home: Path, bin_dir: Path) -> dict[str, str]:
         PATH=os.pathsep.join(map(str, path)),
         HOME=str(home),
         VIRTUAL_ENV=str(bin_dir.parent),
-        LORENZ_DISABLE_PLUGINS=OTHER_PLUGINS,
         PIP_NO_INDEX="1",
         PIP_NO_BUILD_ISOLATION="0",
         PIP_NO_DEPS="1",
@@ -228,3 +234,24 @@ def test_every_shell_block_runs_or_says_why_not(doc: Path) -> None:
         f"shell blocks neither run nor skipped: {', '.join(unchecked)} (write a ```console session, or put "
         "<!-- docs-test: skip (why) --> on the line before the block)"
     )
+
+
+def test_the_session_format(tmp_path: Path) -> None:
+    """How a block reads: commands with their output, continuations, wildcards, skips and exit codes."""
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        "Text.\n\n- item\n\n  ```console\n  $ lorenz one \\\n      --flag\n  out 1\n  ...\n"
+        "  $ lorenz two  # exits 2\n  ```\n\n<!-- docs-test: skip (needs Jira) -->\n```sh\nlorenz three\n```\n"
+        "\n```\n$ lorenz four\n```\n\n```python\nprint('$ not a session')\n```\n",
+        encoding="utf-8",
+    )
+    console, skipped, plain = shell_blocks(doc)
+    one, two = console.commands()
+    assert (one.line, one.text, one.expected, one.exit_code) == (6, "lorenz one \\\n--flag", ("out 1", "..."), 0)
+    assert (two.line, two.expected, two.exit_code) == (10, (), 2)
+    assert (skipped.lang, skipped.skip, plain.lang, plain.skip) == ("sh", "needs Jira", "", None)
+    assert matches(("out 1", "..."), "out 1\nmore\nand more\n")
+    assert matches(("a ... c", "..."), "a b c  \n")
+    assert matches(("...", "last"), "first\nlast\n")
+    assert not matches(("out 1",), "out 1\nout 2\n")
+    assert not matches(("a ... c",), "a b\nc\n")  # an inline wildcard stays on its line
