@@ -1,4 +1,4 @@
-"""Developer sessions: ``nox -s tests``, ``nox -s lint``, ``nox -s typecheck``, ``nox -s fuzz``."""
+"""Developer sessions: ``nox -s tests``, ``nox -s lint``, ``nox -s typecheck``, ``nox -s fuzz``, ``nox -s docs``."""
 
 import nox
 
@@ -37,3 +37,10 @@ def fuzz(session: nox.Session) -> None:
     session.install("-r", "requirements-dev.txt")
     session.env["LORENZ_HYPOTHESIS_PROFILE"] = "fuzz"
     session.run("python", "-m", "pytest", "-m", "fuzz", *session.posargs)
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """The README's and docs/*.md's console sessions, run as written (also part of ``tests``)."""
+    session.install("-r", "requirements-dev.txt")
+    session.run("python", "-m", "pytest", "tests/test_docs_commands.py", *session.posargs)

@@ -87,8 +87,8 @@ def test_install_report_and_uninstall(venv: tuple[Path, Path], tmp_path: Path) -
     for target in (["lorenz-weather"], [str(wheel)], [str(WEATHER)], ["-e", str(WEATHER)]):
         done = lorenz_in(python, "install", *target, cwd=work, **offline)
         assert done.returncode == 0, done.stdout + done.stderr
-        assert "installed lorenz-weather 0.1.0: packs weather" in done.stdout.splitlines(), target
-        assert 'mount a pack: add "tools: {weather: {}}" to WORKFLOW.md' in done.stdout
+        assert "installed lorenz-weather 0.1.0: pack weather" in done.stdout.splitlines(), target
+        assert 'to mount it, run "lorenz mount weather" or add "tools: {weather: {}}" to WORKFLOW.md' in done.stdout
         assert list(purelib.glob("lorenz_weather-0.1.0.dist-info")), "installed into the venv that runs lorenz"
         listed = lorenz_in(python, "tools", "--all", cwd=work)
         assert any(line.split()[:2] == ["weather_get_forecast", "weather"] for line in listed.stdout.splitlines())

@@ -84,3 +84,24 @@ def test_the_hint_for_an_unmounted_pack_names_lorenz_mount(tmp_path: Path) -> No
     called = lorenz(tmp_path, "call", "weather_list_cities")
     assert called.returncode == 1
     assert 'run "lorenz mount weather" or add "tools: {weather: {}}" to WORKFLOW.md' in called.stderr
+
+
+def test_mount_without_a_workflow_writes_the_embedded_default(tmp_path: Path) -> None:
+    """With no WORKFLOW.md, the directory was serving the embedded default: mount writes that, plus the pack;
+    unmount has nothing to edit, and a refused mount writes nothing."""
+    refused = lorenz(tmp_path, "mount", "weather", "-o", "units=kelvin")
+    assert refused.returncode == 1
+    assert "not written" in refused.stderr
+    assert list(tmp_path.iterdir()) == []
+    assert lorenz(tmp_path, "unmount", "weather").returncode == 1
+    mounted = lorenz(tmp_path, "mount", "weather")
+    assert mounted.returncode == 0, mounted.stderr
+    assert mounted.stdout.splitlines() == [
+        "created WORKFLOW.md from the embedded default (tracker: {kind: local}, the board at .lorenz/local)",
+        "mounted weather in WORKFLOW.md: 2 tools (weather_get_forecast, weather_list_cities)",
+    ]
+    assert (tmp_path / "WORKFLOW.md").read_text(encoding="utf-8") == (
+        "---\ntracker: {kind: local}\ntools:\n  weather: {}\n---\n"
+    )
+    tools = lorenz(tmp_path, "tools")
+    assert "local_query" in tools.stdout and "weather_get_forecast" in tools.stdout

@@ -77,3 +77,14 @@ def test_counts_are_pluralised(tmp_path: Path) -> None:
     )
     done = lorenz(tmp_path, "check")
     assert done.stdout.endswith("packs local (1 tool)\n"), done.stdout
+
+
+def test_tools_all_lists_what_is_installed_without_the_local_board(tmp_path: Path) -> None:
+    """No WORKFLOW.md and no lorenz-local: the embedded default cannot load, but listing needs no workflow."""
+    done = lorenz(tmp_path, "tools", "--all", LORENZ_LOAD_PLUGINS="lorenz-jira", LORENZ_DISABLE_PLUGINS="lorenz-local")
+    assert done.returncode == 0, done.stderr
+    assert any(line.split()[:4] == ["jira_query", "jira", "lorenz-jira", "0.1.0"] for line in done.stdout.splitlines())
+    assert "embedded default" not in done.stderr
+    mounted_only = lorenz(tmp_path, "tools", LORENZ_LOAD_PLUGINS="lorenz-jira")
+    assert mounted_only.returncode == 1  # without --all there is a workflow to load, and none loads
+    assert "needs the local tracker plugin" in mounted_only.stderr

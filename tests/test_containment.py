@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -79,6 +82,29 @@ def test_interrupt_flag_notes_a_real_sigint() -> None:
         assert containment.host_interrupted()
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_the_sigint_test_passes_when_pytest_starts_with_sigint_ignored() -> None:
+    """A background job (``pytest &``, CI runners) starts with SIGINT ignored; the test above must
+    not depend on the disposition it inherits."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:randomly",
+            f"{__file__}::test_interrupt_flag_notes_a_real_sigint",
+        ],
+        cwd=Path(__file__).resolve().parents[1],
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_interrupt_flag_keeps_an_ignored_sigint_ignored() -> None:

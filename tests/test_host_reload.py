@@ -206,3 +206,17 @@ async def test_calling_an_installed_but_unmounted_tool_says_how_to_mount_it(
             assert unknown.structured_content is not None
             assert unknown.structured_content["error"]["message"] == 'Unsupported tool: "nowhere_at_all".'
             assert "demo_add" in unknown.structured_content["error"]["supportedTools"]
+
+
+async def test_the_reload_log_line_counts_in_the_right_number(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, host_pack: ModuleType
+) -> None:
+    """One pack serving one tool is logged as such, not as "1 tools from 1 packs"."""
+    workflow = tmp_path / "WORKFLOW.md"
+    write(workflow, "tracker:\n  kind: demo\n")
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack]) as server:
+        with caplog.at_level(logging.INFO, logger="lorenz.host"):
+            write(workflow, "tools:\n  extra: {}\n")
+            assert await names(server.url) == ["extra_ping"]
+        reloads = [record.getMessage() for record in caplog.records if "reloaded" in record.getMessage()]
+        assert reloads and reloads[-1].endswith(": 1 tool from 1 pack"), reloads

@@ -192,7 +192,7 @@ def test_install_upgrade_uninstall_while_serving(
 
     step("install wheel", {"fresh_hello"}, "install", str(wheels["0.1.0"]))
     upgraded = step("upgrade wheel", {"fresh_greet"}, "install", "-U", str(wheels["0.2.0"]))
-    assert upgraded.stdout.startswith("installed lorenz-fresh 0.2.0 (was 0.1.0): packs fresh")
+    assert upgraded.stdout.startswith("installed lorenz-fresh 0.2.0 (was 0.1.0): pack fresh")
     gone = step("uninstall", set(), "uninstall", "-y", "lorenz-fresh")
     assert "WORKFLOW.md still mounts fresh" in gone.stdout
     health = httpx.get(base_url + "/healthz", headers={"Connection": "close"}).json()

@@ -184,34 +184,44 @@ def open_workspace(
     discovery: Discovery | None = None,
     plugins: Sequence[object] = (),
     isolation: IsolationPool | None = None,
+    listing: bool = False,
 ) -> Workspace:
     """Load, parse and validate a workflow against the discovered plugins, and check it mounts.
 
     Raises ``ConfigError``, ``RegistryError`` or ``MountError`` with the exact message of the
     first problem. A pack that is broken (its plugin failed, its ``tool_specs`` raised) is left
     out and listed in ``workspace.mounted.failures``. Isolated packs are started in ``isolation``
-    (a new pool when not given).
+    (a new pool when not given). ``listing``: with no WORKFLOW.md and no plugin for the embedded
+    default's tracker, an empty workflow (nothing mounted) instead of that error, which is all
+    listing the installed tools needs.
     """
     cwd = Path.cwd() if cwd is None else cwd
     env = dict(os.environ if env is None else env)
     path = find_workflow(workflow, cwd=cwd, env=env)
     if discovery is None:
         discovery = discover(plugins=plugins, env=env, isolate=isolation_hint(path))
+    bare = False
     if path is None:
         kind = EMBEDDED_DEFAULT_CONFIG["tracker"]["kind"]
-        if discovery.trackers.get(kind) is None:
+        bare = listing and discovery.trackers.get(kind) is None
+        if discovery.trackers.get(kind) is None and not bare:
             msg = (
                 f"no WORKFLOW.md in {cwd}, and the embedded default (the {kind} board) needs the {kind} "
                 f"tracker plugin, which is not installed: pip install lorenz-{kind} (from a checkout: "
                 f"pip install -e plugins/{kind}), or write a WORKFLOW.md"
             )
             raise ConfigError(msg)
-        settings = parse_config(EMBEDDED_DEFAULT_CONFIG, env=env, trackers=discovery.trackers, base_dir=cwd)
+        config = {} if bare else EMBEDDED_DEFAULT_CONFIG
+        settings = parse_config(config, env=env, trackers=discovery.trackers, base_dir=cwd)
     else:
         settings = load_settings(path, env=env, trackers=discovery.trackers)
-    validate_dispatch_config(settings, discovery.trackers)
+    if not bare:
+        validate_dispatch_config(settings, discovery.trackers)
     workspace = Workspace(
-        settings=settings, discovery=discovery, embedded_default=path is None, isolation=isolation or IsolationPool()
+        settings=settings,
+        discovery=discovery,
+        embedded_default=path is None and not bare,
+        isolation=isolation or IsolationPool(),
     )
     workspace.mounted  # noqa: B018 - an unknown pack, a bad option or a collision fails here, not on the first call
     return workspace

@@ -12,6 +12,8 @@ import time
 from collections.abc import Iterator
 from typing import Any, TextIO
 
+from lorenz.words import counted
+
 __all__ = [
     "JSON_VERSION",
     "UsageError",
@@ -37,11 +39,6 @@ _FRAMES = "|/-\\"
 
 class UsageError(Exception):
     """A mistake on the command line or in the workflow: one line on stderr, exit 1."""
-
-
-def counted(n: int, noun: str) -> str:
-    """``1 pack``, ``2 packs``."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def json_object(**fields: Any) -> dict[str, Any]:

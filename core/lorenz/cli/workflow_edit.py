@@ -152,10 +152,13 @@ def edit_tools(args: Any, pack: str, options: Mapping[str, Any] | None) -> tuple
     from lorenz.workspace import find_workflow
 
     path = find_workflow(args.workflow, cwd=Path.cwd(), env=os.environ)
-    if path is None:
+    if path is None and options is not None:  # mount: start from the embedded default it was serving
+        path, front = Path.cwd() / "WORKFLOW.md", FrontMatter("---\n", "tracker: {kind: local}\n", "---\n")
+    elif path is None:
         msg = f"no WORKFLOW.md in {Path.cwd()}: write one (a first line ---, tracker: {{kind: local}}, ---) or name it"
         raise UsageError(msg)
-    front = read_front_matter(path)
+    else:
+        front = read_front_matter(path)
     text = set_tool_pack(front, pack, options)
     if text is None:
         return path, None

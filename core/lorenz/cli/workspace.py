@@ -72,14 +72,14 @@ def known_pack_hint(pack: str, discovery: Any) -> str:
     return f"{did_you_mean(pack, names)}{installed}{allow_list_note()}"
 
 
-def open_for_command(args: argparse.Namespace, workflow: str | None) -> Any:
+def open_for_command(args: argparse.Namespace, workflow: str | None, *, listing: bool = False) -> Any:
     from lorenz.redact import redact_text
     from lorenz.results import error_message
     from lorenz.workspace import open_workspace
 
     plugins = load_plugin_modules(args)
     try:
-        workspace = open_workspace(workflow, plugins=plugins)
+        workspace = open_workspace(workflow, plugins=plugins, listing=listing)
     except Exception as exc:  # ConfigError, RegistryError, MountError, and whatever a pack raises
         text = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {error_message(exc)}"
         text = " ".join(redact_text(text).split())

@@ -125,9 +125,9 @@ def installed_tools(discovery: Discovery, settings: Settings, mounted: Mounted, 
 
 def mount_instruction(pack: str, workflow: Path | None) -> str:
     """``run "lorenz mount acme" or add "tools: {acme: {}}" to WORKFLOW.md``; ``workflow`` is ``None``
-    under the embedded default, where there is no file to mount it in yet."""
+    under the embedded default, where ``lorenz mount`` writes the file."""
     if workflow is None:
-        return f'add "tools: {{{pack}: {{}}}}" to a new WORKFLOW.md (with "tracker: {{kind: local}}")'
+        return f'run "lorenz mount {pack}" (it writes a WORKFLOW.md serving the local board and {pack})'
     where = _shown(workflow)
     command = f"lorenz mount {pack}" if where == "WORKFLOW.md" else f"lorenz mount {pack} {where}"
     return f'run "{command}" or add "tools: {{{pack}: {{}}}}" to {where}'

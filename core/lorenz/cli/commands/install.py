@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any, NoReturn
 
@@ -17,6 +18,7 @@ from lorenz.cli.distributions import Installed, installed, left_out, run_pip
 from lorenz.cli.output import UsageError
 from lorenz.hookspecs import ENTRY_POINT_GROUP
 from lorenz.plugins.checks import normalize_distribution
+from lorenz.words import plural
 
 __all__ = ["COMMAND"]
 
@@ -45,8 +47,8 @@ def _registered(dist: Installed, report: dict[str, Any]) -> tuple[str, list[str]
     mine = _of(report.get("plugins"), key)
     packs = [name for plugin in mine for name in plugin.get("packs", ())]
     trackers = [kind for plugin in mine for kind in plugin.get("trackers", ())]
-    parts = [f"packs {', '.join(packs)}"] if packs else []
-    parts += [f"trackers {', '.join(trackers)}"] if trackers else []
+    parts = [f"{plural(len(packs), 'pack')} {', '.join(packs)}"] if packs else []
+    parts += [f"{plural(len(trackers), 'tracker')} {', '.join(trackers)}"] if trackers else []
     parts += [f"FAILED {' '.join(str(f.get('error')).split())}" for f in _of(report.get("failures"), key)]
     if not parts:
         reason = left_out(key)
@@ -96,7 +98,16 @@ def run(args: argparse.Namespace) -> int:
         print(line.replace(dist.label, f"{dist.label} (was {was.version})", 1) if was else line)
         packs += new_packs
     if packs:
-        print(f'mount a pack: add "tools: {{{packs[0]}: {{}}}}" to WORKFLOW.md (lorenz tools --all lists every tool)')
+        from pathlib import Path
+
+        from lorenz.mounting.inventory import mount_instruction
+        from lorenz.workspace import find_workflow
+
+        workflow = find_workflow(None, cwd=Path.cwd(), env=os.environ)
+        print(
+            f"to mount {'it' if len(packs) == 1 else 'one'}, {mount_instruction(packs[0], workflow)} "
+            "(lorenz tools --all lists every tool)"
+        )
     return 0
 
 

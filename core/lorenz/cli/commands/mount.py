@@ -19,12 +19,24 @@ def run(args: argparse.Namespace) -> int:
     discovery = discover(plugins=load_plugin_modules(args))
     if discovery.tools.get(args.pack) is None:
         raise UsageError(f"no installed pack is named {args.pack}{known_pack_hint(args.pack, discovery)}")
+    created = not _workflow_exists(args)
     path, tools = edit_tools(args, args.pack, options)
+    if created:
+        print(f"created {path.name} from the embedded default (tracker: {{kind: local}}, the board at .lorenz/local)")
     if tools is None:
         print(f"{path.name} mounts {args.pack} already{' with these options' if options else ''}: left as it was")
         return 0
     print(f"mounted {args.pack} in {path.name}: {counted(len(tools), 'tool')} ({', '.join(tools)})")
     return 0
+
+
+def _workflow_exists(args: argparse.Namespace) -> bool:
+    import os
+    from pathlib import Path
+
+    from lorenz.workspace import find_workflow
+
+    return find_workflow(args.workflow, cwd=Path.cwd(), env=os.environ) is not None
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,7 +56,8 @@ COMMAND = Command(
     name="mount",
     help="mount an installed pack: add it to the workflow's tools: map",
     description="Add PACK (with --option values) to WORKFLOW.md's tools: map, keeping the file's comments, layout "
-    "and body; the edited workflow is validated as lorenz check does before it replaces the file. A running "
+    "and body (with no WORKFLOW.md, one is created from the embedded default, the local board); the edited "
+    "workflow is validated as lorenz check does before it replaces the file. A running "
     "lorenz serve picks the change up.",
     examples=(
         "lorenz mount weather",

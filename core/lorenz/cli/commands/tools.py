@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.server:
         return _run_remote(args)
-    workspace = open_for_command(args, args.workflow)
+    workspace = open_for_command(args, args.workflow, listing=args.all)
     inventory = installed_tools(workspace.discovery, workspace.settings, workspace.mounted, unmounted=args.all)
     failures = [*workspace.mounted.failures, *inventory.failures]
     code = 1 if workspace.mounted.failures else 0

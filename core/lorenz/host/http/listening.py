@@ -11,17 +11,14 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from lorenz.words import counted
+
 from .security import MCP_PATH
 
 if TYPE_CHECKING:
     from lorenz.host.reload.live import LiveWorkspace
 
 __all__ = ["announcer", "bind_socket", "counted", "display_url", "listen"]
-
-
-def counted(n: int, noun: str) -> str:
-    """``1 tool``, ``2 tools``."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def display_url(host: str, port: int, path: str = MCP_PATH) -> str:

@@ -21,6 +21,7 @@ import anyio
 
 from lorenz.redact import redact_text
 from lorenz.results import error_message
+from lorenz.words import counted
 
 from .installed import InstalledWatch
 from .rediscover import Rediscovery
@@ -302,10 +303,10 @@ class LiveWorkspace:
         self.last_error = None
         replaced.detach()  # after the new one attached: what both mount keeps running
         logger.info(
-            "lorenz: reloaded %s: %d tools from %d packs",
+            "lorenz: reloaded %s: %s from %s",
             self._watched,
-            len(snapshot.specs),
-            len(snapshot.packs),
+            counted(len(snapshot.specs), "tool"),
+            counted(len(snapshot.packs), "pack"),
         )
         return True
 
