@@ -129,6 +129,9 @@ class Plan:
     permissions: Permissions | None = None
     #: ``server.sandbox_fallback``: what to do where the kernel cannot confine it.
     sandbox_fallback: str = "fail"
+    #: Its permissions are a function of its settings that only a child may compute (the host
+    #: never imported it): ``permissions`` holds the operator's additions until then.
+    computes_permissions: bool = False
 
     @property
     def timeout(self) -> float:
@@ -146,6 +149,7 @@ class Plan:
                 self.processes,
                 CONVERTER.unstructure(self.permissions),
                 self.sandbox_fallback,
+                self.computes_permissions,
             ],
             sort_keys=True,
         )
@@ -183,6 +187,7 @@ def plan_for(pack: ToolProvider, settings: Settings, discovery: Discovery, env: 
     sliced = pack_settings(settings, pack.name, own_tracker=own_tracker)
     others = settings.secrets - sliced.secrets
     withheld = frozenset(name for name, value in env.items() if any(secret in value for secret in others))
+    sandboxed = is_sandboxed(pack.name, distribution, server)
     return Plan(
         pack=pack.name,
         source=source,
@@ -191,8 +196,9 @@ def plan_for(pack: ToolProvider, settings: Settings, discovery: Discovery, env: 
         processes=server.pack_processes,
         secrets=settings.secrets,
         withheld=withheld,
-        permissions=effective_permissions(pack, settings) if is_sandboxed(pack.name, distribution, server) else None,
+        permissions=effective_permissions(pack, settings, sliced) if sandboxed else None,
         sandbox_fallback=server.sandbox_fallback,
+        computes_permissions=sandboxed and bool(getattr(pack, "permissions_depend_on_settings", False)),
     )
 
 
@@ -201,9 +207,11 @@ def is_sandboxed(pack: str, distribution: str | None, server: ServerSettings) ->
     return is_isolated(pack, distribution, server.sandboxed_packs)
 
 
-def effective_permissions(pack: ToolProvider, settings: Settings) -> Permissions:
-    """What ``pack`` declares, widened by the operator's ``tools.<pack>.permissions``."""
-    declared = permissions_of(pack) or Permissions()
+def effective_permissions(pack: ToolProvider, settings: Settings, sliced: Settings | None = None) -> Permissions:
+    """What ``pack`` declares, widened by the operator's ``tools.<pack>.permissions``. Permissions
+    computed from settings see ``sliced`` (what its process is told), else ``settings``; raises
+    ``ValueError`` when computing them fails."""
+    declared = permissions_of(pack, sliced or settings) or Permissions()
     granted = settings.tool_permissions.get(pack.name)
     return declared.widened(granted) if granted is not None else declared
 

@@ -8,6 +8,7 @@ from typing import Any
 from lorenz import (
     ArgumentError,
     Issue,
+    Permissions,
     Settings,
     ToolContext,
     ToolResult,
@@ -186,6 +187,11 @@ class JiraToolPack:
     def tool_specs(self, settings: Settings) -> list[ToolSpec]:
         """The seven tools, always, in a fixed order."""
         return list(_SPECS)
+
+    def permissions(self, settings: Settings) -> Permissions:
+        """Sandboxed (``server.sandboxed_packs``): the configured site and remote MCP server."""
+        options = jira_options(settings)
+        return Permissions.reaching(options.base_url, options.mcp.url)
 
     def check_settings(self, settings: Settings) -> list[str]:
         """The site and credentials are the Jira tracker's (its ``validate_dispatch`` checks them)."""

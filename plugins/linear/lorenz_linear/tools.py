@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lorenz import (
+    Permissions,
     RetryPolicy,
     Settings,
     ToolContext,
@@ -108,6 +109,10 @@ class LinearToolPack:
 
     def tool_specs(self, settings: Settings) -> Sequence[ToolSpec]:
         return linear_tool_specs()
+
+    def permissions(self, settings: Settings) -> Permissions:
+        """Sandboxed (``server.sandboxed_packs``): the configured GraphQL endpoint's host."""
+        return Permissions.reaching(tool_credentials(settings).endpoint)
 
     def validate_options(self, options: Mapping[str, Any]) -> None:
         """``tools.linear`` accepts ``apiKey``/``api_key`` and ``endpoint``, all strings."""

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lorenz import (
+    Permissions,
     Settings,
     ToolContext,
     ToolResult,
@@ -21,6 +22,7 @@ from lorenz import (
 )
 
 from .catalog import DEFAULT_SELECT, EXPAND, TOOL_NAMES
+from .options import slack_endpoint
 
 if TYPE_CHECKING:
     from .transport import SlackTransport
@@ -181,6 +183,10 @@ class SlackToolPack:
 
     def __init__(self, transport_factory: TransportFactory | None = None) -> None:
         self._transport_factory = transport_factory or _web_transport
+
+    def permissions(self, settings: Settings) -> Permissions:
+        """Sandboxed (``server.sandboxed_packs``): the configured Web API's host."""
+        return Permissions.reaching(slack_endpoint(settings))
 
     def tool_specs(self, settings: Settings) -> Sequence[ToolSpec]:
         """The seven slack tools."""
