@@ -7,7 +7,6 @@ fails unless some pack really started confined (not merely isolated after a fall
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,7 +19,7 @@ CONFINED: list[str] = []
 
 
 @pytest.fixture(autouse=True)
-def _sandbox_every_bundled_pack(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _sandbox_every_bundled_pack(monkeypatch: pytest.MonkeyPatch) -> None:
     parse = workflow_module.parse_workflow_content
 
     def sandboxed(text: str, **kwargs: Any) -> Any:
@@ -40,7 +39,6 @@ def _sandbox_every_bundled_pack(monkeypatch: pytest.MonkeyPatch) -> Iterator[Non
 
     monkeypatch.setattr(workflow_module, "parse_workflow_content", sandboxed)
     monkeypatch.setattr(PackSandbox, "start", started)
-    yield
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
