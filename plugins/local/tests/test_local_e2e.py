@@ -71,7 +71,7 @@ async def test_failures_over_mcp_are_tool_errors(server: RunningServer, board: P
     assert error
     assert payload == {"error": {"message": 'invalid board issue id: "../../etc/passwd" (expected BOARD-<n>)'}}
     # Sandboxed (server.sandboxed_packs), the host makes the declared board directory at start.
-    assert not await anyio.Path(board).exists() or not any(board.iterdir())
+    assert not await anyio.Path(board).exists() or not [entry async for entry in anyio.Path(board).iterdir()]
 
 
 def board_files(board: Path) -> dict[str, bytes]:
