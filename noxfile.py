@@ -1,4 +1,5 @@
-"""Developer sessions: ``nox -s tests``, ``nox -s lint``, ``nox -s typecheck``, ``nox -s fuzz``, ``nox -s docs``."""
+"""Developer sessions: ``nox -s tests``, ``nox -s lint``, ``nox -s typecheck``, ``nox -s fuzz``,
+``nox -s docs``, ``nox -s sandboxed``."""
 
 import nox
 
@@ -11,6 +12,15 @@ def tests(session: nox.Session) -> None:
     """The whole suite, against editable installs of the core and every bundled plugin."""
     session.install("-r", "requirements-dev.txt")
     session.run("python", "-m", "pytest", *session.posargs)
+
+
+@nox.session
+def sandboxed(session: nox.Session) -> None:
+    """Every bundled pack's end-to-end tests with the pack sandboxed (``server.sandboxed_packs``)."""
+    session.install("-r", "requirements-dev.txt")
+    session.env["PYTHONPATH"] = "tests"
+    tests = ["plugins/local/tests", "plugins/jira/tests", "plugins/linear/tests", "plugins/slack/tests"]
+    session.run("python", "-m", "pytest", "-p", "sandboxed_suite", *(session.posargs or tests))
 
 
 @nox.session

@@ -57,7 +57,34 @@ def lorenz_register_tool_packs(register):
     register(Hostile())
 """
 
-DISTRIBUTIONS = {"sbx-hostile": ("sbx_hostile", HOSTILE)}
+#: ``computed``: its permissions are a function of its settings (``tools.computed.dir``).
+COMPUTED = """
+from lorenz import Permissions, ToolSpec, hookimpl, tool_success
+
+
+class Computed:
+    name = "computed"
+
+    def permissions(self, settings):
+        return Permissions(read=[settings.tool_options["computed"]["dir"]])
+
+    def validate_options(self, options):
+        pass
+
+    def tool_specs(self, settings):
+        return [ToolSpec(name="computed_read", description="read.")]
+
+    async def execute_tool(self, name, input, context):
+        with open(input["path"], encoding="utf-8") as file:
+            return tool_success({"text": file.read()})
+
+
+@hookimpl
+def lorenz_register_tool_packs(register):
+    register(Computed())
+"""
+
+DISTRIBUTIONS = {"sbx-hostile": ("sbx_hostile", HOSTILE), "sbx-computed": ("sbx_computed", COMPUTED)}
 
 
 def write_site(root: Path) -> Path:

@@ -89,6 +89,8 @@ def test_install_report_and_uninstall(venv: tuple[Path, Path], tmp_path: Path) -
         assert done.returncode == 0, done.stdout + done.stderr
         assert "installed lorenz-weather 0.1.0: pack weather" in done.stdout.splitlines(), target
         assert 'to mount it, run "lorenz mount weather" or add "tools: {weather: {}}" to WORKFLOW.md' in done.stdout
+        # Not a terminal: the requested permissions are printed, and the install stands.
+        assert any(line.startswith("  weather requests (when sandboxed): ") for line in done.stdout.splitlines())
         assert list(purelib.glob("lorenz_weather-0.1.0.dist-info")), "installed into the venv that runs lorenz"
         listed = lorenz_in(python, "tools", "--all", cwd=work)
         assert any(line.split()[:2] == ["weather_get_forecast", "weather"] for line in listed.stdout.splitlines())
@@ -98,7 +100,7 @@ def test_install_report_and_uninstall(venv: tuple[Path, Path], tmp_path: Path) -
         assert gone.stdout.splitlines()[0] == "uninstalled lorenz-weather 0.1.0"
         assert not list(purelib.glob("lorenz_weather-*.dist-info"))
 
-    assert lorenz_in(python, "install", str(wheel), cwd=work).returncode == 0
+    assert lorenz_in(python, "install", "--yes", str(wheel), cwd=work).returncode == 0
     assert "  lorenz-weather 0.1.0: weather" in lorenz_in(python, "--version", cwd=work).stdout.splitlines()
     kept = lorenz_in(python, "uninstall", "lorenz-weather", cwd=work, stdin="n\n")
     assert kept.returncode == 1

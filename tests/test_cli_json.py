@@ -22,9 +22,9 @@ def run_json(lorenz: Lorenz, *args: str, code: int = 0, env: dict[str, str] | No
 
 
 def test_plugins_json(lorenz: Lorenz) -> None:
-    """`plugins --json`: {version, plugins, failures, disabled} (exit 1: a plugin failed)."""
+    """`plugins --json`: {version, plugins, failures, disabled, permissions} (exit 1: a plugin failed)."""
     report = run_json(lorenz, "plugins", "--json", env={"LORENZ_DISABLE_PLUGINS": "lorenz-slow"}, code=1)
-    assert set(report) == {"version", "plugins", "failures", "disabled"}
+    assert set(report) == {"version", "plugins", "failures", "disabled", "permissions"}
     acme = next(plugin for plugin in report["plugins"] if plugin["name"] == "acme")
     assert set(acme) == {"name", "distribution", "version", "packs", "trackers"}
     (failure,) = report["failures"]

@@ -12,7 +12,7 @@ from attrs import field, frozen
 
 from lorenz.arguments import ArgumentProblem
 from lorenz.results import ToolResult, unsupported_tool_failure
-from lorenz.sandbox.permissions import Permissions
+from lorenz.sandbox.permissions import DeclaredPermissions
 
 from .prompts import Prompt
 from .resources import PackContext, Resource, ResourceTemplate
@@ -124,8 +124,9 @@ class Pack:
     resources: tuple[Resource | ResourceTemplate, ...] = field(default=(), converter=_resources)
     prompts: tuple[Prompt, ...] = field(default=(), converter=_prompts)
     #: What the pack needs when it runs sandboxed (``server.sandboxed_packs``): hosts, paths,
-    #: environment variables, subprocesses. Read in a survey process, shown by ``lorenz plugins -v``.
-    permissions: Permissions | None = None
+    #: environment variables, subprocesses; or a function of the pack's settings computing them.
+    #: Read in a survey process, shown by ``lorenz plugins -v``.
+    permissions: DeclaredPermissions | None = None
 
     #: ``(raw options, structured options)`` of the last settings seen: parse once per workflow load.
     _parsed: tuple[object, Any] | None = field(init=False, default=None, repr=False)

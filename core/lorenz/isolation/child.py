@@ -30,7 +30,7 @@ from lorenz.plugins.discovery import build_registries, load_plugin, make_manager
 from lorenz.plugins.model import Discovery
 from lorenz.results import ToolResult, tool_failure
 from lorenz.sandbox.confine import Confinement, confine
-from lorenz.sandbox.permissions import permissions_of
+from lorenz.sandbox.permissions import Permissions, depends_on_settings, permissions_of
 from lorenz.sandbox.policy import denial_message
 from lorenz.settings.model import Settings
 from lorenz.toolcall.client_input import ISOLATED, ClientInput
@@ -142,7 +142,22 @@ def survey(source: Source) -> Survey:
         trackers=tuple(kind for info in discovery.plugins for kind in info.trackers),
         failures=tuple(CONVERTER.structure(failure.to_dict(), SurveyFailure) for failure in discovery.failures),
         permissions={pack.name: declared for pack in discovery.tools if (declared := permissions_of(pack)) is not None},
+        settings_dependent=tuple(pack.name for pack in discovery.tools if depends_on_settings(pack)),
     )
+
+
+def computed_permissions(launch: Launch) -> Survey | Failed:
+    """The permissions ``launch.pack`` computes from ``launch.settings`` (its settings slice)."""
+    settings: Settings = CONVERTER.structure(launch.settings, Settings)
+    name = launch.pack or ""
+    pack = load(launch.source).tools.get(name)
+    if pack is None:
+        return Failed(op="failed", error=f"{launch.source.label} registers no pack named {name}")
+    try:
+        declared = permissions_of(pack, settings) or Permissions()
+    except ValueError as exc:
+        return Failed(op="failed", error=str(exc))
+    return Survey(op="survey", packs=(name,), permissions={name: declared})
 
 
 def _disabled(pack: ToolProvider, settings: Settings) -> tuple[DisabledEntry, ...]:
@@ -384,6 +399,8 @@ def main() -> int:
                 os._exit(0)
         if launch.mode == "survey":
             _write_all(fd_out, encode(survey(launch.source)))
+        elif launch.mode == "permissions":
+            _write_all(fd_out, encode(computed_permissions(launch)))
         else:
             # Not asyncio.run: it would wait at exit for the pack's threads, which may never end.
             asyncio.new_event_loop().run_until_complete(serve(launch, fd_in, fd_out, confinement))

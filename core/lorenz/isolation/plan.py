@@ -134,6 +134,9 @@ class Plan:
     permissions: Permissions | None = None
     #: ``server.sandbox_fallback``: what to do where the kernel cannot confine it.
     sandbox_fallback: str = "fail"
+    #: Its permissions are a function of its settings that only a child may compute (the host
+    #: never imported it): ``permissions`` holds the operator's additions until then.
+    computes_permissions: bool = False
 
     @property
     def timeout(self) -> float:
@@ -152,6 +155,7 @@ class Plan:
                 self.processes,
                 CONVERTER.unstructure(self.permissions),
                 self.sandbox_fallback,
+                self.computes_permissions,
             ],
             sort_keys=True,
         )
@@ -192,6 +196,7 @@ def plan_for(
     sliced = pack_settings(settings, pack.name, own_tracker=own_tracker)
     others = settings.secrets - sliced.secrets
     withheld = frozenset(name for name, value in env.items() if any(secret in value for secret in others))
+    sandboxed = is_sandboxed(pack.name, distribution, server, instance)
     return Plan(
         pack=pack.name,
         instance=instance,
@@ -201,12 +206,9 @@ def plan_for(
         processes=server.pack_processes,
         secrets=settings.secrets,
         withheld=withheld,
-        permissions=(
-            effective_permissions(pack, settings, instance)
-            if is_sandboxed(pack.name, distribution, server, instance)
-            else None
-        ),
+        permissions=effective_permissions(pack, settings, sliced, instance) if sandboxed else None,
         sandbox_fallback=server.sandbox_fallback,
+        computes_permissions=sandboxed and bool(getattr(pack, "permissions_depend_on_settings", False)),
     )
 
 
@@ -215,10 +217,14 @@ def is_sandboxed(pack: str, distribution: str | None, server: ServerSettings, in
     return is_isolated(pack, distribution, server.sandboxed_packs, instance)
 
 
-def effective_permissions(pack: ToolProvider, settings: Settings, instance: str | None = None) -> Permissions:
+def effective_permissions(
+    pack: ToolProvider, settings: Settings, sliced: Settings | None = None, instance: str | None = None
+) -> Permissions:
     """What ``pack`` declares, widened by the operator's ``tools.<key>.permissions`` (the key the
-    pack is mounted under: ``instance`` or its own name)."""
-    declared = permissions_of(pack) or Permissions()
+    pack is mounted under: ``instance`` or its own name). Permissions computed from settings see
+    ``sliced`` (what its process is told), else ``settings``; raises ``ValueError`` when computing
+    them fails."""
+    declared = permissions_of(pack, sliced or settings) or Permissions()
     granted = settings.tool_permissions.get(instance or pack.name)
     return declared.widened(granted) if granted is not None else declared
 

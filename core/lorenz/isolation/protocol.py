@@ -89,7 +89,7 @@ class Source:
 class Launch:
     """The first frame to a child: what to load and with which settings."""
 
-    mode: Literal["serve", "survey"]
+    mode: Literal["serve", "survey", "permissions"]
     source: Source
     pack: str | None = None
     #: The pack's settings slice, unstructured with :data:`CONVERTER`.
@@ -161,6 +161,8 @@ class Survey:
     failures: tuple[SurveyFailure, ...] = ()
     #: What each pack declares it needs (its ``permissions``), by pack name.
     permissions: Mapping[str, Permissions] = {}
+    #: Packs whose permissions are a function of their settings (computed once those are known).
+    settings_dependent: tuple[str, ...] = ()
 
 
 @frozen(kw_only=True)

@@ -14,6 +14,7 @@ import collections
 import contextlib
 import itertools
 import logging
+import os
 import secrets
 import time
 from collections.abc import Callable, Mapping
@@ -23,12 +24,12 @@ from attrs import define
 
 from lorenz.plugins.containment import host_interrupted
 from lorenz.results import ToolResult, tool_failure
-from lorenz.sandbox.host import SandboxUnavailable
+from lorenz.sandbox.host import PackSandbox, SandboxUnavailable
 
 from .plan import Plan, sandboxing_for
 from .process import ChildGone, ChildProcess
 from .protocol import EXIT_OUT_OF_MEMORY, Event, Failed, Ready, Reply, encode
-from .survey import describe_exit
+from .survey import computed_permissions, describe_exit
 
 __all__ = [
     "CRASH_WINDOW_SECONDS",
@@ -135,6 +136,8 @@ class Supervisor:
         """Start every process; the first's :class:`Ready`. Raises :class:`StartError`."""
         if self.sandboxing is not None:
             try:
+                if self.plan.computes_permissions:
+                    await self._compute_permissions(self.sandboxing)
                 await self.sandboxing.start()
             except SandboxUnavailable as exc:
                 await self.aclose("it cannot be sandboxed")
@@ -154,6 +157,15 @@ class Supervisor:
         loop = asyncio.get_running_loop()
         self._keepers = [loop.create_task(self._keep(slot, process)) for slot, process in enumerate(processes)]
         return ready
+
+    async def _compute_permissions(self, sandboxing: PackSandbox) -> None:
+        """Ask a short-lived child what the pack's settings make its permissions (plus the operator's)."""
+        env = {name: value for name, value in os.environ.items() if name not in self.plan.withheld}
+        plan = self.plan
+        computed = await asyncio.to_thread(computed_permissions, plan.source, plan.pack, plan.settings, env)
+        if isinstance(computed, str):
+            raise SandboxUnavailable(f"pack {plan.pack} could not compute its permissions: {computed}")
+        sandboxing.permissions = computed.widened(sandboxing.permissions)
 
     async def _spawn(self, slot: int) -> ChildProcess:
         """A new process in ``slot``, once it said it is ready; raises :class:`StartError` (the

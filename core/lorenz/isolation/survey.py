@@ -28,9 +28,28 @@ from lorenz.settings.server import MCP_TOKEN_ENV
 
 from . import reaper
 from .plan import is_isolated
-from .protocol import MAX_CONTROL_FRAME_BYTES, FrameReader, Launch, ProtocolError, Source, Survey, encode, structure
+from .protocol import (
+    MAX_CONTROL_FRAME_BYTES,
+    Failed,
+    FrameReader,
+    Launch,
+    ProtocolError,
+    Source,
+    Survey,
+    encode,
+    structure,
+)
 
-__all__ = ["SURVEY_TIMEOUT_SECONDS", "IsolatedPackStub", "StandIn", "child_command", "describe_exit", "stand_ins_for"]
+__all__ = [
+    "SURVEY_TIMEOUT_SECONDS",
+    "IsolatedPackStub",
+    "StandIn",
+    "child_command",
+    "computed_permissions",
+    "describe_exit",
+    "stand_ins_for",
+    "survey_source",
+]
 
 logger = logging.getLogger("lorenz.isolation")
 
@@ -52,11 +71,15 @@ class IsolatedPackStub:
     """A pack discovery left unimported because it runs in a process of its own; mounting puts
     the process's proxy in its place (:class:`lorenz.isolation.IsolationPool`)."""
 
-    def __init__(self, name: str, source: Source, permissions: Permissions | None = None) -> None:
+    def __init__(
+        self, name: str, source: Source, permissions: Permissions | None = None, *, settings_dependent: bool = False
+    ) -> None:
         self.name = name
         self.isolation_source = source
         #: What the pack declares (read in its survey process): mounting sandboxes it with them.
         self.permissions = permissions
+        #: Its permissions are a function of its settings: computed in a child once they are known.
+        self.permissions_depend_on_settings = settings_dependent
 
     def _refuse(self) -> NoReturn:
         msg = f"pack {self.name} runs in a process of its own (server.isolated_packs) and was not started"
@@ -118,9 +141,46 @@ def stand_ins_for(
             )
         elif not outcome.trackers and all(is_isolated(pack, source.distribution, isolate) for pack in outcome.packs):
             out[index] = StandIn(
-                [IsolatedPackStub(pack, source, outcome.permissions.get(pack)) for pack in outcome.packs]
+                [
+                    IsolatedPackStub(
+                        pack,
+                        source,
+                        outcome.permissions.get(pack),
+                        settings_dependent=pack in outcome.settings_dependent,
+                    )
+                    for pack in outcome.packs
+                ]
             )
     return out
+
+
+def survey_source(source: Source) -> Survey | str:
+    """What the plugin of ``source`` registers and declares, learnt in a survey child (the caller
+    never imports it), or why that failed."""
+    return _finish(source, _start(source), time.monotonic() + SURVEY_TIMEOUT_SECONDS)
+
+
+def computed_permissions(source: Source, pack: str, settings: Any, env: dict[str, str]) -> Permissions | str:
+    """The permissions ``pack`` computes from ``settings`` (its slice, unstructured), in a child
+    started like a survey (the host does not import the pack); or why there are none."""
+    process = subprocess.Popen(
+        child_command(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+    )
+    launch = Launch(mode="permissions", source=source, pack=pack, settings=settings, sys_path=tuple(sys.path))
+    stdin, process.stdin = process.stdin, None
+    assert stdin is not None
+    with contextlib.suppress(OSError):
+        stdin.write(encode(launch))
+        stdin.close()
+    outcome = _finish(source, process, time.monotonic() + SURVEY_TIMEOUT_SECONDS)
+    if isinstance(outcome, str):
+        return outcome
+    return outcome.permissions.get(pack) or Permissions()
 
 
 def _start(source: Source) -> subprocess.Popen[bytes]:
@@ -160,6 +220,8 @@ def _finish(source: Source, process: subprocess.Popen[bytes], deadline: float) -
     _log(source, stderr)
     try:
         frames = FrameReader(MAX_CONTROL_FRAME_BYTES).feed(stdout)
+        if frames and isinstance(frames[0], dict) and frames[0].get("op") == "failed":
+            return str(structure(frames[0], Failed).error)
         if frames:
             survey: Survey = structure(frames[0], Survey)
             return survey

@@ -93,5 +93,8 @@ class Confinement:
 def confine(sandbox: Sandbox) -> Confinement:
     """Apply ``sandbox`` to this process (before its pack is imported, while it has one thread)."""
     landlock.restrict(ruleset_for(sandbox))
+    # The import path is read-only here: a lazy import's bytecode write would be refused, and then
+    # wrongly named as the reason a call failed.
+    sys.dont_write_bytecode = True
     sys.addaudithook(_hook)
     return Confinement(sandbox)

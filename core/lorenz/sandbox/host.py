@@ -57,11 +57,21 @@ class PackSandbox:
                 )
             logger.warning("lorenz: %s; running it unconfined (server.sandbox_fallback: warn)", message)
             return None
+        self._make_write_dirs()
         self.proxy = EgressProxy(self.pack, self.permissions)
         await self.proxy.start()
         self.sandbox = self._sandbox(self.proxy.port)
         logger.info("lorenz: pack %s is sandboxed (%s)", self.pack, self.permissions.describe())
         return self.sandbox
+
+    def _make_write_dirs(self) -> None:
+        """The kernel grants rights on what exists: a missing ``write`` path is made a directory."""
+        for path in self.permissions.write_paths():
+            if not os.path.lexists(path):
+                try:
+                    os.makedirs(path, mode=0o700, exist_ok=True)
+                except OSError as exc:
+                    logger.warning("lorenz: pack %s: cannot create %s to write in: %s", self.pack, path, exc)
 
     def _sandbox(self, proxy_port: int) -> Sandbox:
         temp_dir = tempfile.mkdtemp(prefix=f"lorenz-{self.pack}-")

@@ -104,7 +104,10 @@ def sandbox_env(env: Mapping[str, str], sandbox: Sandbox) -> dict[str, str]:
     directory as ``TMPDIR`` and ``HOME``, and the egress proxy for every client that honours one."""
     keep = set(ALWAYS_PASSED_ENV) | set(sandbox.permissions.env)
     out = {name: value for name, value in env.items() if name in keep or name.startswith("LC_")}
-    out["TMPDIR"] = out["HOME"] = sandbox.temp_dir
+    out["TMPDIR"] = sandbox.temp_dir
+    out["PYTHONDONTWRITEBYTECODE"] = "1"  # the import path is read-only to it and its programs
+    if "HOME" not in sandbox.permissions.env:  # a pack that resolves ``~`` declares it
+        out["HOME"] = sandbox.temp_dir
     if sandbox.proxy_port is not None:
         proxy = f"http://127.0.0.1:{sandbox.proxy_port}"
         for name in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"):

@@ -93,17 +93,35 @@ class EgressProxy:
             return
         if method == "CONNECT":
             writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
-        else:
-            path = urlsplit(target)._replace(scheme="", netloc="").geturl() or "/"
-            headers = [h for h in rest.split(b"\r\n") if h and not h.lower().startswith(b"proxy-")]
-            up_writer.write(f"{method} {path} {version}\r\n".encode("latin-1") + b"\r\n".join(headers) + b"\r\n\r\n")
+            await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+            return
+        path = urlsplit(target)._replace(scheme="", netloc="").geturl() or "/"
+        up_writer.write(f"{method} {path} {version}\r\n".encode("latin-1") + _one_shot(rest))
         # Whatever follows on this connection goes to the host checked above, and nowhere else.
-        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+        upload = asyncio.ensure_future(_pipe(reader, up_writer))
+        try:
+            # One request per connection: a kept-alive client would send its next request in
+            # absolute form to this upstream, which need not understand it.
+            response = await asyncio.wait_for(up_reader.readuntil(b"\r\n\r\n"), _HEAD_TIMEOUT_SECONDS)
+            status, _, response_rest = response.partition(b"\r\n")
+            writer.write(status + b"\r\n" + _one_shot(response_rest))
+            await _pipe(up_reader, writer)
+        finally:
+            upload.cancel()
 
     def _refuse(self, target: str) -> None:
         self.denied += 1
         self._denials.append((asyncio.get_running_loop().time(), target))
         logger.warning("lorenz: pack %s was refused %s (not in its permissions.network)", self.pack, target)
+
+
+_HOP_BY_HOP = (b"proxy-", b"connection:", b"keep-alive:")
+
+
+def _one_shot(head: bytes) -> bytes:
+    """Header lines ``head`` without hop-by-hop ones, plus ``Connection: close``, ending the head."""
+    lines = [line for line in head.split(b"\r\n") if line and not line.lower().startswith(_HOP_BY_HOP)]
+    return b"".join(line + b"\r\n" for line in lines) + b"Connection: close\r\n\r\n"
 
 
 def _host_port(target: str, default: int) -> tuple[str, int]:

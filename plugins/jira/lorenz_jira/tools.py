@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from lorenz import (
+    Permissions,
     Settings,
     ToolContext,
     ToolResult,
@@ -79,6 +80,11 @@ class JiraToolPack:
     def typed_pack(self) -> Pack:
         """The kit ``Pack`` behind this provider (``lorenz lint`` checks its tools)."""
         return kit_pack()
+
+    def permissions(self, settings: Settings) -> Permissions:
+        """Sandboxed (``server.sandboxed_packs``): the configured site and remote MCP server."""
+        options = jira_options(settings)
+        return Permissions.reaching(options.base_url, options.mcp.url)
 
     def check_settings(self, settings: Settings) -> list[str]:
         """The site and credentials are the Jira tracker's (its ``validate_dispatch`` checks them)."""

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lorenz import RetryPolicy, Settings, ToolContext, ToolResult, ToolSpec, unsupported_tool_failure
+from lorenz import Permissions, RetryPolicy, Settings, ToolContext, ToolResult, ToolSpec, unsupported_tool_failure
 
 from .options import tool_credentials, validate_tool_options
 
@@ -62,6 +62,10 @@ class LinearToolPack:
 
     def tool_specs(self, settings: Settings) -> Sequence[ToolSpec]:
         return self.typed_pack().tool_specs(settings)
+
+    def permissions(self, settings: Settings) -> Permissions:
+        """Sandboxed (``server.sandboxed_packs``): the configured GraphQL endpoint's host."""
+        return Permissions.reaching(tool_credentials(settings).endpoint)
 
     def validate_options(self, options: Mapping[str, Any]) -> None:
         """``tools.linear`` accepts ``apiKey``/``api_key`` and ``endpoint``, all strings."""

@@ -7,12 +7,14 @@ operations) load when the tools are first listed.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Mapping
 from typing import Any
 
-from lorenz import Settings, ToolContext, ToolResult, ToolSpec
+from lorenz import Permissions, Settings, ToolContext, ToolResult, ToolSpec
 
-from .options import validate_pack_options
+from .options import pack_board_config, validate_pack_options
+from .paths import env_references, resolve_board_dir
 from .tools import cached_read
 
 __all__ = ["LocalToolPack", "local_tool_specs"]
@@ -39,6 +41,13 @@ class LocalToolPack:
     def typed_pack(self) -> Any:
         """The kit ``Pack`` behind this provider (``lorenz lint`` checks its tools)."""
         return _typed_pack()
+
+    def permissions(self, settings: Settings) -> Permissions:
+        """Sandboxed (``server.sandboxed_packs``): its board directory, read-write, and the
+        variables its configured path names (``HOME`` for ``~``)."""
+        config = pack_board_config(settings)
+        board = resolve_board_dir(config.path, cwd=os.getcwd(), env=os.environ)
+        return Permissions(write=[str(board)], env=env_references(config.path))
 
     def validate_options(self, options: Mapping[str, Any]) -> None:
         """Check ``tools.local`` (keys ``path``, ``idPrefix``/``id_prefix``)."""

@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["DEFAULT_BOARD_DIR", "resolve_board_dir"]
+__all__ = ["DEFAULT_BOARD_DIR", "env_references", "resolve_board_dir"]
 
 DEFAULT_BOARD_DIR = ".lorenz/local"
 
@@ -35,3 +35,13 @@ def resolve_board_dir(configured: str | None, *, cwd: str | os.PathLike[str], en
     if os.path.isabs(value):
         return Path(value)
     return Path(os.path.normpath(os.path.join(os.fspath(cwd), value)))
+
+
+def env_references(configured: str | None) -> tuple[str, ...]:
+    """The environment variables resolving ``configured`` reads: its ``$NAME``s, ``HOME`` for ``~``."""
+    if configured is None:
+        return ()
+    names = [m.group(1) or m.group(2) for m in _ENV_REF.finditer(configured)]
+    if configured == "~" or configured.startswith("~/"):
+        names += ["HOME", "USERPROFILE"]
+    return tuple(dict.fromkeys(names))

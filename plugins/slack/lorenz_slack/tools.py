@@ -10,9 +10,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from lorenz import Settings, ToolContext, ToolResult, ToolSpec, needs_tracker_kind, unsupported_tool_failure
+from lorenz import (
+    Permissions,
+    Settings,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
+    needs_tracker_kind,
+    unsupported_tool_failure,
+)
 
 from .catalog import TOOL_NAMES
+from .options import slack_endpoint
 
 if TYPE_CHECKING:
     from lorenz.authoring import Pack
@@ -43,6 +52,10 @@ class SlackToolPack:
 
     def __init__(self, transport_factory: TransportFactory | None = None) -> None:
         self._transport_factory = transport_factory
+
+    def permissions(self, settings: Settings) -> Permissions:
+        """Sandboxed (``server.sandboxed_packs``): the configured Web API's host."""
+        return Permissions.reaching(slack_endpoint(settings))
 
     def tool_specs(self, settings: Settings) -> Sequence[ToolSpec]:
         """The seven slack tools."""

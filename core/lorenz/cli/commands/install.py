@@ -97,6 +97,11 @@ def run(args: argparse.Namespace) -> int:
         was = before.get(normalize_distribution(dist.name))
         print(line.replace(dist.label, f"{dist.label} (was {was.version})", 1) if was else line)
         packs += new_packs
+    if packs and not _consented(packs, report, args):
+        names = [dist.name for dist in plugins]
+        run_pip("uninstall", "-y", *names)
+        print(f"uninstalled {', '.join(names)}: their permissions were not accepted")
+        return 1
     if packs:
         from pathlib import Path
 
@@ -111,10 +116,28 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _consented(packs: list[str], report: dict[str, Any], args: argparse.Namespace) -> bool:
+    """Print what each new pack asks for when sandboxed; on a terminal without ``--yes``, ask. A
+    script (no terminal) proceeds: permissions bind when ``server.sandboxed_packs`` runs the pack,
+    not at install, and an unanswerable question would only break it."""
+    from .plugins import describe_declared
+
+    declared = report.get("permissions") or {}
+    for pack in packs:
+        print(f"  {pack} requests (when sandboxed): {describe_declared(declared.get(pack))}")
+    if args.yes or not sys.stdin.isatty():
+        return True
+    print(f"Keep {', '.join(packs)} with these permissions? [y/N] ", end="", file=sys.stderr, flush=True)
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
 def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("packages", nargs="*", metavar="PACKAGE", help="a distribution name, a path or a wheel")
     parser.add_argument("-e", "--editable", action="append", default=[], metavar="PATH", help="install PATH editable")
     parser.add_argument("-U", "--upgrade", action="store_true", help="upgrade to the newest version")
+    parser.add_argument(
+        "-y", "--yes", action="store_true", help="accept the new packs' requested permissions without asking"
+    )
 
 
 COMMAND = Command(
@@ -127,6 +150,7 @@ COMMAND = Command(
         "lorenz install lorenz-acme",
         "lorenz install dist/lorenz_acme-0.1.0-py3-none-any.whl",
         "lorenz install -e .",
+        "lorenz install --yes lorenz-acme",
     ),
     env=(*PIP_ENV, *PLUGINS_ENV),
     arguments=_arguments,

@@ -4,17 +4,40 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
+from typing import Any
 
 from lorenz.cli.command import PLUGINS_ENV, Command, add_json
 from lorenz.cli.output import json_object, print_json
 from lorenz.cli.workspace import allow_list_note, load_plugin_modules, show_traceback
 
-__all__ = ["COMMAND"]
+__all__ = ["COMMAND", "describe_declared"]
+
+
+def _declared(pack: object) -> dict[str, Any] | None:
+    """What ``pack`` declares as JSON: the permissions, ``{"dependsOnSettings": true}`` when they
+    are a function of its settings, ``None`` when it declares none."""
+    from lorenz.sandbox.permissions import depends_on_settings, permissions_of
+
+    if depends_on_settings(pack):
+        return {"dependsOnSettings": True}
+    declared = permissions_of(pack)
+    return declared.to_dict() if declared is not None else None
+
+
+def describe_declared(declared: Mapping[str, Any] | None) -> str:
+    """One line for people of what :func:`_declared` gives."""
+    from lorenz.sandbox.permissions import parse_permissions
+
+    if declared is None:
+        return "none declared (sandboxed, it may reach nothing)"
+    if declared.get("dependsOnSettings"):
+        return "computed from its settings when it starts (lorenz check shows them)"
+    return parse_permissions(declared, "permissions").describe()
 
 
 def run(args: argparse.Namespace) -> int:
     from lorenz.plugins.discovery import discover
-    from lorenz.sandbox.permissions import permissions_of
 
     discovery = discover(plugins=load_plugin_modules(args))
     code = 1 if discovery.failures else 0
@@ -24,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
                 plugins=[info.to_dict() for info in discovery.plugins],
                 failures=[failure.to_dict() for failure in discovery.failures],
                 disabled=list(discovery.disabled),
+                permissions={pack.name: _declared(pack) for pack in discovery.tools},
             )
         )
         return code
@@ -38,8 +62,7 @@ def run(args: argparse.Namespace) -> int:
         )
         if args.verbose:
             for pack in info.packs:
-                declared = permissions_of(discovery.tools.get(pack))
-                print(f"  {pack} permissions: {declared.describe() if declared else 'none declared'}")
+                print(f"  {pack} permissions: {describe_declared(_declared(discovery.tools.get(pack)))}")
     for name in discovery.disabled:
         print(f"disabled {name} (LORENZ_DISABLE_PLUGINS)")
     for failure in discovery.failures:
