@@ -131,7 +131,7 @@ TOOLS = '''\
 from __future__ import annotations
 
 from attrs import field, frozen
-from lorenz.authoring import CallContext, ErrorContract, Pack, describe, hints, tool
+from lorenz.authoring import CallContext, ErrorContract, Pack, Permissions, describe, hints, tool
 
 __all__ = ["PACK"]
 
@@ -192,6 +192,9 @@ PACK = Pack(
     name="${pack}",
     options=${cls}Options,
     tools=[reverse_text],
+    # What the pack may reach when an operator sandboxes it: declare the hosts, paths and
+    # environment variables your tools need (network=["api.example.com:443"], env=["API_TOKEN"]).
+    permissions=Permissions(),
 )
 '''
 

@@ -92,6 +92,8 @@ class Permissions:
     def describe(self) -> str:
         """One line for people: ``network: api.github.com; read: ~/.config/gh; no subprocess``."""
         parts = [f"{key}: {', '.join(values)}" for key, values in self._lists() if values]
+        if not parts and not self.subprocess:
+            return "nothing (no network, files, environment variables or subprocesses)"
         parts.append("subprocess" if self.subprocess else "no subprocess")
         return "; ".join(parts)
 

@@ -8,7 +8,7 @@ from typing import Literal
 
 from attrs import field, frozen
 
-from lorenz.authoring import CallContext, ErrorContract, Pack, describe, disabled, hints, tool
+from lorenz.authoring import CallContext, ErrorContract, Pack, Permissions, describe, disabled, hints, tool
 
 __all__ = ["PACK", "CITIES", "forecast_for"]
 
@@ -200,6 +200,8 @@ PACK = Pack(
     name="weather",
     description="Deterministic weather forecasts for a handful of cities.",
     options=WeatherOptions,
+    # Forecasts are computed, not fetched: sandboxed, the pack needs nothing.
+    permissions=Permissions(),
     tools=[
         get_forecast,
         list_cities,
