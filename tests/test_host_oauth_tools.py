@@ -6,6 +6,7 @@ official SDK client."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -241,3 +242,72 @@ def test_the_caller_and_a_tools_own_scopes_cross_an_isolated_packs_pipe(
     }
     assert "acme_whoami" in seen and "acme_whoami" not in unseen and "acme_pid" in unseen
     assert refused.status_code == 403 and 'scope="other acme:who"' in refused.headers["www-authenticate"]
+
+
+def _check(directory: Path, monkeypatch: pytest.MonkeyPatch, auth: str, *args: str) -> int:
+    from lorenz.cli import main
+
+    front = f"tracker:\n  kind: local\n  path: ./board\nserver:\n  auth:\n{auth}"
+    (directory / "WORKFLOW.md").write_text(f"---\n{front}---\nWork the board.\n", encoding="utf-8")
+    monkeypatch.setenv("LORENZ_LOAD_PLUGINS", "lorenz-local")
+    monkeypatch.delenv("LORENZ_WORKFLOW", raising=False)
+    monkeypatch.chdir(directory)
+    return main(["check", *args])
+
+
+def test_check_online_fetches_the_issuers_metadata_and_keys(
+    tmp_path: Path, issuer: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fetches = issuer.jwks_fetches
+    assert _check(tmp_path, monkeypatch, f"    issuer: {issuer.base_url}\n") == 0
+    assert issuer.jwks_fetches == fetches  # offline by default
+    capsys.readouterr()
+    assert _check(tmp_path, monkeypatch, f"    issuer: {issuer.base_url}\n", "--online") == 0
+    out = capsys.readouterr().out
+    assert issuer.jwks_fetches == fetches + 1
+    base = issuer.base_url
+    assert (
+        f"ok: server.auth.issuer {base}: metadata at {base}/.well-known/oauth-authorization-server,"
+        f" signing keys at {base}/jwks: rsa-1 (RS256), ec-1 (ES256)" in out
+    )
+    assert _check(tmp_path, monkeypatch, f"    issuer: {issuer.base_url}\n", "--online", "--json") == 0
+    assert json.loads(capsys.readouterr().out)["oauth"] == {
+        "metadata": f"{issuer.base_url}/.well-known/oauth-authorization-server",
+        "jwksUri": f"{issuer.base_url}/jwks",
+        "keys": [{"kid": "rsa-1", "alg": "RS256"}, {"kid": "ec-1", "alg": "ES256"}],
+    }
+
+
+@pytest.mark.parametrize(
+    ("auth", "message"),
+    [
+        (
+            "    issuer: {base}/tenant\n",
+            "--online: server.auth.issuer: no authorization server metadata at "
+            "{base}/.well-known/oauth-authorization-server/tenant (HTTP 404) nor "
+            "{base}/tenant/.well-known/openid-configuration (HTTP 404)",
+        ),
+        (
+            "    issuer: {base}\n    jwks_uri: {base}/missing-keys\n",
+            "--online: server.auth.jwks_uri: the signing keys could not be fetched from {base}/missing-keys (HTTP 404)",
+        ),
+        (
+            "    issuer: {base}\n    jwks_uri: http://127.0.0.1:9/keys\n",
+            "--online: server.auth.jwks_uri: the signing keys could not be fetched from http://127.0.0.1:9/keys "
+            "(ConnectError)",
+        ),
+    ],
+    ids=["no-metadata", "keys-404", "unreachable"],
+)
+def test_check_online_names_the_key_whose_fetch_failed(
+    tmp_path: Path,
+    issuer: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    auth: str,
+    message: str,
+) -> None:
+    assert _check(tmp_path, monkeypatch, auth.format(base=issuer.base_url)) == 0  # offline: nothing fetched
+    capsys.readouterr()
+    assert _check(tmp_path, monkeypatch, auth.format(base=issuer.base_url), "--online") == 1
+    assert message.format(base=issuer.base_url) in capsys.readouterr().err
