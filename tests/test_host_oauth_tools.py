@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -311,3 +312,54 @@ def test_check_online_names_the_key_whose_fetch_failed(
     capsys.readouterr()
     assert _check(tmp_path, monkeypatch, auth.format(base=issuer.base_url), "--online") == 1
     assert message.format(base=issuer.base_url) in capsys.readouterr().err
+
+
+async def test_introspection_answers_are_cached_while_active(tmp_path: Path, issuer: Any) -> None:
+    introspection = (
+        f"    introspection: {{endpoint: {issuer.base_url}/introspect, client_id: lorenz, client_secret: $I}}\n"
+    )
+    (tmp_path / "WORKFLOW.md").write_text(
+        f"---\ntracker:\n  kind: lorenz-testing\nserver:\n  auth:\n    issuer: {issuer.base_url}\n{introspection}---\n"
+    )
+    env = {"LORENZ_LOAD_PLUGINS": "", "PATH": os.environ.get("PATH", ""), "I": "intro-secret"}
+    with serve_in_thread(cwd=tmp_path, env=env, plugins=[Plugin()], reload=False) as running:
+        now = int(time.time())
+        issuer.opaque["cached-good"] = {"active": True, "sub": "bob", "aud": running.url, "exp": now + 600}
+        issuer.opaque["cached-expired"] = {"active": True, "sub": "bob", "aud": running.url, "exp": now - 5}
+        issuer.opaque["cached-inactive"] = {"active": False}
+        for _ in range(3):
+            assert (await _post(running.url, "cached-good", "tools/list", {})).status_code == 200
+            # Past its exp (within the clock skew allowed): accepted, but never kept.
+            assert (await _post(running.url, "cached-expired", "tools/list", {})).status_code == 200
+            assert (await _post(running.url, "cached-inactive", "tools/list", {})).status_code == 401
+        asked = issuer.introspections
+        assert (asked.count("cached-good"), asked.count("cached-expired"), asked.count("cached-inactive")) == (1, 3, 3)
+        # The issuer revokes it: the cached answer still holds until the TTL, then it is asked again.
+        issuer.opaque["cached-good"] = {"active": False}
+        assert (await _post(running.url, "cached-good", "tools/list", {})).status_code == 200
+
+
+def test_the_introspection_cache_keeps_an_answer_until_exp_or_the_ttl() -> None:
+    from mcp.server.auth.provider import AccessToken
+
+    from lorenz.host.auth.cache import IntrospectionCache
+
+    now = [1000.0]
+    cache = IntrospectionCache(ttl=60, size=2, clock=lambda: now[0])
+
+    def access(expires_at: int | None) -> AccessToken:
+        return AccessToken(token="t", client_id="c", scopes=[], expires_at=expires_at)
+
+    cache.put("soon", access(1010))
+    cache.put("late", access(5000))
+    assert cache.get("soon") is not None and cache.get("late") is not None
+    now[0] = 1010.0
+    assert cache.get("soon") is None  # its exp came first
+    assert cache.get("late") is not None
+    now[0] = 1060.0
+    assert cache.get("late") is None  # the TTL came first
+    cache.put("gone", access(1000))
+    assert cache.get("gone") is None and len(cache) == 0  # already expired: not kept
+    for token in ("a", "b", "c"):
+        cache.put(token, access(None))
+    assert len(cache) == 2 and cache.get("a") is None and cache.get("c") is not None  # the oldest dropped
