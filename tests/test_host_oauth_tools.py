@@ -363,3 +363,12 @@ def test_the_introspection_cache_keeps_an_answer_until_exp_or_the_ttl() -> None:
     for token in ("a", "b", "c"):
         cache.put(token, access(None))
     assert len(cache) == 2 and cache.get("a") is None and cache.get("c") is not None  # the oldest dropped
+
+
+async def test_a_challenge_names_only_scope_tokens(tmp_path: Path, issuer: Any) -> None:
+    with _serve(tmp_path, issuer, MAPPED) as running:
+        odd = issuer.token(aud=running.url, scope='tools:read x"y')
+        refused = await _call(running.url, odd, "acme_delete_item")
+    assert refused.status_code == 403
+    challenge = refused.headers["www-authenticate"]
+    assert 'scope="tools:read tools:write items:delete"' in challenge and 'x"y' not in challenge

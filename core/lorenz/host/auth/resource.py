@@ -147,6 +147,7 @@ class ResourceServer:
                 return None
             missing.append(needed[0])
         if tool in grant.withheld:
+            # A pack's scope goes into a header: one that is no scope token is never named.
             missing += [name for name in needs if name not in grant.caller.scopes and _SCOPE_TOKEN.fullmatch(name)]
         if not missing:
             return None
@@ -168,6 +169,8 @@ class ResourceServer:
     ) -> Refusal:
         parts = [f'resource_metadata="{self.metadata_url(auth, scope)}"']
         wanted = scopes if scopes is not None else list(auth.required_scopes)
+        # A token's scopes are the issuer's text: only scope tokens go into the quoted parameter.
+        wanted = [name for name in wanted if _SCOPE_TOKEN.fullmatch(name)]
         if wanted:
             parts.append(f'scope="{" ".join(dict.fromkeys(wanted))}"')
         if error is not None:  # RFC 6750 §3.1: no error code when the request had no token
