@@ -16,7 +16,7 @@ from lorenz import ToolSpec, hookimpl, tool_success
 
 TOOLS = (
     "echo", "pid", "env", "segv", "exit", "alloc", "spin", "thread", "sleep", "log", "big",
-    "spawn", "raise", "forge", "flood", "report",
+    "spawn", "raise", "forge", "flood", "report", "whoami",
 )
 
 
@@ -45,7 +45,9 @@ class Acme:
             raise ValueError("tools.acme.bad: not an option of acme")
 
     def tool_specs(self, settings):
-        return [ToolSpec(name=f"acme_{tool}", description=f"{tool}.") for tool in TOOLS]
+        # acme_whoami takes an OAuth scope of its own: it crosses the pipe with the spec.
+        own = {"whoami": ("acme:who",)}
+        return [ToolSpec(name=f"acme_{tool}", description=f"{tool}.", auth=own.get(tool, ())) for tool in TOOLS]
 
     async def execute_tool(self, name, input, context):
         settings = context.settings
@@ -109,6 +111,11 @@ class Acme:
             await context.progress(2, 2, "done")
             tools = ("beta_pid", "acme_report", "acme_missing")
             return tool_success({"enabled": [tool for tool in tools if context.is_enabled(tool)]})
+        if name == "acme_whoami":  # who the host says is calling (a token never crosses the pipe)
+            import attrs
+
+            caller = context.caller
+            return tool_success(None if caller is None else attrs.asdict(caller))
         if name == "acme_big":
             return tool_success({"blob": "x" * input["size"]})
         raise AssertionError(name)

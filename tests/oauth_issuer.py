@@ -44,6 +44,7 @@ class Issuer:
         self.codes: dict[str, AuthorizationCode] = {}
         #: Opaque tokens and their introspection answers (RFC 7662), for client ``lorenz``.
         self.opaque: dict[str, dict[str, Any]] = {}
+        self.introspections: list[str] = []
 
     def add_key(self, kid: str, alg: str, *, publish: bool = True) -> None:
         key = rsa.generate_private_key(65537, 2048) if alg.startswith("RS") else ec.generate_private_key(ec.SECP256R1())
@@ -84,6 +85,7 @@ class Issuer:
             if request.headers.get("authorization") != expected:
                 return JSONResponse({"error": "invalid_client"}, status_code=401)
             token = str((await request.form()).get("token", ""))
+            self.introspections.append(token)
             return JSONResponse(self.opaque.get(token, {"active": False}))
 
         routes = [

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -37,6 +37,10 @@ __all__ = [
 ]
 
 
+def _strings(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
+
+
 @frozen(kw_only=True)
 class ToolSpec:
     """One tool as an agent sees it in ``tools/list``.
@@ -51,6 +55,10 @@ class ToolSpec:
     #: MCP tool annotations with their wire names (``readOnlyHint``, ``destructiveHint``, …).
     annotations: Mapping[str, Any] | None = None
     output_schema: Mapping[str, Any] | None = None
+    #: OAuth scopes a caller's access token must all carry to see and call the tool (beside what
+    #: ``server.auth.scopes`` grants); static tokens and unauthenticated callers are not asked.
+    #: Not part of the MCP wire form.
+    auth: tuple[str, ...] = field(default=(), converter=_strings)
 
     def to_wire(self) -> dict[str, Any]:
         """The camelCase MCP form of the tool."""

@@ -47,6 +47,12 @@ Out = TypeVar("Out")
 
 NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 REASON_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+#: An OAuth scope token (RFC 6749 §3.3): printable ASCII without space, ``"`` or ``\\``.
+SCOPE_RE = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]+$")
+
+
+def _scopes(value: Sequence[str]) -> tuple[str, ...]:
+    return tuple(value)
 
 
 def _client_log(sink: Any) -> ClientLog:
@@ -188,6 +194,8 @@ class Tool(Generic[In, Out]):
     read_arguments: ArgumentReader | None = field(default=None, repr=False)
     #: Whether the handler asks the client for input (``lorenz check`` warns where none could answer).
     needs_client_input: bool = False
+    #: OAuth scopes an access token must all carry to see and call this tool (``server.auth``).
+    auth: tuple[str, ...] = field(default=(), converter=_scopes)
     input_schema: Mapping[str, Any] = field(init=False)
     output_schema: Mapping[str, Any] | None = field(init=False)
     #: The keywords cattrs does not check, when the input has any.
@@ -203,6 +211,10 @@ class Tool(Generic[In, Out]):
         duplicates = sorted({reason for reason in reasons if reasons.count(reason) > 1})
         if duplicates:
             msg = f"tool {self.name} declares the reason(s) {', '.join(duplicates)} more than once"
+            raise ValueError(msg)
+        bad = [scope for scope in self.auth if not isinstance(scope, str) or not SCOPE_RE.match(scope)]
+        if bad:
+            msg = f"tool {self.name}: auth scope {bad[0]!r} must be one OAuth scope token (no spaces or quotes)"
             raise ValueError(msg)
         if self.format is not None and self.output is None:
             msg = f"tool {self.name} has a format but no output class"
@@ -241,6 +253,7 @@ class Tool(Generic[In, Out]):
             input_schema=self.input_schema,
             annotations=dict(self.annotations) if self.annotations is not None else None,
             output_schema=self.output_schema,
+            auth=self.auth,
         )
 
     def parse(self, arguments: Any) -> In:
@@ -351,6 +364,7 @@ def tool(
     argument_errors: Callable[[Any, ArgumentError], ToolResult | None] | None = None,
     read_arguments: Callable[[CallContext, Mapping[str, Any]], In] | None = None,
     needs_client_input: bool = False,
+    auth: Sequence[str] = (),
 ) -> Callable[[Callable[[CallContext, In], Awaitable[Out | InputRound]]], Tool[In, Out]]:
     """Define a tool from an async handler::
 
@@ -366,6 +380,8 @@ def tool(
     exc)`` when given (return ``None`` to keep the kit's ``invalid arguments for tool ...``
     failure). A reader checks only what it checks: serve its tool from a provider without
     ``validates_arguments``, so the host checks the ``inputSchema`` first.
+    ``auth`` names OAuth scopes a caller's access token must all carry to see and call the tool
+    when the host runs with ``server.auth``.
     """
 
     def decorate(handler: Callable[[CallContext, In], Awaitable[Out | InputRound]]) -> Tool[In, Out]:
@@ -384,6 +400,7 @@ def tool(
             argument_errors=argument_errors,
             read_arguments=read_arguments,
             needs_client_input=needs_client_input,
+            auth=tuple(auth),
         )
 
     return decorate

@@ -174,6 +174,7 @@ def build_app(
     app.state.live = live
     app.state.host = state
     app.state.sessions = manager
+    app.state.resource_server = resource_server  # the landing page judges OAuth tokens with it too
     return app
 
 

@@ -43,6 +43,20 @@ def _unmatched_patterns(workspace: Any) -> list[str]:
     ]
 
 
+def _online(server: Any) -> Any:
+    """``--online``: what ``server.auth``'s issuer publishes now (``None`` without ``server.auth``)."""
+    if server.auth is None:
+        return None
+    import asyncio
+
+    from lorenz.host.auth.probe import ProbeError, probe_issuer
+
+    try:
+        return asyncio.run(probe_issuer(server.auth))
+    except ProbeError as exc:
+        raise UsageError(f"--online: {exc}") from None
+
+
 def run(args: argparse.Namespace) -> int:
     from lorenz.host.refusals import http_refusal
     from lorenz.redact import redact_text
@@ -71,8 +85,9 @@ def run(args: argparse.Namespace) -> int:
     for warning in _unmatched_patterns(workspace):
         warn(f"warning: {shown}: {warning}")
     unserved = [pack.name for pack in workspace.packs() if getattr(pack, "unserved_offers", False)]
+    online = _online(server) if args.online else None
     if args.json:
-        print_json(_check_object(workspace))
+        print_json({**_check_object(workspace), **({"oauth": online.wire()} if online is not None else {})})
         return 0
     for name in unserved:
         print(f"note: pack {name} runs isolated (server.isolated_packs): its resources and prompts are not served")
@@ -80,12 +95,23 @@ def run(args: argparse.Namespace) -> int:
         f"ok: {where}: tracker {settings.tracker.kind or '-'}, packs {', '.join(workspace.pack_names()) or '-'} "
         f"({counted(len(specs), 'tool')})"
     )
+    if online is not None and server.auth is not None:
+        keys = ", ".join(f"{kid} ({alg})" for kid, alg in online.keys)
+        found = f"metadata at {online.metadata_url}, " if online.metadata_url else ""
+        print(f"ok: server.auth.issuer {server.auth.issuer}: {found}signing keys at {online.jwks_uri}: {keys}")
+    elif args.online:
+        print("note: --online: the workflow has no server.auth, nothing to fetch")
     return 0
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
     add_workflow(parser)
     add_json(parser)
+    parser.add_argument(
+        "--online",
+        action="store_true",
+        help="also fetch server.auth's issuer metadata and signing keys (JWKS) and report them",
+    )
 
 
 COMMAND = Command(
@@ -93,7 +119,7 @@ COMMAND = Command(
     help="parse and validate a workflow",
     description="Parse and validate a workflow against the installed plugins; on a mistake, exit 1 with the exact "
     "error naming the key at fault.",
-    examples=("lorenz check", "lorenz check path/to/WORKFLOW.md --json"),
+    examples=("lorenz check", "lorenz check path/to/WORKFLOW.md --json", "lorenz check --online"),
     env=WORKFLOW_ENV,
     arguments=_arguments,
     run=run,

@@ -11,7 +11,8 @@ limit a scoped static token sets; the token itself stops here.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -37,6 +38,8 @@ __all__ = ["METADATA_PATH", "Refusal", "ResourceServer", "scopes_for"]
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 _MAX_AUDIENCES = 16
+#: A scope token (RFC 6749 §3.3); a pack's scope that is not one never reaches a header.
+_SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
 
 
 @frozen
@@ -97,8 +100,15 @@ class ResourceServer:
             verifier = self._verifiers[audience] = OAuthVerifier(auth, self._keys[1], audience, self._client)
         return verifier
 
-    async def authenticate(self, auth: OAuthSettings, authorization: bytes | None, scope: Scope) -> Grant | Refusal:
-        """The grant a valid access token earns, or the 401/403 to answer."""
+    async def authenticate(
+        self,
+        auth: OAuthSettings,
+        authorization: bytes | None,
+        scope: Scope,
+        tool_scopes: Mapping[str, tuple[str, ...]] | None = None,
+    ) -> Grant | Refusal:
+        """The grant a valid access token earns, or the 401/403 to answer. ``tool_scopes`` are the
+        tools' own scopes (``ToolSpec.auth``): a tool whose scopes the token lacks is withheld."""
         token = _bearer(authorization)
         if token is None:
             return self._refusal(auth, scope, 401, None, "Authentication required")
@@ -114,21 +124,38 @@ class ResourceServer:
             scopes=tuple(access.scopes),
             issuer=(access.claims or {}).get("iss"),
         )
+        held = set(access.scopes)
+        withheld = frozenset(name for name, needs in (tool_scopes or {}).items() if not held.issuperset(needs))
         if not auth.scopes:
-            return Grant(name=None, caller=caller)
+            return Grant(name=None, caller=caller, withheld=withheld)
         granted = dict(auth.scopes)
         tools = tuple(glob for name in access.scopes for glob in granted.get(name, ()))
-        return Grant(name=None, tools=("*",) if "*" in tools else tools, caller=caller)
+        return Grant(name=None, tools=("*",) if "*" in tools else tools, caller=caller, withheld=withheld)
 
-    def insufficient_scope(self, auth: OAuthSettings, grant: Grant, tool: str, scope: Scope) -> Refusal | None:
-        """The 403 for calling ``tool`` without a scope that grants it (``None``: no scope does)."""
-        needed = scopes_for(auth, tool)
-        if not needed or grant.caller is None or grant.allows(tool):
+    def insufficient_scope(
+        self, auth: OAuthSettings, grant: Grant, tool: str, scope: Scope, needs: tuple[str, ...] = ()
+    ) -> Refusal | None:
+        """The 403 for calling ``tool`` without the scopes it takes: one that ``server.auth.scopes``
+        grants it by (``None``: none does, the tool does not exist for the caller) and the tool's
+        own ``needs``."""
+        if grant.caller is None or grant.allows(tool):
             return None
-        wanted = [*grant.caller.scopes, needed[0]]
-        refusal = self._refusal(auth, scope, 403, "insufficient_scope", f"Required scope: {needed[0]}", wanted)
+        missing: list[str] = []
+        if not Grant(name=None, tools=grant.tools).allows(tool):
+            needed = scopes_for(auth, tool)
+            if not needed:
+                return None
+            missing.append(needed[0])
+        if tool in grant.withheld:
+            # A pack's scope goes into a header: one that is no scope token is never named.
+            missing += [name for name in needs if name not in grant.caller.scopes and _SCOPE_TOKEN.fullmatch(name)]
+        if not missing:
+            return None
+        wanted = [*grant.caller.scopes, *missing]
+        refusal = self._refusal(auth, scope, 403, "insufficient_scope", f"Required scope: {missing[0]}", wanted)
         # The tool's name is the client's text: in the body only, never in the header.
-        body = {**refusal.body, "error_description": f"Calling {tool} requires the scope {needed[0]}"}
+        noun = "scope" if len(missing) == 1 else "scopes"
+        body = {**refusal.body, "error_description": f"Calling {tool} requires the {noun} {', '.join(missing)}"}
         return Refusal(refusal.status, body, refusal.challenge)
 
     def _refusal(
@@ -142,6 +169,8 @@ class ResourceServer:
     ) -> Refusal:
         parts = [f'resource_metadata="{self.metadata_url(auth, scope)}"']
         wanted = scopes if scopes is not None else list(auth.required_scopes)
+        # A token's scopes are the issuer's text: only scope tokens go into the quoted parameter.
+        wanted = [name for name in wanted if _SCOPE_TOKEN.fullmatch(name)]
         if wanted:
             parts.append(f'scope="{" ".join(dict.fromkeys(wanted))}"')
         if error is not None:  # RFC 6750 §3.1: no error code when the request had no token
@@ -155,7 +184,8 @@ class ResourceServer:
         auth: OAuthSettings | None = snapshot.settings.server.auth
         if auth is None:
             return JSONResponse({"error": {"code": "not_found", "message": "Route not found"}}, status_code=404)
-        names = list(dict.fromkeys([*auth.required_scopes, *(name for name, _ in auth.scopes)]))
+        own = (name for needs in snapshot.tool_scopes().values() for name in needs if _SCOPE_TOKEN.fullmatch(name))
+        names = list(dict.fromkeys([*auth.required_scopes, *(name for name, _ in auth.scopes), *own]))
         metadata = ProtectedResourceMetadata(
             resource=AnyHttpUrl(self.resource(auth, request.scope)),
             authorization_servers=[AnyHttpUrl(auth.issuer)],

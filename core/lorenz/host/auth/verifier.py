@@ -19,6 +19,7 @@ from mcp.server.auth.provider import AccessToken
 
 from lorenz.settings.model import OAuthSettings
 
+from .cache import IntrospectionCache
 from .keys import FETCH_TIMEOUT, KeySet
 
 __all__ = ["ALGORITHMS", "LEEWAY", "OAuthVerifier", "token_scopes"]
@@ -55,6 +56,7 @@ class OAuthVerifier:
         self.keys = keys
         self.audience = audience
         self._client = client
+        self.introspected = IntrospectionCache()
 
     async def verify_token(self, token: str) -> AccessToken | None:
         if token.count(".") == 2:
@@ -91,6 +93,15 @@ class OAuthVerifier:
         return self._access_token(token, claims)
 
     async def _introspect(self, token: str) -> AccessToken | None:
+        cached = self.introspected.get(token)
+        if cached is not None:
+            return cached
+        access = await self._ask_issuer(token)
+        if access is not None:  # an inactive or refused answer is asked again next time
+            self.introspected.put(token, access)
+        return access
+
+    async def _ask_issuer(self, token: str) -> AccessToken | None:
         settings = self.settings.introspection
         assert settings is not None
         try:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from lorenz.host.mcp.grants import Grant, grant_for, remember, token_matches
-from lorenz.host.scope import PARSED_MESSAGE
+from lorenz.host.scope import PARSED_MESSAGE, REQUEST_SNAPSHOT
 from lorenz.settings.model import ServerSettings
 
 from .jsonrpc import has_surrogate_escape, parse_message, within_sdk_depth
@@ -226,7 +226,9 @@ class SecurityMiddleware:
         authorization = raw_header(scope, b"authorization")
         grant: Grant | Refusal | None = grant_for(authorization, server)
         if grant is None and server.auth is not None and self.resource_server is not None:
-            grant = await self.resource_server.authenticate(server.auth, authorization, scope)
+            snapshot = scope.get(REQUEST_SNAPSHOT)
+            tool_scopes = snapshot.tool_scopes() if snapshot is not None else None
+            grant = await self.resource_server.authenticate(server.auth, authorization, scope, tool_scopes)
         if grant is None:
             await _send_json(send, 401, _UNAUTHORIZED, [(b"www-authenticate", b'Bearer realm="lorenz"')])
             return
@@ -294,7 +296,9 @@ class SecurityMiddleware:
         name = params.get("name") if isinstance(params, dict) else None
         if not isinstance(name, str):
             return None
-        return self.resource_server.insufficient_scope(server.auth, grant, name, scope)
+        snapshot = scope.get(REQUEST_SNAPSHOT)
+        needs = snapshot.tool_scopes().get(name, ()) if snapshot is not None else ()
+        return self.resource_server.insufficient_scope(server.auth, grant, name, scope, needs)
 
 
 async def _refuse(send: Send, refusal: Refusal) -> None:

@@ -27,13 +27,17 @@ __all__ = ["FULL", "NOTHING", "Grant", "grant_for", "grant_of", "remember", "tok
 @frozen
 class Grant:
     """The tools a request may see and call (``("*",)``: all) and the token's name; ``caller``
-    when an OAuth access token earned it (:mod:`lorenz.host.auth`)."""
+    when an OAuth access token earned it (:mod:`lorenz.host.auth`), and ``withheld`` the tools
+    whose own scopes (``ToolSpec.auth``) that token lacks: both must allow a tool."""
 
     name: str | None
     tools: tuple[str, ...] = ("*",)
     caller: Caller | None = None
+    withheld: frozenset[str] = frozenset()
 
     def allows(self, tool: str) -> bool:
+        if self.withheld and tool in self.withheld:
+            return False
         if self.tools == ("*",):  # every call asks: the common answer without a pattern match
             return True
         return any(fnmatch.fnmatchcase(tool, pattern) for pattern in self.tools)
@@ -43,7 +47,7 @@ class Grant:
 
     @property
     def everything(self) -> bool:
-        return self.tools == ("*",)
+        return self.tools == ("*",) and not self.withheld
 
 
 #: No token configured, the full token, stdio, an in-process client.

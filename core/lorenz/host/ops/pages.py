@@ -19,11 +19,12 @@ from starlette.responses import HTMLResponse, JSONResponse
 
 from lorenz import __version__
 from lorenz.host.http.listening import counted
-from lorenz.host.http.security import MCP_PATH, raw_header
-from lorenz.host.mcp.grants import FULL, Grant, grant_for
+from lorenz.host.http.security import MCP_PATH
+from lorenz.host.mcp.grants import FULL, Grant
 from lorenz.host.mcp.instructions import instructions_for
 from lorenz.mounting.instances import provider_of
 
+from .callers import page_grant, signed_in
 from .token_form import FORGET_BUTTON, TOKEN_FORM
 
 if TYPE_CHECKING:
@@ -48,11 +49,6 @@ def endpoint_url(request: Request) -> str:
 def _auth_configured(snapshot: Snapshot) -> bool:
     server = snapshot.settings.server
     return bool(server.token or server.tokens or server.auth)
-
-
-def _grant(request: Request, snapshot: Snapshot) -> Grant | None:
-    """What the caller may see, judged as ``/mcp`` judges it; ``None``: an anonymous caller."""
-    return grant_for(raw_header(request.scope, b"authorization"), snapshot.settings.server)
 
 
 def _tools(snapshot: Snapshot, grant: Grant = FULL) -> list[dict[str, Any]]:
@@ -100,7 +96,7 @@ def server_card_data(snapshot: Snapshot, url: str, *, grant: Grant | None) -> di
 async def server_card(request: Request) -> JSONResponse:
     live: LiveWorkspace = request.app.state.live
     snapshot = await live.current_async()
-    card = server_card_data(snapshot, endpoint_url(request), grant=_grant(request, snapshot))
+    card = server_card_data(snapshot, endpoint_url(request), grant=await page_grant(request, snapshot))
     headers = {"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"}
     if not _auth_configured(snapshot):  # any page may read a public card; an authorized one is no page's
         headers["Access-Control-Allow-Origin"] = "*"
@@ -146,7 +142,7 @@ def health_data(snapshot: Snapshot, *, reload_failed: bool, detailed: bool = Tru
 async def healthz(request: Request) -> JSONResponse:
     live: LiveWorkspace = request.app.state.live
     snapshot = await live.current_async()
-    detailed = _grant(request, snapshot) is FULL
+    detailed = await page_grant(request, snapshot) is FULL
     data = health_data(snapshot, reload_failed=live.last_error is not None, detailed=detailed)
     return JSONResponse(data, headers={"Cache-Control": "no-store", "Vary": "Authorization"})
 
@@ -329,6 +325,7 @@ def render_landing(
     ]
     if grant == FULL:
         parts += _restart_banner(snapshot)
+    parts += signed_in(grant)
     if grant is not None:
         parts.append(
             f"<p>{counted(len(_tools(snapshot, grant)), 'tool')} from {counted(len(_packs(snapshot, grant)), 'pack')}"
@@ -387,7 +384,7 @@ async def landing_page(request: Request) -> HTMLResponse:
     snapshot = await live.current_async()
     state = getattr(request.app.state, "host", None)
     recorder = getattr(state, "recorder", None)
-    grant = _grant(request, snapshot)
+    grant = await page_grant(request, snapshot)
     html = render_landing(
         snapshot,
         endpoint_url(request),

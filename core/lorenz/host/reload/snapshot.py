@@ -70,6 +70,13 @@ class Snapshot:
             self.wire["distributions"] = owners
         return owners.get(pack)
 
+    def tool_scopes(self) -> Mapping[str, tuple[str, ...]]:
+        """``{tool: its own OAuth scopes}`` for the tools that declare some (``ToolSpec.auth``)."""
+        scopes: dict[str, tuple[str, ...]] | None = self.wire.get("tool_scopes")
+        if scopes is None:  # built once per snapshot: every OAuth request asks
+            scopes = self.wire["tool_scopes"] = {spec.name: spec.auth for spec in self.specs if spec.auth}
+        return scopes
+
     @property
     def plugin_failures(self) -> tuple[PluginFailure, ...]:
         """Plugins that failed to load (discovery), shown on ``/healthz`` and the landing page."""
