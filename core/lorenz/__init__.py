@@ -39,6 +39,11 @@ _EXPORTS: dict[str, str] = {
     "as_arguments": "lorenz.arguments",
     "require_str": "lorenz.arguments",
     "optional_str": "lorenz.arguments",
+    # schema pieces and the plain text of a result
+    "string_schema": "lorenz.schemas",
+    "string_array_schema": "lorenz.schemas",
+    "strict_object_schema": "lorenz.schemas",
+    "plain_text": "lorenz.schemas",
     # issues
     "Issue": "lorenz.issue",
     "IssueRef": "lorenz.issue",
@@ -186,6 +191,10 @@ if TYPE_CHECKING:
     from .results import tool_success as tool_success
     from .results import unsupported_tool_failure as unsupported_tool_failure
     from .sandbox.permissions import Permissions as Permissions
+    from .schemas import plain_text as plain_text
+    from .schemas import strict_object_schema as strict_object_schema
+    from .schemas import string_array_schema as string_array_schema
+    from .schemas import string_schema as string_schema
     from .settings.errors import ConfigError as ConfigError
     from .settings.model import DispatchSettings as DispatchSettings
     from .settings.model import ServerSettings as ServerSettings

@@ -14,6 +14,8 @@ from lorenz import (
     parse_query_spec,
     parse_select,
     require_str,
+    strict_object_schema,
+    string_schema,
     tool_failure,
 )
 from lorenz.authoring import ArgumentError, CallContext, Pack, Tool, hints, tool, unstructure
@@ -34,7 +36,7 @@ from .models import (
     StatusArgs,
 )
 from .options import validate_pack_options
-from .tools import DEFAULT_SELECT, ISSUE_ID, QUERY_PROPERTIES, ROW_FIELDS, object_schema, string_schema
+from .tools import DEFAULT_SELECT, ISSUE_ID, QUERY_PROPERTIES, ROW_FIELDS
 
 __all__ = ["TypedLocalPack", "local_tools"]
 
@@ -88,7 +90,7 @@ _ID_ERRORS = (ISSUE_NOT_FOUND, MALFORMED_ISSUE, BOARD_UNAVAILABLE)
     description="Move a local board issue to a new status. Args: issueId, status.",
     input=StatusArgs,
     output=IssueRecord,
-    input_schema=object_schema(
+    input_schema=strict_object_schema(
         {
             "issueId": ISSUE_ID,
             "status": string_schema("The new status name, e.g. 'In Progress' or 'Done' (non-blank, free text)."),
@@ -111,7 +113,7 @@ async def update_status(ctx: CallContext, args: StatusArgs) -> Any:
     description="Append a comment to a local board issue. Args: issueId, body.",
     input=CommentArgs,
     output=Commented,
-    input_schema=object_schema(
+    input_schema=strict_object_schema(
         {
             "issueId": ISSUE_ID,
             "body": string_schema("Comment text; stored as a timestamped '- <time> agent: <body>' line."),
@@ -133,7 +135,7 @@ async def comment(ctx: CallContext, args: CommentArgs) -> Any:
     description="Create a new local board issue. Args: title, body?, status?.",
     input=CreateArgs,
     output=IssueRecord,
-    input_schema=object_schema(
+    input_schema=strict_object_schema(
         {
             "title": string_schema("Issue title, one line (line breaks become spaces)."),
             "body": string_schema("Issue description (Markdown); omit for none."),
@@ -155,7 +157,7 @@ async def create_issue(ctx: CallContext, args: CreateArgs) -> Any:
     description="Read a local board issue: its current status, title, description, and comments.",
     input=IssueArgs,
     output=ReadIssue,
-    input_schema=object_schema({"issueId": ISSUE_ID}, "issueId"),
+    input_schema=strict_object_schema({"issueId": ISSUE_ID}, "issueId"),
     argument_errors=_required("issueId"),
     annotations=hints(read_only=True, idempotent=True, open_world=False),
     errors=_ID_ERRORS,
@@ -177,7 +179,7 @@ async def read_issue(ctx: CallContext, args: IssueArgs) -> Any:
     ),
     input=QueryArgs,
     output=QueryResult,
-    input_schema=object_schema(QUERY_PROPERTIES),
+    input_schema=strict_object_schema(QUERY_PROPERTIES),
     argument_errors=_query_refusal,
     annotations=hints(read_only=True, idempotent=True, open_world=False),
     errors=(MALFORMED_ISSUE, BOARD_UNAVAILABLE),
