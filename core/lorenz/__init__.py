@@ -80,6 +80,7 @@ _EXPORTS: dict[str, str] = {
     "parse_filter": "lorenz.query",
     "matches_filter": "lorenz.query",
     "query_input_properties": "lorenz.query",
+    "query_echo": "lorenz.query",
     "check_list_argument": "lorenz.query",
     # settings
     "Settings": "lorenz.settings.model",
@@ -181,6 +182,7 @@ if TYPE_CHECKING:
     from .query import parse_query_spec as parse_query_spec
     from .query import parse_select as parse_select
     from .query import pick_fields as pick_fields
+    from .query import query_echo as query_echo
     from .query import query_input_properties as query_input_properties
     from .redact import is_secret_key as is_secret_key
     from .redact import redact_text as redact_text

@@ -13,12 +13,14 @@ from lorenz import (
     error_message,
     parse_query_spec,
     parse_select,
+    plain_text,
+    query_echo,
     require_str,
     strict_object_schema,
     string_schema,
     tool_failure,
 )
-from lorenz.authoring import ArgumentError, CallContext, Pack, Tool, hints, tool, unstructure
+from lorenz.authoring import ArgumentError, CallContext, FormattedResult, Pack, Tool, hints, tool, unstructure
 
 from . import tools as board
 from .models import (
@@ -183,9 +185,33 @@ async def read_issue(ctx: CallContext, args: IssueArgs) -> Any:
     argument_errors=_query_refusal,
     annotations=hints(read_only=True, idempotent=True, open_world=False),
     errors=(MALFORMED_ISSUE, BOARD_UNAVAILABLE),
+    # The output's own 'total' is the count before limit/offset: only echo and notice are added.
+    enrichment=("echo", "notice"),
 )
 async def query(ctx: CallContext, args: QueryArgs) -> Any:
-    return await _board("local_query", ctx, args)
+    result = await _board("local_query", ctx, args)
+    data = result.result
+    if not result.success or not isinstance(data, dict):
+        return result
+    given = {key: value for key, value in unstructure(args).items() if value is not None}
+    spec = parse_query_spec(given)  # the board accepted it: this parse cannot fail
+    select = parse_select(given.get("select"))
+    ctx.enrich.echo({**query_echo(spec), "select": list(DEFAULT_SELECT) if select is None else select})
+    if not data["rows"]:
+        ctx.enrich.notice(_empty_notice(data, spec.offset, filtered=spec.where is not None))
+    # The text is the pretty JSON the tool always answered; echo and notice are structured only.
+    return FormattedResult(success=True, result={**data, **ctx.enrich.values}, text=plain_text(data))
+
+
+def _empty_notice(data: Mapping[str, Any], offset: int, *, filtered: bool) -> str:
+    """Why a query found no row, and what to try."""
+    total, skipped = data["total"], len(data["skipped"])
+    if total:
+        return f"offset {offset} is past the {total} matching issues; call again with a smaller offset."
+    unread = f" ({skipped} issue files could not be read: see skipped)" if skipped else ""
+    if filtered:
+        return f"No issue matched where{unread}; loosen the filter, or drop it to list every issue."
+    return f"The board has no issues{unread}; create one with local_create_issue."
 
 
 def local_tools() -> tuple[Tool[Any, Any], ...]:
