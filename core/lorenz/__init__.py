@@ -39,6 +39,11 @@ _EXPORTS: dict[str, str] = {
     "as_arguments": "lorenz.arguments",
     "require_str": "lorenz.arguments",
     "optional_str": "lorenz.arguments",
+    # schema pieces and the plain text of a result
+    "string_schema": "lorenz.schemas",
+    "string_array_schema": "lorenz.schemas",
+    "strict_object_schema": "lorenz.schemas",
+    "plain_text": "lorenz.schemas",
     # issues
     "Issue": "lorenz.issue",
     "IssueRef": "lorenz.issue",
@@ -75,6 +80,7 @@ _EXPORTS: dict[str, str] = {
     "parse_filter": "lorenz.query",
     "matches_filter": "lorenz.query",
     "query_input_properties": "lorenz.query",
+    "query_echo": "lorenz.query",
     "check_list_argument": "lorenz.query",
     # settings
     "Settings": "lorenz.settings.model",
@@ -176,6 +182,7 @@ if TYPE_CHECKING:
     from .query import parse_query_spec as parse_query_spec
     from .query import parse_select as parse_select
     from .query import pick_fields as pick_fields
+    from .query import query_echo as query_echo
     from .query import query_input_properties as query_input_properties
     from .redact import is_secret_key as is_secret_key
     from .redact import redact_text as redact_text
@@ -186,6 +193,10 @@ if TYPE_CHECKING:
     from .results import tool_success as tool_success
     from .results import unsupported_tool_failure as unsupported_tool_failure
     from .sandbox.permissions import Permissions as Permissions
+    from .schemas import plain_text as plain_text
+    from .schemas import strict_object_schema as strict_object_schema
+    from .schemas import string_array_schema as string_array_schema
+    from .schemas import string_schema as string_schema
     from .settings.errors import ConfigError as ConfigError
     from .settings.model import DispatchSettings as DispatchSettings
     from .settings.model import ServerSettings as ServerSettings

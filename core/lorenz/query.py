@@ -41,6 +41,7 @@ __all__ = [
     "parse_query_spec",
     "parse_select",
     "pick_fields",
+    "query_echo",
     "query_input_properties",
 ]
 
@@ -99,6 +100,17 @@ class QueryResult:
 
     rows: list[Mapping[str, Any]]
     total: int
+
+
+def query_echo(spec: QuerySpec) -> dict[str, Any]:
+    """``spec`` as parsed, for a tool's ``ctx.enrich.echo``: ``where`` and ``order_by`` when given
+    (every sort key with its direction), ``limit`` and ``offset`` always (defaults filled in)."""
+    echo: dict[str, Any] = {}
+    if spec.where is not None:
+        echo["where"] = spec.where
+    if spec.order_by:
+        echo["order_by"] = [{"field": key.field, "dir": key.dir} for key in spec.order_by]
+    return {**echo, "limit": spec.limit, "offset": spec.offset}
 
 
 # -- parse_filter -------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
-from lorenz import Issue, apply_query, pick_fields
+from lorenz import Issue, apply_query, pick_fields, query_echo
 from lorenz.authoring import CallContext, Pack, Tool, hints, tool
 
 from .backend import JiraBackend, NewIssue
@@ -97,11 +97,7 @@ async def query(ctx: CallContext, args: QueryArgs) -> Rows:
     result = apply_query([issue.to_query_row() for issue in issues], spec)
     if args.shaped or args.jql is not None:
         echo: dict[str, Any] = {"query": args.jql} if args.jql is not None else {}
-        if spec.where is not None:
-            echo["where"] = spec.where
-        if spec.order_by:
-            echo["order_by"] = [{"field": key.field, "dir": key.dir} for key in spec.order_by]
-        ctx.enrich.echo({**echo, "limit": spec.limit, "offset": spec.offset})
+        ctx.enrich.echo({**echo, **query_echo(spec)})
     if not result.rows:
         candidates = bool(ctx.settings.tracker.active_states)
         notice = _empty_notice(args, fetched=len(issues), total=result.total, offset=spec.offset, candidates=candidates)

@@ -7,7 +7,7 @@ strings as plain ``string``), which the kit's generated schemas do not reproduce
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from attrs import field, frozen
@@ -22,6 +22,9 @@ from lorenz import (
     parse_select,
     query_input_properties,
     require_str,
+    strict_object_schema,
+    string_array_schema,
+    string_schema,
     tool_failure,
 )
 from lorenz.authoring import CallContext, describe
@@ -167,76 +170,64 @@ def argument_errors(raw: Any, exc: ArgumentError) -> ToolResult:
     return tool_failure(error_message(exc))
 
 
-def _string(description: str) -> dict[str, Any]:
-    return {"type": "string", "description": description}
-
-
-def _strings(description: str) -> dict[str, Any]:
-    return {"type": "array", "items": {"type": "string"}, "description": description}
-
-
-def _schema(properties: Mapping[str, Any], required: Sequence[str]) -> dict[str, Any]:
-    """A strict inputSchema: a key the tool does not take is refused, not silently dropped."""
-    schema: dict[str, Any] = {"type": "object", "additionalProperties": False, "properties": dict(properties)}
-    if required:
-        schema["required"] = list(required)
-    return schema
-
-
-_ISSUE_ID = _string(_KEY)
-_BODY = _string("Comment text in Markdown.")
+_ISSUE_ID = string_schema(_KEY)
+_BODY = string_schema("Comment text in Markdown.")
 
 #: The advertised inputSchema of each tool, by name.
 INPUT_SCHEMAS: Mapping[str, Mapping[str, Any]] = {
-    "jira_read_issue": _schema({"issueId": _ISSUE_ID}, ["issueId"]),
-    "jira_query": _schema(
+    "jira_read_issue": strict_object_schema({"issueId": _ISSUE_ID}, "issueId"),
+    "jira_query": strict_object_schema(
         {
-            "states": _strings(
+            "states": string_array_schema(
                 "Status names, e.g. ['To Do', 'In Progress']: issues in the configured scope (tracker jql or "
                 "projects) with one of them. Used when neither issueIds nor query is given."
             ),
-            "issueIds": _strings("Issue keys (ENG-123) or numeric ids to fetch; overrides query and states."),
-            "query": _string(
+            "issueIds": string_array_schema(
+                "Issue keys (ENG-123) or numeric ids to fetch; overrides query and states."
+            ),
+            "query": string_schema(
                 "JQL query string, e.g. 'project = ENG AND status = \"In Progress\"' (alias: jql); overrides states."
             ),
-            "jql": _string("Alias of query, used when query is not given."),
+            "jql": string_schema("Alias of query, used when query is not given."),
             **query_input_properties(
                 f"Row fields to return (default {', '.join(DEFAULT_SELECT)}); also description, createdAt, updatedAt."
             ),
         },
-        [],
     ),
-    "jira_update_status": _schema(
+    "jira_update_status": strict_object_schema(
         {
             "issueId": _ISSUE_ID,
-            "status": _string(
+            "status": string_schema(
                 "Target status as the name of an available workflow transition (usually the status name, "
                 "e.g. 'In Progress'); case-insensitive."
             ),
         },
-        ["issueId", "status"],
+        "issueId",
+        "status",
     ),
-    "jira_list_comments": _schema({"issueId": _ISSUE_ID}, ["issueId"]),
-    "jira_comment": _schema({"issueId": _ISSUE_ID, "body": _BODY}, ["issueId", "body"]),
-    "jira_update_comment": _schema(
+    "jira_list_comments": strict_object_schema({"issueId": _ISSUE_ID}, "issueId"),
+    "jira_comment": strict_object_schema({"issueId": _ISSUE_ID, "body": _BODY}, "issueId", "body"),
+    "jira_update_comment": strict_object_schema(
         {
             "issueId": _ISSUE_ID,
-            "commentId": _string("Jira comment id, e.g. 10042: a comment's id from jira_list_comments."),
-            "body": _string("The comment's new full text in Markdown; replaces the old text."),
+            "commentId": string_schema("Jira comment id, e.g. 10042: a comment's id from jira_list_comments."),
+            "body": string_schema("The comment's new full text in Markdown; replaces the old text."),
         },
-        ["issueId", "commentId", "body"],
+        "issueId",
+        "commentId",
+        "body",
     ),
-    "jira_create_issue": _schema(
+    "jira_create_issue": strict_object_schema(
         {
-            "title": _string("Issue summary (one line)."),
-            "body": _string("Issue description in Markdown; omit for none."),
-            "status": _string(
+            "title": string_schema("Issue summary (one line)."),
+            "body": string_schema("Issue description in Markdown; omit for none."),
+            "status": string_schema(
                 "Status to move the new issue to, e.g. 'In Progress'; omit to keep the workflow's initial one."
             ),
-            "assignee": _string(
+            "assignee": string_schema(
                 "Jira accountId to assign; 'me' for the authenticated account; omit for the configured assignee."
             ),
         },
-        ["title"],
+        "title",
     ),
 }

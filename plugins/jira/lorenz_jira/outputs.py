@@ -7,12 +7,12 @@ leave some keys out when they have no value; ``schema`` describes them for ``out
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import attrs
 from attrs import field, frozen
 
+from lorenz import plain_text
 from lorenz.authoring import describe
 
 __all__ = ["Comment", "CommentAdded", "Comments", "IssueOut", "Rows", "pretty"]
@@ -120,15 +120,9 @@ class Comment:
 
 def pretty(output: Any) -> str:
     """The text of a result: its wire form as indented JSON, byte for byte what the host renders
-    for a plain result (with the serializer the host uses: the json module's indenting encoder is
-    pure Python, ten times slower on a page of rows)."""
-    import pydantic_core  # the MCP SDK's serializer, installed with it
-
+    for a plain result."""
     # The fields already hold plain JSON values: no converter pass needed.
     data = attrs.asdict(output, recurse=False)
     if isinstance(output, CommentAdded) and output.comment is None:
         del data["comment"]
-    try:
-        return pydantic_core.to_json(data, indent=2).decode("utf-8")
-    except pydantic_core.PydanticSerializationError:  # a lone surrogate: json words it like the host
-        return json.dumps(data, indent=2, ensure_ascii=False)
+    return plain_text(data)

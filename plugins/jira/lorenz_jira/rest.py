@@ -274,8 +274,15 @@ class JiraRestClient:
             guard.record_items(len(records))
             comments.extend(normalize_jira_comment(record) for record in records)
             total = page.get("total")
-            if not records or (isinstance(total, int) and not isinstance(total, bool) and len(comments) >= total):
+            known = total if isinstance(total, int) and not isinstance(total, bool) else None
+            if not records or (known is not None and len(comments) >= known):
                 return comments
+            from lorenz import report_progress
+
+            read = (
+                f"{len(comments)} of {known} comments read" if known is not None else f"{len(comments)} comments read"
+            )
+            await report_progress(len(comments), known, read)
             start += len(records)
 
     async def add_comment(self, key: str, body: str) -> TrackerComment:

@@ -18,6 +18,7 @@ from lorenz import (
     ToolResult,
     ToolSpec,
     needs_tracker_kind,
+    plain_text,
     redact_text,
     unsupported_tool_failure,
 )
@@ -56,11 +57,21 @@ def _secrets(settings: Settings) -> set[str]:
     return set(settings.secrets) | set(credentials)
 
 
+#: The enrichment jira_query adds besides its ``total`` (which its text has always had).
+_ENRICHMENT = frozenset({"echo", "notice"})
+
+
 def _as_before(result: ToolResult, settings: Settings) -> ToolResult:
-    """``result`` as a plain result: the host renders it as the pretty JSON it always sent (the
-    enrichment inside it, so the text stays JSON), and a failure's message is redacted."""
+    """``result`` answering as the pack always did: the text is the pretty JSON it always sent (a
+    query's echo and notice ride in ``structuredContent`` only), and a failure's message is redacted."""
     if result.success:
-        return ToolResult(success=True, result=result.result)
+        data = result.result
+        if isinstance(data, Mapping) and not _ENRICHMENT.isdisjoint(data):
+            from lorenz.authoring import FormattedResult
+
+            text = plain_text({key: value for key, value in data.items() if key not in _ENRICHMENT})
+            return FormattedResult(success=True, result=data, text=text)
+        return ToolResult(success=True, result=data)
     message = redact_text(result.error or "", _secrets(settings))
     error = result.result.get("error") if isinstance(result.result, Mapping) else None
     details = {key: value for key, value in (error or {}).items() if key != "message"}

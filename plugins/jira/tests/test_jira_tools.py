@@ -318,3 +318,24 @@ async def test_a_multi_page_search_reports_progress(jira: FakeJira, http: httpx.
     outcome = await ToolRunner().run(PACK, "jira_query", args, context, time_limit=30, concurrency=4)
     assert outcome.result.result["total"] == 5
     assert seen == [(2, None, "2 issues so far"), (4, None, "4 issues so far")]
+
+
+async def test_multi_page_comments_report_progress(jira: FakeJira, http: httpx.AsyncClient) -> None:
+    """`jira_list_comments` over several pages says how many of the total it has read after each."""
+    from lorenz.toolcall.execution import ToolRunner
+
+    jira.add_issue("ENG-1")
+    for n in range(5):
+        jira.add_comment("ENG-1", f"Note {n}", comment_id=f"comment-{n}")
+    jira.comment_page_size = 2
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def sink(done: float, total: float | None, message: str | None) -> None:
+        seen.append((done, total, message))
+
+    context = ToolContext(settings=rest_settings(jira.base_url), http=http, progress_sink=sink)
+    outcome = await ToolRunner().run(
+        PACK, "jira_list_comments", {"issueId": "ENG-1"}, context, time_limit=30, concurrency=4
+    )
+    assert len(outcome.result.result["comments"]) == 5
+    assert seen == [(2, 5, "2 of 5 comments read"), (4, 5, "4 of 5 comments read")]

@@ -17,6 +17,7 @@ from lorenz import (
     Settings,
     error_message,
     redact_text,
+    report_progress,
     summarize_body,
     timeout_message,
 )
@@ -180,6 +181,7 @@ class LinearClient:
         """The node lists of a cursor-paged connection ``data[key]``, page by page, under the guard."""
         guard = self._guard(resource)
         after: str | None = None
+        read = 0
         while True:
             data = await self.graphql(query, {**variables, "first": page_size, "after": after})
             connection = data.get(key)
@@ -193,6 +195,8 @@ class LinearClient:
             info = _page_info(connection)
             if info.get("hasNextPage") is not True:
                 return
+            read += len(nodes)  # within a tool call, say how far the paging got
+            await report_progress(read, None, f"{read} {resource} read so far")
             after = guard.next_cursor(info.get("endCursor"), "endCursor")
 
     async def _slugs_for_labels(self, labels: list[str]) -> list[str]:

@@ -20,6 +20,8 @@ from lorenz import (
     error_message,
     redact_text,
     redact_value,
+    strict_object_schema,
+    string_schema,
     summarize_body,
     timeout_message,
     tool_failure,
@@ -43,19 +45,17 @@ MISSING_AUTH = "Lorenz is missing Linear auth. Set `linear.api_key` in `WORKFLOW
 TRANSPORT_FAILED = "Linear GraphQL request failed before receiving a successful response."
 
 #: The schema the tool has always published (a nullable ``variables`` the kit would not generate).
-INPUT_SCHEMA: Mapping[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "query": {"type": "string", "description": "GraphQL query or mutation document to execute against Linear."},
+INPUT_SCHEMA: Mapping[str, Any] = strict_object_schema(
+    {
+        "query": string_schema("GraphQL query or mutation document to execute against Linear."),
         "variables": {
             "type": ["object", "null"],
             "description": "Optional GraphQL variables object.",
             "additionalProperties": True,
         },
     },
-    "required": ["query"],
-}
+    "query",
+)
 
 _KEY_RECOVERY = (
     "Set tools.linear.api_key (or a linear tracker's tracker.api_key) in WORKFLOW.md, or export "

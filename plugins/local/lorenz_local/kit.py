@@ -13,10 +13,14 @@ from lorenz import (
     error_message,
     parse_query_spec,
     parse_select,
+    plain_text,
+    query_echo,
     require_str,
+    strict_object_schema,
+    string_schema,
     tool_failure,
 )
-from lorenz.authoring import ArgumentError, CallContext, Pack, Tool, hints, tool, unstructure
+from lorenz.authoring import ArgumentError, CallContext, FormattedResult, Pack, Tool, hints, tool, unstructure
 
 from . import tools as board
 from .models import (
@@ -34,7 +38,7 @@ from .models import (
     StatusArgs,
 )
 from .options import validate_pack_options
-from .tools import DEFAULT_SELECT, ISSUE_ID, QUERY_PROPERTIES, ROW_FIELDS, object_schema, string_schema
+from .tools import DEFAULT_SELECT, ISSUE_ID, QUERY_PROPERTIES, ROW_FIELDS
 
 __all__ = ["TypedLocalPack", "local_tools"]
 
@@ -88,7 +92,7 @@ _ID_ERRORS = (ISSUE_NOT_FOUND, MALFORMED_ISSUE, BOARD_UNAVAILABLE)
     description="Move a local board issue to a new status. Args: issueId, status.",
     input=StatusArgs,
     output=IssueRecord,
-    input_schema=object_schema(
+    input_schema=strict_object_schema(
         {
             "issueId": ISSUE_ID,
             "status": string_schema("The new status name, e.g. 'In Progress' or 'Done' (non-blank, free text)."),
@@ -111,7 +115,7 @@ async def update_status(ctx: CallContext, args: StatusArgs) -> Any:
     description="Append a comment to a local board issue. Args: issueId, body.",
     input=CommentArgs,
     output=Commented,
-    input_schema=object_schema(
+    input_schema=strict_object_schema(
         {
             "issueId": ISSUE_ID,
             "body": string_schema("Comment text; stored as a timestamped '- <time> agent: <body>' line."),
@@ -133,7 +137,7 @@ async def comment(ctx: CallContext, args: CommentArgs) -> Any:
     description="Create a new local board issue. Args: title, body?, status?.",
     input=CreateArgs,
     output=IssueRecord,
-    input_schema=object_schema(
+    input_schema=strict_object_schema(
         {
             "title": string_schema("Issue title, one line (line breaks become spaces)."),
             "body": string_schema("Issue description (Markdown); omit for none."),
@@ -155,7 +159,7 @@ async def create_issue(ctx: CallContext, args: CreateArgs) -> Any:
     description="Read a local board issue: its current status, title, description, and comments.",
     input=IssueArgs,
     output=ReadIssue,
-    input_schema=object_schema({"issueId": ISSUE_ID}, "issueId"),
+    input_schema=strict_object_schema({"issueId": ISSUE_ID}, "issueId"),
     argument_errors=_required("issueId"),
     annotations=hints(read_only=True, idempotent=True, open_world=False),
     errors=_ID_ERRORS,
@@ -177,13 +181,37 @@ async def read_issue(ctx: CallContext, args: IssueArgs) -> Any:
     ),
     input=QueryArgs,
     output=QueryResult,
-    input_schema=object_schema(QUERY_PROPERTIES),
+    input_schema=strict_object_schema(QUERY_PROPERTIES),
     argument_errors=_query_refusal,
     annotations=hints(read_only=True, idempotent=True, open_world=False),
     errors=(MALFORMED_ISSUE, BOARD_UNAVAILABLE),
+    # The output's own 'total' is the count before limit/offset: only echo and notice are added.
+    enrichment=("echo", "notice"),
 )
 async def query(ctx: CallContext, args: QueryArgs) -> Any:
-    return await _board("local_query", ctx, args)
+    result = await _board("local_query", ctx, args)
+    data = result.result
+    if not result.success or not isinstance(data, dict):
+        return result
+    given = {key: value for key, value in unstructure(args).items() if value is not None}
+    spec = parse_query_spec(given)  # the board accepted it: this parse cannot fail
+    select = parse_select(given.get("select"))
+    ctx.enrich.echo({**query_echo(spec), "select": list(DEFAULT_SELECT) if select is None else select})
+    if not data["rows"]:
+        ctx.enrich.notice(_empty_notice(data, spec.offset, filtered=spec.where is not None))
+    # The text is the pretty JSON the tool always answered; echo and notice are structured only.
+    return FormattedResult(success=True, result={**data, **ctx.enrich.values}, text=plain_text(data))
+
+
+def _empty_notice(data: Mapping[str, Any], offset: int, *, filtered: bool) -> str:
+    """Why a query found no row, and what to try."""
+    total, skipped = data["total"], len(data["skipped"])
+    if total:
+        return f"offset {offset} is past the {total} matching issues; call again with a smaller offset."
+    unread = f" ({skipped} issue files could not be read: see skipped)" if skipped else ""
+    if filtered:
+        return f"No issue matched where{unread}; loosen the filter, or drop it to list every issue."
+    return f"The board has no issues{unread}; create one with local_create_issue."
 
 
 def local_tools() -> tuple[Tool[Any, Any], ...]:

@@ -23,6 +23,7 @@ from lorenz import (
     pick_fields,
     query_input_properties,
     require_str,
+    string_schema,
     tool_failure,
     tool_success,
     unsupported_tool_failure,
@@ -43,25 +44,11 @@ __all__ = [
     "TOOL_NAMES",
     "board_store",
     "cached_read",
-    "object_schema",
     "run_local_tool",
-    "string_schema",
 ]
 
 DEFAULT_SELECT = ("id", "title", "state", "stateType", "labels")
 ROW_FIELDS = "id, identifier, title, description, state, stateType, labels, createdAt, updatedAt"
-
-
-def string_schema(description: str) -> dict[str, Any]:
-    return {"type": "string", "description": description}
-
-
-def object_schema(properties: Mapping[str, Any], *required: str) -> dict[str, Any]:
-    """A strict inputSchema: a key the tool does not take is refused, not silently dropped."""
-    schema: dict[str, Any] = {"type": "object", "additionalProperties": False, "properties": dict(properties)}
-    if required:
-        schema["required"] = list(required)
-    return schema
 
 
 ISSUE_ID = string_schema("Board issue id: the board's id prefix plus a number, e.g. BOARD-12.")

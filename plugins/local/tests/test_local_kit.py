@@ -72,8 +72,40 @@ async def test_every_success_validates_against_its_output_schema(server: Running
             result = await client.call_tool(name, args)
             assert not result.is_error, result
             Draft202012Validator(schemas[name]).validate(result.structured_content)
-            # the text is still the pretty JSON of the payload, as before the kit
-            assert json.loads(result.content[0].text) == result.structured_content
+            # the text is still the pretty JSON of the payload, as before the kit (a query's echo and
+            # notice are structured only)
+            before = {k: v for k, v in result.structured_content.items() if k not in ("echo", "notice")}
+            assert json.loads(result.content[0].text) == before
+
+
+@pytest.mark.slow
+async def test_a_query_echoes_what_it_read_and_says_why_it_is_empty(server: RunningServer) -> None:
+    """local_query carries the query as parsed and, on an empty page, what to try; its text stays
+    byte for byte what the tool always answered."""
+    where = {"field": "state", "op": "eq", "value": "Nope"}
+    async with mcp.Client(server.url) as client:
+        empty_board = await client.call_tool("local_query", {})
+        await client.call_tool("local_create_issue", {"title": "One"})
+        filtered = await client.call_tool("local_query", {"where": where, "order_by": [{"field": "title"}]})
+        paged = await client.call_tool("local_query", {"offset": 5, "select": ["id"]})
+        found = await client.call_tool("local_query", {"limit": 1})
+    assert empty_board.content[0].text == '{\n  "rows": [],\n  "total": 0,\n  "skipped": []\n}'
+    assert empty_board.structured_content["notice"] == ("The board has no issues; create one with local_create_issue.")
+    assert filtered.structured_content["echo"] == {
+        "where": where,
+        "order_by": [{"field": "title", "dir": "asc"}],
+        "limit": 100,
+        "offset": 0,
+        "select": ["id", "title", "state", "stateType", "labels"],
+    }
+    assert filtered.structured_content["notice"].startswith("No issue matched where;")
+    assert paged.structured_content["notice"] == (
+        "offset 5 is past the 1 matching issues; call again with a smaller offset."
+    )
+    assert paged.structured_content["echo"]["select"] == ["id"]
+    assert "notice" not in found.structured_content
+    assert list(found.structured_content) == ["rows", "total", "skipped", "echo"]
+    assert json.loads(found.content[0].text) == {k: found.structured_content[k] for k in ("rows", "total", "skipped")}
 
 
 @pytest.mark.slow

@@ -179,7 +179,9 @@ async def test_query_pages(tmp_path: Path, http: httpx.AsyncClient) -> None:
         "local_query",
         {"select": ["id"], "order_by": [{"field": "id", "dir": "asc"}], "limit": 1, "offset": 1},
     )
+    echo = result.result.pop("echo")  # the query as read, beside the answer (structuredContent only)
     assert result.result == {"rows": [{"id": "BOARD-2"}], "total": 3, "skipped": []}
+    assert echo == {"order_by": [{"field": "id", "dir": "asc"}], "limit": 1, "offset": 1, "select": ["id"]}
 
 
 async def test_query_default_select(tmp_path: Path, http: httpx.AsyncClient) -> None:

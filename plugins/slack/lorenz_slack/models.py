@@ -165,3 +165,6 @@ class SlackChannelScan:
 
     mentions: tuple[SlackMessage, ...] = field(default=(), converter=_messages)
     threaded_roots: tuple[SlackMessage, ...] = field(default=(), converter=_messages)
+    #: History pages read beyond each channel's first (each one reported as progress), so a call's
+    #: later progress counts on from them.
+    extra_pages: int = 0

@@ -6,7 +6,6 @@ An output's ``payload()`` is the answer callers have always had: optional fields
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,6 +20,7 @@ from lorenz import (
     optional_str,
     parse_query_spec,
     parse_select,
+    plain_text,
     query_input_properties,
     require_str,
 )
@@ -62,7 +62,7 @@ def payload(value: Any) -> Any:
 
 def pretty(output: Any) -> str:
     """The text answer: the payload as pretty JSON, as the host renders a plain pack's result."""
-    return json.dumps(payload(output), indent=2, ensure_ascii=False, allow_nan=False)
+    return plain_text(payload(output))
 
 
 # -- inputs ------------------------------------------------------------------------------------

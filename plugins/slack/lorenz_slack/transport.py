@@ -23,6 +23,7 @@ from lorenz import (
     RetryPolicy,
     Settings,
     redact_text,
+    report_progress,
     send_with_retry,
     summarize_body,
     timeout_message,
@@ -340,7 +341,8 @@ class SlackWebTransport:
                     "(fail closed). Set tracker.bot_user_id so only the bot's own mentions create issues."
                 )
             return SlackChannelScan()
-        outcomes = await asyncio.gather(*(self._scan_channel(c, bot) for c in channels), return_exceptions=True)
+        pages = [0]  # extra history pages across the channels scanned concurrently: one rising count
+        outcomes = await asyncio.gather(*(self._scan_channel(c, bot, pages) for c in channels), return_exceptions=True)
         mentions: list[SlackMessage] = []
         threaded: list[SlackMessage] = []
         failures: list[str] = []
@@ -359,7 +361,7 @@ class SlackWebTransport:
         if channels and len(failures) == len(channels):
             msg = f"slack conversations.history failed for all channels: {'; '.join(failures)}"
             raise SlackTransportError(redact_text(msg, self._secrets))
-        return SlackChannelScan(mentions=mentions, threaded_roots=threaded)
+        return SlackChannelScan(mentions=mentions, threaded_roots=threaded, extra_pages=pages[0])
 
     def _oldest(self) -> str | None:
         days = self._options.scan_lookback_days
@@ -368,7 +370,7 @@ class SlackWebTransport:
         now_s = self._now() if self._now is not None else time.time()
         return str(int(now_s - days * 86400))
 
-    async def _scan_channel(self, channel: str, bot: str) -> SlackChannelScan:
+    async def _scan_channel(self, channel: str, bot: str, pages: list[int]) -> SlackChannelScan:
         mentions: list[SlackMessage] = []
         threaded: list[SlackMessage] = []
         params: dict[str, str] = {"channel": channel, "limit": "200"}
@@ -376,7 +378,7 @@ class SlackWebTransport:
         if oldest is not None:
             params["oldest"] = oldest
         cursor: str | None = None
-        for _page in range(self.max_history_pages):
+        for page in range(self.max_history_pages):
             page_params = dict(params) if cursor is None else {**params, "cursor": cursor}
             payload = await self.call("conversations.history", params=page_params)
             for raw in payload.get("messages") or ():
@@ -392,6 +394,8 @@ class SlackWebTransport:
             cursor = _next_cursor(payload)
             if cursor is None:
                 break
+            pages[0] += 1  # another page to read: say how far the scan got
+            await report_progress(pages[0], None, f"reading page {page + 2} of {channel}'s history")
         else:
             self._warn(
                 f"slack tracker: channel {channel} history scan hit the {self.max_history_pages}-page safety "

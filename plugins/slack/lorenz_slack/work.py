@@ -126,8 +126,9 @@ async def _query(ctx: CallContext, args: QueryArgs) -> QueryOut:
         marker = options.marker_emoji
         roots = [*scan.mentions, *(r for r in scan.threaded_roots if marker in r.bot_reactions)]
         for done, root in enumerate(roots):
-            if done:  # one Slack call per thread: say how far the query got
-                await report_progress(done, len(roots), f"{done} of {len(roots)} threads read")
+            if done:  # one Slack call per thread: say how far the query got (on from the history pages)
+                pages = scan.extra_pages
+                await report_progress(pages + done, pages + len(roots), f"{done} of {len(roots)} threads read")
             thread = await read_thread_state(settings, transport, root)
             is_root_request = is_request_message(root, bot, "root")
             vouched = is_allowed_author(root.user, options.users) or marker in root.bot_reactions
