@@ -280,7 +280,25 @@ class Upstream:
 
             assert self.options.url is not None
             timeout = self.options.timeout_seconds
-            http = await stack.enter_async_context(httpx2.AsyncClient(headers=self._headers, timeout=timeout))
+            from lorenz import RetryPolicy
+
+            from .retry import RetryingTransport, idempotent_tools
+
+            def retried(what: str, status: int, delay: float) -> None:
+                logger.warning(
+                    "pack %s: %s answered %d to %s; retrying in %g s",
+                    self.label,
+                    self.options.describe(),
+                    status,
+                    what,
+                    delay,
+                )
+
+            transport = RetryingTransport(
+                httpx2.AsyncHTTPTransport(), RetryPolicy(), lambda: idempotent_tools(self._tools or ()), retried
+            )
+            session = httpx2.AsyncClient(headers=self._headers, timeout=timeout, transport=transport)
+            http = await stack.enter_async_context(session)
             server = streamable_http_client(self.options.url, http_client=http)
 
         async def on_message(message: Any) -> None:
