@@ -62,7 +62,5 @@ def test_server_everything_resources_and_prompts_under_two_instances(
 
     anyio.run(scenario)
     records = _calls(served, tmp_path, 4)
-    assert [(r["kind"], r["pack"]) for r in records] == [("resource", "one")] * 2 + [
-        ("prompt", "two"),
-        ("prompt", "one"),
-    ]
+    kinds = [(r["kind"], r["pack"], r["instance"]) for r in records]
+    assert kinds == [("resource", "mcp", "one")] * 2 + [("prompt", "mcp", "two"), ("prompt", "mcp", "one")]
