@@ -129,22 +129,47 @@ class CallRecorder:
         client_gone: bool = False,
         pack: str | None = None,
         kind: str | None = None,
+        instance: str | None = None,
     ) -> None:
         """Record one call that started at ``started`` (``time.perf_counter()``) and ends now; once
         its answer is written when the path serving it allows (the client need not wait).
         ``client_gone``: the client stopped waiting before the call ended (no answer to wait for).
-        A resource read or prompt render gives its ``pack`` and its ``kind`` (``resource``, ``prompt``)."""
+        A resource read or prompt render gives its ``pack``, its ``kind`` (``resource``, ``prompt``)
+        and the ``instance`` (``tools:`` key) when the pack is mounted under a key of its own."""
         ended, trace_id = time.perf_counter(), current_trace_id()
         later = None if client_gone else _after_reply(ctx)
         if later is not None:
             later.append(
                 lambda: self._record(
-                    snapshot, tool, arguments, reply, outcome, started, ctx, ended, trace_id, pack=pack, kind=kind
+                    snapshot,
+                    tool,
+                    arguments,
+                    reply,
+                    outcome,
+                    started,
+                    ctx,
+                    ended,
+                    trace_id,
+                    pack=pack,
+                    kind=kind,
+                    instance=instance,
                 )
             )
         else:
             self._record(
-                snapshot, tool, arguments, reply, outcome, started, ctx, ended, trace_id, client_gone, pack, kind
+                snapshot,
+                tool,
+                arguments,
+                reply,
+                outcome,
+                started,
+                ctx,
+                ended,
+                trace_id,
+                client_gone,
+                pack,
+                kind,
+                instance,
             )
 
     def _record(
@@ -161,12 +186,12 @@ class CallRecorder:
         client_gone: bool = False,
         pack: str | None = None,
         kind: str | None = None,
+        instance: str | None = None,
     ) -> None:
         duration_ms = round((ended - started) * 1000, 3)
         finished = time.time()
         error = _error(reply, snapshot, arguments) if reply.is_error else None
         log = self._call_log(snapshot)
-        instance = None
         if pack is None and (owner := snapshot.owners.get(tool)) is not None:
             pack = provider_of(owner)  # the pack's own name; a tools: key of its own is the instance
             instance = owner.name if owner.name != pack else None

@@ -12,8 +12,8 @@ from typing import Any
 
 from attrs import evolve, frozen
 
-from lorenz.contracts import PackInstance, ToolContext, ToolProvider, ToolSpec
-from lorenz.results import ToolResult
+from lorenz.contracts import PackInstance, PromptSpec, ResourceSpec, ToolContext, ToolProvider, ToolSpec
+from lorenz.results import ToolResult, tool_failure
 from lorenz.settings.errors import ConfigError
 from lorenz.settings.model import Settings, ToolInstance
 from lorenz.settings.tools import TOOL_NAME_RE, reword_for_instance
@@ -110,6 +110,38 @@ class InstancePack:
         inner = evolve(context, settings=self.view(context.settings), enabled=mapped)
         return await self.inner.execute_tool(self.own_name(name), input, inner)
 
+    # Resources keep the pack's URIs (results link to them; two instances declaring one URI is a
+    # collision at mount); prompts are named like tools, with the instance's prefix and renames.
+
+    def resource_specs(self, settings: Settings) -> list[ResourceSpec]:
+        hook = getattr(self.inner, "resource_specs", None)
+        return list(hook(self.view(settings))) if callable(hook) else []
+
+    async def read_resource(self, uri: str, context: ToolContext) -> ToolResult:
+        read = getattr(self.inner, "read_resource", None)
+        if not callable(read):
+            return tool_failure(f"Resource not found: {uri}", reason="not_found")
+        result: ToolResult = await read(uri, evolve(context, settings=self.view(context.settings)))
+        return result
+
+    def prompt_specs(self, settings: Settings) -> list[PromptSpec]:
+        hook = getattr(self.inner, "prompt_specs", None)
+        if not callable(hook):
+            return []
+        served = self.instance.served
+        return [
+            evolve(spec, name=served(spec.name)) if isinstance(spec, PromptSpec) else spec
+            for spec in hook(self.view(settings))
+        ]
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, Any] | None, context: ToolContext) -> ToolResult:
+        render = getattr(self.inner, "get_prompt", None)
+        if not callable(render):
+            return tool_failure(f"Unknown prompt: {name}", reason="not_found")
+        inner = evolve(context, settings=self.view(context.settings))
+        result: ToolResult = await render(self.own_name(name), arguments, inner)
+        return result
+
     def attach(self, instance: PackInstance) -> None:
         self._forward("attach", instance)
 
@@ -167,12 +199,12 @@ class InstancePack:
         return out
 
 
-def check_served_names(pack: InstancePack, own: Sequence[str]) -> None:
-    """Raise :class:`ConfigError` for a ``rename`` of a tool the pack does not have, or a served
-    name that is not a valid tool name. ``own``: every tool the pack has, enabled or not."""
+def check_served_names(pack: InstancePack, own: Sequence[str], prompts: Sequence[str] = ()) -> None:
+    """Raise :class:`ConfigError` for a ``rename`` of a tool (or prompt) the pack does not have, or
+    a served name that is not a valid tool name. ``own``: every tool the pack has, enabled or not."""
     key = pack.name
     for old in pack.instance.rename:
-        if old not in own:
+        if old not in own and old not in prompts:
             listed = ", ".join(own) or "none"
             msg = f'tools.{key}.rename: the "{pack.provider}" pack has no tool {old} (its tools: {listed})'
             raise ConfigError(msg)

@@ -276,7 +276,7 @@ def mount(settings: Settings, discovery: Discovery, isolation: Isolation | None 
             pack_specs = call_plugin(f"pack {name}", "tool_specs", checked_tool_specs, pack, settings)
             if isinstance(pack, InstancePack):
                 own = call_plugin(f"pack {name}", "tool_specs", _own_names, pack, settings)
-                check_served_names(pack, own)
+                check_served_names(pack, own, _own_prompts(pack, settings) if pack.instance.rename else ())
         except PluginError as exc:
             failures.append(_pack_failure(name, exc, settings))
             continue
@@ -302,6 +302,15 @@ def _own_names(pack: InstancePack, settings: Settings) -> list[str]:
     if callable(hook):
         names += [str(getattr(entry, "name", "")) for entry in hook(view)]
     return names
+
+
+def _own_prompts(pack: InstancePack, settings: Settings) -> list[str]:
+    """The names of the instance's pack's own prompts (none when it has none, or its hook fails)."""
+    hook = getattr(pack.inner, "prompt_specs", None)
+    try:
+        return [str(getattr(spec, "name", "")) for spec in hook(pack.view(settings))] if callable(hook) else []
+    except Exception:  # its offers fail again, and are reported, when the mount collects them
+        return []
 
 
 def _pack_failure(name: str, exc: PluginError, settings: Settings) -> PackFailure:

@@ -18,6 +18,8 @@ from lorenz.contracts import PromptSpec, ResourceSpec, ToolProvider
 from lorenz.plugins.containment import PluginError, call_plugin
 from lorenz.uri_templates import match_template, template_pattern
 
+from .instances import provider_of
+
 if TYPE_CHECKING:
     from lorenz.settings.model import Settings
 
@@ -66,11 +68,24 @@ class OfferCollision(ValueError):
     """A URI, template or prompt name two packs declare (mounting raises it as a ``MountError``)."""
 
 
-def _claim(owner: dict[str, str], what: str, key: str, pack: str) -> None:
+def _claim(owner: dict[str, str], what: str, key: str, pack: str, providers: dict[str, str]) -> None:
     first = owner.setdefault(key, pack)
-    if first != pack:
-        msg = f'{what} collision: {key} is declared by both the "{first}" and "{pack}" packs'
-        raise OfferCollision(msg)
+    if first == pack:
+        return
+    msg = f'{what} collision: {key} is declared by both the "{first}" and "{pack}" packs'
+    provider = providers.get(pack, pack)
+    instances = providers.get(first, first) == provider
+    if instances:
+        msg += f' (both are instances of the "{provider}" pack)'
+    if what == "prompt name":
+        msg += f"; serve one under other names with prefix: or rename: (tools: {{{pack}: {{prefix: {pack}_}}}})"
+    elif instances:
+        # A URI is the pack's own (its results link to it): one of the two must not serve it.
+        msg += (
+            f"; a resource keeps its pack's URI (prefix: does not change it): serve the resources of one"
+            f" only, e.g. tools: {{{pack}: {{resources: false}}}} where the pack has that option (lorenz-mcp does)"
+        )
+    raise OfferCollision(msg)
 
 
 def offered(packs: Sequence[ToolProvider], settings: Settings) -> Offered:
@@ -81,6 +96,7 @@ def offered(packs: Sequence[ToolProvider], settings: Settings) -> Offered:
     prompts: list[tuple[PromptSpec, ToolProvider]] = []
     uris: dict[str, str] = {}
     names: dict[str, str] = {}
+    providers = {pack.name: provider_of(pack) for pack in packs}
     for pack in packs:
         try:
             pack_resources = call_plugin(
@@ -95,12 +111,12 @@ def offered(packs: Sequence[ToolProvider], settings: Settings) -> Offered:
             logging.getLogger("lorenz").warning("lorenz: pack %s serves no resources or prompts: %s", pack.name, exc)
             continue
         for spec in pack_resources:
-            _claim(uris, "resource template" if spec.template else "resource URI", spec.uri, pack.name)
+            _claim(uris, "resource template" if spec.template else "resource URI", spec.uri, pack.name, providers)
             if spec.template:
                 templates.append((spec, pack, template_pattern(spec.uri)))
             else:
                 resources.append((spec, pack))
         for prompt in pack_prompts:
-            _claim(names, "prompt name", prompt.name, pack.name)
+            _claim(names, "prompt name", prompt.name, pack.name, providers)
             prompts.append((prompt, pack))
     return Offered(resources=tuple(resources), templates=tuple(templates), prompts=tuple(prompts))

@@ -18,7 +18,17 @@ from lorenz import check_url, reject_unknown_keys
 
 __all__ = ["KNOWN_KEYS", "McpOptions", "parse_options", "resolve_references", "unset_references"]
 
-KNOWN_KEYS = ("command", "url", "env", "headers", "cwd", "start_timeout_seconds", "timeout_seconds")
+KNOWN_KEYS = (
+    "command",
+    "url",
+    "env",
+    "headers",
+    "cwd",
+    "start_timeout_seconds",
+    "timeout_seconds",
+    "resources",
+    "prompts",
+)
 
 #: How long a start (spawn or connect, handshake, ``tools/list``) may take before the mount fails.
 DEFAULT_START_TIMEOUT = 30.0
@@ -39,6 +49,9 @@ class McpOptions:
     cwd: str | None = None
     start_timeout_seconds: float = DEFAULT_START_TIMEOUT
     timeout_seconds: float = DEFAULT_TIMEOUT
+    #: Serve the upstream's resources and resource templates / its prompts (when it has them).
+    resources: bool = True
+    prompts: bool = True
 
     @property
     def key(self) -> str:
@@ -111,7 +124,13 @@ def parse_options(options: Mapping[str, Any], label: str = "tools.mcp") -> McpOp
     if cwd is not None and (not isinstance(cwd, str) or command is None):
         msg = f"{label}.cwd must be a string, for a command upstream"
         raise ValueError(msg)
+    for flag in ("resources", "prompts"):
+        if not isinstance(options.get(flag, True), bool):
+            msg = f"{label}.{flag} must be true or false"
+            raise ValueError(msg)
     return McpOptions(
+        resources=bool(options.get("resources", True)),
+        prompts=bool(options.get("prompts", True)),
         command=parsed_command,
         url=url,
         env=env,

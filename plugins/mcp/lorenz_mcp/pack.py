@@ -14,7 +14,17 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lorenz import PackInstance, Settings, ToolContext, ToolResult, ToolSpec, tool_failure, unsupported_tool_failure
+from lorenz import (
+    PackInstance,
+    PromptSpec,
+    ResourceSpec,
+    Settings,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
+    tool_failure,
+    unsupported_tool_failure,
+)
 
 from .options import McpOptions, parse_options, unset_references
 from .upstream import Upstream, UpstreamError
@@ -73,6 +83,49 @@ class McpPack:
 
         wire = result.model_dump(by_alias=True, exclude_none=True, mode="json")
         return tool_result(wire.get("content") or [], wire.get("structuredContent"), bool(wire.get("isError")))
+
+    # -- resources and prompts (the host's optional offer hooks) ------------------------------------
+
+    def resource_specs(self, settings: Settings) -> Sequence[ResourceSpec]:
+        options = self._options(settings)
+        if options is None or not options.resources:
+            return []
+        from .offers import resource_specs
+
+        wait = min(options.start_timeout_seconds, MOUNT_WAIT_SECONDS)
+        return resource_specs(self._upstream(options, settings).offers(wait))
+
+    def prompt_specs(self, settings: Settings) -> Sequence[PromptSpec]:
+        options = self._options(settings)
+        if options is None or not options.prompts:
+            return []
+        from .offers import prompt_specs
+
+        wait = min(options.start_timeout_seconds, MOUNT_WAIT_SECONDS)
+        return prompt_specs(self._upstream(options, settings).offers(wait))
+
+    async def read_resource(self, uri: str, context: ToolContext) -> ToolResult:
+        from .offers import failure, read_result
+
+        options = self._options(context.settings)
+        if options is None or not options.resources:
+            return tool_failure(f"Resource not found: {uri}", reason="not_found")
+        try:
+            return read_result(await self._upstream(options, context.settings).read(uri))
+        except UpstreamError as exc:
+            return failure(str(exc), exc.code)
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, Any] | None, context: ToolContext) -> ToolResult:
+        from .offers import failure, prompt_result
+
+        options = self._options(context.settings)
+        if options is None or not options.prompts:
+            return tool_failure(f"Unknown prompt: {name}", reason="not_found")
+        values = {str(key): str(value) for key, value in (arguments or {}).items()}
+        try:
+            return prompt_result(await self._upstream(options, context.settings).prompt(name, values))
+        except UpstreamError as exc:
+            return failure(str(exc), exc.code)
 
     # -- the host's lifecycle hooks ---------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from lorenz import redact_text
 
+from .offers import Offers, list_offers
 from .options import McpOptions, resolve_references
 from .stderr import StderrPipe
 
@@ -31,12 +32,20 @@ _MAX_BACKOFF = 30.0
 #: A connection that lasted this long resets the back-off.
 _STABLE_SECONDS = 60.0
 _STOP_TIMEOUT = 10.0
+_LIST_CHANGED = frozenset(
+    {"notifications/tools/list_changed", "notifications/resources/list_changed", "notifications/prompts/list_changed"}
+)
 
 Progress = Callable[[float, float | None, str | None], Coroutine[Any, Any, None]]
 
 
 class UpstreamError(Exception):
-    """The upstream could not answer: not started, gone mid-call, or broke the protocol."""
+    """The upstream could not answer: not started, gone mid-call, or broke the protocol; ``code``:
+    the JSON-RPC error code when it answered with an error."""
+
+    def __init__(self, message: str, code: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 def _leaf(exc: BaseException) -> BaseException:
@@ -58,6 +67,8 @@ class Upstream:
         self._tools: tuple[dict[str, Any], ...] | None = None
         #: The tools last handed to the host (``None``: never asked); a listing that differs is news.
         self._reported: tuple[dict[str, Any], ...] | None = None
+        self._offers = Offers()
+        self._reported_offers: Offers | None = None
         #: Called (from the upstream's loop) when its tools changed since the host last listed them.
         self.listeners: list[Callable[[], None]] = []
         self.error: str | None = None
@@ -92,6 +103,12 @@ class Upstream:
         self._reported = tools
         return tools
 
+    def offers(self, wait: float) -> Offers:
+        """Its resources, templates and prompts as listed now (see :meth:`listed`)."""
+        self._first.wait(wait)
+        offers = self._reported_offers = self._offers
+        return offers
+
     def health(self) -> str | None:
         """What is wrong now (not started yet, down and being restarted), or ``None``."""
         if self._client is not None:
@@ -102,7 +119,9 @@ class Upstream:
         return f"MCP server {self.options.describe()}: {self.error}{again}"
 
     def _notify(self) -> None:
-        if self._reported is None or self._tools == self._reported:
+        tools_changed = self._reported is not None and self._tools != self._reported
+        offers_changed = self._reported_offers is not None and self._offers != self._reported_offers
+        if not (tools_changed or offers_changed):
             return
         for listener in list(self.listeners):
             try:
@@ -120,15 +139,31 @@ class Upstream:
             if progress is not None:
                 sent.append(asyncio.run_coroutine_threadsafe(progress(done, total, message), caller))
 
-        future = asyncio.run_coroutine_threadsafe(self._call(name, dict(arguments), forward), self._loop)
-        try:
-            result = await asyncio.wrap_future(future)
-        except asyncio.CancelledError:
-            future.cancel()
-            raise
+        def send(client: Any) -> Coroutine[Any, Any, Any]:
+            return client.call_tool(name, dict(arguments), progress_callback=forward)  # type: ignore[no-any-return]
+
+        result = await self._across(self._request(send))
         # The progress reported before the result reaches our caller before the result does.
         await asyncio.gather(*(asyncio.wrap_future(one) for one in sent), return_exceptions=True)
         return result
+
+    async def read(self, uri: str) -> Any:
+        """``resources/read`` on the upstream, from any loop: the ``ReadResourceResult``."""
+        return await self._across(self._request(lambda client: client.read_resource(uri, cache_mode="bypass")))
+
+    async def prompt(self, name: str, arguments: Mapping[str, str]) -> Any:
+        """``prompts/get`` on the upstream, from any loop: the ``GetPromptResult``."""
+        return await self._across(self._request(lambda client: client.get_prompt(name, dict(arguments))))
+
+    async def _across(self, work: Coroutine[Any, Any, Any]) -> Any:
+        """Run ``work`` on the upstream's loop; cancelling the caller cancels it there (and the SDK
+        tells the upstream, ``notifications/cancelled``)."""
+        future = asyncio.run_coroutine_threadsafe(work, self._loop)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
 
     def close(self) -> None:
         """Stop the upstream (its process ends) and the loop; waits a bounded time."""
@@ -175,8 +210,9 @@ class Upstream:
                     async with contextlib.AsyncExitStack() as stack:
                         client = await self._connect(stack, broken)
                         tools = await self._list(client)
+                        offers = await self._list_offers(client)
                         scope.deadline = float("inf")
-                        self._tools, self.error, self._client = tools, None, client
+                        self._tools, self._offers, self.error, self._client = tools, offers, None, client
                         self._connected.set()
                         self._first.set()
                         self._notify()
@@ -244,12 +280,30 @@ class Upstream:
 
             assert self.options.url is not None
             timeout = self.options.timeout_seconds
-            http = await stack.enter_async_context(httpx2.AsyncClient(headers=self._headers, timeout=timeout))
+            from lorenz import RetryPolicy
+
+            from .retry import RetryingTransport, idempotent_tools
+
+            def retried(what: str, status: int, delay: float) -> None:
+                logger.warning(
+                    "pack %s: %s answered %d to %s; retrying in %g s",
+                    self.label,
+                    self.options.describe(),
+                    status,
+                    what,
+                    delay,
+                )
+
+            transport = RetryingTransport(
+                httpx2.AsyncHTTPTransport(), RetryPolicy(), lambda: idempotent_tools(self._tools or ()), retried
+            )
+            session = httpx2.AsyncClient(headers=self._headers, timeout=timeout, transport=transport)
+            http = await stack.enter_async_context(session)
             server = streamable_http_client(self.options.url, http_client=http)
 
         async def on_message(message: Any) -> None:
             root = getattr(message, "root", message)
-            if getattr(root, "method", None) == "notifications/tools/list_changed":
+            if getattr(root, "method", None) in _LIST_CHANGED:
                 self._loop.create_task(self._relist())
 
         client = Client(
@@ -282,12 +336,23 @@ class Upstream:
         try:
             with anyio.fail_after(self.options.timeout_seconds):
                 self._tools = await self._list(client)
+                self._offers = await self._list_offers(client)
             self._notify()
-            logger.warning("pack %s: MCP server %s changed its tools", self.label, self.options.describe())
+            logger.warning("pack %s: MCP server %s changed its lists", self.label, self.options.describe())
         except Exception as exc:
             logger.warning("pack %s: re-listing tools failed: %s", self.label, self._describe(exc))
 
-    async def _call(self, name: str, arguments: dict[str, Any], progress: Progress) -> Any:
+    async def _list_offers(self, client: Any) -> Offers:
+        """Its resources, templates and prompts; none when listing them fails (its tools still serve)."""
+        if not (self.options.resources or self.options.prompts):
+            return Offers()
+        try:
+            return await list_offers(client)
+        except Exception as exc:
+            logger.warning("pack %s: listing resources and prompts failed: %s", self.label, self._describe(exc))
+            return Offers()
+
+    async def _request(self, send: Callable[[Any], Coroutine[Any, Any, Any]]) -> Any:
         from mcp.shared.exceptions import MCPError
         from mcp_types import CONNECTION_CLOSED
 
@@ -296,12 +361,13 @@ class Upstream:
         client = self._client
         broken = self._broken
         try:
-            return await client.call_tool(name, arguments, progress_callback=progress)
+            return await send(client)
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
                 broken.set()
                 msg = f"MCP server {self.options.describe()} ended during the call; it is being restarted"
                 raise UpstreamError(msg) from None
-            raise UpstreamError(self._redact(f"MCP server {self.options.describe()}: {exc}")) from None
+            message = self._redact(f"MCP server {self.options.describe()}: {exc}")
+            raise UpstreamError(message, exc.code) from None
         except Exception as exc:
             raise UpstreamError(f"MCP server {self.options.describe()}: {self._describe(exc)}") from None

@@ -142,6 +142,8 @@ def test_server_everything_over_stdio(
 
 #: Set when the upstream's `hang` is cancelled: the host's timeout reached the upstream.
 HANG_CANCELLED = threading.Event()
+#: Set when the upstream's `stall` is cancelled: a client's cancellation reached the upstream.
+STALL_CANCELLED = threading.Event()
 
 
 def _http_upstream() -> Any:
@@ -169,6 +171,16 @@ def _http_upstream() -> Any:
             raise
         return "unreachable"
 
+    @server.tool()
+    async def stall() -> str:
+        """Never answer (until cancelled)."""
+        try:
+            await anyio.sleep(3600)
+        except anyio.get_cancelled_exc_class():
+            STALL_CANCELLED.set()
+            raise
+        return "unreachable"
+
     return server.streamable_http_app()
 
 
@@ -189,7 +201,7 @@ def test_mcpserver_over_streamable_http(http_upstream: str, serve: Any, tmp_path
     async def scenario() -> None:
         async with mcp.Client(served.url) as client:
             tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-            assert set(tools) == {"add", "steps", "hang"}
+            assert set(tools) == {"add", "steps", "hang", "stall"}
             assert tools["add"].output_schema is not None
             added = await client.call_tool("add", {"a": 2, "b": 3})
             assert added.is_error is False and added.structured_content == {"sum": 5}
@@ -225,3 +237,18 @@ def test_an_upstream_that_never_answers_is_bounded_by_its_start_timeout(serve: A
             break
         time.sleep(0.1)
     assert "did not answer within 1 s" in error
+
+
+def test_a_call_the_client_cancels_is_cancelled_upstream(http_upstream: str, serve: Any, tmp_path: Path) -> None:
+    served = serve(_workflow({"url": http_upstream}, "  tool_timeout_seconds: 600\n"))
+
+    async def scenario() -> None:
+        async with mcp.Client(served.url) as client:
+            # The SDK client gives up after 1 s and sends notifications/cancelled for its request.
+            with pytest.raises(mcp.MCPError):
+                await client.call_tool("stall", {}, read_timeout_seconds=1.0)
+            assert (await client.call_tool("add", {"a": 1, "b": 2})).structured_content == {"sum": 3}
+
+    anyio.run(scenario)
+    assert STALL_CANCELLED.wait(30), "the call the client cancelled was not cancelled upstream"
+    assert [r["tool"] for r in _calls(served, tmp_path, 2)] == ["stall", "add"]

@@ -20,6 +20,7 @@ from mcp.shared.exceptions import MCPError
 
 from lorenz.contracts import PromptSpec, ResourceSpec, ToolContext, ToolProvider
 from lorenz.host.reload.live import request_snapshot
+from lorenz.mounting.instances import provider_of
 from lorenz.redact import redact_text
 from lorenz.results import ToolResult, error_message
 
@@ -135,14 +136,20 @@ async def _run(
                 error = MCPError(types.INTERNAL_ERROR, f"{label} returned an invalid result: {error_message(exc)}")
     except BaseException:
         state.recorder.record(
-            snapshot, label, arguments, _reply("cancelled"), "cancelled", started, ctx, pack=pack.name, kind=kind
+            snapshot, label, arguments, _reply("cancelled"), "cancelled", started, ctx, kind=kind, **_owner(pack)
         )
         raise
     reply = _reply(error.error.message if error is not None else None)
-    state.recorder.record(snapshot, label, arguments, reply, outcome_kind, started, ctx, pack=pack.name, kind=kind)
+    state.recorder.record(snapshot, label, arguments, reply, outcome_kind, started, ctx, kind=kind, **_owner(pack))
     if error is not None:
         raise error
     return answer
+
+
+def _owner(pack: ToolProvider) -> dict[str, Any]:
+    """The call log's ``pack`` (the pack's own name) and ``instance`` (its ``tools:`` key, if another)."""
+    own = provider_of(pack)
+    return {"pack": own, "instance": pack.name if pack.name != own else None}
 
 
 def _reply(error: str | None) -> ToolReply:
