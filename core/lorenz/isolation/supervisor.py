@@ -165,6 +165,7 @@ class Supervisor:
         computed = await asyncio.to_thread(computed_permissions, plan.source, plan.pack, plan.settings, env)
         if isinstance(computed, str):
             raise SandboxUnavailable(f"pack {plan.pack} could not compute its permissions: {computed}")
+        sandboxing.computed = computed
         sandboxing.permissions = computed.widened(sandboxing.permissions)
 
     async def _spawn(self, slot: int) -> ChildProcess:
@@ -289,7 +290,12 @@ class Supervisor:
         call = self.calls.get(reply.id)
         if call is not None:
             result = reply.to_result()
-            self._settle(call, self.sandboxing.explain(result, call.sent_at) if self.sandboxing else result)
+            if self.sandboxing is not None:
+                if reply.denied is not None:  # refused in the process: already explained there
+                    self.sandboxing.denials += 1
+                else:
+                    result = self.sandboxing.explain(result, call.sent_at)
+            self._settle(call, result)
 
     def _settle(self, call: Call, result: ToolResult) -> None:
         self.calls.pop(call.id, None)
