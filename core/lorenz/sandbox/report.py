@@ -104,7 +104,7 @@ def pack_policy(pack: ToolProvider, settings: Settings, discovery: Discovery | N
     key = str(getattr(plan, "instance", None) or pack.name)
     added = settings.tool_permissions.get(key)
     provider = str(getattr(pack, "provider", None) or getattr(plan, "pack", None) or pack.name)
-    source: object = pack
+    source: object = getattr(pack, "inner", None) or pack  # an instance declares what its pack does
     if supervisor is not None and discovery is not None:
         source = discovery.tools.get(provider) or pack
     dependent = depends_on_settings(source) or bool(getattr(source, "permissions_depend_on_settings", False))
