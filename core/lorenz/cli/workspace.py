@@ -4,6 +4,7 @@ the workspace of a workflow, and redacted warnings."""
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import sys
 import textwrap
@@ -86,6 +87,9 @@ def open_for_command(args: argparse.Namespace, workflow: str | None, *, listing:
         if any(hint in text for hint in ("unsupported tracker.kind", "unsupported tool pack", "embedded default")):
             text += allow_list_note()
         raise UsageError(text) from exc
+    # The pool's own exit hook holds it weakly: a command's workspace is gone by then, and a
+    # sandboxed pack's temporary directory would outlive it.
+    atexit.register(workspace.close)
     for failure in workspace.discovery.failures:
         warn(f"warning: plugin {failure.name} ({failure.origin}) failed to load: {failure.error}")
         show_traceback(args, failure.traceback)

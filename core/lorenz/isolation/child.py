@@ -194,14 +194,16 @@ class _Calls(asyncio.Protocol):
             result = failure_from_exception(PluginError(f"pack {self._pack.name}", "execute_tool", exc), self._context)
         finally:
             self._tasks.pop(request_id, None)
+        denied = None
         if confinement is not None and watching is not None:
             denial = confinement.end(watching)
             if denial is not None and not result.success:
                 result = tool_failure(denial_message(self._pack.name, denial))
+                denied = denial.kind
         limit = self._context.settings.server.max_result_bytes
         if json_size_exceeds((result.result, getattr(result, "text", None)), limit):
             result = tool_failure(f"{tool} returned {ResultTooLarge(limit)} (server.max_result_bytes): ask for less")
-        self._out.write(encode(reply_result(request_id, nonce, result)))
+        self._out.write(encode(reply_result(request_id, nonce, result, denied=denied)))
 
     async def aclose(self) -> None:
         for task in list(self._tasks.values()):

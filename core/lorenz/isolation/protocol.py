@@ -178,6 +178,9 @@ class Reply:
     text: str | None = None
     #: A typed tool's content blocks in MCP wire form (images, resource links...).
     content: list[dict[str, Any]] | None = None
+    #: The permission a sandboxed call was refused (``read``, ``write``, ``subprocess``), counted
+    #: by the host like the proxy's refusals.
+    denied: str | None = None
 
     def to_result(self) -> ToolResult:
         if self.text is not None:
@@ -234,10 +237,11 @@ def encode(message: Any) -> bytes:
     return HEADER.pack(len(body)) + body
 
 
-def reply_result(request_id: int, nonce: str, result: ToolResult) -> dict[str, Any]:
-    """The ``result`` frame's content for one call."""
+def reply_result(request_id: int, nonce: str, result: ToolResult, *, denied: str | None = None) -> dict[str, Any]:
+    """The ``result`` frame's content for one call (``denied``: the permission it was refused)."""
     text = getattr(result, "text", None)
     content = getattr(result, "content", None)
+    extra = {"denied": denied} if denied is not None else {}
     return {
         "op": "result",
         "id": request_id,
@@ -247,6 +251,7 @@ def reply_result(request_id: int, nonce: str, result: ToolResult) -> dict[str, A
         "error": result.error,
         "text": text if isinstance(text, str) else None,
         "content": list(content) if isinstance(content, tuple) else None,
+        **extra,
     }
 
 

@@ -21,7 +21,7 @@ from lorenz.results import ToolResult
 from lorenz.toolcall.execution import time_left
 
 from .protocol import MAX_EVENT_MESSAGE_CHARS, Event
-from .supervisor import new_call
+from .routing import new_call
 
 if TYPE_CHECKING:
     from lorenz.contracts import ToolContext, ToolSpec

@@ -1,10 +1,9 @@
-"""Supervision of one isolated pack's processes (``server.pack_processes`` of them).
+"""Supervision of one isolated pack's processes (``server.pack_processes`` of them): starting them
+and the pack's sandbox, restarting, stopping, reporting (its calls: :mod:`.routing`).
 
-Calls go to the least busy process that is up, multiplexed over its pipe by request id. A process
-that dies fails its calls in flight and is restarted with backoff; one still running a call at the
-tool timeout is killed and restarted. A pack that crashes :data:`MAX_CRASHES` times within
-:data:`CRASH_WINDOW_SECONDS` is marked failed (its calls fail at once, ``/healthz`` says so) until
-a reload mounts it afresh. Everything here runs on the isolation loop.
+A process that dies fails its calls in flight and is restarted with backoff. A pack that crashes
+:data:`MAX_CRASHES` times within :data:`CRASH_WINDOW_SECONDS` is marked failed (its calls fail at
+once, ``/healthz`` says so) until a reload mounts it afresh. Everything here runs on the isolation loop.
 """
 
 from __future__ import annotations
@@ -12,23 +11,19 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import itertools
 import logging
 import os
-import secrets
 import time
-from collections.abc import Callable, Mapping
 from typing import Any
 
-from attrs import define
-
 from lorenz.plugins.containment import host_interrupted
-from lorenz.results import ToolResult, tool_failure
+from lorenz.results import tool_failure
 from lorenz.sandbox.host import PackSandbox, SandboxUnavailable
 
 from .plan import Plan, sandboxing_for
 from .process import ChildGone, ChildProcess
-from .protocol import EXIT_OUT_OF_MEMORY, Event, Failed, Ready, Reply, encode
+from .protocol import EXIT_OUT_OF_MEMORY, Failed, Ready
+from .routing import Call, CallRouter
 from .survey import computed_permissions, describe_exit
 
 __all__ = [
@@ -44,8 +39,6 @@ logger = logging.getLogger("lorenz.isolation")
 
 MAX_CRASHES = 5
 CRASH_WINDOW_SECONDS = 60.0
-#: A cancel this close to the call's deadline is the timeout itself: the process is killed at once.
-_DEADLINE_SLACK_SECONDS = 0.05
 #: How long a process has to import its pack and list its tools.
 START_TIMEOUT_SECONDS = 30.0
 #: Restart delays after a crash: 0.1 s, doubling per recent crash, at most this.
@@ -56,58 +49,9 @@ class StartError(Exception):
     """The pack's process could not start; the message names the pack and says why."""
 
 
-@define(eq=False)
-class Call:
-    """One tool call on its way through the supervisor."""
-
-    id: int
-    #: What the reply must echo: the host takes a result only from the call's own runtime task.
-    nonce: str
-    tool: str
-    frame: bytes
-    #: Seconds from submission to the tool timeout.
-    timeout: float
-    deliver: Callable[[ToolResult], None]
-    #: Where the call's progress and log events go (on the isolation loop); ``None``: dropped.
-    notify: Callable[[Event], None] | None = None
-    process: ChildProcess | None = None
-    #: When it was sent to its process (the loop's clock).
-    sent_at: float = 0.0
-    timer: asyncio.TimerHandle | None = None
-    done: bool = False
-
-    def finish(self, result: ToolResult) -> None:
-        if self.done:
-            return
-        self.done = True
-        if self.timer is not None:
-            self.timer.cancel()
-        self.deliver(result)
-
-
-_ids = itertools.count(1)
-
-
-def new_call(
-    tool: str,
-    arguments: Any,
-    timeout: float,
-    deliver: Callable[[ToolResult], None],
-    *,
-    notify: Callable[[Event], None] | None = None,
-    wants: Mapping[str, Any] | None = None,
-) -> Call:
-    """A call ready to submit (its frame encoded by the caller's thread). ``wants`` tells the pack's
-    process what the call's context offers: ``progress``, ``log``, the ``enabled`` tool names."""
-    request_id, nonce = next(_ids), secrets.token_hex(16)
-    call = {"op": "call", "id": request_id, "nonce": nonce, "tool": tool, "arguments": arguments, **(wants or {})}
-    return Call(
-        id=request_id, nonce=nonce, tool=tool, frame=encode(call), timeout=timeout, deliver=deliver, notify=notify
-    )
-
-
-class Supervisor:
-    """The processes of one :class:`~lorenz.isolation.plan.Plan`."""
+class Supervisor(CallRouter):
+    """The processes of one :class:`~lorenz.isolation.plan.Plan`: starting them (and the pack's
+    sandbox), restarting them, stopping them and reporting on them."""
 
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
@@ -125,10 +69,6 @@ class Supervisor:
         #: Set while no call is in flight (what a draining stop waits for).
         self._idle = asyncio.Event()
         self.sandboxing = sandboxing_for(plan)
-
-    @property
-    def pack(self) -> str:
-        return self.plan.pack
 
     # -- starting -----------------------------------------------------------------------
 
@@ -165,6 +105,7 @@ class Supervisor:
         computed = await asyncio.to_thread(computed_permissions, plan.source, plan.pack, plan.settings, env)
         if isinstance(computed, str):
             raise SandboxUnavailable(f"pack {plan.pack} could not compute its permissions: {computed}")
+        sandboxing.computed = computed
         sandboxing.permissions = computed.widened(sandboxing.permissions)
 
     async def _spawn(self, slot: int) -> ChildProcess:
@@ -227,111 +168,6 @@ class Supervisor:
                     delay = self._backoff()
             logger.info("lorenz: pack %s restarted (pid %d)", self.pack, process.pid)
             self._dispatch_waiting()
-
-    # -- calls --------------------------------------------------------------------------
-
-    def submit(self, call: Call) -> None:
-        if self.closed is not None:
-            call.finish(tool_failure(f"pack {self.pack} was stopped ({self.closed}); try again"))
-            return
-        if self.failed is not None:
-            call.finish(tool_failure(self.failed))
-            return
-        self.calls[call.id] = call
-        self._idle.clear()
-        loop = asyncio.get_running_loop()
-        call.timer = loop.call_later(max(0.0, call.timeout), self._expire, call)
-        process = self._least_busy()
-        if process is None:
-            self.waiting.append(call)
-        else:
-            self._send(process, call)
-
-    def cancel(self, call: Call) -> None:
-        """The caller stopped waiting: at its timeout, kill the process now; earlier (a client's
-        cancel), ask the pack to cancel the call (its timer still runs)."""
-        if call.done:
-            return
-        if call.timer is not None and call.timer.when() - asyncio.get_running_loop().time() < _DEADLINE_SLACK_SECONDS:
-            call.timer.cancel()
-            self._expire(call)
-            return
-        if call.process is None:
-            with contextlib.suppress(ValueError):
-                self.waiting.remove(call)
-            self._settle(call, tool_failure(f"tool {call.tool} was cancelled"))
-            return
-        call.process.send(encode({"op": "cancel", "id": call.id}))
-
-    def _least_busy(self) -> ChildProcess | None:
-        alive = [process for process in self.slots if process is not None and process.alive]
-        return min(alive, key=lambda process: len(process.pending), default=None)
-
-    def _send(self, process: ChildProcess, call: Call) -> None:
-        call.process = process
-        call.sent_at = asyncio.get_running_loop().time()
-        process.pending[call.id] = call.nonce
-        process.send(call.frame)
-
-    def _dispatch_waiting(self) -> None:
-        while self.waiting:
-            process = self._least_busy()
-            if process is None:
-                return
-            self._send(process, self.waiting.popleft())
-
-    def _on_event(self, event: Event) -> None:
-        call = self.calls.get(event.id)
-        if call is not None and call.notify is not None and not call.done:
-            call.notify(event)
-
-    def _on_reply(self, process: ChildProcess, reply: Reply) -> None:
-        call = self.calls.get(reply.id)
-        if call is not None:
-            result = reply.to_result()
-            self._settle(call, self.sandboxing.explain(result, call.sent_at) if self.sandboxing else result)
-
-    def _settle(self, call: Call, result: ToolResult) -> None:
-        self.calls.pop(call.id, None)
-        if not self.calls:
-            self._idle.set()
-        call.finish(result)
-
-    def _expire(self, call: Call) -> None:
-        """A call still running at its tool timeout: its process is killed, unless the call spent
-        part of that time waiting for a slot (then it is answered now, cancelled in the process,
-        and the process killed only if it still runs the call a full tool timeout after it got it)."""
-        if call.done:
-            return
-        limit = f"{self.plan.timeout:g} s (server.tool_timeout_seconds)"
-        process = call.process
-        if process is None:
-            with contextlib.suppress(ValueError):
-                self.waiting.remove(call)
-            self._settle(call, tool_failure(f"pack {self.pack} did not come back up within {limit}; try again"))
-            return
-        loop = asyncio.get_running_loop()
-        if loop.time() - call.sent_at < self.plan.timeout - _DEADLINE_SLACK_SECONDS:
-            process.send(encode({"op": "cancel", "id": call.id}))
-            self._settle(call, tool_failure(f"tool {call.tool} did not finish within {limit}"))
-            loop.call_at(call.sent_at + self.plan.timeout, self._overrun, process, call)
-            return
-        self._overrun(process, call)
-        self._settle(call, tool_failure(f"tool {call.tool} did not finish within {limit}; its process was restarted"))
-
-    def _overrun(self, process: ChildProcess, call: Call) -> None:
-        """Kill ``process`` if it still runs ``call``."""
-        if call.id not in process.pending:
-            return
-        limit = f"{self.plan.timeout:g} s (server.tool_timeout_seconds)"
-        logger.warning(
-            "lorenz: pack %s: tool %s did not finish within %s; killing its process (pid %d)",
-            self.pack,
-            call.tool,
-            limit,
-            process.pid,
-        )
-        process.kill(f"tool {call.tool} did not finish within {limit}")
 
     # -- exits --------------------------------------------------------------------------
 

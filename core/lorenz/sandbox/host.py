@@ -45,6 +45,8 @@ class PackSandbox:
         self.sandbox: Sandbox | None = None
         self.proxy: EgressProxy | None = None
         self.denials = 0
+        #: What the pack's ``permissions(settings)`` gave in a child, before the operator's additions.
+        self.computed: Permissions | None = None
 
     async def start(self) -> Sandbox | None:
         """Set up the policy; raises :class:`SandboxUnavailable` when the kernel cannot enforce it."""

@@ -12,16 +12,27 @@ from lorenz.cli.workspace import open_for_command, warn
 __all__ = ["COMMAND"]
 
 
-def _check_object(workspace: Any) -> dict[str, Any]:
+def _check_object(workspace: Any, sandboxed: dict[str, Any]) -> dict[str, Any]:
     """``check --json``: what the workflow mounts, once it validated."""
     path = workspace.settings.workflow_path
+    # Only when one is: a workflow without sandboxed packs keeps the object it always had.
+    extra = {"sandboxedPacks": {name: policy.to_dict() for name, policy in sandboxed.items()}} if sandboxed else {}
     return json_object(
         workflow=None if path is None else str(path),
         embeddedDefault=workspace.embedded_default,
         tracker=workspace.settings.tracker.kind,
         packs=workspace.pack_names(),
         tools=[spec.name for spec in workspace.tool_specs()],
+        **extra,
     )
+
+
+def _sandboxed(workspace: Any) -> dict[str, Any]:
+    """The sandboxed packs' effective policies (their processes started, permissions computed)."""
+    from lorenz.sandbox.report import pack_policies
+
+    policies = pack_policies(workspace.packs(), workspace.settings, workspace.discovery)
+    return {name: policy for name, policy in policies.items() if policy.sandboxed}
 
 
 def _unmatched_patterns(workspace: Any) -> list[str]:
@@ -86,9 +97,13 @@ def run(args: argparse.Namespace) -> int:
         warn(f"warning: {shown}: {warning}")
     unserved = [pack.name for pack in workspace.packs() if getattr(pack, "unserved_offers", False)]
     online = _online(server) if args.online else None
+    sandboxed = _sandboxed(workspace)
     if args.json:
-        print_json({**_check_object(workspace), **({"oauth": online.wire()} if online is not None else {})})
+        extra = {"oauth": online.wire()} if online is not None else {}
+        print_json({**_check_object(workspace, sandboxed), **extra})
         return 0
+    for policy in sandboxed.values():
+        print("\n".join(policy.lines()))
     for name in unserved:
         print(f"note: pack {name} runs isolated (server.isolated_packs): its resources and prompts are not served")
     print(

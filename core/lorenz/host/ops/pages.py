@@ -25,6 +25,7 @@ from lorenz.host.mcp.instructions import instructions_for
 from lorenz.mounting.instances import provider_of
 
 from .callers import page_grant, signed_in
+from .pack_permissions import permissions_block, policy_of, sandboxed_pill
 from .token_form import FORGET_BUTTON, TOKEN_FORM
 
 if TYPE_CHECKING:
@@ -267,7 +268,9 @@ def _inventory(snapshot: Snapshot, grant: Grant) -> list[str]:
         served_by = f' <span class="muted">({escape(provider)})</span>' if provider != pack.name else ""
         origin = origins.get(pack.name)
         shown = f' <span class="muted">{escape(origin)}</span>' if origin else ""
+        pill += sandboxed_pill(policy := policy_of(snapshot, pack))
         parts.append(f'<h3 id="pack-{escape(pack.name)}">{escape(pack.name)}{served_by}{pill}{shown}</h3>')
+        parts += permissions_block(policy) if grant == FULL else []
         muted = [
             entry
             for entry in snapshot.workspace.mounted.disabled.values()
