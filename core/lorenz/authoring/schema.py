@@ -35,7 +35,7 @@ class SchemaError(TypeError):
     """A type that has no JSON Schema (a function, a set of arbitrary objects, ...)."""
 
 
-def describe(description: str, **schema: Any) -> dict[str, Any]:
+def describe(description: str, *, wire: str | None = None, **schema: Any) -> dict[str, Any]:
     """Field metadata: ``attrs.field(metadata=describe("City name, e.g. Oslo.", examples=["Oslo"]))``.
 
     Extra keywords (``examples``, ``minimum``, ``maxLength``, ...) are copied into the field's schema
@@ -43,9 +43,16 @@ def describe(description: str, **schema: Any) -> dict[str, Any]:
     ``schema={...}`` is its schema verbatim, replacing the one its type gives (no ``default`` is
     added): for a shape the type cannot say (a record kept as a wire dict, a recursive filter);
     ``omit_none=True`` (on an output field with a default) leaves it out of the result when it is
-    ``None``, and out of the output schema's ``required``.
+    ``None``, and out of the output schema's ``required``. ``wire="issueId"`` is the field's key on
+    the wire (schemas, arguments, results and argument errors) when it differs from the attribute's
+    snake_case name.
     """
-    return {"description": description, **schema}
+    return {"description": description, **schema, **({"wire": wire} if wire else {})}
+
+
+def wire_name(field: attrs.Attribute[Any]) -> str:
+    """The key a field has on the wire: its ``describe(wire=...)`` name, else the attribute name."""
+    return str((field.metadata or {}).get("wire") or field.name)
 
 
 def _is_union(tp: Any) -> bool:
@@ -157,7 +164,7 @@ def object_schema(cls: type, *, strict: bool, all_required: bool = False) -> dic
     properties: dict[str, Any] = {}
     required: list[str] = []
     for field in _resolved_fields(cls):
-        name = field.name
+        name = wire_name(field)
         metadata = field.metadata or {}
         # A field whose wire shape its Python type cannot say names that shape itself.
         override = metadata.get("schema")
