@@ -43,7 +43,7 @@ def _renames(cls: type) -> dict[str, Any]:
 
     attrs.resolve_types(cls)
     fields = attrs.fields(cls)
-    return {f.name: override(rename=wire_name(f)) for f in fields if wire_name(f) != f.name}
+    return {f.name: override(rename=wire_name(cls, f)) for f in fields if wire_name(cls, f) != f.name}
 
 
 def _wire_path(cls: Any, path: tuple[str | int, ...]) -> tuple[str | int, ...]:
@@ -56,7 +56,7 @@ def _wire_path(cls: Any, path: tuple[str | int, ...]) -> tuple[str | int, ...]:
         owner = _owner(tp, part) if type(part) is str else None
         if owner is not None:
             field = attrs.fields_dict(owner)[str(part)]
-            out.append(wire_name(field))
+            out.append(wire_name(owner, field))
             tp = field.type
             continue
         out.append(part)

@@ -311,7 +311,7 @@ def _omitting_none(data: Any, cls: type | None) -> Any:
     """``data`` without the ``None`` values of ``cls``'s ``omit_none`` fields."""
     if not isinstance(data, dict) or cls is None or not attrs.has(cls):
         return data
-    omitting = [wire_name(f) for f in attrs.fields(cls) if (f.metadata or {}).get("omit_none")]
+    omitting = [wire_name(cls, f) for f in attrs.fields(cls) if (f.metadata or {}).get("omit_none")]
     omitted = [name for name in omitting if data.get(name) is None]
     return {key: value for key, value in data.items() if key not in omitted} if omitted else data
 
