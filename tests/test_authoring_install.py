@@ -141,7 +141,7 @@ def test_new_pack_project_installs_and_passes_its_tests(wheels: dict[str, Path],
 
     tested = run(bin_dir / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=project, check=False)
     assert tested.returncode == 0, tested.stdout + tested.stderr
-    assert "6 passed" in tested.stdout
+    assert "10 passed" in tested.stdout
 
     listed = json.loads(run(bin_dir / "lorenz", "plugins", "--json", cwd=tmp_path).stdout)
     assert listed["plugins"] == [

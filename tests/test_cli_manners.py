@@ -110,7 +110,7 @@ def test_lint_handles_a_scaffolded_packages_relative_imports(lorenz: Lorenz, tmp
     for target in (package / "plugin.py", package):
         done = lorenz("lint", str(target), cwd=tmp_path)
         assert done.returncode == 0, done.stdout + done.stderr
-        assert "lorenz lint: 1 pack, 1 tool: 0 errors" in done.stdout
+        assert "lorenz lint: 1 pack, 2 tools: 0 errors" in done.stdout
 
 
 def test_verbose_is_global_and_shows_redacted_tracebacks(lorenz: Lorenz) -> None:

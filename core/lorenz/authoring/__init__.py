@@ -51,7 +51,7 @@ from .pack import DisabledTool, Pack, disabled
 from .prompts import Prompt, PromptMessage, message, prompt
 from .resources import PackContext, Resource, ResourceTemplate, resource, resource_template
 from .rounds import MAX_ANSWER_BYTES, MAX_ROUNDS
-from .schema import SchemaError, describe, input_schema, output_schema, widened_output_schema
+from .schema import SchemaError, camel_case, describe, input_schema, output_schema, widened_output_schema
 from .structure import ArgumentError, structure_strict, unstructure
 from .tool import CallContext, ErrorContract, FormattedResult, Tool, ToolFailure, failure_result, hints, tool
 
@@ -90,6 +90,7 @@ __all__ = [
     "ToolFailure",
     "audio",
     "create_message",
+    "camel_case",
     "describe",
     "disabled",
     "elicit",

@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from .schema import SchemaError, object_schema
+from .schema import SchemaError, object_schema, wire_name
 from .structure import unstructure
 
 __all__ = ["BUILTIN_FIELDS", "Enrich", "EnrichmentSpec", "enrichment_spec"]
@@ -93,7 +93,7 @@ def enrichment_spec(
             schema = dict(schema)
             schema.pop("default", None)  # never filled in: an unset field is absent
             properties[name] = schema
-    outputs = {field.name for field in attrs.fields(output)}
+    outputs = {wire_name(output, field) for field in attrs.fields(output)}
     for name in properties:
         if name == "error":
             msg = f"tool {tool}: enrichment field 'error' is reserved for the failure envelope"

@@ -16,6 +16,7 @@ from lorenz.sandbox.permissions import DeclaredPermissions
 
 from .prompts import Prompt
 from .resources import PackContext, Resource, ResourceTemplate
+from .schema import wire_name
 from .structure import ArgumentError, structure_strict
 from .tool import CallContext, Tool, failure_result
 
@@ -178,7 +179,8 @@ class Pack:
         ):
             return problem.message
         key = json.loads(problem.message.removeprefix(prefix))
-        names = [attribute.alias or attribute.name for attribute in attrs.fields(self.options)]
+        wire = [(wire_name(self.options, attribute), attribute) for attribute in attrs.fields(self.options)]
+        names = [name if name != attribute.name else attribute.alias or name for name, attribute in wire]
         return problem.message + did_you_mean(str(key), names)
 
     def validate_options(self, options: Mapping[str, Any]) -> None:

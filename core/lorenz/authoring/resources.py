@@ -20,7 +20,7 @@ from lorenz.uri_templates import match_template, template_pattern, template_vari
 
 from .content import EmbeddedResourceBlock, _b64
 from .failures import ToolFailure, kit_logger, unexpected_failure
-from .schema import KeywordCheck, input_schema, keyword_check
+from .schema import KeywordCheck, input_schema, keyword_check, wire_name
 from .structure import ArgumentError, structure_strict
 
 if TYPE_CHECKING:
@@ -200,7 +200,7 @@ class ResourceTemplate:
             raise ValueError(f"{what}: no {{variables}}; use resource(...) for a single URI")
         if not attrs.has(self.params):
             raise TypeError(f"{what}: params must be an attrs class, not {self.params!r}")
-        fields = [item.name for item in attrs.fields(self.params)]
+        fields = [wire_name(self.params, item) for item in attrs.fields(self.params)]  # the template's {variables}
         missing = [name for name in variables if name not in fields]
         unused = [name for name in fields if name not in variables]
         if missing or unused:

@@ -9,7 +9,7 @@ from string import Template
 
 from attrs import frozen
 
-from . import templates
+from . import example_pack, templates
 
 __all__ = ["PackNames", "check_pack_name", "new_pack"]
 
@@ -103,8 +103,8 @@ def new_pack(name: str, directory: Path | None = None, *, tracker: bool = False)
         f"{names.module}/__init__.py": templates.INIT,
         f"{names.module}/py.typed": "",
         f"{names.module}/plugin.py": templates.PLUGIN_TRACKER if tracker else templates.PLUGIN,
-        f"{names.module}/tools.py": templates.TOOLS,
-        f"tests/test_{names.pack}_pack.py": templates.TESTS + (templates.TESTS_TRACKER if tracker else ""),
+        f"{names.module}/tools.py": example_pack.TOOLS,
+        f"tests/test_{names.pack}_pack.py": example_pack.TESTS + (example_pack.TESTS_TRACKER if tracker else ""),
     }
     if tracker:
         files[f"{names.module}/tracker.py"] = templates.TRACKER

@@ -17,6 +17,7 @@ from lorenz.arguments import ArgumentError
 __all__ = [
     "DIALECT",
     "SchemaError",
+    "camel_case",
     "describe",
     "input_schema",
     "object_schema",
@@ -35,7 +36,7 @@ class SchemaError(TypeError):
     """A type that has no JSON Schema (a function, a set of arbitrary objects, ...)."""
 
 
-def describe(description: str, **schema: Any) -> dict[str, Any]:
+def describe(description: str, *, wire: str | None = None, **schema: Any) -> dict[str, Any]:
     """Field metadata: ``attrs.field(metadata=describe("City name, e.g. Oslo.", examples=["Oslo"]))``.
 
     Extra keywords (``examples``, ``minimum``, ``maxLength``, ...) are copied into the field's schema
@@ -43,9 +44,43 @@ def describe(description: str, **schema: Any) -> dict[str, Any]:
     ``schema={...}`` is its schema verbatim, replacing the one its type gives (no ``default`` is
     added): for a shape the type cannot say (a record kept as a wire dict, a recursive filter);
     ``omit_none=True`` (on an output field with a default) leaves it out of the result when it is
-    ``None``, and out of the output schema's ``required``.
+    ``None``, and out of the output schema's ``required``. ``wire="issueId"`` is the field's key on
+    the wire (schemas, arguments, results and argument errors) when it differs from the attribute's
+    snake_case name.
     """
-    return {"description": description, **schema}
+    return {"description": description, **schema, **({"wire": wire} if wire else {})}
+
+
+_CAMEL_MARK = "__lorenz_wire_camel__"
+
+C = typing.TypeVar("C", bound=type)
+
+
+def camel_case(cls: C) -> C:
+    """Class decorator, above ``@frozen``: every field's wire key is its attribute name in camelCase
+    (``issue_id`` → ``issueId``), as pydantic's ``alias_generator=to_camel`` does; a field's own
+    ``describe(wire=...)`` wins. Nested classes decide for themselves."""
+    target: type = cls  # attrs.has narrows its argument; the decorator returns the class as given
+    if not attrs.has(target):
+        msg = f"camel_case: {cls!r} is not an attrs class (put @camel_case above @frozen)"
+        raise TypeError(msg)
+    setattr(target, _CAMEL_MARK, True)
+    return cls
+
+
+def _camel(name: str) -> str:
+    bare = name.lstrip("_")
+    first, *rest = bare.split("_")
+    return name[: len(name) - len(bare)] + first + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def wire_name(cls: type, field: attrs.Attribute[Any]) -> str:
+    """The key ``cls``'s ``field`` has on the wire: its ``describe(wire=...)`` name, else the
+    attribute name (in camelCase when ``cls`` is :func:`camel_case`)."""
+    explicit = (field.metadata or {}).get("wire")
+    if explicit:
+        return str(explicit)
+    return _camel(field.name) if getattr(cls, _CAMEL_MARK, False) else field.name
 
 
 def _is_union(tp: Any) -> bool:
@@ -157,7 +192,7 @@ def object_schema(cls: type, *, strict: bool, all_required: bool = False) -> dic
     properties: dict[str, Any] = {}
     required: list[str] = []
     for field in _resolved_fields(cls):
-        name = field.name
+        name = wire_name(cls, field)
         metadata = field.metadata or {}
         # A field whose wire shape its Python type cannot say names that shape itself.
         override = metadata.get("schema")

@@ -20,6 +20,8 @@ import attrs
 
 from lorenz.arguments import ArgumentError, ArgumentProblem, must_be_one_of, must_be_type, unrecognized_key
 
+from .schema import wire_name
+
 if TYPE_CHECKING:
     import cattrs
 
@@ -35,14 +37,75 @@ def _is_union(tp: Any) -> bool:
     return typing.get_origin(tp) in (typing.Union, types.UnionType)
 
 
+def _renames(cls: type) -> dict[str, Any]:
+    """cattrs overrides giving each ``describe(wire=...)`` field of ``cls`` its wire key."""
+    from cattrs.gen import override
+
+    attrs.resolve_types(cls)
+    fields = attrs.fields(cls)
+    return {f.name: override(rename=wire_name(cls, f)) for f in fields if wire_name(cls, f) != f.name}
+
+
+def _wire_path(cls: Any, path: tuple[str | int, ...]) -> tuple[str | int, ...]:
+    """``path`` with each attribute name replaced by its field's wire key, following the types down."""
+    from lorenz.strict import Key
+
+    out: list[str | int] = []
+    tp: Any = cls
+    for part in path:
+        owner = _owner(tp, part) if type(part) is str else None
+        if owner is not None:
+            field = attrs.fields_dict(owner)[str(part)]
+            out.append(wire_name(owner, field))
+            tp = field.type
+            continue
+        out.append(part)
+        tp = _member(tp, dict_value=isinstance(part, Key))
+    return tuple(out)
+
+
+def _owner(tp: Any, name: str) -> type | None:
+    """The attrs class in ``tp`` (itself, or a member of its union) that has a field ``name``."""
+    options = typing.get_args(tp) if _is_union(tp) else (tp,)
+    for option in options:
+        if isinstance(option, type) and attrs.has(option) and name in attrs.fields_dict(option):
+            return option
+    return None
+
+
+def _member(tp: Any, *, dict_value: bool) -> Any:
+    """The type of one item (or, ``dict_value``, one value) of the collection type ``tp``."""
+    options = typing.get_args(tp) if _is_union(tp) else (tp,)
+    for option in options:
+        args = typing.get_args(option)
+        if args:
+            return args[-1] if dict_value or len(args) < 2 else args[0]
+    return Any
+
+
 @functools.cache
 def _converter() -> cattrs.Converter:
+    from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn
+
     from lorenz.strict import WrongType, make_strict_converter
 
     converter = make_strict_converter(forbid_extra_keys=True)
 
     def objects_only(tp: Any) -> Any:
-        inner = converter.gen_structure_attrs_fromdict(tp) if attrs.has(tp) else converter.gen_structure_mapping(tp)
+        inner: Any
+        renames = _renames(tp) if attrs.has(tp) else {}
+        if renames:
+            inner = make_dict_structure_fn(
+                tp,
+                converter,
+                _cattrs_forbid_extra_keys=converter.forbid_extra_keys,
+                _cattrs_detailed_validation=converter.detailed_validation,
+                **renames,
+            )
+        elif attrs.has(tp):
+            inner = converter.gen_structure_attrs_fromdict(tp)
+        else:
+            inner = converter.gen_structure_mapping(tp)
 
         def structure_object(value: Any, _: Any) -> Any:
             if not isinstance(value, dict):
@@ -55,6 +118,10 @@ def _converter() -> cattrs.Converter:
         return attrs.has(tp) or (typing.get_origin(tp) or tp) in (dict, abc.Mapping)
 
     converter.register_structure_hook_factory(is_object, objects_only)
+    converter.register_unstructure_hook_factory(
+        lambda tp: attrs.has(tp) and bool(_renames(tp)),
+        lambda tp: make_dict_unstructure_fn(tp, converter, **_renames(tp)),
+    )
 
     def structure_enum(value: Any, tp: Any) -> Any:
         try:
@@ -98,12 +165,12 @@ def _converter() -> cattrs.Converter:
     return converter
 
 
-def _located(problem: Problem) -> list[ArgumentProblem]:
+def _located(problem: Problem, cls: type) -> list[ArgumentProblem]:
     from cattrs.errors import ForbiddenExtraKeysError
 
     from lorenz.strict import WrongType
 
-    path = tuple(part if type(part) is int else str(part) for part in problem.path)
+    path = tuple(part if type(part) is int else str(part) for part in _wire_path(cls, problem.path))
     error = problem.error
     if isinstance(error, ForbiddenExtraKeysError):
         return [ArgumentProblem(path, unrecognized_key(key)) for key in sorted(error.extra_fields)]
@@ -124,7 +191,8 @@ def structure_strict(value: Any, cls: type[T]) -> T:
     except Exception as exc:
         from lorenz.strict import flatten_errors
 
-        raise ArgumentError(*(located for problem in flatten_errors(exc) for located in _located(problem))) from None
+        problems = (located for problem in flatten_errors(exc) for located in _located(problem, cls))
+        raise ArgumentError(*problems) from None
 
 
 def unstructure(value: Any) -> Any:

@@ -1,6 +1,7 @@
-"""The files ``lorenz new-pack`` writes, as :class:`string.Template` texts (``$$`` is a literal
-``$``). A generated project passes its own ``nox -s devcheck`` as generated, and
-tests/test_authoring_scaffold.py runs those checks against one."""
+"""The project files ``lorenz new-pack`` writes around the example pack (packaging, the plugin hook,
+the tracker, the README), as :class:`string.Template` texts (``$$`` is a literal ``$``). A generated
+project passes its own ``nox -s devcheck`` as generated, and tests/test_authoring_scaffold.py runs
+those checks against one; the pack's code and tests are in :mod:`.example_pack`."""
 
 from __future__ import annotations
 
@@ -99,6 +100,33 @@ def lorenz_register_tool_packs(register: Callable[[ToolProvider], None]) -> None
 '''
 
 PLUGIN_TRACKER = '''\
+"""Entry points of ``${pack}``: its tracker and its tool pack."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from lorenz import ToolProvider, TrackerProvider, hookimpl
+
+from .tools import PACK
+from .tracker import TRACKER
+
+__all__ = ["lorenz_register_tool_packs", "lorenz_register_trackers"]
+
+
+@hookimpl
+def lorenz_register_trackers(register: Callable[[TrackerProvider], None]) -> None:
+    """Tracker kind ``${pack}``."""
+    register(TRACKER)
+
+
+@hookimpl
+def lorenz_register_tool_packs(register: Callable[[ToolProvider], None]) -> None:
+    """Pack ``${pack}``."""
+    register(PACK)
+'''
+
+TRACKER = '''\
 """Entry points of ``${pack}``: its tracker and its tool pack."""
 
 from __future__ import annotations
@@ -259,76 +287,6 @@ class ${cls}Tracker:
 TRACKER = ${cls}Tracker()
 '''
 
-TESTS = '''\
-"""The ``${pack}`` pack, tested with the lorenz.testing fixtures."""
-
-from __future__ import annotations
-
-import pytest
-from lorenz.testing import HostFactory, assert_pack_contract
-
-from ${module} import PACK
-
-pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-def test_pack_keeps_the_contract() -> None:
-    """Names, descriptions, schemas, error contracts and format parity pass the lint."""
-    assert_pack_contract(PACK)
-
-
-async def test_reverse_text(lorenz_host: HostFactory) -> None:
-    """The result arrives as structuredContent and as the formatted text."""
-    host = lorenz_host(PACK)
-    outcome = await host.call_tool("${tool}", {"text": "stressed"})
-    assert outcome.result.success
-    assert outcome.mcp.structured_content == {"text": "desserts", "length": 8}
-    assert getattr(outcome.mcp.content[0], "text", "").startswith("**Reversed:** desserts")
-
-
-async def test_reverse_text_reports_progress(lorenz_host: HostFactory) -> None:
-    """What the tool reports with ctx.progress is recorded by the test host."""
-    host = lorenz_host(PACK)
-    await host.call("${tool}", {"text": "abc"})
-    assert host.progress == [(1, 1, "reversed")]
-
-
-async def test_too_long_is_a_declared_failure(lorenz_host: HostFactory) -> None:
-    """Over the configured maximum, the call fails with the contract's reason and recovery."""
-    host = lorenz_host(PACK, options={"${pack}": {"max_length": 3}})
-    outcome = await host.call_tool("${tool}", {"text": "stressed"})
-    assert outcome.mcp.is_error is True
-    assert outcome.mcp.structured_content is not None
-    assert outcome.mcp.structured_content["error"]["reason"] == "text_too_long"
-
-
-async def test_misspelled_argument_is_refused(lorenz_host: HostFactory) -> None:
-    """An unknown key is refused by name, not silently dropped."""
-    host = lorenz_host(PACK)
-    result = await host.call("${tool}", {"txet": "x"})
-    assert not result.success
-    assert result.error is not None
-    assert 'Unrecognized key: "txet"' in result.error
-'''
-
-TESTS_TRACKER = '''
-
-async def test_tracker_mounts_the_pack(lorenz_host: HostFactory) -> None:
-    """The tracker mounts the ${pack} pack and hands out its active issues."""
-    from ${module} import plugin
-    from ${module}.tracker import TRACKER
-
-    host = lorenz_host(plugins=[plugin], tracker=TRACKER)
-    assert host.workspace.pack_names() == ["${pack}"]
-    issues = await host.workspace.tracker_client().fetch_candidate_issues()
-    assert [issue.identifier for issue in issues] == ["${upper}-1"]
-'''
-
 README = """\
 # ${distribution}
 
@@ -337,6 +295,7 @@ A [Lorenz](https://pypi.org/project/lorenz-core/) tool pack: `${pack}`.
 | Tool | What it does |
 |---|---|
 | `${tool}` | Reverse a text and report its length (an example: replace it with yours). |
+| `${pack}_save_note` | Save a note under `notes_dir` once the user confirms (an example write tool). |
 
 ## Install
 
@@ -354,6 +313,7 @@ tracker:
 tools:
   ${pack}:
     max_length: 1000
+    notes_dir: notes   # relative to WORKFLOW.md
 ---
 ```
 

@@ -19,7 +19,7 @@ from .enrichment import Enrich, enrichment_spec
 from .failures import BASELINE_ERRORS, ErrorContract, ToolFailure, kit_logger, unexpected_failure
 from .inputs import InputRequest, InputRound, Inputs
 from .rounds import run_rounds
-from .schema import KeywordCheck, input_schema, keyword_check, widened_output_schema
+from .schema import KeywordCheck, input_schema, keyword_check, widened_output_schema, wire_name
 from .structure import ArgumentError, structure_strict, unstructure
 
 if TYPE_CHECKING:
@@ -324,7 +324,8 @@ def _omitting_none(data: Any, cls: type | None) -> Any:
     """``data`` without the ``None`` values of ``cls``'s ``omit_none`` fields."""
     if not isinstance(data, dict) or cls is None or not attrs.has(cls):
         return data
-    omitted = [f.name for f in attrs.fields(cls) if (f.metadata or {}).get("omit_none") and data.get(f.name) is None]
+    omitting = [wire_name(cls, f) for f in attrs.fields(cls) if (f.metadata or {}).get("omit_none")]
+    omitted = [name for name in omitting if data.get(name) is None]
     return {key: value for key, value in data.items() if key not in omitted} if omitted else data
 
 

@@ -49,16 +49,16 @@ BOARD_UNAVAILABLE = ErrorContract(
 )
 
 
-# Wire names are the published camelCase argument names; the kit maps fields one to one.
+# Attributes are snake_case; ``wire=`` keeps the published camelCase argument names.
 @frozen(kw_only=True)
 class StatusArgs:
-    issueId: str = field(metadata=describe(_ID))
+    issue_id: str = field(metadata=describe(_ID, wire="issueId"))
     status: str = field(metadata=describe("The new status name, e.g. 'In Progress' or 'Done'."))
 
 
 @frozen(kw_only=True)
 class CommentArgs:
-    issueId: str = field(metadata=describe(_ID))
+    issue_id: str = field(metadata=describe(_ID, wire="issueId"))
     body: str = field(metadata=describe("Comment text."))
 
 
@@ -71,7 +71,7 @@ class CreateArgs:
 
 @frozen(kw_only=True)
 class IssueArgs:
-    issueId: str = field(metadata=describe(_ID))
+    issue_id: str = field(metadata=describe(_ID, wire="issueId"))
 
 
 @frozen(kw_only=True)
