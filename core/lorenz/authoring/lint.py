@@ -22,6 +22,7 @@ from lorenz.contracts import ToolProvider, ToolSpec
 from lorenz.results import error_message
 from lorenz.settings.model import Settings
 
+from .auth_rules import auth_rules
 from .contract import check_contract, run_sync
 from .diagnostics import Diagnostic, LintReport, Severity
 from .enrich_rules import enrichment_rules
@@ -282,6 +283,7 @@ def lint_pack(pack: ToolProvider, settings: Settings | None = None, *, contract:
     seen: set[str] = set()
     for spec in specs:
         out.extend(_spec_rules(name, spec, seen))
+        out.extend(auth_rules(name, spec))
     typed = _typed(pack)
     if typed is not None:
         for entry in typed.tools:

@@ -69,6 +69,8 @@ class InstalledTool:
         out = {"name": wire.pop("name"), "pack": self.pack, "distribution": dist, "mounted": self.mounted, **wire}
         if self.instance:
             out["instance"] = self.instance
+        if self.spec.auth:  # not on the MCP wire: what an OAuth token must carry (``server.auth``)
+            out["auth"] = list(self.spec.auth)
         return out
 
 

@@ -47,11 +47,38 @@ def _unmatched_patterns(workspace: Any) -> list[str]:
     patterns = [("server.disabled_tools", pattern) for pattern in server.disabled_tools]
     for index, token in enumerate(server.tokens):
         patterns += [(f"server.tokens.{index}.tools", pattern) for pattern in token.tools]
+    for scope, globs in server.auth.scopes if server.auth is not None else ():
+        patterns += [(f"server.auth.scopes.{scope}", pattern) for pattern in globs]
     return [
         f"{key}: {quoted(pattern)} matches no mounted tool{did_you_mean(pattern, names)}"
         for key, pattern in patterns
         if not any(fnmatch.fnmatchcase(name, pattern) for name in names)
     ]
+
+
+def _ungranted_tools(workspace: Any) -> list[str]:
+    """With a ``server.auth.scopes`` map: the mounted tools no scope of it grants, which no OAuth
+    caller can see or call (static tokens still can). A tool that declares its own scopes was meant
+    for OAuth callers: it gets a line naming them; the others share one line."""
+    import fnmatch
+
+    auth = workspace.settings.server.auth
+    if auth is None or not auth.scopes:
+        return []
+    globs = [pattern for _, patterns in auth.scopes for pattern in patterns]
+    ungranted = [spec for spec in workspace.tool_specs() if not any(fnmatch.fnmatchcase(spec.name, g) for g in globs)]
+    lines = [
+        f"server.auth.scopes: no scope grants {spec.name} (which declares auth {' '.join(spec.auth)}): "
+        "no OAuth caller can see or call it; add it to a scope's tool globs"
+        for spec in ungranted
+        if spec.auth
+    ]
+    plain = [spec.name for spec in ungranted if not spec.auth]
+    if plain:
+        shown = ", ".join(plain[:5]) + (f" and {len(plain) - 5} more" if len(plain) > 5 else "")
+        them = "it" if len(plain) == 1 else "them"
+        lines.append(f"server.auth.scopes: no scope grants {shown}: no OAuth caller can see or call {them}")
+    return lines
 
 
 def _online(server: Any) -> Any:
@@ -93,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
     shown = where if settings.workflow_path is None else display_path(settings.workflow_path)
     for warning in serving_warnings(server, workers=server.workers, asking_tools=workspace.asking_tools()):
         warn(f"warning: {shown}: {warning}")
-    for warning in _unmatched_patterns(workspace):
+    for warning in [*_unmatched_patterns(workspace), *_ungranted_tools(workspace)]:
         warn(f"warning: {shown}: {warning}")
     unserved = [pack.name for pack in workspace.packs() if getattr(pack, "unserved_offers", False)]
     online = _online(server) if args.online else None

@@ -1,7 +1,7 @@
 """Who asks for a page around ``/mcp`` (the landing page, the server card, ``/healthz``): the
 grant its bearer token earns, judged as ``/mcp`` judges it, a static token or, with
 ``server.auth``, an OAuth access token checked by the app's resource server; and the line that
-tells a signed-in caller who the server took it for."""
+tells a signed-in caller who the server took it for, and which calls are its own."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from lorenz.host.http.security import raw_header
 from lorenz.host.mcp.grants import Grant, grant_for
 
 if TYPE_CHECKING:
+    from lorenz.calllog.record import CallRecord
     from lorenz.host.reload.live import Snapshot
 
-__all__ = ["page_grant", "signed_in"]
+__all__ = ["own_call", "page_grant", "signed_in"]
 
 
 async def page_grant(request: Request, snapshot: Snapshot) -> Grant | None:
@@ -40,3 +41,14 @@ def signed_in(grant: Grant | None) -> list[str]:
     client = f" through the client <code>{escape(caller.client_id)}</code>" if caller.client_id else ""
     scopes = f", scopes <code>{escape(' '.join(caller.scopes))}</code>" if caller.scopes else ""
     return [f'<p id="signed-in">Signed in as <b>{who}</b>{client}{scopes}.</p>']
+
+
+def own_call(call: CallRecord, grant: Grant) -> bool:
+    """Whether ``grant``'s caller made ``call``: an OAuth caller by its subject (by its client when
+    the token names no subject), a scoped static token by its name."""
+    caller = grant.caller
+    if caller is None:
+        return call.token is not None and call.token == grant.name
+    if caller.subject:
+        return call.subject == caller.subject
+    return caller.client_id is not None and call.subject is None and call.client_id == caller.client_id

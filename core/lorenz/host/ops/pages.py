@@ -24,7 +24,7 @@ from lorenz.host.mcp.grants import FULL, Grant
 from lorenz.host.mcp.instructions import instructions_for
 from lorenz.mounting.instances import provider_of
 
-from .callers import page_grant, signed_in
+from .callers import own_call, page_grant, signed_in
 from .pack_permissions import permissions_block, policy_of, sandboxed_pill
 from .token_form import FORGET_BUTTON, TOKEN_FORM
 
@@ -212,14 +212,14 @@ def _hints(annotations: Any) -> str:
 
 
 def _recent_calls(calls: CallView | None, refresh: int | None, grant: Grant) -> list[str]:
-    """The live view: per-tool counters and the most recent calls (for a scoped token: the
-    counters of its tools, and its own calls)."""
+    """The live view: per-tool counters and the most recent calls (for a scoped token or an OAuth
+    caller: the counters of its tools, and its own calls)."""
     if calls is None:
         return []
     recent, tools = calls
     if grant != FULL:
         tools = [tool for tool in tools if grant.allows(tool.tool)]
-        recent = [call for call in recent if call.token is not None and call.token == grant.name]
+        recent = [call for call in recent if own_call(call, grant)]
     again = (
         f'refreshing every {refresh} s (<a href="/">stop</a>)'
         if refresh
