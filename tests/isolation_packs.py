@@ -138,7 +138,7 @@ class Beta:
     def tool_specs(self, settings):
         return [ToolSpec(name="beta_pid", description="Pid.")]
 
-    def resource_specs(self, settings):  # not served while isolated
+    def resource_specs(self, settings):
         return [ResourceSpec(uri="beta://status", name="status")]
 
     async def read_resource(self, uri, context):
@@ -252,9 +252,79 @@ def lorenz_register_tool_packs(register):
     register(Leaky())
 """
 
+#: ``notes``: a typed pack with a tool that asks before it writes, a resource and a prompt.
+NOTES = """
+import os
+from pathlib import Path
+
+from attrs import field, frozen
+
+from lorenz import hookimpl
+from lorenz.authoring import (
+    CallContext, InputRound, Pack, PackContext, describe, elicit, message, prompt, resource, tool,
+)
+
+
+@frozen(kw_only=True)
+class SaveArgs:
+    text: str = field(metadata=describe("What to write."))
+
+
+@frozen(kw_only=True)
+class Confirm:
+    confirm: bool = field(metadata=describe("Whether to write it."))
+
+
+@frozen(kw_only=True)
+class Saved:
+    saved: bool = field(metadata=describe("Whether it was written."))
+    pid: int = field(metadata=describe("The process that answered."))
+
+
+@tool(
+    name="notes_save",
+    description="Write a note after the user confirms it.",
+    input=SaveArgs,
+    output=Saved,
+    needs_client_input=True,
+)
+async def save(ctx: CallContext, args: SaveArgs) -> Saved | InputRound:
+    answer = ctx.inputs.accepted("confirm", Confirm)
+    if answer is None and not ctx.inputs.view("confirm").asked:
+        return ctx.request_input({"confirm": elicit(f"Write {args.text!r}?", schema=Confirm)})
+    if answer is None or not answer.confirm:
+        return Saved(saved=False, pid=os.getpid())
+    Path(ctx.settings.base_dir, "note.txt").write_text(args.text, encoding="utf-8")
+    return Saved(saved=True, pid=os.getpid())
+
+
+@resource("notes://status", name="status", mime_type="text/plain", description="Where the notes run.")
+async def status(ctx: PackContext) -> str:
+    return f"notes in pid {os.getpid()}"
+
+
+@frozen(kw_only=True)
+class BriefArgs:
+    topic: str = field(metadata=describe("What to brief on."))
+
+
+@prompt("notes_brief", arguments=BriefArgs, description="Brief the agent.")
+async def brief(ctx: PackContext, args: BriefArgs) -> list:
+    return [message("user", f"Take notes on {args.topic} (pid {os.getpid()}).")]
+
+
+PACK = Pack(name="notes", tools=[save], resources=[status], prompts=[brief])
+
+
+@hookimpl
+def lorenz_register_tool_packs(register):
+    register(PACK)
+"""
+
 DISTRIBUTIONS = {
     "iso-acme": ("iso_acme", ACME),
     "iso-beta": ("iso_beta", BETA),
+    "iso-notes": ("iso_notes", NOTES),
     "iso-tracked": ("iso_tracked", TRACKED),
     "iso-crash-import": ("iso_crash_import", CRASH_AT_IMPORT),
     "iso-fail-import": ("iso_fail_import", FAIL_AT_IMPORT),

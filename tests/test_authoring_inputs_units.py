@@ -24,7 +24,7 @@ from lorenz.plugins.registry import TrackerRegistry
 from lorenz.settings import ConfigError, Settings
 from lorenz.settings import parse_config as parse
 from lorenz.testing import make_pack_host
-from lorenz.toolcall.client_input import ISOLATED, ClientInput, serving_warnings
+from lorenz.toolcall.client_input import ASK, ISOLATED, ClientInput, serving_warnings
 
 HERE = Path(__file__).parent
 DOC = HERE.parent / "docs" / "writing-a-pack.md"
@@ -184,7 +184,7 @@ def lorenz_register_tool_packs(register):
 
 
 @pytest.mark.slow
-def test_an_isolated_pack_in_its_own_process_says_it_cannot_ask(
+def test_an_isolated_pack_in_its_own_process_asks_through_the_host(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import anyio
@@ -208,19 +208,29 @@ def test_an_isolated_pack_in_its_own_process_says_it_cannot_ask(
     env["PYTHONPATH"] = os.pathsep.join([str(site), env.get("PYTHONPATH", "")])
     workspace = open_workspace(cwd=tmp_path, env=env)
 
-    async def call() -> Any:
+    asked: list[Any] = []
+
+    async def ask(requests: Any) -> dict[str, Any]:
+        asked.append(requests)
+        return {"confirm": {"action": "accept", "content": {"confirm": True}}}
+
+    async def call(client: ClientInput | None) -> Any:
         async with httpx.AsyncClient() as http:
-            return await workspace.call("asker_confirm", {}, http)
+            return await workspace.call("asker_confirm", {}, http, client_input=client)
 
     try:
-        result = anyio.run(call)
+        answered = anyio.run(call, ClientInput(mode=ASK, ask=ask))
+        alone = anyio.run(call, None)
     finally:
         workspace.close()
         sys.modules.pop("iso_asker", None)
-    assert result.success is False
+    assert answered.success is True and answered.result == {"confirmed": True}
+    assert [list(requests) for requests in asked] == [["confirm"]]
+    assert asked[0]["confirm"]["params"]["message"] == "Sure?"
+    assert alone.success is False
     assert (
-        "asker_confirm needs input from the client, which a pack in server.isolated_packs cannot ask"
-        in (result.result["error"]["message"])
+        alone.result["error"]["message"]
+        == "asker_confirm needs input from the client, but this call has no client to ask"
     )
 
 

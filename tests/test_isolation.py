@@ -417,19 +417,18 @@ def test_a_child_is_told_its_slice_only_and_its_stderr_is_logged_redacted(
             os.environ.pop(name, None)
 
 
-def test_an_isolated_packs_resources_are_not_served_and_check_says_so(
+def test_an_isolated_packs_resources_are_mounted_and_check_has_no_note(
     workspace: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert _proxy(workspace, "beta").unserved_offers is True
-    assert _proxy(workspace, "acme").unserved_offers is False
-    assert workspace.mounted.offers.empty
+    assert _proxy(workspace, "beta").resource_specs(workspace.settings)[0].uri == "beta://status"
+    assert _proxy(workspace, "acme").resource_specs(workspace.settings) == []
+    found = workspace.mounted.offers.resource("beta://status")
+    assert found is not None and found[1].name == "beta"
     from lorenz.cli import main
 
     monkeypatch.setenv("LORENZ_LOAD_PLUGINS", ALLOWED)
     assert main(["check"]) == 0
-    out = capsys.readouterr().out
-    assert "note: pack beta runs isolated (server.isolated_packs): its resources and prompts are not served" in out
-    assert "note: pack acme" not in out
+    assert "its resources and prompts are not served" not in capsys.readouterr().out
 
 
 def test_a_bundled_pack_named_in_isolated_packs_runs_in_a_child_too(installed: Path, tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lorenz.contracts import ToolSpec
+from lorenz.contracts import PromptArgument, PromptSpec, ResourceSpec, ToolSpec
 from lorenz.isolation.plan import is_isolated, isolation_hint, pack_settings, plan_for
 from lorenz.isolation.protocol import (
     CONVERTER,
@@ -20,6 +20,7 @@ from lorenz.isolation.protocol import (
     Reply,
     Source,
     encode,
+    reply_result,
     structure,
 )
 from lorenz.isolation.survey import IsolatedPackStub, describe_exit
@@ -27,6 +28,7 @@ from lorenz.plugins.model import Discovery, PluginInfo
 from lorenz.plugins.registry import ToolRegistry, TrackerRegistry
 from lorenz.results import FormattedResult
 from lorenz.settings.model import ScopedToken, ServerSettings, Settings, TrackerSettings
+from lorenz.toolcall.client_input import InputRequired
 
 
 def test_frames_split_anywhere_come_out_whole() -> None:
@@ -68,8 +70,12 @@ def test_ready_round_trips_in_camel_case() -> None:
         specs=(ToolSpec(name="a_b", description="B.", output_schema={"type": "object"}),),
         validates_arguments=True,
         options_error=None,
+        resources=(ResourceSpec(uri="a://x", name="x", mime_type="text/plain"),),
+        prompts=(PromptSpec(name="a_p", arguments=(PromptArgument(name="topic"),)),),
+        asking=("a_b",),
     )
     wire = json.loads(encode(ready)[HEADER.size :])
+    assert wire["resources"][0]["mimeType"] == "text/plain"
     assert wire["validatesArguments"] is True and wire["specs"][0]["outputSchema"] == {"type": "object"}
     assert structure(wire, Ready) == ready
 
@@ -80,6 +86,19 @@ def test_a_reply_with_text_is_a_formatted_result() -> None:
     )
     result = reply.to_result()
     assert isinstance(result, FormattedResult) and result.text == "Error: no" and result.error == "no"
+
+
+def test_a_round_of_questions_crosses_as_a_reply_and_only_askable_ones() -> None:
+    elicit = {"method": "elicitation/create", "params": {"message": "Sure?", "requestedSchema": {}}}
+    sent = InputRequired(requests={"confirm": elicit}, state='{"v":1}')
+    wire = json.loads(encode(reply_result(4, "n", sent))[HEADER.size :])
+    assert wire["inputRequired"] == {"requests": {"confirm": elicit}, "state": '{"v":1}'}
+    result = structure(wire, Reply).to_result()
+    assert isinstance(result, InputRequired) and result.requests == {"confirm": elicit} and result.state == '{"v":1}'
+    wire["inputRequired"]["requests"]["confirm"]["method"] = "tools/call"
+    refused = structure(wire, Reply).to_result()
+    assert not isinstance(refused, InputRequired) and refused.success is False
+    assert refused.error == "the pack asked the client something it cannot be asked: tools/call"
 
 
 def test_settings_round_trip_through_the_strict_converter_secrets_included(tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ from lorenz.results import ToolResult, tool_failure
 from lorenz.sandbox.confine import Confinement, confine
 from lorenz.sandbox.policy import denial_message
 from lorenz.settings.model import Settings
-from lorenz.toolcall.client_input import ISOLATED, ClientInput
+from lorenz.toolcall.client_input import NONE, RETRY, ClientInput
 from lorenz.toolcall.execution import call_pack, failure_from_exception
 from lorenz.toolcall.wire import ResultTooLarge, json_size_exceeds
 
@@ -113,6 +113,30 @@ class _MemoryGuard:
             raise
 
 
+class _Offering(_MemoryGuard):
+    """One resource read (``name``: its URI) or prompt render, run like a call of the pack (its
+    containment, its failures as results)."""
+
+    def __init__(self, pack: ToolProvider, kind: str) -> None:
+        super().__init__(pack)
+        self._hook = "read_resource" if kind == "resource" else "get_prompt"
+
+    async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
+        hook = getattr(self._pack, self._hook, None)
+        if not callable(hook):
+            missing = f"Resource not found: {name}" if self._hook == "read_resource" else f"Unknown prompt: {name}"
+            return tool_failure(missing, reason="not_found")
+        try:
+            if self._hook == "read_resource":
+                result: ToolResult = await hook(name, context)
+            else:
+                result = await hook(name, input, context)
+        except MemoryError:
+            _out_of_memory()
+            raise
+        return result
+
+
 class _Calls(asyncio.Protocol):
     """The host's frames: each call runs as a task of its own; its reply goes out when it ends."""
 
@@ -124,6 +148,7 @@ class _Calls(asyncio.Protocol):
         confinement: Confinement | None = None,
     ) -> None:
         self._pack = _MemoryGuard(pack)
+        self._offerings = {kind: _Offering(pack, kind) for kind in ("resource", "prompt")}
         self._confinement = confinement
         self._context = context
         self._out = out
@@ -176,7 +201,7 @@ class _Calls(asyncio.Protocol):
             progress_sink=progress if frame.get("progress") else None,
             log_sink=log if frame.get("log") else None,
             enabled=frozenset(enabled).__contains__ if isinstance(enabled, list) else None,
-            client_input=self._context.client_input,
+            client_input=_client_input(frame.get("input")),
             caller=_caller(frame.get("caller")),
         )
 
@@ -184,7 +209,8 @@ class _Calls(asyncio.Protocol):
         confinement = self._confinement
         watching = confinement.begin() if confinement is not None else None
         try:
-            result = await call_pack(self._pack, tool, arguments, self._call_context(request_id, nonce, frame))
+            pack = self._offerings.get(frame.get("kind", "tool"), self._pack)
+            result = await call_pack(pack, tool, arguments, self._call_context(request_id, nonce, frame))
         except asyncio.CancelledError:
             result = tool_failure(f"tool {tool} was cancelled")
         except BaseException as exc:
@@ -225,8 +251,7 @@ async def serve(launch: Launch, fd_in: int, fd_out: int, confinement: Confinemen
         return
     out, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(fd_out, "wb", buffering=0))
     async with httpx.AsyncClient(timeout=30.0) as http:
-        # A question for the client cannot cross the pipe yet: the kit says so instead of asking.
-        context = ToolContext(settings=settings, http=http, client_input=ClientInput(mode=ISOLATED))
+        context = ToolContext(settings=settings, http=http)
         calls = _Calls(pack, context, out, confinement)
         reading, _ = await loop.connect_read_pipe(lambda: calls, os.fdopen(fd_in, "rb", buffering=0))
         small_reads(reading)
@@ -293,6 +318,22 @@ def _caller(raw: Any) -> Caller | None:
     text = {key: raw.get(key) if isinstance(raw.get(key), str) else None for key in ("subject", "client_id", "issuer")}
     scopes = raw.get("scopes")
     return Caller(**text, scopes=tuple(s for s in scopes if isinstance(s, str)) if isinstance(scopes, list) else ())
+
+
+def _client_input(raw: Any) -> ClientInput | None:
+    """How the call may ask its client: a round always ends the call here (its state unsealed: the
+    host seals it, or asks the client itself) and comes back with the answers; or why it cannot."""
+    if not isinstance(raw, Mapping):
+        return None
+    if raw.get("mode") != RETRY:
+        refusal = raw.get("refusal")
+        return ClientInput(mode=NONE, refusal=refusal if isinstance(refusal, str) else None)
+    state, responses = raw.get("state"), raw.get("responses")
+    return ClientInput(
+        mode=RETRY,
+        state=state if isinstance(state, str) else None,
+        responses=responses if isinstance(responses, Mapping) else None,
+    )
 
 
 if __name__ == "__main__":

@@ -4,8 +4,10 @@ or start its pack and check it as mounting does."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
+import sys
 from typing import TYPE_CHECKING, Any
 
 from lorenz.contracts import ToolSpec
@@ -126,16 +128,25 @@ def start(launch: Launch) -> tuple[Ready | Failed, ToolProvider | None, Settings
         validates_arguments=bool(getattr(pack, "validates_arguments", False)),
         skills=tuple(str(skill) for skill in getattr(pack, "skills", None) or ()),
         disabled=disabled_entries(pack, settings),
-        offers=has_offers(pack, settings),
+        **_offers(pack, settings),
     )
     return ready, pack, settings
 
 
-def has_offers(pack: ToolProvider, settings: Settings) -> bool:
-    """Whether the pack declares resources or prompts (its hooks contained: a raise says no)."""
+def _offers(pack: ToolProvider, settings: Settings) -> dict[str, Any]:
+    """What the pack serves besides tools, as mounting collects it (a hook that raises, or a URI
+    declared twice, serves none: said on stderr, which the host logs), and its asking tools."""
     from lorenz.mounting.offers import offered
 
+    found: dict[str, Any] = {}
     try:
-        return not offered([pack], settings).empty
-    except Exception:
-        return False
+        offers = offered([pack], settings)
+        resources = [spec for spec, _ in offers.resources] + [spec for spec, _, _ in offers.templates]
+        found |= {"resources": tuple(resources), "prompts": tuple(spec for spec, _ in offers.prompts)}
+    except Exception as exc:
+        print(f"lorenz: pack {pack.name} serves no resources or prompts: {exc}", file=sys.stderr)
+    asking = getattr(pack, "client_input_tools", None)
+    if callable(asking):
+        with contextlib.suppress(Exception):  # only for lorenz check's warning
+            found["asking"] = tuple(str(name) for name in asking(settings))
+    return found

@@ -4,7 +4,8 @@ A frame is a 4-byte big-endian length, then that many bytes of UTF-8 JSON holdin
 an ``op``. The host writes :class:`Launch`, then ``call``/``cancel``/``stop`` frames; the child
 answers :class:`Ready` (or :class:`Failed`, or a :class:`Survey`), then one :class:`Reply` per
 call, matched by ``id`` and echoing the call's ``nonce``, and before it any :class:`Event` (progress,
-a log message for the client) the call's context sent. The host trusts nothing a child sends:
+a log message for the client) the call's context sent. A ``call`` frame's ``kind`` is ``tool``
+(the default), ``resource`` or ``prompt``. The host trusts nothing a child sends:
 every frame is bounded in size and structured strictly (:data:`CONVERTER`), or the child is killed.
 """
 
@@ -19,16 +20,18 @@ from typing import Any, Literal, TypeVar
 from attrs import frozen
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from lorenz.contracts import ToolSpec
-from lorenz.results import FormattedResult, ToolResult
+from lorenz.contracts import PromptSpec, ResourceSpec, ToolSpec
+from lorenz.results import FormattedResult, ToolResult, tool_failure
 from lorenz.sandbox.permissions import Permissions
 from lorenz.sandbox.policy import Sandbox
 from lorenz.strict import flatten_errors, make_strict_converter
+from lorenz.toolcall.client_input import InputRequired
 from lorenz.toolcall.wire import json_safe, scrub_surrogates
 
 __all__ = [
     "CONVERTER",
     "EXIT_OUT_OF_MEMORY",
+    "ASKABLE",
     "HEADER",
     "MAX_CONTROL_FRAME_BYTES",
     "MAX_EVENT_MESSAGE_CHARS",
@@ -36,6 +39,7 @@ __all__ = [
     "Event",
     "Failed",
     "FrameReader",
+    "InputRound",
     "Launch",
     "ProtocolError",
     "Ready",
@@ -124,8 +128,11 @@ class Ready:
     validates_arguments: bool = False
     skills: tuple[str, ...] = ()
     disabled: tuple[DisabledEntry, ...] = ()
-    #: The pack declares resources or prompts, which are not served from its process (yet).
-    offers: bool = False
+    #: The resources, resource templates and prompts the pack serves from its process.
+    resources: tuple[ResourceSpec, ...] = ()
+    prompts: tuple[PromptSpec, ...] = ()
+    #: The enabled tools declared with ``needs_client_input=True`` (``lorenz check`` warns).
+    asking: tuple[str, ...] = ()
     #: The message of the ``ValueError`` the pack's ``validate_options`` raised, if it did.
     options_error: str | None = None
 
@@ -165,6 +172,18 @@ class Survey:
     settings_dependent: tuple[str, ...] = ()
 
 
+#: What a pack may ask its client during a call.
+ASKABLE = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
+
+
+@frozen(kw_only=True)
+class InputRound:
+    """The questions of one round (MCP request wire dicts by name) and the state it resumes from."""
+
+    requests: Mapping[str, Mapping[str, Any]]
+    state: str
+
+
 @frozen(kw_only=True)
 class Reply:
     """The outcome of one call: a :class:`~lorenz.results.ToolResult`'s fields."""
@@ -181,8 +200,17 @@ class Reply:
     #: The permission a sandboxed call was refused (``read``, ``write``, ``subprocess``), counted
     #: by the host like the proxy's refusals.
     denied: str | None = None
+    #: A typed tool's round of questions for the client (``requests``, ``state``): the host asks
+    #: them, or hands them to a 2026-07-28 client sealed, and sends the call again with the answers.
+    input_required: InputRound | None = None
 
     def to_result(self) -> ToolResult:
+        if self.input_required is not None:
+            asked = self.input_required
+            odd = sorted({str(wire.get("method")) for wire in asked.requests.values()} - ASKABLE)
+            if odd:
+                return tool_failure(f"the pack asked the client something it cannot be asked: {', '.join(odd)}")
+            return InputRequired(requests=asked.requests, state=asked.state)
         if self.text is not None:
             content = tuple(self.content) if self.content is not None else None
             return FormattedResult(
@@ -207,9 +235,11 @@ class Event:
 
 def _converter() -> Any:
     converter = make_strict_converter(forbid_extra_keys=False)
-    camel = {
+    camel = {  # nested classes first: a class's hook takes theirs as registered when it is made
         ToolSpec: {"input_schema": "inputSchema", "output_schema": "outputSchema"},
+        ResourceSpec: {"mime_type": "mimeType"},
         Ready: {"validates_arguments": "validatesArguments", "options_error": "optionsError"},
+        Reply: {"input_required": "inputRequired"},
         Launch: {"memory_mb": "memoryMb", "sys_path": "sysPath"},
         Source: {"entry_point": "entryPoint"},
     }
@@ -241,7 +271,9 @@ def reply_result(request_id: int, nonce: str, result: ToolResult, *, denied: str
     """The ``result`` frame's content for one call (``denied``: the permission it was refused)."""
     text = getattr(result, "text", None)
     content = getattr(result, "content", None)
-    extra = {"denied": denied} if denied is not None else {}
+    extra: dict[str, Any] = {"denied": denied} if denied is not None else {}
+    if isinstance(result, InputRequired):
+        extra["inputRequired"] = {"requests": dict(result.requests), "state": result.state}
     return {
         "op": "result",
         "id": request_id,

@@ -1,5 +1,7 @@
 """What the host mounts in place of an isolated pack: an ordinary :class:`~lorenz.ToolProvider`
-whose ``execute_tool`` sends the call to the pack's processes and awaits the reply.
+whose ``execute_tool`` (and ``read_resource``, ``get_prompt``) sends the call to the pack's
+processes and awaits the reply; a typed tool's questions for the client come back as the reply,
+and the call is sent again with the answers.
 
 The host's own machinery (argument checks, :class:`~lorenz.toolcall.execution.ToolRunner`'s per-pack
 limits and timeout, result encoding) treats it like any pack. A call from the pool's home
@@ -11,20 +13,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from lorenz.contracts import send_progress
-from lorenz.results import ToolResult
+from lorenz.results import ToolResult, error_message, failure_result
+from lorenz.toolcall.client_input import ASK, NONE, RETRY, InputRequired
 from lorenz.toolcall.execution import time_left
 
 from .protocol import MAX_EVENT_MESSAGE_CHARS, Event
 from .routing import new_call
 
 if TYPE_CHECKING:
-    from lorenz.contracts import ToolContext, ToolSpec
+    from lorenz.contracts import PromptSpec, ResourceSpec, ToolContext, ToolSpec
     from lorenz.settings.model import Settings
 
     from .protocol import DisabledEntry, Ready
@@ -32,6 +35,8 @@ if TYPE_CHECKING:
 
 __all__ = ["IsolatedPack"]
 
+#: Rounds of questions one call sends back at most (the process's kit refuses more itself).
+_MAX_ROUNDS = 16
 #: Events of one call waiting to be sent to its client, at most.
 _MAX_QUEUED_EVENTS = 256
 #: How long a call's answer waits for the events sent before it to reach the client.
@@ -110,8 +115,9 @@ class IsolatedPack:
         #: The pack's own flag: it refuses bad arguments itself, so the host skips its schema check.
         self.validates_arguments = ready.validates_arguments
         self.skills = ready.skills
-        #: Read by ``lorenz check``: resources and prompts the pack declares are not served isolated.
-        self.unserved_offers = ready.offers
+        self._resources = ready.resources
+        self._prompts = ready.prompts
+        self._asking = ready.asking
         self._specs = ready.specs
         self._disabled = ready.disabled
         #: The loop the supervisor runs on.
@@ -127,7 +133,46 @@ class IsolatedPack:
     def disabled_tools(self, settings: Settings) -> list[DisabledEntry]:
         return list(self._disabled)
 
+    def resource_specs(self, settings: Settings) -> list[ResourceSpec]:
+        """The resources and templates the pack listed in its process."""
+        return list(self._resources)
+
+    def prompt_specs(self, settings: Settings) -> list[PromptSpec]:
+        return list(self._prompts)
+
+    def client_input_tools(self, settings: Settings) -> list[str]:
+        return list(self._asking)
+
+    async def read_resource(self, uri: str, context: ToolContext) -> ToolResult:
+        return await self._send(uri, None, context, {"kind": "resource"})
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, Any] | None, context: ToolContext) -> ToolResult:
+        return await self._send(name, dict(arguments or {}), context, {"kind": "prompt"})
+
     async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
+        """The call, sent again with the answers while the pack's tool asks its client for input:
+        the process never asks itself, so it needs no session and no sealing key."""
+        client = context.client_input
+        if client is None:
+            return await self._send(name, input, context, {"input": None})
+        if client.mode not in (ASK, RETRY):
+            return await self._send(name, input, context, {"input": {"mode": NONE, "refusal": client.refusal}})
+        asking = {"mode": RETRY, "state": client.state, "responses": client.responses}
+        for _ in range(_MAX_ROUNDS):
+            result = await self._send(name, input, context, {"input": asking})
+            if not isinstance(result, InputRequired) or client.mode == RETRY:
+                return result  # a 2026-07-28 client answers; the host seals the state on the way out
+            assert client.ask is not None
+            try:
+                responses = await client.ask(result.requests)
+            except Exception as exc:
+                text = f"{name} asked the client for input and got no answer: {error_message(exc)}"
+                return failure_result(text, reason="client_input_failed")
+            asking = {"mode": RETRY, "state": result.state, "responses": dict(responses)}
+        return failure_result(f"{name} asked the client for input too many times", reason="too_many_rounds")
+
+    async def _send(self, name: str, input: Any, context: ToolContext, extra: Mapping[str, Any]) -> ToolResult:
+        """One call frame to the pack's processes, and its reply."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[ToolResult] = loop.create_future()
         home = loop is self._home
@@ -146,6 +191,7 @@ class IsolatedPack:
             "log": context.log_sink is not None,
             "enabled": names() if callable(names) else None,
             "caller": attrs.asdict(context.caller) if context.caller is not None else None,
+            **extra,
         }
         left = time_left()  # the host's ToolRunner answers at its deadline: the process is killed then too
         timeout = context.settings.server.tool_timeout_seconds if left is None else left

@@ -22,7 +22,7 @@ ASK: Final = "ask"
 RETRY: Final = "retry"
 #: No client can answer on this path; ``ClientInput.refusal`` says what would work.
 NONE: Final = "none"
-#: The pack runs isolated, where the request cannot reach the client (yet).
+#: No longer set by the host (an isolated pack now asks through it); kept for compatibility.
 ISOLATED: Final = "isolated"
 
 Mode = Literal["ask", "retry", "none", "isolated"]

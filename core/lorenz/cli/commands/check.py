@@ -122,7 +122,6 @@ def run(args: argparse.Namespace) -> int:
         warn(f"warning: {shown}: {warning}")
     for warning in [*_unmatched_patterns(workspace), *_ungranted_tools(workspace)]:
         warn(f"warning: {shown}: {warning}")
-    unserved = [pack.name for pack in workspace.packs() if getattr(pack, "unserved_offers", False)]
     online = _online(server) if args.online else None
     sandboxed = _sandboxed(workspace)
     if args.json:
@@ -131,8 +130,6 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for policy in sandboxed.values():
         print("\n".join(policy.lines()))
-    for name in unserved:
-        print(f"note: pack {name} runs isolated (server.isolated_packs): its resources and prompts are not served")
     print(
         f"ok: {where}: tracker {settings.tracker.kind or '-'}, packs {', '.join(workspace.pack_names()) or '-'} "
         f"({counted(len(specs), 'tool')})"
