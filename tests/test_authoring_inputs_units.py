@@ -19,12 +19,11 @@ import pytest
 from attrs import frozen
 
 from lorenz.authoring import Pack, elicit
-from lorenz.contracts import ToolContext
 from lorenz.plugins.registry import TrackerRegistry
 from lorenz.settings import ConfigError, Settings
 from lorenz.settings import parse_config as parse
 from lorenz.testing import make_pack_host
-from lorenz.toolcall.client_input import ASK, ISOLATED, ClientInput, serving_warnings
+from lorenz.toolcall.client_input import ASK, ClientInput, serving_warnings
 
 HERE = Path(__file__).parent
 DOC = HERE.parent / "docs" / "writing-a-pack.md"
@@ -99,19 +98,6 @@ class Nested:
 def test_a_form_takes_flat_fields_only() -> None:
     with pytest.raises(ValueError, match="field 'inner' must be a string, number"):
         elicit("Fill it in", schema=Nested)
-
-
-@pytest.mark.anyio
-async def test_an_isolated_pack_says_it_cannot_ask(pack: ModuleType) -> None:
-    """What the isolated pack's process gives the pack (``isolation/child.py``)."""
-    settings = parse_config({})
-    async with httpx.AsyncClient() as http:
-        context = ToolContext(settings=settings, http=http, client_input=ClientInput(mode=ISOLATED))
-        result = await pack.PACK.execute_tool("boards_delete_board", {"board": "BOARD-3"}, context)
-    assert result.success is False
-    assert "needs input from the client, which a pack in server.isolated_packs cannot ask for yet" in result.text
-    assert result.result["error"]["reason"] == "client_input_unavailable"
-    assert "BOARD-3" in pack.BOARDS
 
 
 def test_request_state_key_is_a_secret_of_32_bytes() -> None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from lorenz.results import ToolResult, error_message, failure_result
-from lorenz.toolcall.client_input import ASK, ISOLATED, RETRY, ClientInput, InputRequired
+from lorenz.toolcall.client_input import ASK, RETRY, ClientInput, InputRequired
 
 from .inputs import InputRound, Inputs, InputView, view_of
 
@@ -106,9 +106,6 @@ class _Ledger:
 
 
 def _unavailable(tool: str, client: ClientInput | None) -> _Refused:
-    if client is not None and client.mode == ISOLATED:
-        message = f"{tool} needs input from the client, which a pack in server.isolated_packs cannot ask for yet"
-        return _Refused(message, "client_input_unavailable", "Run this pack in the host's process to use it.")
     why = (client.refusal if client is not None else None) or "this call has no client to ask"
     return _Refused(f"{tool} needs input from the client, but {why}", "client_input_unavailable")
 

@@ -14,7 +14,7 @@ from lorenz.results import ToolResult
 if TYPE_CHECKING:
     from lorenz.settings.model import ServerSettings
 
-__all__ = ["ASK", "ISOLATED", "NONE", "RETRY", "AskClient", "ClientInput", "InputRequired", "Mode", "serving_warnings"]
+__all__ = ["ASK", "NONE", "RETRY", "AskClient", "ClientInput", "InputRequired", "Mode", "serving_warnings"]
 
 #: The host asks the client now (``elicitation/create``, ...) and the pack goes on in the same call.
 ASK: Final = "ask"
@@ -22,10 +22,8 @@ ASK: Final = "ask"
 RETRY: Final = "retry"
 #: No client can answer on this path; ``ClientInput.refusal`` says what would work.
 NONE: Final = "none"
-#: No longer set by the host (an isolated pack now asks through it); kept for compatibility.
-ISOLATED: Final = "isolated"
 
-Mode = Literal["ask", "retry", "none", "isolated"]
+Mode = Literal["ask", "retry", "none"]
 
 #: Sends each named request (``{"method": ..., "params": ...}``) and returns each answer's wire result.
 AskClient = Callable[[Mapping[str, Mapping[str, Any]]], Awaitable[Mapping[str, Any]]]
