@@ -135,3 +135,34 @@ def test_without_landlock_the_survey_fails_closed_unless_the_operator_accepts_it
         assert "IMPORT_READ_SECRET42" in snooper.permissions.env  # unconfined, as the operator accepted
     finally:
         opened.close()
+
+
+def test_permissions_computed_in_the_confined_child_resolve_paths_as_the_host_does(
+    tmp_path: Path, sandbox_packs: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The child sees ``HOME`` and the variables its settings name (``$NAME``)."""
+    site = tmp_path / "site"
+    site.mkdir()
+    sandbox_packs.install(site, "sbx-expander", "sbx_expander", sandbox_packs.EXPANDER)
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    monkeypatch.setenv("SBX_AREA", "area")
+    workflow = tmp_path / "workflow"
+    workflow.mkdir()
+    monkeypatch.chdir(workflow)
+    front = (
+        "tracker:\n  kind: local\n  path: ./board\ntools:\n  expander:\n    dir: ~/$SBX_AREA/$SBX_LEAF\n"
+        "server:\n  sandboxed_packs: [expander]\n"
+    )
+    (workflow / "WORKFLOW.md").write_text(f"---\n{front}---\nWork the board.\n", encoding="utf-8")
+    monkeypatch.setenv("SBX_LEAF", "leaf")
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
+    opened = open_workspace(cwd=workflow, env={**env, "LORENZ_LOAD_PLUGINS": "lorenz-local,sbx-expander"})
+    try:
+        expander = next(pack for pack in opened.packs() if pack.name == "expander")
+        declared = pack_policy(expander, opened.settings, opened.discovery).declared
+        assert declared is not None
+        assert declared.read_paths() == (str(tmp_path / "user" / "area" / "leaf"),)
+    finally:
+        opened.close()
+        sys.modules.pop("sbx_expander", None)
