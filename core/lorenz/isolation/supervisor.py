@@ -20,6 +20,7 @@ from lorenz.plugins.containment import host_interrupted
 from lorenz.results import tool_failure
 from lorenz.sandbox.host import PackSandbox, SandboxUnavailable
 
+from .hint import SandboxHint
 from .plan import Plan, sandboxing_for
 from .process import ChildGone, ChildProcess
 from .protocol import EXIT_OUT_OF_MEMORY, Failed, Ready
@@ -102,7 +103,11 @@ class Supervisor(CallRouter):
         """Ask a short-lived child what the pack's settings make its permissions (plus the operator's)."""
         env = {name: value for name, value in os.environ.items() if name not in self.plan.withheld}
         plan = self.plan
-        computed = await asyncio.to_thread(computed_permissions, plan.source, plan.pack, plan.settings, env)
+        base_dir = plan.settings.get("base_dir")
+        confine = SandboxHint(
+            packs=(plan.pack,), fallback=plan.sandbox_fallback, workflow_dir=str(base_dir) if base_dir else None
+        )
+        computed = await asyncio.to_thread(computed_permissions, plan.source, plan.pack, plan.settings, env, confine)
         if isinstance(computed, str):
             raise SandboxUnavailable(f"pack {plan.pack} could not compute its permissions: {computed}")
         sandboxing.computed = computed

@@ -5,7 +5,9 @@ imports its entry point and reports the packs and trackers it registers (or how 
 crash included). A plugin whose packs all run isolated and that provides no tracker (trackers run
 in the host) is then never imported by the host: :class:`StandIn` registers an
 :class:`IsolatedPackStub` per pack in its place, under the plugin's own name and distribution, so
-name clashes, ``lorenz plugins`` and ``/healthz`` treat it like any other plugin.
+name clashes, ``lorenz plugins`` and ``/healthz`` treat it like any other plugin. When the
+workflow sandboxes packs, each survey child (and each child computing a pack's permissions) is
+confined with :mod:`lorenz.sandbox.discovery`'s strict policy before it imports the plugin.
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from lorenz.hookspecs import ENTRY_POINT_GROUP, hookimpl
 from lorenz.plugins.checks import is_first_party
 from lorenz.plugins.model import PluginFailure
 from lorenz.redact import redact_text
+from lorenz.sandbox.discovery import child_sandbox, discard, referenced_names, strict_env
+from lorenz.sandbox.host import SandboxUnavailable
 from lorenz.sandbox.permissions import Permissions
 from lorenz.settings.server import MCP_TOKEN_ENV
 
@@ -39,6 +43,11 @@ from .protocol import (
     encode,
     structure,
 )
+
+if TYPE_CHECKING:
+    from lorenz.sandbox.policy import Sandbox
+
+    from .hint import SandboxHint
 
 __all__ = [
     "SURVEY_TIMEOUT_SECONDS",
@@ -105,30 +114,34 @@ class StandIn:
 
 
 def stand_ins_for(
-    plugins: Sequence[tuple[str, str | None, str | None]], isolate: Sequence[str]
+    plugins: Sequence[tuple[str, str | None, str | None]],
+    isolate: Sequence[str],
+    sandbox: SandboxHint | None = None,
 ) -> dict[int, StandIn | PluginFailure]:
     """For each plugin ``(entry point, distribution, version)`` by index: a :class:`StandIn` when
     the host must not import it, its failure when it failed in its survey (the host does not import
-    it either), nothing when the host imports it as usual. Surveys run in parallel."""
+    it either), nothing when the host imports it as usual. Surveys run in parallel; with ``sandbox``
+    (the workflow sandboxes packs) each is confined: a named pack's distribution is known only
+    once it was imported, and ``"*"`` matches every surveyed one (none is shipped with Lorenz)."""
     sources = {
         index: Source(distribution=dist, version=version, entry_point=name)
         for index, (name, dist, version) in enumerate(plugins)
         if isolate and dist is not None and not is_first_party(dist)
     }
-    running = {index: _start(source) for index, source in sources.items()}
-    deadline = time.monotonic() + SURVEY_TIMEOUT_SECONDS
+    running: dict[int, tuple[subprocess.Popen[bytes], Sandbox | None]] = {}
     out: dict[int, StandIn | PluginFailure] = {}
-    for index, process in running.items():
+    for index, source in sources.items():
+        try:
+            running[index] = _start(source, sandbox)
+        except SandboxUnavailable as exc:
+            out[index] = _failure(source, str(exc))
+    deadline = time.monotonic() + SURVEY_TIMEOUT_SECONDS
+    for index, (process, confined) in running.items():
         source = sources[index]
         outcome = _finish(source, process, deadline)
+        discard(confined)
         if isinstance(outcome, str):
-            out[index] = PluginFailure(
-                group=ENTRY_POINT_GROUP,
-                name=source.entry_point or "",
-                distribution=source.distribution,
-                version=source.version,
-                error=outcome,
-            )
+            out[index] = _failure(source, outcome + _CONFINED_NOTE if confined is not None else outcome)
         elif outcome.failures:
             first = outcome.failures[0]
             out[index] = PluginFailure(
@@ -136,7 +149,7 @@ def stand_ins_for(
                 name=first.name,
                 distribution=first.distribution,
                 version=first.version,
-                error=first.error,
+                error=first.error + _CONFINED_NOTE if confined is not None else first.error,
                 traceback=first.traceback,
             )
         elif not outcome.trackers and all(is_isolated(pack, source.distribution, isolate) for pack in outcome.packs):
@@ -154,39 +167,76 @@ def stand_ins_for(
     return out
 
 
+#: Said of a plugin that failed while confined: what it reached for may be what the sandbox refused.
+_CONFINED_NOTE = " (imported confined at discovery: server.sandboxed_packs)"
+
+
+def _failure(source: Source, error: str) -> PluginFailure:
+    return PluginFailure(
+        group=ENTRY_POINT_GROUP,
+        name=source.entry_point or "",
+        distribution=source.distribution,
+        version=source.version,
+        error=error,
+    )
+
+
 def survey_source(source: Source) -> Survey | str:
     """What the plugin of ``source`` registers and declares, learnt in a survey child (the caller
     never imports it), or why that failed."""
-    return _finish(source, _start(source), time.monotonic() + SURVEY_TIMEOUT_SECONDS)
+    process, _ = _start(source)
+    return _finish(source, process, time.monotonic() + SURVEY_TIMEOUT_SECONDS)
 
 
-def computed_permissions(source: Source, pack: str, settings: Any, env: dict[str, str]) -> Permissions | str:
+def computed_permissions(
+    source: Source, pack: str, settings: Any, env: dict[str, str], confine: SandboxHint | None = None
+) -> Permissions | str:
     """The permissions ``pack`` computes from ``settings`` (its slice, unstructured), in a child
-    started like a survey (the host does not import the pack); or why there are none."""
-    process = subprocess.Popen(
-        child_command(),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        start_new_session=True,
+    started like a survey (the host does not import the pack); or why there are none. With
+    ``confine``, the child runs under the strict policy and sees only the variables ``settings``
+    names (``$NAME``) and ``HOME`` (so that ``~`` resolves as in the host)."""
+    try:
+        sandbox = _sandbox_for(source, confine)
+    except SandboxUnavailable as exc:
+        return str(exc)
+    if sandbox is not None:
+        env = strict_env(env, sandbox, keep={"HOME", *referenced_names(settings)})
+    launch = Launch(
+        mode="permissions", source=source, pack=pack, settings=settings, sys_path=tuple(sys.path), sandbox=sandbox
     )
-    launch = Launch(mode="permissions", source=source, pack=pack, settings=settings, sys_path=tuple(sys.path))
-    stdin, process.stdin = process.stdin, None
-    assert stdin is not None
-    with contextlib.suppress(OSError):
-        stdin.write(encode(launch))
-        stdin.close()
-    outcome = _finish(source, process, time.monotonic() + SURVEY_TIMEOUT_SECONDS)
+    try:
+        outcome = _finish(source, _spawn(launch, env), time.monotonic() + SURVEY_TIMEOUT_SECONDS)
+    finally:
+        discard(sandbox)
     if isinstance(outcome, str):
         return outcome
     return outcome.permissions.get(pack) or Permissions()
 
 
-def _start(source: Source) -> subprocess.Popen[bytes]:
+def _sandbox_for(source: Source, confine: SandboxHint | None) -> Sandbox | None:
+    if confine is None:
+        return None
+    return child_sandbox(
+        f"plugin {source.entry_point or source.module} ({source.label})",
+        fallback=confine.fallback,
+        workflow_dir=confine.workflow_dir,
+        sys_path=sys.path,
+    )
+
+
+def _start(source: Source, confine: SandboxHint | None = None) -> tuple[subprocess.Popen[bytes], Sandbox | None]:
+    """A survey child of ``source`` and its policy; raises :class:`SandboxUnavailable`."""
+    sandbox = _sandbox_for(source, confine)
     # The workflow's secrets are not known yet (settings need the registries), but the host's own
     # bearer token never belongs to a plugin.
     env = {name: value for name, value in os.environ.items() if name != MCP_TOKEN_ENV}
+    if sandbox is not None:
+        env = strict_env(env, sandbox)
+    launch = Launch(mode="survey", source=source, sys_path=tuple(sys.path), sandbox=sandbox)
+    return _spawn(launch, env), sandbox
+
+
+def _spawn(launch: Launch, env: dict[str, str]) -> subprocess.Popen[bytes]:
     process = subprocess.Popen(
         child_command(),
         stdin=subprocess.PIPE,
@@ -198,7 +248,7 @@ def _start(source: Source) -> subprocess.Popen[bytes]:
     stdin, process.stdin = process.stdin, None  # written here, so that the surveys run side by side
     assert stdin is not None
     with contextlib.suppress(OSError):  # it died already: _finish says how
-        stdin.write(encode(Launch(mode="survey", source=source, sys_path=tuple(sys.path))))
+        stdin.write(encode(launch))
     with contextlib.suppress(OSError):
         stdin.close()
     return process

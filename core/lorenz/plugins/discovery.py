@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 from attrs import evolve
@@ -34,6 +34,9 @@ from .containment import PluginError, call_plugin, describe_exception
 from .model import Discovery, PluginFailure, PluginInfo
 from .registry import ToolRegistry, TrackerRegistry
 from .skill_roots import note_plugin
+
+if TYPE_CHECKING:
+    from lorenz.isolation.hint import SandboxHint
 
 __all__ = [
     "DISABLE_PLUGINS_ENV",
@@ -121,6 +124,7 @@ def load_entry_points(
     group: str = ENTRY_POINT_GROUP,
     env: Mapping[str, str] | None = None,
     isolate: Sequence[str] = (),
+    sandbox: SandboxHint | None = None,
 ) -> tuple[dict[str, tuple[str | None, str | None]], list[PluginFailure], list[str]]:
     """Load and register every entry point of ``group``, each contained on its own.
 
@@ -132,6 +136,7 @@ def load_entry_points(
     With ``isolate`` (``server.isolated_packs``), plugins not shipped with Lorenz are first
     imported in a child process each (:mod:`lorenz.isolation.survey`); one whose packs all run
     isolated, and that provides no tracker, is never imported here (a stand-in registers its packs).
+    With ``sandbox`` (``server.sandboxed_packs``) those children are confined.
     """
     env = os.environ if env is None else env
     allowed, denied = _names(env, LOAD_PLUGINS_ENV), _names(env, DISABLE_PLUGINS_ENV) or set()
@@ -157,7 +162,7 @@ def load_entry_points(
     if isolate:
         from lorenz.isolation.survey import stand_ins_for  # subprocess: only when packs run isolated
 
-        stand_ins = stand_ins_for([(ep.name, dist, version) for ep, dist, version in accepted], isolate)
+        stand_ins = stand_ins_for([(ep.name, dist, version) for ep, dist, version in accepted], isolate, sandbox)
     for index, (ep, dist, version) in enumerate(accepted):
         stand_in = stand_ins.get(index)
         if isinstance(stand_in, PluginFailure):  # it failed in its survey process: never imported here
@@ -332,20 +337,21 @@ def discover(
     entry_points_enabled: bool = True,
     env: Mapping[str, str] | None = None,
     isolate: Sequence[str] = (),
+    sandbox: SandboxHint | None = None,
 ) -> Discovery:
     """Discover installed plugins (and any given in-process ``plugins``) into fresh registries.
 
     ``plugins`` are registered as they are, after the installed ones: this is how tests add a
     pack without installing anything. One that is already registered (an installed plugin's
     module given again with ``-p``) is taken once. ``isolate`` is the workflow's
-    ``server.isolated_packs`` (see :func:`load_entry_points`).
+    ``server.isolated_packs``, ``sandbox`` its ``server.sandboxed_packs`` (see :func:`load_entry_points`).
     """
     pm = make_manager()
     origins: dict[str, tuple[str | None, str | None]] = {}
     failures: list[PluginFailure] = []
     disabled: list[str] = []
     if entry_points_enabled:
-        origins, failures, disabled = load_entry_points(pm, env=env, isolate=isolate)
+        origins, failures, disabled = load_entry_points(pm, env=env, isolate=isolate, sandbox=sandbox)
     for index, plugin in enumerate(plugins):
         if pm.is_registered(plugin):
             continue

@@ -320,7 +320,7 @@ class LiveWorkspace:
     def _discover(self) -> Discovery:
         """Discovery run afresh, for an environment where distributions came or went (or for
         another ``server.isolated_packs``, which decides what discovery leaves unimported)."""
-        from lorenz.isolation.plan import isolation_hint
+        from lorenz.isolation.hint import isolation_hint, sandbox_hint
 
         self._installed.mark()
         if self._rediscovery is None:
@@ -330,6 +330,7 @@ class LiveWorkspace:
             plugins=self._plugins,
             env=self._env,
             isolate=isolation_hint(self._watched),
+            sandbox=sandbox_hint(self._watched),
         )
 
     def _load(self, discovery: Discovery | None = None) -> tuple[Snapshot | None, Exception | None]:

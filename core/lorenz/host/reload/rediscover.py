@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from attrs import evolve
 
@@ -20,6 +21,9 @@ from lorenz.plugins.model import Discovery, PluginFailure
 
 from .packages import drop_modules, installed_plugins, plan_reload
 from .sitepaths import SitePaths
+
+if TYPE_CHECKING:
+    from lorenz.isolation.hint import SandboxHint
 
 __all__ = ["Rediscovery"]
 
@@ -38,7 +42,13 @@ class Rediscovery:
         self._stale: dict[str, PluginFailure] = {}
 
     def run(
-        self, previous: Discovery, *, plugins: Sequence[object], env: Mapping[str, str], isolate: Sequence[str]
+        self,
+        previous: Discovery,
+        *,
+        plugins: Sequence[object],
+        env: Mapping[str, str],
+        isolate: Sequence[str],
+        sandbox: SandboxHint | None = None,
     ) -> Discovery:
         """Discovery afresh (``previous`` is the one served until now)."""
         from lorenz.plugins.discovery import discover
@@ -52,7 +62,7 @@ class Rediscovery:
         dropped = drop_modules(plan.drop)
         if dropped:
             logger.info("lorenz: importing afresh: %s", ", ".join(sorted(plan.drop)))
-        discovery = discover(plugins=plugins, env=env, isolate=isolate)
+        discovery = discover(plugins=plugins, env=env, isolate=isolate, sandbox=sandbox)
         logger.info("lorenz: installed plugins changed (%s)", plan.summary())
         for dist in plan.gone:
             packs = [
