@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from lorenz.settings.model import ServerSettings
 
-__all__ = ["http_refusal", "is_loopback"]
+__all__ = ["NO_AUDIENCE", "http_refusal", "is_loopback"]
+
+#: Why ``server.auth`` cannot be served beyond loopback without ``server.auth.audience``.
+NO_AUDIENCE = (
+    "server.auth.audience is not set: beyond loopback, Lorenz cannot know the URL clients reach /mcp at, "
+    "and an access token must name it to be accepted here and by no other server; set server.auth.audience "
+    "to that public URL (https://mcp.example.com/mcp)"
+)
 
 
 def is_loopback(host: str) -> bool:
@@ -36,4 +43,6 @@ def http_refusal(settings: ServerSettings, *, host: str, workers: int, allow_no_
             "set LORENZ_MCP_TOKEN (or server.token), and list the names clients use in server.allowed_hosts; "
             "--allow-no-token serves without one (behind a proxy that authenticates)"
         )
+    if settings.auth is not None and settings.auth.audience is None and not is_loopback(host):
+        return f"refusing to listen on {host} with server.auth: {NO_AUDIENCE}"
     return None
