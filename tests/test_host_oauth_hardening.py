@@ -272,3 +272,25 @@ async def test_a_failing_introspection_endpoint_gets_a_503_not_a_refusal(served:
     assert _unavailable(await _post(served.url, "good-later"))
     issuer.introspection_status = 200
     assert (await _post(served.url, "good-later")).status_code == 200  # a failure is never kept
+
+
+def test_under_uvicorn_factory_the_audience_is_the_port_bound(tmp_path: Path, issuer: Any) -> None:
+    """``uvicorn --factory lorenz.host:create_app --port 0``: the app is built before the port is
+    picked, so the audience is the address the connection reached, on loopback only."""
+    workers = _load("test_host_workers")
+    directory = workers.whoami_workspace(tmp_path)
+    auth = f"server:\n  auth:\n    issuer: {issuer.base_url}\n"
+    text = (directory / "WORKFLOW.md").read_text().replace("---\nprompt", f"{auth}---\nprompt")
+    (directory / "WORKFLOW.md").write_text(text)
+    env = workers.child_env(LORENZ_PLUGIN_MODULES=str(directory / "worker_pack.py"))
+    with workers.uvicorn_factory(directory, env=env) as server:
+        url = server.base_url + "/mcp"
+
+        async def replies() -> list[int]:
+            ours, foreign = issuer.token(aud=url), issuer.token(aud="http://127.0.0.1:8000/mcp")
+            return [
+                (await _post(url, ours)).status_code,
+                (await _post(url, foreign, Host="127.0.0.1:8000")).status_code,
+            ]
+
+        assert anyio.run(replies) == [200, 401]
