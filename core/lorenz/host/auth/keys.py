@@ -73,6 +73,12 @@ def metadata_urls(issuer: str) -> list[str]:
     ]
 
 
+def _why(exc: Exception) -> str:
+    if isinstance(exc, httpx.HTTPStatusError):
+        return f"HTTP {exc.response.status_code} from {exc.request.url}"
+    return (str(exc) if isinstance(exc, ValueError) else "") or type(exc).__name__
+
+
 async def _get_json(client: httpx.AsyncClient, url: str) -> Any:
     response = await client.get(url, timeout=FETCH_TIMEOUT, headers={"Accept": "application/json"})
     response.raise_for_status()
@@ -150,7 +156,7 @@ class KeySet:
             self._failures += 1
             delay = backoff(self._failures)
             self._retry_at = self._clock() + delay
-            why = (str(exc) if isinstance(exc, ValueError | httpx.HTTPError) else "") or type(exc).__name__
+            why = _why(exc)
             logger.warning(
                 "lorenz: could not fetch the signing keys of %s (%s); next try in %g s",
                 self._settings.issuer,
