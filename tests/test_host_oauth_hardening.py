@@ -154,6 +154,15 @@ def test_check_and_serve_refuse_oauth_beyond_loopback_without_an_audience(
     for text in (loopback, public):
         (tmp_path / "WORKFLOW.md").write_text(f"---\n{text}---\nWork.\n", encoding="utf-8")
         assert main(["check"]) == 0, capsys.readouterr().err
+        assert "server.auth.audience" not in capsys.readouterr().err
+    # On loopback behind a proxy (other names allowed), the missing audience is worth a warning.
+    proxied = loopback.replace("  auth:", "  allowed_hosts: [mcp.example.com]\n  auth:")
+    (tmp_path / "WORKFLOW.md").write_text(f"---\n{proxied}---\nWork.\n", encoding="utf-8")
+    assert main(["check"]) == 0
+    assert (
+        "server.auth.audience is not set, so access tokens must name this server's loopback URL of /mcp, "
+        "not one at mcp.example.com (server.allowed_hosts)" in capsys.readouterr().err
+    )
     # The command line's address counts, not only server.host.
     (tmp_path / "WORKFLOW.md").write_text(f"---\n{loopback}---\nWork.\n", encoding="utf-8")
     assert main(["serve", "--host", "::", "--port", "0"]) == 1
