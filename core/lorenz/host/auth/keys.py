@@ -113,8 +113,9 @@ class KeySet:
         if self._loaded_at is None or now - self._loaded_at >= MAX_AGE:
             await self._refresh(now)
         found = self._pick(kid)
-        rotated = self._refreshed_at is None or now - self._refreshed_at >= REFRESH_INTERVAL
-        if found is None and self._loaded_at is not None and rotated:
+        # A rotation at the issuer, at most once an interval; never a second wait for a slow fetch.
+        due = self._refreshed_at is None or now - self._refreshed_at >= REFRESH_INTERVAL
+        if found is None and self._loaded_at is not None and due and self._fetching is None:
             self._refreshed_at = now
             await self._refresh(now)
             found = self._pick(kid)

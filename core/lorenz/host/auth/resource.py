@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from .cache import Budget
     from .verifier import OAuthVerifier
 
-__all__ = ["METADATA_PATH", "Refusal", "ResourceServer", "own_resource", "scopes_for"]
+__all__ = ["METADATA_PATH", "Refusal", "ResourceServer", "scopes_for"]
 
 logger = logging.getLogger("lorenz.host")
 
@@ -73,12 +73,15 @@ class Refusal:
         return headers
 
 
+_NO_AUDIENCE = Refusal(500, {"error": "server_error", "error_description": NO_AUDIENCE})
+
+
 def scopes_for(auth: OAuthSettings, tool: str) -> list[str]:
     """The configured scopes that grant ``tool``."""
     return [scope for scope, globs in auth.scopes if any(fnmatch.fnmatchcase(tool, glob) for glob in globs)]
 
 
-def own_resource(bind_host: str | None, scope: Scope) -> str | None:
+def _own_resource(bind_host: str | None, scope: Scope) -> str | None:
     """``/mcp`` at the loopback address this server listens on (``bind_host``, else the address the
     connection reached) and the port it is bound to: the socket's, so ``--port 0`` names the port
     picked; ``None`` beyond loopback or on a socket without a port."""
@@ -111,7 +114,7 @@ class ResourceServer:
 
     def resource(self, auth: OAuthSettings, scope: Scope) -> str | None:
         """This server's resource identifier (see the module docstring); ``None``: it has none."""
-        resource = auth.audience or own_resource(self._bind_host, scope)
+        resource = auth.audience or _own_resource(self._bind_host, scope)
         if resource is None and not self._said_no_audience:
             self._said_no_audience = True
             logger.error("lorenz: %s", NO_AUDIENCE)
@@ -124,7 +127,6 @@ class ResourceServer:
 
         if self._budget is None:
             self._budget = Budget()
-
         if self._keys is None or self._keys[0] != auth:  # a reload changed server.auth: start afresh
             self._keys = (auth, KeySet(auth, self._client))
             self._verifiers = {}
@@ -149,7 +151,7 @@ class ResourceServer:
 
         resource = self.resource(auth, scope)
         if resource is None:
-            return Refusal(500, {"error": "server_error", "error_description": NO_AUDIENCE})
+            return _NO_AUDIENCE
         token = _bearer(authorization)
         if token is None:
             return self._refusal(auth, scope, 401, None, "Authentication required")
@@ -217,7 +219,7 @@ class ResourceServer:
     ) -> Refusal:
         resource = self.resource(auth, scope)
         if resource is None:
-            return Refusal(500, {"error": "server_error", "error_description": NO_AUDIENCE})
+            return _NO_AUDIENCE
         parts = [f'resource_metadata="{_metadata_url(resource)}"']
         wanted = scopes if scopes is not None else list(auth.required_scopes)
         # A token's scopes are the issuer's text: only scope tokens go into the quoted parameter.
