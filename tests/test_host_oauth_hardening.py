@@ -270,7 +270,7 @@ async def test_a_burst_of_random_tokens_reaches_the_issuer_at_most_half(served: 
     asked = len(issuer.introspections) - before
     assert asked <= 30, asked
     refused = [reply for reply in replies if reply.status_code == 401]
-    assert len(refused) == asked and all(_unavailable(reply) for reply in replies if reply.status_code != 401)
+    assert len(refused) <= asked and all(_unavailable(reply) for reply in replies if reply.status_code != 401)
     # A token already checked is served from the cache, whatever the burst spent.
     assert (await _post(served.url, "known-good")).status_code == 200
 
