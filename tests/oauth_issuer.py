@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import base64
 import secrets
+import threading
 import time
 from typing import Any
 
+import anyio
 import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from mcp.server.auth.provider import (
@@ -30,13 +32,19 @@ from starlette.routing import Route
 
 
 class Issuer:
-    """Signing keys (``kid`` → key), the ones published in the JWKS, and what it was asked."""
+    """Signing keys (``kid`` → key), the ones published in the JWKS, and what it was asked. An
+    outage is played by ``jwks_status``/``introspection_status`` (a status to answer instead) and
+    ``jwks_gate`` (the JWKS is answered once it is set)."""
 
     def __init__(self) -> None:
         self.base_url = ""  # set once served
         self.keys: dict[str, tuple[Any, str]] = {}
         self.published: list[str] = []
         self.jwks_fetches = 0
+        self.metadata_fetches = 0
+        self.jwks_status = 200
+        self.introspection_status = 200
+        self.jwks_gate: threading.Event | None = None
         self.subject = "alice@example.com"
         self.add_key("rsa-1", "RS256")
         self.add_key("ec-1", "ES256")
@@ -72,9 +80,15 @@ class Issuer:
     def app(self) -> Starlette:
         async def jwks(request: Request) -> JSONResponse:
             self.jwks_fetches += 1
+            gate = self.jwks_gate
+            if gate is not None:
+                await anyio.to_thread.run_sync(gate.wait, 30)
+            if self.jwks_status != 200:
+                return JSONResponse({"error": "outage"}, status_code=self.jwks_status)
             return JSONResponse(self.jwks())
 
         async def metadata(request: Request) -> JSONResponse:
+            self.metadata_fetches += 1
             issuer = AnyHttpUrl(self.base_url)
             document = build_metadata(issuer, None, ClientRegistrationOptions(enabled=True), RevocationOptions())
             body = document.model_dump(mode="json", exclude_none=True)
@@ -86,6 +100,8 @@ class Issuer:
                 return JSONResponse({"error": "invalid_client"}, status_code=401)
             token = str((await request.form()).get("token", ""))
             self.introspections.append(token)
+            if self.introspection_status != 200:
+                return JSONResponse({"error": "outage"}, status_code=self.introspection_status)
             return JSONResponse(self.opaque.get(token, {"active": False}))
 
         routes = [

@@ -387,6 +387,7 @@ def test_every_worker_accepts_the_token(tmp_path: Path, issuer: Any) -> None:
     with workers.lorenz_serve(tmp_path, "-p", "worker_pack.py", "serve", "--port", "0", "--workers", "2") as server:
         url = server.base_url + "/mcp"
         token = issuer.token(aud=url)
+        foreign = issuer.token(aud="http://127.0.0.1:9999/mcp")
 
         async def calls() -> set[int]:
             pids: set[int] = set()
@@ -401,6 +402,9 @@ def test_every_worker_accepts_the_token(tmp_path: Path, issuer: Any) -> None:
                 for _ in range(8):
                     refused = await http.post(url, json=body, headers={"Authorization": "Bearer nope.nope.nope"})
                     assert refused.status_code == 401
+                    # Each worker's audience is the bound port, not what the Host header names.
+                    spoofed = {"Authorization": f"Bearer {foreign}", "Host": "127.0.0.1:9999"}
+                    assert (await http.post(url, json=body, headers=spoofed)).status_code == 401
                 for _ in range(40):
                     reply = await http.post(url, json=body)
                     assert reply.status_code == 200, reply.text

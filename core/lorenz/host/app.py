@@ -144,7 +144,7 @@ def build_app(
             fast_path=fast_path,
             streaming=StreamableHTTPASGIApp(streaming) if streaming is not None else None,
         )
-    resource_server = ResourceServer(state.client)
+    resource_server = ResourceServer(state.client, bind_host=bind_host)
     app = Starlette(
         routes=[
             Route(MCP_PATH, endpoint=endpoint),

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from .refusals import http_refusal
+from .refusals import audience_warning, http_refusal
 from .startup import StartError, configure_logging, open_live, stdout_to_stderr
 
 __all__ = ["serve"]
@@ -64,7 +64,8 @@ def serve(
         return _fail(refusal)
     from lorenz.toolcall.client_input import serving_warnings
 
-    for warning in serving_warnings(settings, workers=count):
+    audience = audience_warning(settings)
+    for warning in [*serving_warnings(settings, workers=count), *([audience] if audience else [])]:
         print(f"lorenz: warning: {warning}", file=sys.stderr)
     if count > 1:
         from .http.workers import run_workers

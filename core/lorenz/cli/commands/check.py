@@ -96,7 +96,7 @@ def _online(server: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lorenz.host.refusals import http_refusal
+    from lorenz.host.refusals import audience_warning, http_refusal
     from lorenz.redact import redact_text
     from lorenz.settings import check_pack_settings
 
@@ -120,7 +120,8 @@ def run(args: argparse.Namespace) -> int:
     shown = where if settings.workflow_path is None else display_path(settings.workflow_path)
     for warning in serving_warnings(server, workers=server.workers, asking_tools=workspace.asking_tools()):
         warn(f"warning: {shown}: {warning}")
-    for warning in [*_unmatched_patterns(workspace), *_ungranted_tools(workspace)]:
+    audience = audience_warning(server)
+    for warning in [*_unmatched_patterns(workspace), *_ungranted_tools(workspace), *([audience] if audience else [])]:
         warn(f"warning: {shown}: {warning}")
     online = _online(server) if args.online else None
     sandboxed = _sandboxed(workspace)

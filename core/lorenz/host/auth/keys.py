@@ -3,12 +3,16 @@
 Keys are fetched on first need and again once they are an hour old; a token naming a key the
 set lacks (a rotation at the issuer) refetches them at once, but at most once per
 :data:`REFRESH_INTERVAL`, so tokens with made-up key ids cannot turn the host into a proxy that
-hammers the issuer. A failed fetch keeps the keys already known. Each worker holds its own set.
+hammers the issuer. One fetch at a time: concurrent requests wait for the one under way, each
+for at most :data:`KEY_WAIT` seconds. A failed fetch keeps the keys already known, and no fetch
+follows it for a back-off (:func:`backoff`); a token the known keys cannot check meanwhile gets
+:class:`IssuerUnavailable` (a 503), never a refusal it has not earned. Each worker holds its own set.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -19,13 +23,43 @@ import httpx
 
 from lorenz.settings.model import OAuthSettings
 
-__all__ = ["FETCH_TIMEOUT", "MAX_AGE", "REFRESH_INTERVAL", "KeySet", "metadata_urls"]
+__all__ = [
+    "BACKOFF_CAP",
+    "BACKOFF_FIRST",
+    "FETCH_TIMEOUT",
+    "KEY_WAIT",
+    "MAX_AGE",
+    "REFRESH_INTERVAL",
+    "IssuerUnavailable",
+    "KeySet",
+    "backoff",
+    "metadata_urls",
+]
 
 logger = logging.getLogger("lorenz.host")
 
 MAX_AGE = 3600.0
 REFRESH_INTERVAL = 30.0
 FETCH_TIMEOUT = httpx.Timeout(10.0)
+#: How long a request waits for a fetch under way before it is answered 503.
+KEY_WAIT = 3.0
+#: After a failed fetch, none for this long, doubling with each failure in a row up to the cap.
+BACKOFF_FIRST = 2.0
+BACKOFF_CAP = 30.0
+
+
+class IssuerUnavailable(Exception):
+    """The issuer cannot be asked now (down, slow, or asked enough): try again in ``retry_after`` s."""
+
+    def __init__(self, reason: str, retry_after: float) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+
+
+def backoff(failures: int) -> float:
+    """How long no fetch follows ``failures`` failed fetches in a row."""
+    return min(BACKOFF_CAP, BACKOFF_FIRST * 2.0 ** min(max(failures, 1) - 1, 16))
 
 
 def metadata_urls(issuer: str) -> list[str]:
@@ -39,6 +73,12 @@ def metadata_urls(issuer: str) -> list[str]:
     ]
 
 
+def _why(exc: Exception) -> str:
+    if isinstance(exc, httpx.HTTPStatusError):
+        return f"HTTP {exc.response.status_code} from {exc.request.url}"
+    return (str(exc) if isinstance(exc, ValueError) else "") or type(exc).__name__
+
+
 async def _get_json(client: httpx.AsyncClient, url: str) -> Any:
     response = await client.get(url, timeout=FETCH_TIMEOUT, headers={"Accept": "application/json"})
     response.raise_for_status()
@@ -48,58 +88,89 @@ async def _get_json(client: httpx.AsyncClient, url: str) -> Any:
 class KeySet:
     """The signing keys of ``settings.issuer``, by ``kid``."""
 
-    def __init__(self, settings: OAuthSettings, client: Callable[[], httpx.AsyncClient]) -> None:
+    def __init__(
+        self,
+        settings: OAuthSettings,
+        client: Callable[[], httpx.AsyncClient],
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._settings = settings
         self._client = client
+        self._clock = clock
         self._jwks_uri = settings.jwks_uri
         self._keys: list[Mapping[str, Any]] = []
         self._loaded_at: float | None = None
-        self._failed_at: float | None = None
         self._refreshed_at: float | None = None
-        self._generation = 0
-        self._lock = asyncio.Lock()
+        self._failures = 0
+        self._retry_at = 0.0
+        self._fetching: asyncio.Task[None] | None = None
 
     async def find(self, kid: str | None) -> Mapping[str, Any] | None:
-        """The JWK for ``kid`` (the only signing key when the token names none), ``None`` if unknown."""
-        now = time.monotonic()
-        if self._stale(now):
-            await self._fetch(self._generation)
+        """The JWK for ``kid`` (the only signing key when the token names none), ``None`` if the
+        issuer does not publish it; :class:`IssuerUnavailable` when its keys cannot be had now."""
+        now = self._clock()
+        if self._loaded_at is None or now - self._loaded_at >= MAX_AGE:
+            await self._refresh(now)
         found = self._pick(kid)
-        if found is None and (self._refreshed_at is None or now - self._refreshed_at >= REFRESH_INTERVAL):
+        # A rotation at the issuer, at most once an interval; never a second wait for a slow fetch.
+        due = self._refreshed_at is None or now - self._refreshed_at >= REFRESH_INTERVAL
+        if found is None and self._loaded_at is not None and due and self._fetching is None:
             self._refreshed_at = now
-            await self._fetch(self._generation)
+            await self._refresh(now)
             found = self._pick(kid)
+        if found is None and (self._failures or self._fetching is not None):
+            # The issuer is not answering: the key may be one it rotated to, so this is no refusal.
+            waiting = self._fetching is not None
+            reason = (
+                "the issuer's signing keys are being fetched"
+                if waiting
+                else "the issuer's signing keys are unavailable"
+            )
+            raise IssuerUnavailable(reason, KEY_WAIT if waiting else self._retry_at - self._clock())
         return found
-
-    def _stale(self, now: float) -> bool:
-        if self._failed_at is not None and now - self._failed_at < REFRESH_INTERVAL:
-            return False
-        return self._loaded_at is None or now - self._loaded_at >= MAX_AGE
 
     def _pick(self, kid: str | None) -> Mapping[str, Any] | None:
         if kid is None:
             return self._keys[0] if len(self._keys) == 1 else None
         return next((key for key in self._keys if key.get("kid") == kid), None)
 
-    async def _fetch(self, seen: int) -> None:
-        async with self._lock:
-            if self._generation != seen:  # another request fetched them while this one waited
+    async def _refresh(self, now: float) -> None:
+        """Fetch the keys, or wait for the fetch under way, for at most :data:`KEY_WAIT` seconds;
+        nothing within the back-off after a failure."""
+        if self._fetching is None:
+            if now < self._retry_at:
                 return
-            try:
-                uri = self._jwks_uri or await self._discover()
-                document = await _get_json(self._client(), uri)
-                keys = document.get("keys") if isinstance(document, dict) else None
-                if not isinstance(keys, list):
-                    raise ValueError('the document has no "keys" list')
-            except (httpx.HTTPError, ValueError) as exc:
-                self._failed_at = time.monotonic()
-                logger.warning("lorenz: could not fetch the signing keys of %s: %s", self._settings.issuer, exc)
-                return
+            self._fetching = asyncio.get_running_loop().create_task(self._fetch())
+        # Shielded: a request that stops waiting leaves the fetch to finish for the next ones.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._fetching), KEY_WAIT)
+
+    async def _fetch(self) -> None:
+        try:
+            uri = self._jwks_uri or await self._discover()
+            document = await _get_json(self._client(), uri)
+            keys = document.get("keys") if isinstance(document, dict) else None
+            if not isinstance(keys, list):
+                raise ValueError('the document has no "keys" list')
+        except Exception as exc:  # whatever the issuer answers (or fails to), the host keeps serving
+            self._failures += 1
+            delay = backoff(self._failures)
+            self._retry_at = self._clock() + delay
+            why = _why(exc)
+            logger.warning(
+                "lorenz: could not fetch the signing keys of %s (%s); next try in %g s",
+                self._settings.issuer,
+                why,
+                delay,
+            )
+        else:
             self._jwks_uri = uri
             # Signing keys only: a key published for encryption never verifies a token.
             self._keys = [key for key in keys if isinstance(key, dict) and key.get("use", "sig") == "sig"]
-            self._loaded_at, self._failed_at = time.monotonic(), None
-            self._generation += 1
+            self._loaded_at, self._failures, self._retry_at = self._clock(), 0, 0.0
+        finally:
+            self._fetching = None
 
     async def _discover(self) -> str:
         issuer = self._settings.issuer

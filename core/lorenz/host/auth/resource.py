@@ -6,17 +6,24 @@ Resource Metadata (RFC 9728) served at ``/.well-known/oauth-protected-resource[/
 names the issuer; a client (the SDK's ``OAuthClientProvider``, the MCP Inspector) discovers the
 rest from there. The token's scopes become a :class:`~lorenz.host.mcp.grants.Grant`, the same
 limit a scoped static token sets; the token itself stops here.
+
+The resource identifier (the audience a token must name) never comes from the request: it is
+``server.auth.audience``, else, on loopback only, ``/mcp`` at the address and port the server
+listens on (the URL ``lorenz serve`` prints). Beyond loopback without an audience every token
+is refused with a 500 naming the key (``lorenz serve`` refuses to start that way).
 """
 
 from __future__ import annotations
 
 import fnmatch
+import logging
+import math
 import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
-from attrs import frozen
+from attrs import evolve, frozen
 from mcp.server.auth.json_response import PydanticJSONResponse
 from mcp.server.auth.routes import build_resource_metadata_url
 from mcp.shared.auth import ProtectedResourceMetadata
@@ -26,15 +33,21 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Scope
 
 from lorenz.contracts import Caller
+from lorenz.host.http.listening import display_url
+from lorenz.host.http.security import MCP_PATH
 from lorenz.host.mcp.grants import Grant
+from lorenz.host.refusals import NO_AUDIENCE, is_loopback
 from lorenz.settings.model import OAuthSettings
 
 if TYPE_CHECKING:
     import httpx
 
+    from .cache import Budget
     from .verifier import OAuthVerifier
 
 __all__ = ["METADATA_PATH", "Refusal", "ResourceServer", "scopes_for"]
+
+logger = logging.getLogger("lorenz.host")
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 _MAX_AUDIENCES = 16
@@ -44,11 +57,23 @@ _SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
 
 @frozen
 class Refusal:
-    """A 401 or 403 for ``/mcp``: its status, JSON body and ``WWW-Authenticate`` value."""
+    """A 401 or 403 for ``/mcp``: its status, JSON body and ``WWW-Authenticate`` value; or a 503
+    (the issuer cannot be asked now) with its ``Retry-After`` seconds, or a 500 (no audience)."""
 
     status: int
     body: dict[str, Any]
-    challenge: str
+    challenge: str | None = None
+    retry_after: int | None = None
+
+    def headers(self) -> list[tuple[bytes, bytes]]:
+        """The response headers that go with it."""
+        headers = [(b"www-authenticate", self.challenge.encode("latin-1"))] if self.challenge else []
+        if self.retry_after is not None:
+            headers.append((b"retry-after", str(self.retry_after).encode()))
+        return headers
+
+
+_NO_AUDIENCE = Refusal(500, {"error": "server_error", "error_description": NO_AUDIENCE})
 
 
 def scopes_for(auth: OAuthSettings, tool: str) -> list[str]:
@@ -56,40 +81,52 @@ def scopes_for(auth: OAuthSettings, tool: str) -> list[str]:
     return [scope for scope, globs in auth.scopes if any(fnmatch.fnmatchcase(tool, glob) for glob in globs)]
 
 
-_HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]")
+def _own_resource(bind_host: str | None, scope: Scope) -> str | None:
+    """``/mcp`` at the loopback address this server listens on (``bind_host``, else the address the
+    connection reached) and the port it is bound to: the socket's, so ``--port 0`` names the port
+    picked; ``None`` beyond loopback or on a socket without a port."""
+    local = scope.get("server")
+    if not local or not isinstance(local[1], int):
+        return None
+    host = bind_host or str(local[0])
+    return display_url(host, local[1]) if is_loopback(host) else None
 
 
-def _origin(scope: Scope) -> str:
-    host = next((value.decode("latin-1") for key, value in scope["headers"] if key == b"host"), "")
-    # It goes into a quoted header parameter: only a plain host[:port] (an allowed ":*" port is any text).
-    if not host or not set(host) <= _HOST_CHARS:
-        host = "localhost"
-    return f"{scope.get('scheme', 'http')}://{host}"
+def _metadata_url(resource: str) -> str:
+    if urlsplit(resource).path.rstrip("/") == MCP_PATH:
+        return str(build_resource_metadata_url(AnyHttpUrl(resource)))
+    parts = urlsplit(resource)
+    return urlunsplit((parts.scheme, parts.netloc, METADATA_PATH, "", ""))
 
 
 class ResourceServer:
     """Judges bearer tokens against the live ``server.auth``; one per app (so per worker), keeping
-    the issuer's keys between requests."""
+    the issuer's keys between requests. ``bind_host``: the address the server listens on."""
 
-    def __init__(self, client: Callable[[], httpx.AsyncClient]) -> None:
+    def __init__(self, client: Callable[[], httpx.AsyncClient], bind_host: str | None = None) -> None:
         self._client = client
+        self._bind_host = bind_host
         self._keys: tuple[OAuthSettings, Any] | None = None
         self._verifiers: dict[str, OAuthVerifier] = {}
+        self._said_no_audience = False
+        #: The introspection requests this worker may still send (``.cache.Budget``).
+        self._budget: Budget | None = None
 
-    def resource(self, auth: OAuthSettings, scope: Scope) -> str:
-        """This server's resource identifier: ``audience``, else ``/mcp`` as the request reached it."""
-        return auth.audience or f"{_origin(scope)}/mcp"
-
-    def metadata_url(self, auth: OAuthSettings, scope: Scope) -> str:
-        resource = self.resource(auth, scope)
-        if urlsplit(resource).path.rstrip("/") == "/mcp":
-            return str(build_resource_metadata_url(AnyHttpUrl(resource)))
-        return f"{_origin(scope)}{METADATA_PATH}"
+    def resource(self, auth: OAuthSettings, scope: Scope) -> str | None:
+        """This server's resource identifier (see the module docstring); ``None``: it has none."""
+        resource = auth.audience or _own_resource(self._bind_host, scope)
+        if resource is None and not self._said_no_audience:
+            self._said_no_audience = True
+            logger.error("lorenz: %s", NO_AUDIENCE)
+        return resource
 
     def verifier(self, auth: OAuthSettings, audience: str) -> OAuthVerifier:
+        from .cache import Budget
         from .keys import KeySet  # PyJWT, cryptography and httpx load with the first token
         from .verifier import OAuthVerifier
 
+        if self._budget is None:
+            self._budget = Budget()
         if self._keys is None or self._keys[0] != auth:  # a reload changed server.auth: start afresh
             self._keys = (auth, KeySet(auth, self._client))
             self._verifiers = {}
@@ -97,7 +134,8 @@ class ResourceServer:
         if verifier is None:
             if len(self._verifiers) >= _MAX_AUDIENCES:
                 self._verifiers.clear()
-            verifier = self._verifiers[audience] = OAuthVerifier(auth, self._keys[1], audience, self._client)
+            verifier = OAuthVerifier(auth, self._keys[1], audience, self._client, self._budget)
+            self._verifiers[audience] = verifier
         return verifier
 
     async def authenticate(
@@ -109,10 +147,20 @@ class ResourceServer:
     ) -> Grant | Refusal:
         """The grant a valid access token earns, or the 401/403 to answer. ``tool_scopes`` are the
         tools' own scopes (``ToolSpec.auth``): a tool whose scopes the token lacks is withheld."""
+        from .keys import IssuerUnavailable
+
+        resource = self.resource(auth, scope)
+        if resource is None:
+            return _NO_AUDIENCE
         token = _bearer(authorization)
         if token is None:
             return self._refusal(auth, scope, 401, None, "Authentication required")
-        access = await self.verifier(auth, self.resource(auth, scope)).verify_token(token)
+        try:
+            access = await self.verifier(auth, resource).verify_token(token)
+        except IssuerUnavailable as exc:
+            seconds = max(1, math.ceil(exc.retry_after))
+            why = f"The token cannot be checked now ({exc.reason}); retry in {seconds} s"
+            return Refusal(503, {"error": "temporarily_unavailable", "error_description": why}, retry_after=seconds)
         if access is None:
             return self._refusal(auth, scope, 401, "invalid_token", "The access token is invalid or expired")
         missing = [name for name in auth.required_scopes if name not in access.scopes]
@@ -153,10 +201,12 @@ class ResourceServer:
             return None
         wanted = [*grant.caller.scopes, *missing]
         refusal = self._refusal(auth, scope, 403, "insufficient_scope", f"Required scope: {missing[0]}", wanted)
+        if refusal.status != 403:
+            return refusal
         # The tool's name is the client's text: in the body only, never in the header.
         noun = "scope" if len(missing) == 1 else "scopes"
         body = {**refusal.body, "error_description": f"Calling {tool} requires the {noun} {', '.join(missing)}"}
-        return Refusal(refusal.status, body, refusal.challenge)
+        return evolve(refusal, body=body)
 
     def _refusal(
         self,
@@ -167,7 +217,10 @@ class ResourceServer:
         description: str,
         scopes: list[str] | None = None,
     ) -> Refusal:
-        parts = [f'resource_metadata="{self.metadata_url(auth, scope)}"']
+        resource = self.resource(auth, scope)
+        if resource is None:
+            return _NO_AUDIENCE
+        parts = [f'resource_metadata="{_metadata_url(resource)}"']
         wanted = scopes if scopes is not None else list(auth.required_scopes)
         # A token's scopes are the issuer's text: only scope tokens go into the quoted parameter.
         wanted = [name for name in wanted if _SCOPE_TOKEN.fullmatch(name)]
@@ -184,10 +237,13 @@ class ResourceServer:
         auth: OAuthSettings | None = snapshot.settings.server.auth
         if auth is None:
             return JSONResponse({"error": {"code": "not_found", "message": "Route not found"}}, status_code=404)
+        resource = self.resource(auth, request.scope)
+        if resource is None:
+            return JSONResponse({"error": {"code": "server_error", "message": NO_AUDIENCE}}, status_code=500)
         own = (name for needs in snapshot.tool_scopes().values() for name in needs if _SCOPE_TOKEN.fullmatch(name))
         names = list(dict.fromkeys([*auth.required_scopes, *(name for name, _ in auth.scopes), *own]))
         metadata = ProtectedResourceMetadata(
-            resource=AnyHttpUrl(self.resource(auth, request.scope)),
+            resource=AnyHttpUrl(resource),
             authorization_servers=[AnyHttpUrl(auth.issuer)],
             scopes_supported=names or None,
             bearer_methods_supported=["header"],

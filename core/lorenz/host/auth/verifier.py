@@ -4,10 +4,16 @@ issuer's keys (PyJWT does the cryptography), an opaque token by introspection (R
 A JWT must be signed with an asymmetric algorithm from :data:`ALGORITHMS` (never ``none``, never
 an HMAC, whose key would be public), by a key the issuer publishes, and carry this issuer, this
 server's audience and an unexpired ``exp``; ``nbf``/``exp`` allow :data:`LEEWAY` seconds of skew.
+
+An opaque token's answer is cached (:mod:`.cache`); a token not cached is asked about once at a
+time, within the worker's :class:`~.cache.Budget`. A request never waits longer than
+:data:`~.keys.KEY_WAIT` for the issuer: past it, or past the budget, or when the issuer fails,
+:class:`~.keys.IssuerUnavailable` (a 503), since the token may well be good.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -19,8 +25,8 @@ from mcp.server.auth.provider import AccessToken
 
 from lorenz.settings.model import OAuthSettings
 
-from .cache import IntrospectionCache
-from .keys import FETCH_TIMEOUT, KeySet
+from .cache import Budget, IntrospectionCache, token_key
+from .keys import FETCH_TIMEOUT, KEY_WAIT, IssuerUnavailable, KeySet
 
 __all__ = ["ALGORITHMS", "LEEWAY", "OAuthVerifier", "token_scopes"]
 
@@ -50,13 +56,20 @@ class OAuthVerifier:
     """A ``mcp.server.auth.provider.TokenVerifier`` for one issuer and one audience."""
 
     def __init__(
-        self, settings: OAuthSettings, keys: KeySet, audience: str, client: Callable[[], httpx.AsyncClient]
+        self,
+        settings: OAuthSettings,
+        keys: KeySet,
+        audience: str,
+        client: Callable[[], httpx.AsyncClient],
+        budget: Budget,
     ) -> None:
         self.settings = settings
         self.keys = keys
         self.audience = audience
         self._client = client
+        self._budget = budget
         self.introspected = IntrospectionCache()
+        self._asking: dict[bytes, asyncio.Task[AccessToken | None]] = {}
 
     async def verify_token(self, token: str) -> AccessToken | None:
         if token.count(".") == 2:
@@ -94,11 +107,30 @@ class OAuthVerifier:
 
     async def _introspect(self, token: str) -> AccessToken | None:
         cached = self.introspected.get(token)
-        if cached is not None:
+        if cached is not None or self.introspected.inactive(token):
             return cached
+        key = token_key(token)
+        asking = self._asking.get(key)
+        if asking is None:
+            wait = self._budget.take()
+            if wait:
+                raise IssuerUnavailable("too many new tokens to introspect", wait)
+            asking = self._asking[key] = asyncio.get_running_loop().create_task(self._ask_and_keep(token))
+            asking.add_done_callback(lambda task: self._asked(key, task))
+        try:
+            # Shielded: a request that stops waiting leaves the answer to be kept for the next ones.
+            return await asyncio.wait_for(asyncio.shield(asking), KEY_WAIT)
+        except TimeoutError:
+            raise IssuerUnavailable("the introspection endpoint is slow", KEY_WAIT) from None
+
+    def _asked(self, key: bytes, task: asyncio.Task[AccessToken | None]) -> None:
+        self._asking.pop(key, None)
+        if not task.cancelled():
+            task.exception()  # taken, so one no request waited for is not logged as lost
+
+    async def _ask_and_keep(self, token: str) -> AccessToken | None:
         access = await self._ask_issuer(token)
-        if access is not None:  # an inactive or refused answer is asked again next time
-            self.introspected.put(token, access)
+        self.introspected.put(token, access)
         return access
 
     async def _ask_issuer(self, token: str) -> AccessToken | None:
@@ -115,8 +147,9 @@ class OAuthVerifier:
             response.raise_for_status()
             claims = response.json()
         except (httpx.HTTPError, ValueError) as exc:
-            logger.warning("lorenz: token introspection at %s failed: %s", settings.endpoint, type(exc).__name__)
-            return None
+            why = f"HTTP {exc.response.status_code}" if isinstance(exc, httpx.HTTPStatusError) else type(exc).__name__
+            logger.warning("lorenz: token introspection at %s failed: %s", settings.endpoint, why)
+            raise IssuerUnavailable("the introspection endpoint failed", KEY_WAIT) from None
         if not isinstance(claims, dict) or claims.get("active") is not True:
             return None
         now = time.time()

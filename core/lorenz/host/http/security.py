@@ -302,4 +302,4 @@ class SecurityMiddleware:
 
 
 async def _refuse(send: Send, refusal: Refusal) -> None:
-    await _send_json(send, refusal.status, refusal.body, [(b"www-authenticate", refusal.challenge.encode("latin-1"))])
+    await _send_json(send, refusal.status, refusal.body, refusal.headers())
