@@ -35,6 +35,8 @@ _RESOLVE_EVENTS = frozenset({"socket.getaddrinfo", "socket.gethostbyname", "sock
 _ALWAYS_REFUSED = frozenset({"socket", "listen", "ptrace"})
 _SOCKET_INIT = socket.socket.__init__.__code__
 _INET = (socket.AF_INET, socket.AF_INET6)
+_FAMILY_WORDS: dict[int, str] = {socket.AF_UNIX: "Unix", socket.AF_NETLINK: "netlink", socket.AF_PACKET: "packet"}
+_INET_KIND_WORDS: dict[int, str] = {socket.SOCK_DGRAM: "UDP", socket.SOCK_RAW: "raw"}
 
 
 def _record(kind: str, target: Any) -> None:
@@ -87,17 +89,19 @@ def _socket_created(sock: object, family: int, kind: int, proto: int) -> None:
     kind = socket.SOCK_STREAM if kind == -1 else kind
     proto = 0 if proto == -1 else proto
     if seccomp.socket_refused(family, kind, proto):
-        _record("socket", _describe_socket(family, kind))
+        _record("socket", _describe_socket(family, kind, proto))
 
 
-def _describe_socket(family: int, kind: int) -> str:
+def _describe_socket(family: int, kind: int, proto: int) -> str:
     """``UDP (AF_INET, SOCK_DGRAM)``, ``Unix (AF_UNIX, SOCK_STREAM)``, ``raw (AF_PACKET, SOCK_RAW)``."""
     family_name = _name(socket.AddressFamily, family)
     kind_name = _name(socket.SocketKind, kind & 0xF)
-    if family in _INET:
-        what = {socket.SOCK_DGRAM: "UDP", socket.SOCK_RAW: "raw"}.get(kind & 0xF, kind_name)
+    if family not in _INET:
+        what = _FAMILY_WORDS.get(family, family_name)
+    elif kind & 0xF == socket.SOCK_STREAM:
+        what = f"protocol {proto}"
     else:
-        what = {socket.AF_UNIX: "Unix", socket.AF_NETLINK: "netlink"}.get(family, family_name)
+        what = _INET_KIND_WORDS.get(kind & 0xF, kind_name)
     return f"{what} ({family_name}, {kind_name})"
 
 

@@ -139,9 +139,13 @@ def denial_message(pack: str, denial: Denial) -> str:
     if denial.kind == "subprocess":
         return f"pack {pack} tried to run {target}; set tools.{pack}.permissions.subprocess: true"
     if denial.kind == "socket":
-        return f"pack {pack} tried to open a {target} socket; a sandboxed pack has TCP to its proxy only: {through_proxy}"
+        return (
+            f"pack {pack} tried to open a {target} socket; a sandboxed pack has TCP to its proxy only: {through_proxy}"
+        )
     if denial.kind == "resolve":
-        return f"pack {pack} tried to resolve {target}; a sandboxed pack resolves names through its proxy: {through_proxy}"
+        return (
+            f"pack {pack} tried to resolve {target}; a sandboxed pack resolves names through its proxy: {through_proxy}"
+        )
     if denial.kind == "listen":
         return f"pack {pack} tried to listen on {target}; a sandboxed pack accepts no connections: {_UNSANDBOXED}"
     if denial.kind == "signal":

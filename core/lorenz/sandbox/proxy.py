@@ -3,8 +3,9 @@
 One per sandboxed pack, on loopback, in the host. It takes ``CONNECT host:port`` (HTTPS) and
 absolute-form requests (``GET http://host:port/...``), and lets through only what the pack's
 :class:`~lorenz.sandbox.permissions.Permissions` declare, matching the name as the client sent it,
-before any resolution (and only a well-formed host name or IP address: nothing else is matched). A refusal is a ``403`` whose reason names the target, and is remembered
-(:meth:`EgressProxy.denials_since`) so the host can say which permission the failed call lacked.
+before any resolution, and only a well-formed host name or IP address. A refusal is a ``403`` whose
+reason names the target (escaped), and is remembered (:meth:`EgressProxy.denials_since`) so the
+host can say which permission the failed call lacked.
 """
 
 from __future__ import annotations
@@ -91,9 +92,11 @@ class EgressProxy:
             self._refuse(refused)
             await _answer(writer, 403, f"{DENIED_REASON} {refused}")
             return
-        host, port = host.lower(), int(port)
+        host = host.lower()
         try:
-            up_reader, up_writer = await asyncio.wait_for(asyncio.open_connection(host, port), _CONNECT_TIMEOUT_SECONDS)
+            up_reader, up_writer = await asyncio.wait_for(
+                asyncio.open_connection(host, int(port)), _CONNECT_TIMEOUT_SECONDS
+            )
         except (OSError, TimeoutError) as exc:
             await _answer(writer, 502, f"cannot reach {_bracket(host)}:{port}: {type(exc).__name__}")
             return

@@ -99,7 +99,9 @@ def _rules() -> list[tuple[str, int, tuple[_ArgCmp, ...]]]:
     out.append(("socket", eacces, (_cmp(0, _CMP_GT, high),)))
     out += [("socket", eacces, (_cmp(0, _CMP_EQ, family),)) for family in range(low, high) if family not in _FAMILIES]
     out.append(("socket", eacces, (_cmp(2, _CMP_GT, max(_PROTOCOLS)),)))
-    out += [("socket", eacces, (_cmp(2, _CMP_EQ, proto),)) for proto in range(max(_PROTOCOLS)) if proto not in _PROTOCOLS]
+    out += [
+        ("socket", eacces, (_cmp(2, _CMP_EQ, proto),)) for proto in range(max(_PROTOCOLS)) if proto not in _PROTOCOLS
+    ]
     out.append(("socketpair", eacces, (_cmp(0, _CMP_NE, socket.AF_UNIX),)))
     for call in ("socket", "socketpair"):
         # The type (argument 1) is SOCK_STREAM, 1, in the low four bits: bit 0 set, bits 1-3 clear.
