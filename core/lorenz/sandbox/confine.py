@@ -159,8 +159,8 @@ def _signal_refused(pid: int) -> bool:
         os.kill(pid, 0)
     except PermissionError:
         return True
-    except OSError:
-        return False
+    except OSError:  # gone, or no such group
+        pass
     return False
 
 
