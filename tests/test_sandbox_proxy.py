@@ -41,6 +41,8 @@ async def _upstream() -> asyncio.Server:
         (b"CONNECT api.allowed.test:+443 HTTP/1.1", "api.allowed.test:+443"),
         (b"CONNECT api.allowed.test:\xd9\xa4\xd9\xa4\xd9\xa3 HTTP/1.1", r"api.allowed.test:\xd9\xa4\xd9\xa4\xd9\xa3"),
         (b"CONNECT [fe80::1%eth0.allowed.test]:443 HTTP/1.1", "[fe80::1%eth0.allowed.test]:443"),
+        (b"CONNECT api..allowed.test:443 HTTP/1.1", "api..allowed.test:443"),
+        (b"CONNECT :443 HTTP/1.1", ":443"),
     ],
 )
 def test_a_malformed_name_is_refused_before_matching_and_counted(head: bytes, refused: str) -> None:
@@ -66,7 +68,7 @@ def test_a_well_formed_declared_name_still_goes_through() -> None:
         await proxy.start()
         try:
             reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
-            writer.write(f"CONNECT LocalHost:{port} HTTP/1.1\r\n\r\n".encode())
+            writer.write(f"CONNECT LocalHost.:{port} HTTP/1.1\r\n\r\n".encode())
             status = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
             writer.write(b"hello")
             echoed = await asyncio.wait_for(reader.read(5), 10)

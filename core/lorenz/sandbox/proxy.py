@@ -92,7 +92,7 @@ class EgressProxy:
             self._refuse(refused)
             await _answer(writer, 403, f"{DENIED_REASON} {refused}")
             return
-        host = host.lower()
+        host = host.lower().removesuffix(".")  # the name matched
         try:
             up_reader, up_writer = await asyncio.wait_for(
                 asyncio.open_connection(host, int(port)), _CONNECT_TIMEOUT_SECONDS
@@ -142,8 +142,9 @@ def _host_port(target: str, default: str) -> tuple[str, str]:
     return host, port or default
 
 
-#: A host name: dot-separated labels of ASCII letters, digits, ``-`` and ``_``, 253 characters at most.
-_HOST_NAME = re.compile(r"(?=.{1,253}\Z)[A-Za-z0-9_-]{1,63}(?:\.[A-Za-z0-9_-]{1,63})*", re.ASCII)
+#: A host name: dot-separated labels of ASCII letters, digits, ``-`` and ``_`` (and the root's
+#: trailing dot), 254 characters at most.
+_HOST_NAME = re.compile(r"(?=.{1,254}\Z)[A-Za-z0-9_-]{1,63}(?:\.[A-Za-z0-9_-]{1,63})*\.?", re.ASCII)
 
 
 def _valid_port(port: str) -> bool:
