@@ -62,14 +62,11 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
         target = args[0] if args[0] is not None else (args[1][0] if args[1] else "?")
         _record("subprocess", target)
     elif event == "socket.connect":
-        address = args[1]
-        if isinstance(address, tuple) and len(address) >= 2:
-            _record("network", f"{address[0]}:{address[1]}")
+        _record_address("network", args[1])
+    elif event == "socket.bind" and getattr(args[0], "family", None) in _INET:
+        _record_address("listen", args[1])  # Landlock refuses every TCP bind (a Unix pair's is its own)
     elif event == "socket.__new__":
         _socket_created(*args)
-    elif event == "socket.bind" and getattr(args[0], "family", None) in _INET:
-        address = args[1]  # Landlock refuses every TCP bind (a Unix pair's is its own business)
-        _record("listen", f"{address[0]}:{address[1]}" if isinstance(address, tuple) else address)
     elif event in _RESOLVE_EVENTS and isinstance(args[0], str | bytes):
         _record("resolve", args[0])
     elif event in ("os.kill", "os.killpg"):
@@ -79,11 +76,16 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
         _record("ptrace", "another process")
 
 
+def _record_address(kind: str, address: Any) -> None:
+    if isinstance(address, tuple) and len(address) >= 2:
+        _record(kind, f"{address[0]}:{address[1]}")
+
+
 def _socket_created(sock: object, family: int, kind: int, proto: int) -> None:
     # socket.socket() wrapping an existing descriptor (socketpair(), fromfd()) creates nothing:
     # its own frame, which called into C and so raised this event, holds the descriptor.
-    caller = sys._getframe(2)
-    if caller.f_code is _SOCKET_INIT and caller.f_locals.get("fileno") is not None:
+    caller = sys._getframe(1).f_back  # past _hook
+    if caller is not None and caller.f_code is _SOCKET_INIT and caller.f_locals.get("fileno") is not None:
         return
     family = socket.AF_INET if family == -1 else family
     kind = socket.SOCK_STREAM if kind == -1 else kind

@@ -6,7 +6,9 @@ over IPv4 or IPv6 and nothing else (UDP, and so DNS, raw, packet, netlink and Un
 are refused), ``socketpair()`` only a Unix stream pair (asyncio's self-pipe: connected, it reaches
 no one else), and ``listen()`` nothing (on an unbound TCP socket it would take a port, which
 Landlock does not see). ``ptrace`` is refused, and io_uring, which can create sockets without the
-``socket`` system call, reports itself missing. The filter holds for good, across ``execve``.
+``socket`` system call, reports itself missing. A system call through another ABI (i386's
+``int 0x80``, its ``socketcall``) kills the thread: libseccomp's rule for a foreign architecture.
+The filter holds for good, across ``execve``.
 """
 
 from __future__ import annotations
