@@ -3,9 +3,9 @@ a failed call lacked.
 
 The kernel enforces (Landlock, and a seccomp filter for the sockets Landlock does not govern);
 Python's audit hooks only remember what each call reached for (files opened, programs started,
-addresses connected to or bound, sockets opened, names resolved, processes signalled or traced),
-so that a call that failed after a refusal names the permission to add instead of a bare
-``Permission denied``.
+addresses connected to, bound or listened on, sockets opened, names resolved, processes signalled
+or traced; ``listen``, which has no audit event, through a wrapper), so that a call that failed
+after a refusal names the permission to add instead of a bare ``Permission denied``.
 """
 
 from __future__ import annotations
@@ -181,6 +181,16 @@ def _resolve_refused(host: str) -> bool:
     return False
 
 
+_socket_listen = socket.socket.listen
+
+
+def _listen(self: socket.socket, *args: Any) -> None:
+    """``listen()``, which Python reports no audit event for: the filter refuses it."""
+    if self.family in _INET:
+        _record("listen", "{}:{}".format(*self.getsockname()[:2]))
+    _socket_listen(self, *args)
+
+
 def confine(sandbox: Sandbox) -> Confinement:
     """Apply ``sandbox`` to this process (before its pack is imported, while it has one thread)."""
     seccomp.restrict()
@@ -189,4 +199,5 @@ def confine(sandbox: Sandbox) -> Confinement:
     # wrongly named as the reason a call failed.
     sys.dont_write_bytecode = True
     sys.addaudithook(_hook)
+    socket.socket.listen = _listen  # type: ignore[method-assign,assignment]
     return Confinement(sandbox)
