@@ -1,19 +1,23 @@
 """The sandboxed process's side: confine itself before importing its pack, and say which permission
 a failed call lacked.
 
-The kernel enforces (Landlock); Python's audit hooks only remember what each call reached for
-(files opened, programs started, addresses connected to), so that a call that failed after a
-refusal names the permission to add instead of a bare ``Permission denied``.
+The kernel enforces (Landlock, and a seccomp filter for the sockets Landlock does not govern);
+Python's audit hooks only remember what each call reached for (files opened, programs started,
+addresses connected to, bound or listened on, sockets opened, names resolved, processes signalled
+or traced; ``listen``, which has no audit event, through a wrapper), so that a call that failed
+after a refusal names the permission to add instead of a bare ``Permission denied``.
 """
 
 from __future__ import annotations
 
 import contextvars
+import ipaddress
 import os
+import socket
 import sys
 from typing import Any
 
-from . import landlock
+from . import landlock, seccomp
 from .policy import _SYSTEM_READ, _SYSTEM_WRITE, Denial, Sandbox, ruleset_for
 
 __all__ = ["Confinement", "confine"]
@@ -26,6 +30,13 @@ _MAX_ATTEMPTS = 256
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _WRITE_EVENTS = frozenset({"os.mkdir", "os.remove", "os.rmdir", "os.rename", "os.truncate", "os.symlink", "os.link"})
 _EXEC_EVENTS = frozenset({"subprocess.Popen", "os.posix_spawn", "os.exec", "os.spawn"})
+_RESOLVE_EVENTS = frozenset({"socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyname_ex"})
+#: Decided when recorded: the kernel refuses each of these whatever the target.
+_ALWAYS_REFUSED = frozenset({"socket", "listen", "ptrace"})
+_SOCKET_INIT = socket.socket.__init__.__code__
+_INET = (socket.AF_INET, socket.AF_INET6)
+_FAMILY_WORDS: dict[int, str] = {socket.AF_UNIX: "Unix", socket.AF_NETLINK: "netlink", socket.AF_PACKET: "packet"}
+_INET_KIND_WORDS: dict[int, str] = {socket.SOCK_DGRAM: "UDP", socket.SOCK_RAW: "raw"}
 
 
 def _record(kind: str, target: Any) -> None:
@@ -51,9 +62,56 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
         target = args[0] if args[0] is not None else (args[1][0] if args[1] else "?")
         _record("subprocess", target)
     elif event == "socket.connect":
-        address = args[1]
-        if isinstance(address, tuple) and len(address) >= 2:
-            _record("network", f"{address[0]}:{address[1]}")
+        _record_address("network", args[1])
+    elif event == "socket.bind" and getattr(args[0], "family", None) in _INET:
+        _record_address("listen", args[1])  # Landlock refuses every TCP bind (a Unix pair's is its own)
+    elif event == "socket.__new__":
+        _socket_created(*args)
+    elif event in _RESOLVE_EVENTS and isinstance(args[0], str | bytes):
+        _record("resolve", args[0])
+    elif event in ("os.kill", "os.killpg"):
+        pid = args[0] if event == "os.kill" else -args[0]
+        _record("signal", str(pid))
+    elif event == "ctypes.dlsym" and args[-1] == "ptrace":
+        _record("ptrace", "another process")
+
+
+def _record_address(kind: str, address: Any) -> None:
+    if isinstance(address, tuple) and len(address) >= 2:
+        _record(kind, f"{address[0]}:{address[1]}")
+
+
+def _socket_created(sock: object, family: int, kind: int, proto: int) -> None:
+    # socket.socket() wrapping an existing descriptor (socketpair(), fromfd()) creates nothing:
+    # its own frame, which called into C and so raised this event, holds the descriptor.
+    caller = sys._getframe(1).f_back  # past _hook
+    if caller is not None and caller.f_code is _SOCKET_INIT and caller.f_locals.get("fileno") is not None:
+        return
+    family = socket.AF_INET if family == -1 else family
+    kind = socket.SOCK_STREAM if kind == -1 else kind
+    proto = 0 if proto == -1 else proto
+    if seccomp.socket_refused(family, kind, proto):
+        _record("socket", _describe_socket(family, kind, proto))
+
+
+def _describe_socket(family: int, kind: int, proto: int) -> str:
+    """``UDP (AF_INET, SOCK_DGRAM)``, ``Unix (AF_UNIX, SOCK_STREAM)``, ``raw (AF_PACKET, SOCK_RAW)``."""
+    family_name = _name(socket.AddressFamily, family)
+    kind_name = _name(socket.SocketKind, kind & 0xF)
+    if family not in _INET:
+        what = _FAMILY_WORDS.get(family, family_name)
+    elif kind & 0xF == socket.SOCK_STREAM:
+        what = f"protocol {proto}"
+    else:
+        what = _INET_KIND_WORDS.get(kind & 0xF, kind_name)
+    return f"{what} ({family_name}, {kind_name})"
+
+
+def _name(enum: Any, value: int) -> str:
+    try:
+        return str(enum(value).name)
+    except ValueError:
+        return str(value)
 
 
 class Confinement:
@@ -80,6 +138,13 @@ class Confinement:
         )
 
     def _refused(self, kind: str, target: str) -> bool:
+        # Called after the call, its hook off: the checks below reach for nothing it records.
+        if kind in _ALWAYS_REFUSED:
+            return True
+        if kind == "signal":
+            return _signal_refused(int(target))
+        if kind == "resolve":
+            return _resolve_refused(target)
         if kind == "subprocess":
             return not self.sandbox.permissions.subprocess
         if kind == "network":
@@ -90,11 +155,49 @@ class Confinement:
         return not any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
 
 
+def _signal_refused(pid: int) -> bool:
+    """Whether the kernel refuses this process a signal to ``pid`` (Landlock: outside its sandbox)."""
+    try:
+        os.kill(pid, 0)
+    except PermissionError:
+        return True
+    except OSError:  # gone, or no such group
+        pass
+    return False
+
+
+def _resolve_refused(host: str) -> bool:
+    """Whether ``host`` cannot be resolved here: the DNS is out of reach (no UDP), only files remain."""
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    else:
+        return False
+    try:
+        socket.getaddrinfo(host, None)
+    except (OSError, UnicodeError):
+        return True
+    return False
+
+
+_socket_listen = socket.socket.listen
+
+
+def _listen(self: socket.socket, *args: Any) -> None:
+    """``listen()``, which Python reports no audit event for: the filter refuses it."""
+    if self.family in _INET:
+        _record("listen", "{}:{}".format(*self.getsockname()[:2]))
+    _socket_listen(self, *args)
+
+
 def confine(sandbox: Sandbox) -> Confinement:
     """Apply ``sandbox`` to this process (before its pack is imported, while it has one thread)."""
+    seccomp.restrict()
     landlock.restrict(ruleset_for(sandbox))
     # The import path is read-only here: a lazy import's bytecode write would be refused, and then
     # wrongly named as the reason a call failed.
     sys.dont_write_bytecode = True
     sys.addaudithook(_hook)
+    socket.socket.listen = _listen  # type: ignore[method-assign,assignment]
     return Confinement(sandbox)

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 
 from attrs import frozen
 
+from . import seccomp
+
 __all__ = ["LandlockError", "Ruleset", "abi_version", "missing_feature", "restrict"]
 
 _SYS_CREATE_RULESET = 444
@@ -82,12 +84,13 @@ def abi_version() -> int:
 
 
 def missing_feature(abi: int, *, network: bool) -> str | None:
-    """What the kernel lacks for a sandbox (``None``: nothing)."""
+    """What the kernel lacks for a sandbox (``None``: nothing); with ``network``, to confine the
+    network too: Landlock's TCP rules, and the seccomp filter refusing every other socket."""
     if abi <= 0:
         return "Landlock (Linux 5.13+, enabled with lsm=landlock)"
     if network and abi < NETWORK_ABI:
         return f"Landlock TCP rules (ABI {NETWORK_ABI}, Linux 6.7+; this kernel has ABI {abi})"
-    return None
+    return seccomp.missing_feature() if network else None
 
 
 def _fs_rights(abi: int) -> int:

@@ -3,7 +3,8 @@ ruleset built from it, the environment it starts with, and how a denied access i
 
 Read-only: the Python installation, the import path (the pack's distribution among it), system
 libraries, certificates and name-service files. Read-write: a private temporary directory and the
-declared ``write`` paths. The network: only the host's egress proxy (:mod:`lorenz.sandbox.proxy`).
+declared ``write`` paths. The network: only TCP to the host's egress proxy (:mod:`lorenz.sandbox.proxy`),
+no other socket (:mod:`lorenz.sandbox.seccomp`).
 """
 
 from __future__ import annotations
@@ -120,15 +121,45 @@ def sandbox_env(env: Mapping[str, str], sandbox: Sandbox) -> dict[str, str]:
 @frozen(kw_only=True)
 class Denial:
     """One access the sandbox refused: ``kind`` is the permission to add (``network``, ``read``,
-    ``write``, ``subprocess``), ``target`` what was reached for."""
+    ``write``, ``subprocess``) or what no permission grants (``socket``: other than TCP, ``resolve``:
+    a name, ``listen``, ``signal``, ``ptrace``), ``target`` what was reached for."""
 
     kind: str
     target: str
 
 
+#: What no permission grants a sandboxed pack: the remedy is not to sandbox it.
+_UNSANDBOXED = "no permission grants it (only leaving the pack out of server.sandboxed_packs does)"
+
+
 def denial_message(pack: str, denial: Denial) -> str:
     """``pack acme tried to connect to evil.example:443; add it to tools.acme.permissions.network``."""
+    target = denial.target
+    through_proxy = f"add the host to tools.{pack}.permissions.network and reach it over HTTP(S) through the proxy"
     if denial.kind == "subprocess":
-        return f"pack {pack} tried to run {denial.target}; set tools.{pack}.permissions.subprocess: true"
+        return f"pack {pack} tried to run {target}; set tools.{pack}.permissions.subprocess: true"
+    if denial.kind == "socket":
+        return (
+            f"pack {pack} tried to open a {target} socket; a sandboxed pack has TCP to its proxy only: {through_proxy}"
+        )
+    if denial.kind == "resolve":
+        return (
+            f"pack {pack} tried to resolve {target}; a sandboxed pack resolves names through its proxy: {through_proxy}"
+        )
+    if denial.kind == "listen":
+        return f"pack {pack} tried to listen on {target}; a sandboxed pack accepts no connections: {_UNSANDBOXED}"
+    if denial.kind == "signal":
+        return f"pack {pack} tried to signal {_process(int(target))} outside its sandbox; {_UNSANDBOXED}"
+    if denial.kind == "ptrace":
+        return f"pack {pack} tried to trace {target} (ptrace); {_UNSANDBOXED}"
     verb = {"network": "connect to", "read": "read", "write": "write to"}.get(denial.kind, "reach")
     return f"pack {pack} tried to {verb} {denial.target}; add it to tools.{pack}.permissions.{denial.kind}"
+
+
+def _process(pid: int) -> str:
+    """What ``kill(pid, ...)`` reaches, in words."""
+    if pid > 0:
+        return f"process {pid}"
+    if pid == -1:
+        return "every process"
+    return f"process group {-pid}" if pid else "its process group"

@@ -3,8 +3,9 @@
 One per sandboxed pack, on loopback, in the host. It takes ``CONNECT host:port`` (HTTPS) and
 absolute-form requests (``GET http://host:port/...``), and lets through only what the pack's
 :class:`~lorenz.sandbox.permissions.Permissions` declare, matching the name as the client sent it,
-before any resolution. A refusal is a ``403`` whose reason names the target, and is remembered
-(:meth:`EgressProxy.denials_since`) so the host can say which permission the failed call lacked.
+before any resolution, and only a well-formed host name or IP address. A refusal is a ``403`` whose
+reason names the target (escaped), and is remembered (:meth:`EgressProxy.denials_since`) so the
+host can say which permission the failed call lacked.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import ipaddress
 import logging
+import re
 from urllib.parse import urlsplit
 
 from .permissions import Permissions
@@ -75,19 +78,25 @@ class EgressProxy:
         line, _, rest = head.partition(b"\r\n")
         method, target, version = line.decode("latin-1").split(" ", 2)
         if method == "CONNECT":
-            host, port = _host_port(target, 443)
+            host, port = _host_port(target, "443")
         else:
             url = urlsplit(target)
             if url.scheme != "http" or not url.hostname:
                 await _answer(writer, 400, "absolute http URL or CONNECT expected")
                 return
-            host, port = url.hostname, url.port or 80
-        if not self.permissions.allows_host(host, port):
-            self._refuse(f"{_bracket(host)}:{port}")
-            await _answer(writer, 403, f"{DENIED_REASON} {_bracket(host)}:{port}")
+            host, port = _host_port(url.netloc.rpartition("@")[2], "80")
+        # Checked as a name first: a NUL or another control character would match a glob and then
+        # be cut short by the resolver (``localhost\x00.allowed.test`` as ``*.allowed.test``).
+        if not (_valid_host(host) and _valid_port(port) and self.permissions.allows_host(host, int(port))):
+            refused = _printable(f"{_bracket(host)}:{port}")
+            self._refuse(refused)
+            await _answer(writer, 403, f"{DENIED_REASON} {refused}")
             return
+        host = host.lower().removesuffix(".")  # the name matched
         try:
-            up_reader, up_writer = await asyncio.wait_for(asyncio.open_connection(host, port), _CONNECT_TIMEOUT_SECONDS)
+            up_reader, up_writer = await asyncio.wait_for(
+                asyncio.open_connection(host, int(port)), _CONNECT_TIMEOUT_SECONDS
+            )
         except (OSError, TimeoutError) as exc:
             await _answer(writer, 502, f"cannot reach {_bracket(host)}:{port}: {type(exc).__name__}")
             return
@@ -124,13 +133,38 @@ def _one_shot(head: bytes) -> bytes:
     return b"".join(line + b"\r\n" for line in lines) + b"Connection: close\r\n\r\n"
 
 
-def _host_port(target: str, default: int) -> tuple[str, int]:
+def _host_port(target: str, default: str) -> tuple[str, str]:
     if target.startswith("["):
         host, _, rest = target[1:].partition("]")
         port = rest.removeprefix(":")
     else:
         host, _, port = target.rpartition(":") if ":" in target else (target, "", "")
-    return host, int(port) if port else default
+    return host, port or default
+
+
+#: A host name: dot-separated labels of ASCII letters, digits, ``-`` and ``_`` (and the root's
+#: trailing dot), 254 characters at most.
+_HOST_NAME = re.compile(r"(?=.{1,254}\Z)[A-Za-z0-9_-]{1,63}(?:\.[A-Za-z0-9_-]{1,63})*\.?", re.ASCII)
+
+
+def _valid_port(port: str) -> bool:
+    return port.isascii() and port.isdigit() and 0 < int(port) < 65536
+
+
+def _printable(text: str) -> str:
+    """``text`` for a log line and a status line: control and non-ASCII characters escaped."""
+    return text if text.isascii() and text.isprintable() else text.encode("unicode_escape").decode("ascii")
+
+
+def _valid_host(host: str) -> bool:
+    """A host name or an IP address (no IPv6 zone: it names an interface, and takes any text)."""
+    if _HOST_NAME.fullmatch(host):
+        return True
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return "%" not in host
 
 
 def _bracket(host: str) -> str:
