@@ -116,9 +116,15 @@ def test_json_follow_prints_json_lines(tmp_path: Path) -> None:
     log = CallLog(str(path), max_bytes=1_000, keep=100)
     command = [sys.executable, "-m", "lorenz", "calls", str(path), "--json", "--follow"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-    assert process.stdout is not None
+    stdout = process.stdout
+    assert stdout is not None
     received: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [received.put(line) for line in process.stdout], daemon=True).start()  # type: ignore[union-attr]
+
+    def read() -> None:
+        for line in stdout:
+            received.put(line)
+
+    threading.Thread(target=read, daemon=True).start()
     try:
         first = ""
         while not first:  # the command follows from the end of the log: warm up until it prints
