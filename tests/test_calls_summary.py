@@ -86,3 +86,22 @@ def test_lorenz_calls_prints_the_summary(tmp_path: Path, capsys: pytest.CaptureF
     assert "jira_query" in out and "100.0%" in out and "2 × jira 401" in out and "local_query" not in out
     assert main(["calls", str(tmp_path / "missing.jsonl")]) == 1
     assert "no such call log" in capsys.readouterr().err
+
+
+def test_lorenz_calls_skips_and_counts_lines_that_are_not_utf8(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from lorenz.cli import main
+
+    log = tmp_path / "calls.jsonl"
+    lines = [text.encode() for text in LOG]
+    lines.insert(3, b'{"tool": "local_query", "error": "\xff\xfe"}')  # one byte that is not UTF-8
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    assert main(["calls", str(log), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [(tool["tool"], tool["calls"]) for tool in report["tools"]] == [("local_query", 11), ("jira_query", 3)]
+    assert report["skippedLines"] == 3  # the undecodable line, "not json at all" and {"no": "tool"}
+    assert main(["calls", str(log)]) == 0
+    captured = capsys.readouterr()
+    assert "local_query" in captured.out
+    assert captured.err == f"lorenz: {log}: 3 lines skipped (not a call record; 1 not UTF-8)\n"

@@ -351,6 +351,39 @@ def test_a_replacement_killed_while_it_starts_is_replaced_again(tmp_path: Path) 
         assert len(current) == 2 and not current & {victim, replacement}
 
 
+def defunct(pid: int) -> set[int]:
+    """The children of ``pid`` that ended and were never reaped (``<defunct>``, state Z)."""
+    found = set()
+    for child in children(pid):
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                found.add(child)
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="finds the workers in /proc")
+def test_a_killed_resource_tracker_is_reaped_not_left_defunct(tmp_path: Path) -> None:
+    """multiprocessing's resource tracker, a child of the supervisor, killed: the supervisor reaps
+    it and starts another, and a worker killed afterwards is still replaced."""
+    directory = whoami_workspace(tmp_path)
+    with lorenz_serve(directory, "-p", "worker_pack.py", "serve", "--port", "0", "--workers", "2") as server:
+        workers = pids_answering(server.base_url)
+        assert len(workers) == 2
+        [tracker] = children(server.process.pid) - workers
+        assert b"resource_tracker" in Path(f"/proc/{tracker}/cmdline").read_bytes()
+        os.kill(tracker, signal.SIGKILL)
+        server.wait_for(re.compile(r"resource tracker died; started another"))
+        assert tracker not in children(server.process.pid)
+        assert not defunct(server.process.pid)
+        victim = min(workers)
+        os.kill(victim, signal.SIGKILL)
+        server.wait_for(re.compile(rf"worker {victim} exited \(killed by SIGKILL\); starting another"))
+        wait_until(lambda: len(pids_answering(server.base_url) - workers) == 1, 60, "a replacement worker serves")
+        assert not defunct(server.process.pid)
+        server.process.send_signal(signal.SIGTERM)
+        assert server.process.wait(timeout=30) == 0
+
+
 def test_workers_stop_when_their_parent_is_killed(tmp_path: Path) -> None:
     """SIGKILL to `lorenz serve` (nothing forwarded): its workers notice and stop by themselves."""
     directory = whoami_workspace(tmp_path)

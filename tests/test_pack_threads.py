@@ -13,7 +13,7 @@ import anyio.to_thread
 import httpx
 import pytest
 
-from lorenz import Settings, ToolContext, ToolResult, run_in_thread, tool_success
+from lorenz import Settings, ToolContext, ToolResult, run_in_thread, tool_failure, tool_success
 from lorenz.calllog.writer import CallRecord
 from lorenz.host.ops.watchdog import size_thread_pools
 from lorenz.toolcall.execution import CallOutcome, ClientGone, ToolRunner
@@ -111,6 +111,74 @@ async def test_a_call_whose_client_left_is_reported_as_it_really_ended() -> None
     assert written.is_set()
     assert [o.kind for o in reported] == ["success"]
     assert runner.in_flight("local") == 0
+
+
+async def _cancelled_as_the_thread_returns(returns: Any, monkeypatch: pytest.MonkeyPatch) -> list[CallOutcome]:
+    """A pack whose thread does its work, then has the call's caller cancelled as it returns: the
+    cancel reaches the loop before the thread's end does (a dropped connection landing as a write
+    completes). What the client-left report says.
+
+    The loop is held until the thread's end is queued behind the cancel, so the order is certain."""
+    loop = asyncio.get_running_loop()
+    wrote, queued = threading.Event(), threading.Event()
+    worker: list[threading.Thread] = []
+    from_worker = [0]
+    queue_soon = loop.call_soon_threadsafe
+
+    def counting(callback: Any, *args: Any, **kwargs: Any) -> asyncio.Handle:
+        handle = queue_soon(callback, *args, **kwargs)
+        if worker and threading.current_thread() is worker[0]:
+            from_worker[0] += 1
+            if from_worker[0] == 3:  # the hold, the cancel, then the thread's end
+                queued.set()
+        return handle
+
+    monkeypatch.setattr(loop, "call_soon_threadsafe", counting)
+    caller: asyncio.Future[CallOutcome] | None = None
+
+    def write() -> Any:
+        wrote.set()
+        worker.append(threading.current_thread())
+        assert caller is not None
+        loop.call_soon_threadsafe(queued.wait, 5)  # holds the loop
+        loop.call_soon_threadsafe(caller.cancel)
+        return returns
+
+    async def comments() -> ToolResult:
+        result = await run_in_thread(write)
+        return result if isinstance(result, ToolResult) else tool_success()
+
+    reported: list[CallOutcome] = []
+    told = asyncio.Event()
+    left = ClientGone(lambda outcome: (reported.append(outcome), told.set()))
+    runner = ToolRunner()
+    caller = asyncio.ensure_future(_run(runner, Pack("local", comments), time_limit=5, when_left=left))
+    with pytest.raises(asyncio.CancelledError):
+        await caller
+    async with asyncio.timeout(5):
+        await told.wait()
+    monkeypatch.undo()
+    assert wrote.is_set() and queued.is_set() and left.following
+    assert runner.in_flight("local") == 0
+    return reported
+
+
+@pytest.mark.parametrize(
+    ("returns", "kind"),
+    [
+        (tool_success({"comment": "added"}), "success"),
+        (tool_failure("board issue BOARD-9 not found"), "failure"),
+        (None, "success"),
+    ],
+)
+async def test_a_call_cancelled_as_its_thread_returns_is_reported_as_it_ended(
+    returns: Any, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The work completed before the cancel took effect: the call is reported as it ended (with
+    the tool result the thread returned, if it did), never ``cancelled``."""
+    [outcome] = await _cancelled_as_the_thread_returns(returns, monkeypatch)
+    assert outcome.kind == kind
+    assert outcome.result == (returns if returns is not None else tool_success())
 
 
 async def test_a_call_cancelled_before_its_work_finished_is_reported_cancelled() -> None:

@@ -251,6 +251,10 @@ def test_yaml_error_carries_its_location() -> None:
     problem = "expected ',' or ']', but got '<stream end>' while parsing a flow sequence that opens here"
     assert (info.value.problem, info.value.line, info.value.column) == (problem, 2, 4)
     assert str(info.value) == f"{problem} at line 2, column 4"
+    with pytest.raises(YamlError) as counted:  # lines counted from the text's first line in its file
+        load_yaml("a: 1\nb: {x: 1\nc: 2\n", first_line=5)
+    assert (counted.value.line, counted.value.column) == (7, 2)
+    assert counted.value.problem.endswith("in the flow mapping that opens at line 6, column 4")
     with pytest.raises(YamlError) as unplaced:
         load_yaml("a: &a [*a]")
     assert (str(unplaced.value), unplaced.value.line) == ("recursive aliases are not supported", None)

@@ -177,6 +177,28 @@ def test_malformed_yaml_is_a_parse_error() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("front_matter", "message"),
+    [
+        (
+            "tracker: {kind: local}\ntools: {ticker: {}\nserver:\n  port: 4\n",
+            "WORKFLOW.md:4:1: expected ',' or '}', but got '<scalar>' in the flow mapping that opens at line 3, "
+            "column 8",
+        ),
+        (
+            "labels: [a, b\nnext: 1\n",
+            "WORKFLOW.md:3:5: expected ',' or ']', but got ':' in the flow sequence that opens at line 2, column 9",
+        ),
+    ],
+)
+def test_an_unclosed_flow_collection_names_where_it_opens(front_matter: str, message: str) -> None:
+    """A `{` or `[` left open runs into the next line, where the parser fails: the message says
+    where the collection opened, in the file's lines too."""
+    with pytest.raises(ConfigError) as raised:
+        parse_workflow_content(f"---\n{front_matter}---\nbody")
+    assert str(raised.value) == message
+
+
 @pytest.mark.parametrize("front_matter", ["- a\n- b", "just a scalar", "~", "# only a comment"])
 def test_non_map_front_matter(front_matter: str) -> None:
     """Lists, scalars, null and comment-only front matter are not a map."""

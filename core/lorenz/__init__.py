@@ -113,6 +113,7 @@ _EXPORTS: dict[str, str] = {
     "check_url": "lorenz.settings.options",
     "needs_tracker_kind": "lorenz.settings.validate",
     "load_yaml": "lorenz.yaml12",
+    "YamlError": "lorenz.yaml12",
     # packages whose names load on first use
     "lazy_exports": "lorenz.lazy",
 }
@@ -212,4 +213,5 @@ if TYPE_CHECKING:
     from .settings.validate import needs_tracker_kind as needs_tracker_kind
     from .toolcall.execution import report_progress as report_progress
     from .toolcall.execution import run_in_thread as run_in_thread
+    from .yaml12 import YamlError as YamlError
     from .yaml12 import load_yaml as load_yaml

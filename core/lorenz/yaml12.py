@@ -24,8 +24,9 @@ __all__ = ["YamlError", "load_yaml"]
 class YamlError(ValueError):
     """The text is not valid YAML (or holds a value plain data cannot carry).
 
-    ``problem`` is the message alone; ``line`` and ``column`` (1-based, within the parsed text)
-    say where, when the parser knows. ``str()`` is ``<problem> at line L, column C``.
+    ``problem`` is the message alone; ``line`` and ``column`` (1-based; lines counted from
+    :func:`load_yaml`'s ``first_line``) say where, when the parser knows. ``str()`` is
+    ``<problem> at line L, column C``.
     """
 
     def __init__(self, problem: str, line: int | None = None, column: int | None = None) -> None:
@@ -120,20 +121,21 @@ def _yaml() -> YAML:
     return yaml
 
 
-def load_yaml(text: str) -> Any:
+def load_yaml(text: str, *, first_line: int = 1) -> Any:
     """Parse one YAML document into dicts, lists, str, int, float, bool and None.
 
-    Raises :class:`YamlError` with a one-line message (duplicate keys included) that never
-    quotes a value from the document.
+    Raises :class:`YamlError` (a ``ValueError``) with a one-line message (duplicate keys included)
+    that never quotes a value from the document. ``first_line`` is the line of its file the text
+    starts on (``2`` for front matter after a ``---`` line): the lines an error names are the file's.
     """
     try:
         return _Plain()(_yaml().load(text))
     except YamlError:
         raise
     except MarkedYAMLError as exc:
-        raise _describe(exc) from None
+        raise _describe(exc, first_line) from None
     except ReaderError as exc:  # a control character: ruamel gives its offset, not a mark
-        line = text.count("\n", 0, exc.position) + 1
+        line = text.count("\n", 0, exc.position) + first_line
         column = exc.position - text.rfind("\n", 0, exc.position)
         raise YamlError(f"unacceptable character #x{exc.character:04x}: {exc.reason}", line, column) from None
     except YAMLError as exc:
@@ -146,18 +148,24 @@ def load_yaml(text: str) -> Any:
         raise YamlError(msg) from None
 
 
-def _describe(exc: MarkedYAMLError) -> YamlError:
+def _describe(exc: MarkedYAMLError, first_line: int) -> YamlError:
     problem = " ".join(str(exc.problem or exc.context or "invalid YAML").split())
     problem = _QUOTES_VALUE.sub(r"\1", problem)
     mark = exc.problem_mark or exc.context_mark
-    if exc.context_mark is not None and exc.context and "stream" in problem and "end" in problem:
+    context = " ".join(str(exc.context or "").split())
+    opened = exc.context_mark
+    if opened is not None and context and "stream" in problem and "end" in problem:
         # The text ran out (an unclosed quote, bracket or brace): the end of the front matter is a
         # line past the mistake, so point at where the unclosed thing opened.
-        mark = exc.context_mark
-        problem = f"{problem} {' '.join(str(exc.context).split())} that opens here"
+        mark = opened
+        problem = f"{problem} {context} that opens here"
+    elif opened is not None and mark is not None and opened.line != mark.line and "flow" in context:
+        # A `{` or `[` left open runs into the next lines: say where it opened, too.
+        what = context.removeprefix("while parsing a ")
+        problem = f"{problem} in the {what} that opens at line {opened.line + first_line}, column {opened.column + 1}"
     if mark is None:
         return YamlError(problem)
-    return YamlError(problem, mark.line + 1, mark.column + 1)
+    return YamlError(problem, mark.line + first_line, mark.column + 1)
 
 
 class _Plain:

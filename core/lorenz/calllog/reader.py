@@ -2,6 +2,7 @@
 
 Per tool: calls, failure rate (anything but ``success``), p50/p95/max duration and the most
 frequent errors; filtered by age (``--since 1h``) and tool; ``--follow`` tails the log live.
+A line that is not a call record (not UTF-8, not JSON, not a record) is skipped and counted.
 A log's texts came from clients and packs: what is printed of them is capped, and on a terminal
 their control characters are shown as escapes.
 """
@@ -11,18 +12,29 @@ from __future__ import annotations
 import json
 import re
 import statistics
-import time
+import threading
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
-from attrs import frozen
+from attrs import define, frozen
 
 from .record import MAX_ERROR_CHARS, capped
+from .tail import tail_lines
 
-__all__ = ["MAX_TOOL_CHARS", "ToolSummary", "follow", "parse_since", "read_calls", "shown", "summarize"]
+__all__ = [
+    "MAX_TOOL_CHARS",
+    "Skipped",
+    "ToolSummary",
+    "call_line",
+    "follow",
+    "parse_since",
+    "read_calls",
+    "shown",
+    "summarize",
+]
 
 #: Characters of a tool name printed (errors are printed up to the record's own cap).
 MAX_TOOL_CHARS = 128
@@ -61,16 +73,39 @@ def _moment(record: dict[str, Any]) -> datetime | None:
         return None
 
 
+@define
+class Skipped:
+    """How many lines :func:`read_calls` skipped: ``undecodable`` of them were not UTF-8."""
+
+    lines: int = 0
+    undecodable: int = 0
+
+
 def read_calls(
-    lines: Iterable[str], *, since: datetime | None = None, tool: str | None = None
+    lines: Iterable[bytes | str],
+    *,
+    since: datetime | None = None,
+    tool: str | None = None,
+    skipped: Skipped | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """The records among ``lines`` that match; lines that are not call records are skipped."""
+    """The records among ``lines`` that match; lines that are not call records are skipped (and
+    counted in ``skipped``)."""
+    tally = Skipped() if skipped is None else skipped
     for line in lines:
         try:
-            record = json.loads(line)
-        except ValueError:
+            text = line.decode("utf-8") if isinstance(line, bytes) else line
+        except UnicodeDecodeError:
+            tally.lines += 1
+            tally.undecodable += 1
             continue
+        if not text.strip():
+            continue
+        try:
+            record = json.loads(text)
+        except ValueError:
+            record = None
         if not isinstance(record, dict) or not isinstance(record.get("tool"), str):
+            tally.lines += 1
             continue
         if tool is not None and record["tool"] != tool:
             continue
@@ -144,26 +179,25 @@ def summarize(records: Iterable[dict[str, Any]], *, top: int = 3) -> list[ToolSu
     return summaries
 
 
-def follow(path: Path, out: TextIO, *, tool: str | None = None, poll_seconds: float = 0.5) -> None:
-    """Print each new call of the log as one line, from its end, until interrupted; a rotated
-    log is followed into its new file."""
-    handle = path.open(encoding="utf-8")
-    handle.seek(0, 2)
-    inode = path.stat().st_ino
-    while True:
-        line = handle.readline()
-        if not line:
-            time.sleep(poll_seconds)
-            try:
-                if path.stat().st_ino != inode:  # rotated: start on the new file
-                    handle.close()
-                    handle = path.open(encoding="utf-8")
-                    inode = path.stat().st_ino
-            except FileNotFoundError:
-                pass
-            continue
+def call_line(record: dict[str, Any]) -> str:
+    """A record as ``lorenz calls --follow`` prints it: when, tool, outcome, duration, error."""
+    error = f"  {shown(record['error'], MAX_ERROR_CHARS)}" if record.get("error") else ""
+    when, outcome, took = (shown(record.get(key, ""), 64) for key in ("ts", "outcome", "durationMs"))
+    return f"{when}  {shown(record['tool'], MAX_TOOL_CHARS)}  {outcome}  {took} ms{error}"
+
+
+def follow(
+    path: Path,
+    out: TextIO,
+    *,
+    tool: str | None = None,
+    render: Callable[[dict[str, Any]], str] = call_line,
+    poll_seconds: float = 0.5,
+    stop: threading.Event | None = None,
+) -> None:
+    """Print each new call of the log as ``render`` makes it a line, from its end, through its
+    rotations, until ``stop`` is set or the process is interrupted."""
+    for line in tail_lines(path, stop=stop or threading.Event(), poll_seconds=poll_seconds):
         for record in read_calls([line], tool=tool):
-            error = f"  {shown(record['error'], MAX_ERROR_CHARS)}" if record.get("error") else ""
-            when, outcome, took = (shown(record.get(key, ""), 64) for key in ("ts", "outcome", "durationMs"))
-            out.write(f"{when}  {shown(record['tool'], MAX_TOOL_CHARS)}  {outcome}  {took} ms{error}\n")
+            out.write(render(record) + "\n")
             out.flush()

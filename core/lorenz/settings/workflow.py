@@ -81,7 +81,7 @@ def parse_workflow_content(text: str, *, name: str = WORKFLOW_FILE) -> Workflow:
     from lorenz.yaml12 import YamlError, load_yaml  # the YAML parser loads only when there is front matter
 
     try:
-        config = load_yaml(front_matter)
+        config = load_yaml(front_matter, first_line=2)  # after the opening fence
     except YamlError as exc:
         raise ConfigError(_located(name, exc)) from None
     if not isinstance(config, dict):
@@ -93,8 +93,7 @@ def parse_workflow_content(text: str, *, name: str = WORKFLOW_FILE) -> Workflow:
 def _located(name: str, exc: YamlError) -> str:
     if exc.line is None or exc.column is None:
         return f"{name}: {exc.problem}"
-    # the front matter's first line is the file's second (after the opening fence)
-    return f"{name}:{exc.line + 1}:{exc.column}: {exc.problem}"
+    return f"{name}:{exc.line}:{exc.column}: {exc.problem}"
 
 
 def load_workflow(path: str | os.PathLike[str]) -> Workflow:

@@ -164,15 +164,19 @@ class ClientGone:
 
 def _after_caller_left(task: asyncio.Task[CallOutcome], slot: CallSlot, call: _PackCall) -> CallOutcome:
     """How a call cancelled by its caller ended: its own outcome when the pack finished anyway;
-    when the cancel cut the task off from a thread doing its work, whether that thread returned
-    or raised; ``cancelled`` only when the work was stopped before it finished."""
+    when the cancel cut the task off from a thread doing its work (before or just after that
+    thread returned), whether that thread raised or returned, and the tool result it returned;
+    ``cancelled`` only when the work was stopped before it finished."""
     if not task.cancelled():
         return task.result()
     if slot.orphan_errors:
         crashed = PluginError(f"pack {call.pack}", f"a thread of tool {call.tool}", slot.orphan_errors[0])
         return CallOutcome(failure_from_exception(crashed, None), "failure")
     if slot.orphans_returned:
-        return CallOutcome(tool_success(None), "success")
+        failed = [result for result in slot.orphan_results if not result.success]
+        if failed:
+            return CallOutcome(failed[0], "failure")
+        return CallOutcome(slot.orphan_results[-1] if slot.orphan_results else tool_success(None), "success")
     return CallOutcome(tool_failure(f"tool {call.tool} was cancelled"), "cancelled")
 
 

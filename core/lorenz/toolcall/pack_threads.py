@@ -21,6 +21,8 @@ from typing import Any, TypeVar
 from anyio import CapacityLimiter
 from anyio._backends._asyncio import AsyncIOBackend
 
+from lorenz.results import ToolResult
+
 __all__ = ["CURRENT_OWNER", "CallSlot", "HostExecutor", "PackThreads", "ThreadOwner", "route_anyio_threads"]
 
 T = TypeVar("T")
@@ -36,8 +38,10 @@ class CallSlot:
         self._release = release
         self._holders = 1  # the call's task
         self.task_ended = False
-        #: Threads cut off from the task (it ended first) that then returned, and those that raised.
+        #: Threads cut off from the task (it ended, or stopped awaiting them) that then returned,
+        #: the tool results among what they returned, and what those that raised raised.
         self.orphans_returned = 0
+        self.orphan_results: list[ToolResult] = []
         self.orphan_errors: list[BaseException] = []
         self._when_free: list[Callable[[], None]] = []
 
@@ -48,13 +52,23 @@ class CallSlot:
         self.task_ended = True
         self._drop()
 
-    def end_thread(self, error: BaseException | None) -> None:
-        if self.task_ended:
-            if error is None:
-                self.orphans_returned += 1
-            else:
-                self.orphan_errors.append(error)
+    def end_thread(self, error: BaseException | None, value: Any = None, *, cut_off: bool = False) -> bool:
+        """A thread ended, returning ``value`` or raising ``error``; whether it counts as an orphan
+        (the task had ended, or was ``cut_off`` from it, before it did)."""
+        orphan = self.task_ended or cut_off
+        if orphan:
+            self.orphan_ended(error, value)
         self._drop()
+        return orphan
+
+    def orphan_ended(self, error: BaseException | None, value: Any = None) -> None:
+        """How a thread whose result its task never received ended."""
+        if error is not None:
+            self.orphan_errors.append(error)
+            return
+        self.orphans_returned += 1
+        if isinstance(value, ToolResult):
+            self.orphan_results.append(value)
 
     def when_free(self, callback: Callable[[], None]) -> None:
         """``callback()`` once the task and all its threads have ended (now, if they have)."""
@@ -96,11 +110,13 @@ class PackThreads:
             slot.hold()
         lock = threading.Lock()
         state = ["queued"]
+        cut_off = [False]  # the awaiting task was cancelled while the thread ran
+        ended_as: list[tuple[BaseException | None, Any, bool]] = []  # once its end reached the loop
 
-        def ended(error: BaseException | None) -> None:
+        def ended(error: BaseException | None, value: Any = None) -> None:
             self.tokens.release_on_behalf_of(borrower)
-            if slot is not None:
-                slot.end_thread(error)
+            counted = slot.end_thread(error, value, cut_off=cut_off[0]) if slot is not None else False
+            ended_as.append((error, value, counted))
 
         def job() -> T:
             with lock:
@@ -108,17 +124,31 @@ class PackThreads:
                     raise asyncio.CancelledError
                 state[0] = "running"
             error: BaseException | None = None
+            value: Any = None
             try:
-                return function(*args)
+                result = function(*args)
+                value = result
+                return result
             except BaseException as exc:
                 error = exc
                 raise
             finally:
                 with contextlib.suppress(RuntimeError):  # the loop is closed: nothing left to release
-                    loop.call_soon_threadsafe(ended, error)
+                    loop.call_soon_threadsafe(ended, error, value)
 
         try:
             return await _run_in_worker(job, (), abandon_on_cancel, limiter or _UNBOUNDED)
+        except asyncio.CancelledError:
+            # The task stops awaiting a thread that started: whatever the thread does, or did while
+            # its result was on its way to the task, the task never sees. Say how it ends.
+            with lock:
+                started = state[0] == "running"
+            if started and slot is not None:
+                if not ended_as:
+                    cut_off[0] = True
+                elif not ended_as[0][2]:
+                    slot.orphan_ended(ended_as[0][0], ended_as[0][1])
+            raise
         finally:
             with lock:
                 skipped = state[0] == "queued"

@@ -16,7 +16,7 @@ from typing import Any
 from attrs import evolve, frozen
 from ruamel.yaml import YAML
 
-from lorenz import load_yaml
+from lorenz import YamlError, load_yaml
 
 __all__ = [
     "COMMENTS_MARKER",
@@ -40,7 +40,7 @@ _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 class BoardFormatError(ValueError):
-    """A board file that cannot be read as an issue (not UTF-8, bad YAML, missing status)."""
+    """A board file that cannot be read as an issue (not UTF-8, no front matter, bad YAML, no status)."""
 
 
 def check_storable(field: str, value: str) -> None:
@@ -117,7 +117,7 @@ def _load_front_matter(text: str) -> Any:
         return data
     if not text.strip():
         return {}
-    return load_yaml(text)
+    return load_yaml(text, first_line=2)
 
 
 def _dump_mapping(key: str, value: Any) -> str:
@@ -139,17 +139,28 @@ def _dump_mapping(key: str, value: Any) -> str:
 
 
 def parse_document(text: str, issue_id: str) -> BoardDocument:
-    """Parse an issue file. Raises :class:`BoardFormatError` (or the YAML error) when malformed."""
+    """Parse an issue file. Raises :class:`BoardFormatError` when malformed; the lines it names are
+    the file's."""
     text = text.replace("\r\n", "\n")
-    front: Any = {}
-    body = text
-    if text.startswith("---"):
-        end = text.find("\n---", 3)
-        if end != -1:
-            first_newline = text.find("\n")
-            close_newline = text.find("\n", end + 1)
-            body = text[close_newline + 1 :] if close_newline != -1 else ""
-            front = _load_front_matter(text[first_newline + 1 : end])
+    if not text.startswith("---"):
+        msg = (
+            f'board issue {issue_id} has no front matter: a board file starts with a "---" line, '
+            'then "status: ...", then another "---" line'
+        )
+        raise BoardFormatError(msg)
+    end = text.find("\n---", 3)
+    if end == -1:
+        msg = f'board issue {issue_id}: the front matter opened on line 1 is not closed: add a "---" line after it'
+        raise BoardFormatError(msg)
+    first_newline = text.find("\n")
+    close_newline = text.find("\n", end + 1)
+    body = text[close_newline + 1 :] if close_newline != -1 else ""
+    try:
+        front = _load_front_matter(text[first_newline + 1 : end])
+    except YamlError as exc:  # lines counted in the file: the front matter starts on its second
+        where = f" at line {exc.line}, column {exc.column}" if exc.line is not None else ""
+        msg = f"board issue {issue_id} has invalid front matter{where}: {exc.problem}"
+        raise BoardFormatError(msg) from None
     status = front.get("status") if isinstance(front, dict) else None
     if not isinstance(status, str) or not status.strip():
         msg = f"board issue {issue_id} is missing required 'status'"

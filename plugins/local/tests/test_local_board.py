@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 
 from lorenz.yaml12 import load_yaml
 from lorenz_local import board
-from lorenz_local.board import BoardDocument, comment_line, iso_timestamp, parse_document, render_document
+from lorenz_local.board import (
+    BoardDocument,
+    BoardFormatError,
+    comment_line,
+    iso_timestamp,
+    parse_document,
+    render_document,
+)
 from lorenz_local.store import BoardStore
 
 
@@ -54,16 +61,37 @@ def test_yaml_is_the_1_2_core_schema() -> None:
     assert parse_document("---\nstatus: 2026-01-01\n---\n", "BOARD-1").status == "2026-01-01"
 
 
-def test_no_front_matter_means_missing_status() -> None:
-    """A file without front matter is malformed: status is required."""
-    with pytest.raises(ValueError, match="board issue BOARD-3 is missing required 'status'"):
+def test_no_front_matter_is_named_as_such() -> None:
+    """A file without front matter is malformed, and the message says what is missing."""
+    with pytest.raises(
+        BoardFormatError, match=r'^board issue BOARD-3 has no front matter: a board file starts with a "---" line'
+    ):
         parse_document("# Just markdown\n", "BOARD-3")
 
 
-def test_unterminated_front_matter_is_body() -> None:
-    """`---` with no closing line is not front matter."""
-    with pytest.raises(ValueError, match="status"):
+def test_unterminated_front_matter_is_named_as_such() -> None:
+    """`---` with no closing line: the front matter is not closed (not a file with no status)."""
+    with pytest.raises(
+        BoardFormatError, match=r"^board issue BOARD-1: the front matter opened on line 1 is not closed"
+    ):
         parse_document("---\nstatus: Todo\n# T\n", "BOARD-1")
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("---\nstatus: Todo\nlabels: a: b\n---\n# T\n", "at line 3, column 10: mapping values are not allowed here"),
+        (
+            "---\nstatus: Todo\nlabels: [a, b\nother: 1\n---\n",
+            "at line 4, column 6: expected ',' or ']', but got ':' in the flow sequence that opens at line 3, column 9",
+        ),
+    ],
+)
+def test_a_yaml_error_names_the_files_own_line(text: str, where: str) -> None:
+    """The lines a YAML error names are the file's, counting the opening `---` line."""
+    with pytest.raises(BoardFormatError) as raised:
+        parse_document(text, "BOARD-7")
+    assert str(raised.value) == f"board issue BOARD-7 has invalid front matter {where}"
 
 
 def test_non_string_labels_are_dropped() -> None:

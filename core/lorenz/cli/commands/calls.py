@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from lorenz.cli.command import WORKFLOW_ENV, Command, add_json
-from lorenz.cli.output import UsageError, json_object, print_json
+from lorenz.cli.output import UsageError, counted, json_object, print_json
 
 __all__ = ["COMMAND"]
 
@@ -49,7 +51,16 @@ def _configured_call_log() -> Path | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lorenz.calllog.reader import MAX_TOOL_CHARS, follow, parse_since, read_calls, shown, summarize
+    from lorenz.calllog.reader import (
+        MAX_TOOL_CHARS,
+        Skipped,
+        call_line,
+        follow,
+        parse_since,
+        read_calls,
+        shown,
+        summarize,
+    )
     from lorenz.calllog.record import MAX_ERROR_CHARS
 
     path = _call_log_path(args)
@@ -58,19 +69,28 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     if args.follow:
+        render = _json_line if args.json else call_line
         try:
-            follow(path, sys.stdout, tool=args.tool)
+            follow(path, sys.stdout, tool=args.tool, render=render)
         except FileNotFoundError as exc:
             raise UsageError(f"{path}: no such call log") from exc
         return 0
+    skipped = Skipped()
     try:
-        with path.open(encoding="utf-8") as handle:
-            summaries = summarize(read_calls(handle, since=since, tool=args.tool))
+        with path.open("rb") as handle:  # bytes: a line that is not UTF-8 is skipped, not fatal
+            summaries = summarize(read_calls(handle, since=since, tool=args.tool, skipped=skipped))
     except FileNotFoundError as exc:
         raise UsageError(f"{path}: no such call log") from exc
     if args.json:
-        print_json(json_object(log=str(path), tools=[summary.to_dict() for summary in summaries]))
+        tools = [summary.to_dict() for summary in summaries]
+        print_json(json_object(log=str(path), tools=tools, skippedLines=skipped.lines))
         return 0
+    if skipped.lines:
+        undecodable = f"; {skipped.undecodable} not UTF-8" if skipped.undecodable else ""
+        print(
+            f"lorenz: {path}: {counted(skipped.lines, 'line')} skipped (not a call record{undecodable})",
+            file=sys.stderr,
+        )
     if not summaries:
         print("no calls")
         return 0
@@ -87,6 +107,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _json_line(record: dict[str, Any]) -> str:
+    """A record as ``lorenz calls --json --follow`` prints it: one JSON object on one line."""
+    return json.dumps(json_object(call=record), separators=(",", ":"))
+
+
 def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", nargs="?", help="the call log (default: server.call_log or $LORENZ_CALL_LOG)")
     parser.add_argument("--since", help="only calls this recent: 30s, 15m, 1h, 2d")
@@ -99,7 +124,8 @@ COMMAND = Command(
     name="calls",
     help="summarise a call log: per tool count, failure rate, p50/p95/max, top errors",
     description="Summarise the JSON-lines call log lorenz serve writes (server.call_log, LORENZ_CALL_LOG): per tool "
-    "the calls, the failure rate, p50/p95/max durations and the most frequent errors; --follow tails it.",
+    "the calls, the failure rate, p50/p95/max durations and the most frequent errors; --follow tails it "
+    "(with --json, one JSON object a line).",
     examples=("lorenz calls", "lorenz calls calls.jsonl --since 1h --tool jira_query", "lorenz calls --follow"),
     env=(("LORENZ_CALL_LOG", "the call log when none is named"), *WORKFLOW_ENV),
     arguments=_arguments,

@@ -18,6 +18,7 @@ import socket
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from multiprocessing.context import SpawnContext, SpawnProcess
 from multiprocessing.process import BaseProcess
@@ -181,6 +182,7 @@ class Supervisor:
                 if self.stops:
                     break
                 self.tend(index)
+            tend_resource_tracker()
             if self.restart and not self.stops:
                 self.restart = False
                 self.replace_all()
@@ -280,6 +282,19 @@ class Supervisor:
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+
+
+def tend_resource_tracker() -> None:
+    """multiprocessing's resource tracker, a child of this process since the first worker started:
+    one that was killed is reaped (no ``<defunct>`` process is left) and another started, which the
+    next worker to start would need anyway."""
+    from multiprocessing import resource_tracker
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        resource_tracker.ensure_running()  # probes it; reaps and relaunches a dead one
+    if caught:
+        _say("multiprocessing's resource tracker died; started another")
 
 
 def backoff(failures: int) -> float:
