@@ -81,8 +81,49 @@ async def test_an_answer_that_does_not_fit_is_a_validation_error(tmp_path: Path,
         await server._lorenz_state.aclose()  # type: ignore[attr-defined]
     assert result.is_error is True
     assert "answer to 'confirm' does not fit: confirm: must be a boolean" in result.content[0].text
-    assert result.structured_content["error"]["reason"] == "validation_error"
+    error = result.structured_content["error"]
+    assert error["reason"] == "validation_error"
+    assert "the client's answer to 'confirm' was not" in error["recovery"]
+    assert "Correct the arguments" not in error["recovery"]  # the arguments were fine
     assert "BOARD-3" in pack.BOARDS
+
+
+@frozen
+class Count:
+    count: int
+
+
+@pytest.mark.anyio
+async def test_a_form_integer_past_the_safe_range_is_refused(tmp_path: Path) -> None:
+    """An ``int`` field's answer is bounded like the form says (JavaScript's safe integers)."""
+    from lorenz.authoring import CallContext, tool
+    from lorenz.authoring.inputs import MAX_FORM_INTEGER
+
+    form = elicit("How many?", schema=Count)
+    assert form.params["requestedSchema"]["properties"]["count"] == {
+        "type": "integer",
+        "minimum": -MAX_FORM_INTEGER,
+        "maximum": MAX_FORM_INTEGER,
+    }
+
+    @tool(name="count_it", description="Asks how many.", input=Inner)
+    async def count_it(ctx: CallContext, args: Inner) -> Any:
+        answer = ctx.inputs.accepted("count", Count)
+        if answer is None:
+            return ctx.request_input({"count": form})
+        return {"count": answer.count}
+
+    host = make_pack_host(Pack(name="count", tools=[count_it]), base_dir=tmp_path)
+    fine = await host.call(
+        "count_it", {"x": 1}, answers={"count": {"action": "accept", "content": {"count": 2**53 - 1}}}
+    )
+    assert fine.success is True and fine.result == {"count": 2**53 - 1}
+    for huge in (10**30, -(2**53)):
+        refused = await host.call(
+            "count_it", {"x": 1}, answers={"count": {"action": "accept", "content": {"count": huge}}}
+        )
+        assert refused.success is False
+        assert f"count: must be between -{MAX_FORM_INTEGER} and {MAX_FORM_INTEGER}" in refused.error
 
 
 @frozen
