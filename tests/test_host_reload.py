@@ -222,7 +222,7 @@ async def test_the_reload_log_line_counts_in_the_right_number(
         assert reloads and reloads[-1].endswith(": 1 tool from 1 pack"), reloads
 
 
-async def test_a_setting_only_a_restart_applies_is_said_on_healthz_and_in_the_log(
+def test_a_setting_only_a_restart_applies_is_said_on_healthz_and_in_the_log(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, host_pack: ModuleType
 ) -> None:
     """A reload that changes a setting read once at start (here server.stateful and

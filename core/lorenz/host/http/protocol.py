@@ -5,7 +5,8 @@ A client has ``server.read_timeout_seconds`` to send a request's headers, then a
 its body, else ``408``; headers past 16 KiB, sent whole or in pieces, get ``431``. At the
 connection cap the connection that has waited longest on its client is closed to make room;
 only when every connection has a request in flight is a new one refused (``503``). One timer per
-connection serves all its deadlines, and under load a response's writes are joined into one. Under a plain uvicorn: ``--http lorenz.host:ReadDeadlineProtocol``.
+connection serves all its deadlines, and under load a response's writes are joined into one.
+Under a plain uvicorn: ``--http lorenz.host:ReadDeadlineProtocol``.
 """
 
 from __future__ import annotations
