@@ -241,20 +241,24 @@ class ReadDeadlineProtocol(H11Protocol):
             return
         if self.phase == "idle":  # a keep-alive connection's next request has begun
             self._enter("headers")
-        in_head = self.conn.their_state is h11.IDLE
+        in_head = self._reading_head()
         if in_head and not self.head.fits(data):
             self.expire(reply=HEADERS_TOO_LARGE)
             return
         cycle = self.cycle
         super().data_received(data)
         if in_head:
-            if self.conn.their_state is h11.IDLE:
+            if self._reading_head():
                 self.head.add(data)
             else:
                 self.head.restart()
         self._follow()
         if self.cycle is not cycle:  # a request came in whole or in part: its task starts now
             start_now(self.loop, self.tasks.__contains__)
+
+    def _reading_head(self) -> bool:
+        """Whether the client is sending a request's head (h11 waits for a request)."""
+        return self.conn.their_state is h11.IDLE
 
     def on_response_complete(self) -> None:
         self.transport.flush()  # type: ignore[attr-defined]
@@ -273,7 +277,7 @@ class ReadDeadlineProtocol(H11Protocol):
                 self.expire(reply=HEADERS_TOO_LARGE)
                 return
             self.handle_events()
-            if buffered and self.conn.their_state is h11.IDLE:
+            if buffered and self._reading_head():
                 self.head.restart(self.conn.trailing_data[0])
         if self.phase != "closed" and not self.transport.is_closing():
             self._follow(response_done=True)
