@@ -275,3 +275,18 @@ async def test_pack_host_plays_the_client(tmp_path: Path, pack: ModuleType) -> N
     assert [list(round) for round in host.asked] == [["confirm"], ["confirm"]]
     assert host.asked[1]["confirm"]["params"]["message"] == "Delete BOARD-3?"
     assert "BOARD-3" not in pack.BOARDS
+
+
+def test_a_spent_state_is_forgotten_once_it_would_have_expired(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The record of used states holds each for the state's lifetime only (it cannot grow past
+    what ten minutes of calls mint)."""
+    from lorenz.host.mcp import asking
+
+    now = [1000.0]
+    monkeypatch.setattr(asking.time, "monotonic", lambda: now[0])
+    spent = asking._Spent()
+    assert spent.spend("v1.a") and spent.spend("v1.b")
+    assert not spent.spend("v1.a")
+    now[0] += asking.STATE_TTL_SECONDS + 1
+    assert spent.spend("v1.c")  # drops a and b on the way
+    assert spent.spend("v1.a")  # expired by now anyway: the SDK's boundary refuses it first

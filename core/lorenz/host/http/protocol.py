@@ -297,8 +297,8 @@ class ReadDeadlineProtocol(H11Protocol):
     def expire(self, *, linger: bool = True, reply: bytes = REQUEST_TIMEOUT) -> None:
         """Close a connection whose client is late (or, ``linger=False``, that must make room; or
         whose headers are too large, ``reply=HEADERS_TOO_LARGE``): a request not yet answered gets
-        ``reply`` first. Lingering, the connection reads (and drops)
-        what the client still sends for a moment, so that the 408 is not lost to a reset."""
+        ``reply`` first. Lingering, the connection reads (and drops) what the client still sends for
+        a moment, so that the reply is not lost to a reset."""
         unanswered = self.phase == "headers" or (self.cycle is not None and not self.cycle.response_started)
         self._enter("closed")
         if self.transport.is_closing():

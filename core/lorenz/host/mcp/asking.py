@@ -124,10 +124,11 @@ class _Spent:
     def spend(self, state: str) -> bool:
         """Record ``state`` as used; ``False`` when it was used before."""
         now = time.monotonic()
-        for digest, until in self._until.items():  # oldest first: drop those expired
+        while self._until:  # oldest first: drop those expired
+            oldest, until = next(iter(self._until.items()))
             if until > now:
                 break
-            del self._until[digest]
+            del self._until[oldest]
         digest = hashlib.sha256(state.encode("utf-8", "surrogatepass")).digest()
         if digest in self._until:
             return False
