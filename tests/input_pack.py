@@ -84,7 +84,7 @@ class NoArgs:
     pass
 
 
-@tool(name="boards_list_roots", description="The client's roots.", input=NoArgs)
+@tool(name="boards_list_roots", description="The client's roots.", input=NoArgs, annotations=hints(read_only=True))
 async def roots_tool(ctx: CallContext, args: NoArgs) -> Any:
     roots = ctx.inputs.accepted("roots", Roots)
     if roots is None:

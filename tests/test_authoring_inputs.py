@@ -313,3 +313,55 @@ def test_state_minted_for_one_token_is_refused_for_another(tmp_path: Path, pack:
         assert "BOARD-3" in pack.BOARDS
         done = _post(running.url, retry, alice)["result"]
     assert done["isError"] is False and "BOARD-3" not in pack.BOARDS
+
+
+# -- a sealed state's reuse, and its key across a reload ------------------------------------------
+
+YES = {"confirm": {"action": "accept", "content": {"confirm": True}}}
+
+
+def _retry(n: int, state: str) -> dict[str, Any]:
+    return _call(n, "boards_delete_board", {"board": "BOARD-3"}, inputResponses=YES, requestState=state)
+
+
+def test_a_state_for_a_tool_that_changes_things_is_good_for_one_retry(modern: str, pack: ModuleType) -> None:
+    """A captured state and its answers cannot be replayed: the second retry is refused and the
+    tool does not run again (BOARD-3, put back, stays)."""
+    state = _post(modern, _call(1, "boards_delete_board", {"board": "BOARD-3"}))["result"]["requestState"]
+    done = _post(modern, _retry(2, state))["result"]
+    assert done["isError"] is False and "BOARD-3" not in pack.BOARDS
+    pack.BOARDS["BOARD-3"] = "Q3 plans, again"
+    replayed = _post(modern, _retry(3, state))["result"]
+    assert replayed["isError"] is True
+    assert replayed["structuredContent"]["error"]["reason"] == "invalid_request_state"
+    assert "already used" in replayed["content"][0]["text"]
+    assert pack.BOARDS["BOARD-3"] == "Q3 plans, again"
+
+
+def test_a_state_for_a_read_only_tool_may_be_retried_again(modern: str) -> None:
+    state = _post(modern, _call(1, "boards_list_roots", {}))["result"]["requestState"]
+    answers = {"roots": {"roots": [{"uri": "file:///work/a"}]}}
+    for n in (2, 3):
+        reply = _post(modern, _call(n, "boards_list_roots", {}, inputResponses=answers, requestState=state))["result"]
+        assert reply["isError"] is False and reply["structuredContent"] == {"roots": ["file:///work/a"]}
+
+
+def test_a_request_state_key_set_by_a_reload_holds_in_every_process(tmp_path: Path, pack: ModuleType) -> None:
+    """Two servers on one workflow stand for two workers: each seals with a key of its own until
+    a reload sets server.request_state_key, which both take up at once (no restart)."""
+    front = "---\ntracker:\n  kind: boardtracker\n"
+    workflow = tmp_path / "WORKFLOW.md"
+    workflow.write_text(front + "---\n", encoding="utf-8")
+    env = {"LORENZ_LOAD_PLUGINS": "", "PATH": os.environ.get("PATH", "")}
+    with (
+        serve_in_thread(cwd=tmp_path, env=env, plugins=[pack]) as one,
+        serve_in_thread(cwd=tmp_path, env=env, plugins=[pack]) as two,
+    ):
+        state = _post(one.url, _call(1, "boards_delete_board", {"board": "BOARD-3"}))["result"]["requestState"]
+        split = _post(two.url, _retry(2, state))["result"]
+        assert split["structuredContent"]["error"]["reason"] == "invalid_request_state"
+        workflow.write_text(front + "server:\n  request_state_key: " + "k" * 40 + "\n---\n", encoding="utf-8")
+        state = _post(one.url, _call(3, "boards_delete_board", {"board": "BOARD-3"}))["result"]["requestState"]
+        shared = _post(two.url, _retry(4, state))["result"]
+    assert shared["isError"] is False, shared
+    assert "BOARD-3" not in pack.BOARDS

@@ -81,8 +81,49 @@ async def test_an_answer_that_does_not_fit_is_a_validation_error(tmp_path: Path,
         await server._lorenz_state.aclose()  # type: ignore[attr-defined]
     assert result.is_error is True
     assert "answer to 'confirm' does not fit: confirm: must be a boolean" in result.content[0].text
-    assert result.structured_content["error"]["reason"] == "validation_error"
+    error = result.structured_content["error"]
+    assert error["reason"] == "validation_error"
+    assert "the client's answer to 'confirm' was not" in error["recovery"]
+    assert "Correct the arguments" not in error["recovery"]  # the arguments were fine
     assert "BOARD-3" in pack.BOARDS
+
+
+@frozen
+class Count:
+    count: int
+
+
+@pytest.mark.anyio
+async def test_a_form_integer_past_the_safe_range_is_refused(tmp_path: Path) -> None:
+    """An ``int`` field's answer is bounded like the form says (JavaScript's safe integers)."""
+    from lorenz.authoring import CallContext, tool
+    from lorenz.authoring.inputs import MAX_FORM_INTEGER
+
+    form = elicit("How many?", schema=Count)
+    assert form.params["requestedSchema"]["properties"]["count"] == {
+        "type": "integer",
+        "minimum": -MAX_FORM_INTEGER,
+        "maximum": MAX_FORM_INTEGER,
+    }
+
+    @tool(name="count_it", description="Asks how many.", input=Inner)
+    async def count_it(ctx: CallContext, args: Inner) -> Any:
+        answer = ctx.inputs.accepted("count", Count)
+        if answer is None:
+            return ctx.request_input({"count": form})
+        return {"count": answer.count}
+
+    host = make_pack_host(Pack(name="count", tools=[count_it]), base_dir=tmp_path)
+    fine = await host.call(
+        "count_it", {"x": 1}, answers={"count": {"action": "accept", "content": {"count": 2**53 - 1}}}
+    )
+    assert fine.success is True and fine.result == {"count": 2**53 - 1}
+    for huge in (10**30, -(2**53)):
+        refused = await host.call(
+            "count_it", {"x": 1}, answers={"count": {"action": "accept", "content": {"count": huge}}}
+        )
+        assert refused.success is False
+        assert f"count: must be between -{MAX_FORM_INTEGER} and {MAX_FORM_INTEGER}" in refused.error
 
 
 @frozen
@@ -234,3 +275,18 @@ async def test_pack_host_plays_the_client(tmp_path: Path, pack: ModuleType) -> N
     assert [list(round) for round in host.asked] == [["confirm"], ["confirm"]]
     assert host.asked[1]["confirm"]["params"]["message"] == "Delete BOARD-3?"
     assert "BOARD-3" not in pack.BOARDS
+
+
+def test_a_spent_state_is_forgotten_once_it_would_have_expired(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The record of used states holds each for the state's lifetime only (it cannot grow past
+    what ten minutes of calls mint)."""
+    from lorenz.host.mcp import asking
+
+    now = [1000.0]
+    monkeypatch.setattr(asking.time, "monotonic", lambda: now[0])
+    spent = asking._Spent()
+    assert spent.spend("v1.a") and spent.spend("v1.b")
+    assert not spent.spend("v1.a")
+    now[0] += asking.STATE_TTL_SECONDS + 1
+    assert spent.spend("v1.c")  # drops a and b on the way
+    assert spent.spend("v1.a")  # expired by now anyway: the SDK's boundary refuses it first

@@ -220,3 +220,24 @@ async def test_the_reload_log_line_counts_in_the_right_number(
             assert await names(server.url) == ["extra_ping"]
         reloads = [record.getMessage() for record in caplog.records if "reloaded" in record.getMessage()]
         assert reloads and reloads[-1].endswith(": 1 tool from 1 pack"), reloads
+
+
+def test_a_setting_only_a_restart_applies_is_said_on_healthz_and_in_the_log(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, host_pack: ModuleType
+) -> None:
+    """A reload that changes a setting read once at start (here server.stateful and
+    server.access_log) names it on /healthz and in the log; changed back, it is no longer named."""
+    workflow = tmp_path / "WORKFLOW.md"
+    write(workflow, "tracker:\n  kind: demo\n")
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack]) as server:
+        healthz = server.base_url + "/healthz"
+        assert "settingsNeedRestart" not in httpx.get(healthz).json()
+        with caplog.at_level(logging.WARNING, logger="lorenz.host"):
+            write(workflow, "tracker:\n  kind: demo\nserver:\n  stateful: true\n  access_log: true\n")
+            pending = httpx.get(healthz).json()
+        write(workflow, "tracker:\n  kind: demo\n")
+        back = httpx.get(healthz).json()
+    assert pending["settingsNeedRestart"] == ["server.stateful", "server.access_log"]
+    warned = [record.getMessage() for record in caplog.records if "needs a restart" in record.getMessage()]
+    assert warned and warned[-1].startswith("lorenz: server.stateful, server.access_log changed in ")
+    assert "settingsNeedRestart" not in back

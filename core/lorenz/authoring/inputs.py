@@ -9,6 +9,8 @@ from typing import Any, Literal, TypeVar
 
 from attrs import field, frozen
 
+from lorenz.arguments import ArgumentProblem
+
 from .schema import input_schema
 from .structure import ArgumentError, structure_strict
 
@@ -27,6 +29,9 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+#: The integers a form answers with: those every JSON client holds exactly (JavaScript's safe range).
+MAX_FORM_INTEGER = 2**53 - 1
 
 Kind = Literal["elicit", "elicit_url", "sampling", "roots"]
 Action = Literal["accept", "decline", "cancel"]
@@ -113,31 +118,54 @@ class Inputs:
 
     def accepted(self, name: str, type_: type[T]) -> T | None:
         """The accepted answer to ``name`` as ``type_`` (structured strictly), or ``None`` when it was
-        not asked, or declined or cancelled. An answer that does not fit ``type_`` is a
-        ``validation_error`` failure naming the problem."""
+        not asked, or declined or cancelled. An answer that does not fit ``type_`` (or a form's
+        integer past :data:`MAX_FORM_INTEGER`) is a ``validation_error`` failure naming the problem,
+        whose recovery says the answer was at fault, not the arguments."""
         answer = self.answers.get(name)
         if answer is None or answer.action != "accept":
             return None
+        content = answer.content if answer.content is not None else {}
         try:
-            return structure_strict(answer.content if answer.content is not None else {}, type_)
+            if answer.kind == "elicit":
+                _check_form_integers(content)
+            return structure_strict(content, type_)
         except ArgumentError as exc:
             from .failures import validation_error
 
             problems = "; ".join(str(problem) for problem in exc.located)
-            raise validation_error(f"The client's answer to {name!r} does not fit: {problems}") from None
+            recovery = (
+                f"The arguments were fine; the client's answer to {name!r} was not. Call the tool again "
+                "and answer the question with values of the types its form asks for."
+            )
+            message = f"The client's answer to {name!r} does not fit: {problems}"
+            raise validation_error(message, recovery=recovery) from None
 
     def __contains__(self, name: object) -> bool:
         return name in self.answers
 
 
+def _check_form_integers(content: Any) -> None:
+    """Refuse a form answer's integer no JSON client holds exactly (``10**30`` in an ``int`` field)."""
+    if not isinstance(content, Mapping):
+        return
+    for key, value in content.items():
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_FORM_INTEGER:
+            message = f"must be between -{MAX_FORM_INTEGER} and {MAX_FORM_INTEGER}"
+            raise ArgumentError(ArgumentProblem((str(key),), message))
+
+
 def _flat_property(name: str, schema: Mapping[str, Any]) -> dict[str, Any]:
-    """An elicitation property: one primitive type (a nullable field is just optional)."""
+    """An elicitation property: one primitive type (a nullable field is just optional); an integer
+    is bounded to :data:`MAX_FORM_INTEGER` either way, so the client's form knows it too."""
     out = {key: value for key, value in schema.items() if key != "default" or value is not None}
     types = out.get("type")
     if isinstance(types, list):
         real = [kind for kind in types if kind != "null"]
         if len(real) == 1:
             out["type"] = real[0]
+    if out.get("type") == "integer":
+        out.setdefault("minimum", -MAX_FORM_INTEGER)
+        out.setdefault("maximum", MAX_FORM_INTEGER)
     primitive = out.get("type") in ("string", "number", "integer", "boolean") or "enum" in out
     if not primitive and not (out.get("type") == "array" and isinstance(out.get("items"), Mapping)):
         msg = f"elicit: field {name!r} must be a string, number, integer, boolean, enum or list of strings"

@@ -2,10 +2,11 @@
 connection accounting, so slow, idle or trickling clients cannot lock real ones out.
 
 A client has ``server.read_timeout_seconds`` to send a request's headers, then as long again for
-its body, else ``408``. At the connection cap the connection that has waited longest on its client
-is closed to make room; only when every connection has a request in flight is a new one refused
-(``503``). One timer per connection serves all its deadlines, and under load a response's writes
-are joined into one. Under a plain uvicorn: ``--http lorenz.host:ReadDeadlineProtocol``.
+its body, else ``408``; headers past 16 KiB, sent whole or in pieces, get ``431``. At the
+connection cap the connection that has waited longest on its client is closed to make room;
+only when every connection has a request in flight is a new one refused (``503``). One timer per
+connection serves all its deadlines, and under load a response's writes are joined into one.
+Under a plain uvicorn: ``--http lorenz.host:ReadDeadlineProtocol``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
 from lorenz._internals import callbacks_due
+from lorenz.host.http.heads import HEADERS_TOO_LARGE, HeadMeter
 from lorenz.host.scope import CANCEL_ON_DISCONNECT, READ_DEADLINES
 from lorenz.settings.model import DEFAULT_READ_TIMEOUT_SECONDS
 from lorenz.toolcall.eager import start_now
@@ -220,6 +222,7 @@ class ReadDeadlineProtocol(H11Protocol):
         self.deadline: asyncio.TimerHandle | None = None
         #: When the current phase's deadline passes (the loop's clock), ``None`` for no deadline.
         self.expires: float | None = None
+        self.head = HeadMeter()
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -238,11 +241,24 @@ class ReadDeadlineProtocol(H11Protocol):
             return
         if self.phase == "idle":  # a keep-alive connection's next request has begun
             self._enter("headers")
+        in_head = self._reading_head()
+        if in_head and not self.head.fits(data):
+            self.expire(reply=HEADERS_TOO_LARGE)
+            return
         cycle = self.cycle
         super().data_received(data)
+        if in_head:
+            if self._reading_head():
+                self.head.add(data)
+            else:
+                self.head.restart()
         self._follow()
         if self.cycle is not cycle:  # a request came in whole or in part: its task starts now
             start_now(self.loop, self.tasks.__contains__)
+
+    def _reading_head(self) -> bool:
+        """Whether the client is sending a request's head (h11 waits for a request)."""
+        return self.conn.their_state is h11.IDLE
 
     def on_response_complete(self) -> None:
         self.transport.flush()  # type: ignore[attr-defined]
@@ -254,7 +270,15 @@ class ReadDeadlineProtocol(H11Protocol):
         self.flow.resume_reading()
         if self.conn.our_state is h11.DONE and self.conn.their_state is h11.DONE:
             self.conn.start_next_cycle()
-            self.handle_events()  # a pipelined request
+            self.head.restart()
+            buffered = self.conn.trailing_data[0]  # a pipelined request
+            if buffered and not self.head.fits(buffered):
+                self._enter("headers")  # the next request's head is what goes unanswered
+                self.expire(reply=HEADERS_TOO_LARGE)
+                return
+            self.handle_events()
+            if buffered and self._reading_head():
+                self.head.restart(self.conn.trailing_data[0])
         if self.phase != "closed" and not self.transport.is_closing():
             self._follow(response_done=True)
 
@@ -270,10 +294,11 @@ class ReadDeadlineProtocol(H11Protocol):
             self.pool.open -= 1
         super().connection_lost(exc)
 
-    def expire(self, *, linger: bool = True) -> None:
-        """Close a connection whose client is late (or, ``linger=False``, that must make room): a
-        request not yet answered gets a 408 first. Lingering, the connection reads (and drops)
-        what the client still sends for a moment, so that the 408 is not lost to a reset."""
+    def expire(self, *, linger: bool = True, reply: bytes = REQUEST_TIMEOUT) -> None:
+        """Close a connection whose client is late (or, ``linger=False``, that must make room; or
+        whose headers are too large, ``reply=HEADERS_TOO_LARGE``): a request not yet answered gets
+        ``reply`` first. Lingering, the connection reads (and drops) what the client still sends for
+        a moment, so that the reply is not lost to a reset."""
         unanswered = self.phase == "headers" or (self.cycle is not None and not self.cycle.response_started)
         self._enter("closed")
         if self.transport.is_closing():
@@ -282,7 +307,7 @@ class ReadDeadlineProtocol(H11Protocol):
             if self.cycle is not None:  # the app sees http.disconnect, and its replies go nowhere
                 self.cycle.disconnected = True
                 self.cycle.message_event.set()
-            self.transport.write(REQUEST_TIMEOUT)
+            self.transport.write(reply)
         if linger and self.transport.can_write_eof():
             self.transport.write_eof()
             self.loop.call_later(LINGER_SECONDS, self.transport.close)

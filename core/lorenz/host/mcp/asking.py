@@ -2,11 +2,19 @@
 over stdio or a stateful HTTP session the host sends the requests on the call's own stream and
 waits; from 2026-07-28 the call answers ``input_required`` and the client retries it with the
 answers and the ``requestState`` the SDK's boundary sealed (:class:`SealedRequestState`); a
-stateless handshake-era HTTP client cannot answer, and the call says what would work."""
+stateless handshake-era HTTP client cannot answer, and the call says what would work.
+
+A sealed state lives :data:`STATE_TTL_SECONDS`; for a tool not marked idempotent it is good for one
+retry in this process (other workers do not know it was spent: there the lifetime bounds a replay).
+The sealing key is read for every call, so a reload that sets ``server.request_state_key`` applies
+at once in every worker; a state sealed under the key it replaced is refused."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import os
+import time
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -27,7 +35,7 @@ from lorenz.toolcall.client_input import ASK, NONE, RETRY, ClientInput
 from .client_log import session_key
 from .replies import call_result
 
-__all__ = ["JSON_REFUSAL", "STATELESS_REFUSAL", "SealedRequestState", "client_input_for"]
+__all__ = ["JSON_REFUSAL", "STATELESS_REFUSAL", "STATE_TTL_SECONDS", "SealedRequestState", "client_input_for"]
 
 logger = logging.getLogger("lorenz.host")
 
@@ -89,13 +97,43 @@ def client_input_for(ctx: ServerRequestContext[Any, Any] | None) -> ClientInput 
     return ClientInput(mode=ASK, ask=ask)
 
 
-def _refused_state() -> dict[str, Any]:
-    message = (
-        "The requestState of this call was not minted by this server for this tool and these arguments, "
-        "or has expired: call the tool again without it"
-    )
+#: How long a sealed ``requestState`` may be answered with (the SDK's default, said here).
+STATE_TTL_SECONDS = 600.0
+
+_SPENT_MESSAGE = (
+    "The requestState of this call was already used: the tool changes things, so each state is good "
+    "for one retry; call the tool again without it"
+)
+_REFUSED_MESSAGE = (
+    "The requestState of this call was not minted by this server for this tool and these arguments, "
+    "or has expired: call the tool again without it"
+)
+
+
+def _refused_state(message: str = _REFUSED_MESSAGE) -> dict[str, Any]:
     reply = call_result(failure_result(message, reason="invalid_request_state"))
     return reply.wire()
+
+
+class _Spent:
+    """The states already retried with, each kept until it would have expired anyway."""
+
+    def __init__(self) -> None:
+        self._until: dict[bytes, float] = {}
+
+    def spend(self, state: str) -> bool:
+        """Record ``state`` as used; ``False`` when it was used before."""
+        now = time.monotonic()
+        while self._until:  # oldest first: drop those expired
+            oldest, until = next(iter(self._until.items()))
+            if until > now:
+                break
+            del self._until[oldest]
+        digest = hashlib.sha256(state.encode("utf-8", "surrogatepass")).digest()
+        if digest in self._until:
+            return False
+        self._until[digest] = now + STATE_TTL_SECONDS
+        return True
 
 
 class SealedRequestState:
@@ -104,15 +142,36 @@ class SealedRequestState:
     the tool never runs on state it did not mint."""
 
     def __init__(
-        self, key: bytes | str, *, audience: str, principal: Callable[[ServerRequestContext[Any, Any]], str | None]
+        self,
+        key: Callable[[], bytes | str | None],
+        *,
+        audience: str,
+        principal: Callable[[ServerRequestContext[Any, Any]], str | None],
+        single_use: Callable[[ServerRequestContext[Any, Any]], bool],
     ) -> None:
-        # Bound to the caller's token by name: state minted for one token is refused for another.
-        security = RequestStateSecurity(keys=[key], bind_principal=principal)
-        self._boundary = RequestStateBoundary(security, default_audience=audience)
+        self._key = key
+        self._own = os.urandom(32)  # while server.request_state_key is unset
+        self._audience = audience
+        self._principal = principal
+        self._single_use = single_use
+        self._spent = _Spent()
+        self._sealing: bytes | str | None = None
+        self._boundary: RequestStateBoundary | None = None
+
+    def _current(self) -> RequestStateBoundary:
+        """The boundary for the key configured now (made afresh when a reload changed it)."""
+        key = self._key() or self._own
+        if self._boundary is None or key != self._sealing:
+            # Bound to the caller's token by name: state minted for one token is refused for another.
+            security = RequestStateSecurity(keys=[key], bind_principal=self._principal, ttl=STATE_TTL_SECONDS)
+            self._boundary = RequestStateBoundary(security, default_audience=self._audience)
+            self._sealing = key
+        return self._boundary
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method != "tools/call":
             return await call_next(ctx)
+        boundary = self._current()
         if ctx.params is None or ctx.params.get("requestState") is None:  # a first call: nothing to verify
             result = await call_next(ctx)
             if not is_input_required(result):
@@ -121,16 +180,20 @@ class SealedRequestState:
             async def answered(_: ServerRequestContext[Any, Any]) -> HandlerResult:
                 return result
 
-            return await self._boundary(ctx, answered)  # seals the state the call minted
+            return await boundary(ctx, answered)  # seals the state the call minted
         entered = False
+        state = ctx.params["requestState"]
 
         async def enter(inner: ServerRequestContext[Any, Any]) -> HandlerResult:
             nonlocal entered
             entered = True
+            # Verified: spent now, before the tool runs, so that a replay racing it is refused too.
+            if isinstance(state, str) and self._single_use(ctx) and not self._spent.spend(state):
+                return _refused_state(_SPENT_MESSAGE)
             return await call_next(inner)
 
         try:
-            return await self._boundary(ctx, enter)
+            return await boundary(ctx, enter)
         except MCPError as exc:
             data = exc.error.data
             if entered or not isinstance(data, dict) or data.get("reason") != "invalid_request_state":

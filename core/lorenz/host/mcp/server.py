@@ -9,7 +9,6 @@ never a JSON-RPC error, so every client hands it to the model.
 from __future__ import annotations
 
 import logging
-import os
 import re
 import time
 from collections.abc import Mapping
@@ -376,9 +375,24 @@ def build_server(state: HostState) -> LorenzServer:
     # against the request's version as it would the model (and dumping the model first cost more).
     server.add_request_handler("tools/call", ToolCallParams, on_call_tool)
     # Seals the state of a call that needs the client's input, and refuses state it did not mint.
-    key = state.live.snapshot().settings.server.request_state_key or os.urandom(32)
-    server.middleware.append(SealedRequestState(key, audience=SERVER_NAME, principal=lambda ctx: state.grant(ctx).name))
+    # The key is read for each call: a reload that sets server.request_state_key applies at once.
+    server.middleware.append(
+        SealedRequestState(
+            lambda: state.live.snapshot().settings.server.request_state_key,
+            audience=SERVER_NAME,
+            principal=lambda ctx: state.grant(ctx).name,
+            single_use=lambda ctx: not _idempotent(state.live.snapshot(), ctx),
+        )
+    )
     # Registered here, not as the constructor's (deprecated) hook: it advertises `logging`, and a
     # handshake-era client opts in to ctx.log messages with it.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, state.log_levels.on_set_level)
     return server
+
+
+def _idempotent(snapshot: Snapshot, ctx: ServerRequestContext[Any, Any]) -> bool:
+    """Whether the tool ``ctx`` calls is marked idempotent (or read-only): calling it twice with
+    the same answers does no more than once."""
+    spec = snapshot.by_name.get(str((ctx.params or {}).get("name")))
+    hints = (spec.annotations if spec is not None else None) or {}
+    return hints.get("idempotentHint") is True or hints.get("readOnlyHint") is True

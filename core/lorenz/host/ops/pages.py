@@ -106,10 +106,13 @@ async def server_card(request: Request) -> JSONResponse:
     return JSONResponse(card, headers=headers)
 
 
-def health_data(snapshot: Snapshot, *, reload_failed: bool, detailed: bool = True) -> dict[str, Any]:
+def health_data(
+    snapshot: Snapshot, *, reload_failed: bool, detailed: bool = True, restart_needed: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """``/healthz``: ``ok``, or ``degraded`` (still HTTP 200: the host serves the rest) naming the
     plugins that failed to load and the mounted packs left out; ``pid`` is the worker process that
-    answered, ``generation`` counts the reloads it served. Not ``detailed``: the status and counts
+    answered, ``generation`` counts the reloads it served; ``settingsNeedRestart`` names the
+    settings changed on disk that only a restart applies. Not ``detailed``: the status and counts
     only (what a load balancer needs), no names, errors or paths."""
     data: dict[str, Any] = {
         "status": "degraded" if snapshot.degraded else "ok",
@@ -119,6 +122,8 @@ def health_data(snapshot: Snapshot, *, reload_failed: bool, detailed: bool = Tru
         "pid": os.getpid(),
         "generation": snapshot.generation,
     }
+    if restart_needed:
+        data["settingsNeedRestart"] = list(restart_needed)
     if not detailed:
         return data
     isolated = snapshot.isolated_status()
@@ -144,7 +149,9 @@ async def healthz(request: Request) -> JSONResponse:
     live: LiveWorkspace = request.app.state.live
     snapshot = await live.current_async()
     detailed = await page_grant(request, snapshot) is FULL
-    data = health_data(snapshot, reload_failed=live.last_error is not None, detailed=detailed)
+    data = health_data(
+        snapshot, reload_failed=live.last_error is not None, detailed=detailed, restart_needed=live.restart_needed()
+    )
     return JSONResponse(data, headers={"Cache-Control": "no-store", "Vary": "Authorization"})
 
 

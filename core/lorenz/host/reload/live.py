@@ -51,6 +51,12 @@ _RELOAD_POLL_SECONDS = 0.005
 
 Signature = tuple[int, int, int, int]
 
+#: The ``server.*`` settings a process reads once, when it starts serving: a reload that changes
+#: one is said on ``/healthz`` (``settingsNeedRestart``) and in the log, and only a restart
+#: (``SIGHUP`` replaces ``--workers`` one at a time) applies it. Every other setting is read
+#: live, per request or per call, by every worker (docs/deploy.md has the table).
+RESTART_ONLY = ("host", "port", "mcp_port", "workers", "stateful", "json_response", "fast_path", "access_log")
+
 
 def _signature(path: Path | None) -> Signature | None:
     """What identifies one version of the file: an atomic replace changes the inode, an edit
@@ -99,6 +105,8 @@ class LiveWorkspace:
         self._reloading: tuple[threading.Event, float] | None = None
         self._reloading_lock = threading.Lock()
         self._snapshot = Snapshot.build(workspace, 0)
+        #: The server settings this process started serving with (those of :data:`RESTART_ONLY` hold).
+        self._started = self._snapshot.settings.server
         #: A pack said its tools changed: the next look re-mounts, even with WORKFLOW.md unchanged.
         self._remount = False
         self._snapshot.attach(self.remount)
@@ -295,7 +303,7 @@ class LiveWorkspace:
             )
             return False
         self._discovery = None
-        self._warn_restart_only(self._snapshot, snapshot)
+        self._warn_restart_only(snapshot)
         # The snapshot first: a request on the loop that sees the new signature (the file
         # unchanged since this load) must be served the new snapshot, not the one it replaces.
         replaced, self._snapshot = self._snapshot, snapshot
@@ -376,13 +384,21 @@ class LiveWorkspace:
         await anyio.to_thread.run_sync(self._snapshot.detach)
         await self._isolation.aclose()
 
-    @staticmethod
-    def _warn_restart_only(old: Snapshot, new: Snapshot) -> None:
-        before, after = old.settings.server, new.settings.server
-        changed = [
-            key
-            for key in ("host", "port", "stateful", "json_response", "fast_path", "workers")
-            if getattr(before, key) != getattr(after, key)
-        ]
-        if changed:
-            logger.warning("lorenz: server.%s changed; restart lorenz serve to apply", ", server.".join(changed))
+    def restart_needed(self) -> tuple[str, ...]:
+        """The :data:`RESTART_ONLY` settings (``server.stateful``...) whose value on disk is not the
+        one this process serves with."""
+        return self._pending_restart(self._snapshot)
+
+    def _pending_restart(self, snapshot: Snapshot) -> tuple[str, ...]:
+        now = snapshot.settings.server
+        return tuple(f"server.{key}" for key in RESTART_ONLY if getattr(now, key) != getattr(self._started, key))
+
+    def _warn_restart_only(self, new: Snapshot) -> None:
+        pending = self._pending_restart(new)
+        if pending and pending != self.restart_needed():
+            logger.warning(
+                "lorenz: %s changed in %s and needs a restart: this process serves with the value it started "
+                "with until then (SIGHUP replaces --workers one at a time)",
+                ", ".join(pending),
+                self._watched,
+            )
