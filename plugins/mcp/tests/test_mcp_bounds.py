@@ -15,7 +15,7 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import MCPServer
 
 import lorenz_mcp.pack
 from lorenz.testing import loopback_server
@@ -193,9 +193,7 @@ def test_mounting_waits_once_for_every_slow_upstream(
         _pack(workspace).close()
 
 
-def test_stderr_lines_name_the_instance(
-    tmp_path: Path, script: list[str], caplog: pytest.LogCaptureFixture
-) -> None:
+def test_stderr_lines_name_the_instance(tmp_path: Path, script: list[str], caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="lorenz_mcp")
     path = _workflow(
         tmp_path, script, {"first": {"env": {"WHICH": "w1"}, "prefix": "a_"}, "second": {"env": {"WHICH": "w2"}}}
