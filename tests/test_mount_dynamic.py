@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from lorenz import Settings, ToolContext, ToolSpec, tool_success
+from lorenz import PromptSpec, ResourceSpec, Settings, ToolContext, ToolSpec, tool_success
 from lorenz.host.ops.pages import health_data
 from lorenz.host.reload.snapshot import Snapshot
 from lorenz.mounting.mount import MountError
@@ -17,10 +17,20 @@ from lorenz.testing import make_pack_host
 class Listed:
     """A pack serving whatever ``tools`` holds, like an upstream's listing."""
 
-    def __init__(self, name: str, tools: list[str], *, dynamic: bool) -> None:
+    def __init__(
+        self, name: str, tools: list[str], *, dynamic: bool, uris: tuple[str, ...] = (), prompts: tuple[str, ...] = ()
+    ) -> None:
         self.name = name
         self.tools = tools
         self.dynamic_tools = dynamic
+        self.uris = uris
+        self.prompts = prompts
+
+    def resource_specs(self, settings: Settings) -> list[ResourceSpec]:
+        return [ResourceSpec(uri=uri, name=uri) for uri in self.uris]
+
+    def prompt_specs(self, settings: Settings) -> list[PromptSpec]:
+        return [PromptSpec(name=prompt) for prompt in self.prompts]
 
     def tool_specs(self, settings: Settings) -> list[ToolSpec]:
         return [ToolSpec(name=tool, description=f"{tool} of {self.name}") for tool in self.tools]
@@ -30,7 +40,7 @@ class Listed:
 
 
 def _dropped(host: Any) -> dict[tuple[str, str | None], str]:
-    return {(drop.pack, drop.tool): drop.error for drop in host.workspace.mounted.dropped}
+    return {(drop.pack, drop.tool): drop.error for drop in host.workspace.mounted.dropped if drop.tool is not None}
 
 
 @pytest.mark.anyio
@@ -78,3 +88,18 @@ def test_two_dynamic_packs_listing_one_name_serve_it_from_the_first() -> None:
     host = make_pack_host(first, second, options={"first": {}, "second": {}})
     assert host.tool_names() == ["same", "other"] and host.workspace.tool_owners()["same"] == "first"
     assert set(_dropped(host)) == {("second", "same")}
+
+
+def test_a_dynamic_packs_clashing_resource_or_prompt_is_dropped_not_a_mount_error() -> None:
+    upstream = Listed("upstream", ["same"], dynamic=True, uris=("memo://a", "memo://b"), prompts=("hello",))
+    own = Listed("own", ["same"], dynamic=False, uris=("memo://a",), prompts=("hello",))
+    host = make_pack_host(upstream, own, options={"upstream": {}, "own": {}})
+    offers = host.workspace.mounted.offers
+    assert [(spec.uri, pack.name) for spec, pack in offers.resources] == [("memo://b", "upstream"), ("memo://a", "own")]
+    assert [(spec.name, pack.name) for spec, pack in offers.prompts] == [("hello", "own")]
+    assert set(_dropped(host)) == {("upstream", "same")}
+    items = {(drop.pack, drop.item) for drop in host.workspace.mounted.dropped}
+    assert ("upstream", ("resource", "memo://a")) in items and ("upstream", ("prompt", "hello")) in items
+    assert {"pack": "upstream", "resource": "memo://a"}.items() <= next(
+        drop.to_dict() for drop in host.workspace.mounted.dropped if drop.item == ("resource", "memo://a")
+    ).items()

@@ -31,7 +31,7 @@ from lorenz.settings.suggest import did_you_mean, shown
 from .instances import InstancePack, check_served_names, instance_settings
 from .offers import OfferCollision, Offered, offered
 from .policy import apply_policy
-from .tool_names import dropped_problem, dynamic, log_dropped, shown_name
+from .tool_names import claim_names, dynamic, log_dropped
 
 if TYPE_CHECKING:
     from lorenz.plugins.model import Discovery
@@ -81,12 +81,17 @@ class PackFailure:
     pack: str
     error: str
     traceback: str | None = None
-    #: Set when only this tool of the pack was left out (a ``dynamic_tools`` pack's).
-    tool: str | None = None
+    #: Set when only this of the pack was left out (a ``dynamic_tools`` pack's): ``("tool", name)``,
+    #: ``("prompt", name)`` or ``("resource", uri)``.
+    item: tuple[str, str] | None = None
+
+    @property
+    def tool(self) -> str | None:
+        return self.item[1] if self.item is not None and self.item[0] == "tool" else None
 
     def to_dict(self) -> dict[str, Any]:
         found = {"pack": self.pack, "error": self.error}
-        return found if self.tool is None else {**found, "tool": self.tool}
+        return found if self.item is None else {**found, self.item[0]: self.item[1]}
 
 
 @frozen(kw_only=True, eq=False)
@@ -241,7 +246,9 @@ def mount(settings: Settings, discovery: Discovery, isolation: Isolation | None 
         names = list(settings.tool_options or {})
     packs: list[ToolProvider] = []
     listed: list[list[ToolSpec]] = []
-    dropped: list[PackFailure] = []
+    #: What of a ``dynamic_tools`` pack is left out: ``(pack, (kind, name), why)``.
+    left_out: list[tuple[str, tuple[str, str], str]] = []
+    declared: dict[str, str] = {}
     instances = settings.tool_instances
     providers = {name: instances[name].provider if name in instances else name for name in names}
     if isolation is not None:  # instances start when mounted, each with its own options
@@ -288,59 +295,23 @@ def mount(settings: Settings, discovery: Discovery, isolation: Isolation | None 
                 own = call_plugin(f"pack {name}", "tool_specs", _own_names, pack, settings)
                 prompts = _own_prompts(pack, settings) if pack.instance.rename else ()
                 for tool, problem in check_served_names(pack, own, prompts, lenient=dynamic(pack)):
-                    dropped.append(PackFailure(pack=name, tool=tool, error=problem))
+                    left_out.append((name, ("tool", tool), problem))
         except PluginError as exc:
             failures.append(_pack_failure(name, exc, settings))
             continue
         packs.append(pack)
         listed.append(pack_specs)
-    specs, owners = _claim_names(packs, listed, providers, dropped)
-    dropped = [evolve(drop, error=redact_text(drop.error, settings.secrets)) for drop in dropped]
-    for drop in dropped:
-        log_dropped(drop.pack, drop.tool or "", drop.error)
+    specs, owners = claim_names(packs, listed, declared, lambda t, p: _claim(declared, t, p, providers), left_out)
     try:
-        offers = offered(packs, settings)
+        offers = offered(packs, settings, left_out)
     except OfferCollision as exc:  # a URI or prompt name two packs declare fails here, like a tool name
         raise MountError(str(exc)) from None
-    mounted = Mounted(
-        packs=tuple(packs),
-        specs=tuple(specs),
-        owners=owners,
-        failures=tuple(failures),
-        offers=offers,
-        dropped=tuple(dropped),
-    )
+    dropped = [PackFailure(pack=p, item=item, error=redact_text(e, settings.secrets)) for p, item, e in left_out]
+    for drop in dropped:
+        log_dropped(drop.pack, str(drop.item), drop.error)
+    mounted = Mounted(packs=tuple(packs), specs=tuple(specs), owners=owners, offers=offers)
+    mounted = evolve(mounted, failures=tuple(failures), dropped=tuple(dropped))
     return apply_policy(mounted, settings)
-
-
-def _claim_names(
-    packs: Sequence[ToolProvider],
-    listed: Sequence[Sequence[ToolSpec]],
-    providers: Mapping[str, str],
-    dropped: list[PackFailure],
-) -> tuple[list[ToolSpec], dict[str, ToolProvider]]:
-    """The served tools and their packs, in mount order. The packs whose tools are their own claim
-    their names first (a name two of them declare raises :class:`MountError`); a dynamic pack's
-    tool it cannot serve is appended to ``dropped``."""
-    declared: dict[str, str] = {}
-    kept: dict[int, list[ToolSpec]] = {}
-    for index in sorted(range(len(packs)), key=lambda i: dynamic(packs[i])):
-        pack, mine = packs[index], kept.setdefault(index, [])
-        for spec in listed[index]:
-            problem = dropped_problem(spec.name, pack.name, declared) if dynamic(pack) else None
-            if problem is not None:
-                dropped.append(PackFailure(pack=pack.name, tool=shown_name(spec.name), error=problem))
-                continue
-            _claim(declared, spec.name, pack.name, providers)
-            mine.append(spec)
-    specs: list[ToolSpec] = []
-    owners: dict[str, ToolProvider] = {}
-    for index, pack in enumerate(packs):
-        for spec in kept[index]:
-            if spec.name not in owners:  # a pack repeating one of its own names serves it once
-                owners[spec.name] = pack
-                specs.append(spec)
-    return specs, owners
 
 
 def _own_names(pack: InstancePack, settings: Settings) -> list[str]:

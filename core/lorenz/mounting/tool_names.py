@@ -4,12 +4,12 @@ server's) that the host cannot serve under their names: why each is dropped, log
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 
-from lorenz.contracts import ToolProvider
+from lorenz.contracts import ToolProvider, ToolSpec
 from lorenz.settings.tools import TOOL_NAME_RE
 
-__all__ = ["dropped_problem", "dynamic", "log_dropped", "shown_name"]
+__all__ = ["claim_names", "dropped_problem", "dynamic", "log_dropped", "shown_name"]
 
 logger = logging.getLogger("lorenz.host")
 
@@ -45,12 +45,45 @@ def dropped_problem(name: str, pack: str, declared: Mapping[str, str]) -> str | 
     return None
 
 
-def log_dropped(pack: str, tool: str, error: str) -> None:
-    """Log a dropped tool, once per pack, tool and reason."""
-    key = (pack, tool, error)
+def log_dropped(pack: str, item: str, error: str) -> None:
+    """Log a dropped tool (or prompt, or resource), once per pack, item and reason."""
+    key = (pack, item, error)
     if key in _logged:
         return
     if len(_logged) >= _REMEMBERED:
         _logged.pop(next(iter(_logged)))
     _logged[key] = None
     logger.warning("lorenz: pack %s: %s", pack, error)
+
+
+def claim_names(
+    packs: Sequence[ToolProvider],
+    listed: Sequence[Sequence[ToolSpec]],
+    declared: dict[str, str],
+    claim: Callable[[str, str], object],
+    dropped: list[tuple[str, tuple[str, str], str]],
+) -> tuple[list[ToolSpec], dict[str, ToolProvider]]:
+    """The served tools of ``packs`` (``listed``: each one's specs) and their packs, in mount order.
+
+    The packs whose tools are their own claim their names first (``claim(tool, pack)`` records one
+    in ``declared``, raising for a name another pack has); a dynamic pack's tool it cannot serve is
+    appended to ``dropped`` as ``(pack, ("tool", name), why)``.
+    """
+    kept: dict[int, list[ToolSpec]] = {}
+    for index in sorted(range(len(packs)), key=lambda i: dynamic(packs[i])):
+        pack, mine = packs[index], kept.setdefault(index, [])
+        for spec in listed[index]:
+            problem = dropped_problem(spec.name, pack.name, declared) if dynamic(pack) else None
+            if problem is not None:
+                dropped.append((pack.name, ("tool", shown_name(spec.name)), problem))
+                continue
+            claim(spec.name, pack.name)
+            mine.append(spec)
+    specs: list[ToolSpec] = []
+    owners: dict[str, ToolProvider] = {}
+    for index, pack in enumerate(packs):
+        for spec in kept[index]:
+            if spec.name not in owners:  # a pack repeating one of its own names serves it once
+                owners[spec.name] = pack
+                specs.append(spec)
+    return specs, owners

@@ -182,8 +182,8 @@ def _failures(snapshot: Snapshot) -> list[str]:
     parts = ['<h2 id="failures">Failures</h2>', '<p class="muted">The host serves everything else.</p>']
     for failure in snapshot.pack_failures:
         what = f"pack <code>{escape(failure.pack)}</code>"
-        if failure.tool is not None:
-            what = f"tool <code>{escape(failure.tool)}</code> of {what}"
+        if failure.item is not None:
+            what = f"{escape(failure.item[0])} <code>{escape(failure.item[1])}</code> of {what}"
         parts.append(
             f'<section class="tool failed" id="failed-pack-{escape(failure.pack)}"><h4>{what} left out</h4>'
             f"<pre>{escape(failure.error)}</pre></section>"
