@@ -39,6 +39,8 @@ _HEAD = re.compile(rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*' + 
 _RESPONSE_FIRST = re.compile(rb'^\s*\{\s*"(?:result|error)"\s*:')
 _TAIL = re.compile(rb'"id"\s*:\s*' + _ID + rb"\s*\}\s*$")
 _MARK = "(server.max_result_bytes)"
+#: How the SDK (httpx2) words an SSE event over ``max_sse_event_size``.
+_SSE_LIMIT = "Server-sent event exceeded the"
 _INTERNAL_ERROR = -32603
 
 
@@ -49,7 +51,7 @@ def too_large(limit: int) -> str:
 
 def is_too_large(message: str) -> bool:
     """Whether an error the SDK raised is one of the caps (ours, or its SSE event limit)."""
-    return _MARK in message or "byte limit" in message
+    return _MARK in message or _SSE_LIMIT in message
 
 
 def _request_id(head: bytes, tail: bytes) -> int | str | None:
