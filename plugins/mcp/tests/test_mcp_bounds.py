@@ -15,7 +15,7 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 
 import lorenz_mcp.pack
 from lorenz.testing import loopback_server
@@ -222,3 +222,35 @@ def test_an_unservable_upstream_tool_is_dropped_not_a_mount_error(tmp_path: Path
         assert dropped == {("second", "a_ok")}
     finally:
         _pack(workspace).close()
+
+
+def _http_upstream_growing_a_huge_listing() -> Any:
+    server = MCPServer("lorenz-mcp-test-huge-listing")
+
+    @server.tool()
+    async def grow(ctx: Context) -> str:  # type: ignore[type-arg]
+        """Add a tool whose description makes the listing too big, and say so."""
+        server.add_tool(lambda: "huge", name="huge", description="d" * (2 * LIMIT))
+        await ctx.session.send_tool_list_changed()
+        return "grown"
+
+    return server.streamable_http_app()
+
+
+def test_a_relisting_over_the_cap_is_named_while_the_last_listing_serves() -> None:
+    with loopback_server(_http_upstream_growing_a_huge_listing()) as server:
+        options = parse_options({"url": f"{server.base_url}/mcp", "start_timeout_seconds": 60})
+        bounded = Upstream(options, "bounded", (), os.environ, LIMIT)
+        try:
+            assert [tool["name"] for tool in bounded.tools()] == ["grow"]
+            assert bounded.health() is None
+            anyio.run(bounded.call, "grow", {}, None)
+            deadline = time.monotonic() + 30  # a bound on waiting, not a timing assertion
+            while bounded.health() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            problem = bounded.health()
+            assert problem is not None and "listing its tools failed" in problem, problem
+            assert "more than 100,000 bytes (server.max_result_bytes)" in problem
+            assert [tool["name"] for tool in bounded.tools()] == ["grow"]
+        finally:
+            bounded.close()
