@@ -5,18 +5,21 @@
 Starts a stdio upstream (the SDK's ``MCPServer``) under ``lorenz_mcp.upstream.Upstream`` with the
 default ``server.max_result_bytes`` (8 MiB) and prints: how long a ``--mib`` MiB answer takes to
 fail and how much the process's peak RSS grew; how many of ``--progress`` progress notifications
-reach the caller; and how long ``McpPack`` mounting (every hook a mount asks) waits for an upstream
-whose first ``tools/list`` never comes.
+reach the caller; how long ``McpPack`` mounting (every hook a mount asks) waits for an upstream
+whose first ``tools/list`` never comes; and what reading a 200 MiB stderr line costs.
 """
 
 from __future__ import annotations
 
 import argparse
 import inspect
+import logging
 import os
 import resource
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -67,6 +70,7 @@ def main() -> None:
     parser.add_argument("--mib", type=int, default=40)
     parser.add_argument("--progress", type=int, default=50_000)
     args = parser.parse_args()
+    logging.basicConfig(level=logging.ERROR)  # the upstream's lines, not the figures
     with tempfile.TemporaryDirectory() as tmp:
         script = str(Path(tmp) / "upstream.py")
         Path(script).write_text(UPSTREAM, encoding="utf-8")
@@ -110,6 +114,18 @@ def main() -> None:
         pack.prompt_specs(settings)
         print(f"mounting a never-listing upstream (4 hooks): {time.monotonic() - began:.2f} s")
         pack.close()
+
+    from lorenz_mcp.stderr import StderrPipe
+
+    ended = threading.Event()
+    pipe = StderrPipe(lambda: "bench", (), ended.set)
+    before = _peak_mib()
+    line = "import sys; sys.stderr.write('x' * (200 << 20) + '\\nafter\\n')"
+    child = subprocess.Popen([sys.executable, "-c", line], stderr=pipe.writer)
+    pipe.start()
+    child.wait()
+    ended.wait(60)
+    print(f"a 200 MiB stderr line: peak RSS +{_peak_mib() - before:.0f} MiB")
 
 
 if __name__ == "__main__":
