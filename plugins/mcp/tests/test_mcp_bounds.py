@@ -254,3 +254,21 @@ def test_a_relisting_over_the_cap_is_named_while_the_last_listing_serves() -> No
             assert [tool["name"] for tool in bounded.tools()] == ["grow"]
         finally:
             bounded.close()
+
+
+def test_a_long_stderr_line_is_cut_and_the_next_one_logged(caplog: pytest.LogCaptureFixture) -> None:
+    import subprocess
+    import threading
+
+    from lorenz_mcp.stderr import StderrPipe
+
+    caplog.set_level(logging.WARNING, logger="lorenz_mcp")
+    ended = threading.Event()
+    pipe = StderrPipe(lambda: "noisy", (), ended.set)
+    write = "import sys; sys.stderr.write('x' * 100000 + '\\nafter\\n')"
+    child = subprocess.Popen([sys.executable, "-c", write], stderr=pipe.writer)
+    pipe.start()
+    child.wait(30)
+    assert ended.wait(30)
+    lines = [record.getMessage() for record in caplog.records]
+    assert lines == ["pack noisy: " + "x" * 2000, "pack noisy: after"]
