@@ -272,3 +272,22 @@ def test_a_long_stderr_line_is_cut_and_the_next_one_logged(caplog: pytest.LogCap
     assert ended.wait(30)
     lines = [record.getMessage() for record in caplog.records]
     assert lines == ["pack noisy: " + "x" * 2000, "pack noisy: after"]
+
+
+def test_lorenz_check_warns_of_a_dropped_upstream_tool_and_passes(tmp_path: Path, script: list[str]) -> None:
+    import subprocess
+
+    entries = {"first": {"prefix": "a_"}, "second": {"prefix": "b_", "rename": {"ok": "a_ok"}}}
+    _workflow(tmp_path, script, entries)
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
+    checked = subprocess.run(
+        [sys.executable, "-m", "lorenz", "check"],
+        cwd=tmp_path,
+        env={**env, "LORENZ_LOAD_PLUGINS": "lorenz-mcp"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stderr
+    assert 'pack second: tool a_ok is also declared by the "first" pack' in checked.stderr

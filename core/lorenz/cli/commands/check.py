@@ -122,6 +122,8 @@ def run(args: argparse.Namespace) -> int:
         warn(f"warning: {shown}: {warning}")
     for warning in [*_unmatched_patterns(workspace), *_ungranted_tools(workspace)]:
         warn(f"warning: {shown}: {warning}")
+    for drop in workspace.mounted.dropped:  # an upstream's listing: served without it, not an error
+        warn(f"warning: {shown}: pack {drop.pack}: {drop.error}")
     online = _online(server) if args.online else None
     sandboxed = _sandboxed(workspace)
     if args.json:
