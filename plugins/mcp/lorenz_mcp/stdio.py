@@ -13,6 +13,9 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import IO, Any
 
 import anyio
+from mcp.client.stdio import get_default_environment
+from mcp.os.posix.utilities import terminate_posix_process_tree
+from mcp.shared.message import SessionMessage
 
 from .limits import Lines
 
@@ -33,10 +36,6 @@ async def bounded_stdio(
     label: Callable[[], str],
 ) -> AsyncIterator[Any]:
     """Start ``command`` and yield the SDK's transport streams to it (``limit``: bytes a line)."""
-    from mcp.client.stdio import get_default_environment
-    from mcp.os.posix.utilities import terminate_posix_process_tree
-    from mcp.shared.message import SessionMessage
-
     process = await anyio.open_process(
         list(command), env=get_default_environment() | dict(env), stderr=errlog, cwd=cwd, start_new_session=True
     )

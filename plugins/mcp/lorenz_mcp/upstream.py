@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import importlib
 import logging
 import threading
 import time
@@ -39,6 +40,19 @@ _LIST_CHANGED = frozenset(
 )
 
 Progress = Callable[[float, float | None, str | None], Coroutine[Any, Any, None]]
+
+#: What the upstream's thread imports, imported by the thread starting it first: two threads
+#: importing one package at once (the SDK's client pulls in its server) can deadlock on its locks.
+_THREAD_IMPORTS = (
+    "anyio",
+    "httpx2",
+    "mcp",
+    "mcp.client.streamable_http",
+    "mcp.shared.exceptions",
+    "mcp_types",
+    "lorenz_mcp.retry",
+    "lorenz_mcp.stdio",
+)
 
 
 class UpstreamError(Exception):
@@ -90,6 +104,8 @@ class Upstream:
         self._broken = asyncio.Event()
         self._stopping = False
         self._first = threading.Event()
+        for module in _THREAD_IMPORTS:
+            importlib.import_module(module)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name=f"lorenz-mcp {label}", daemon=True)
         self._thread.start()
