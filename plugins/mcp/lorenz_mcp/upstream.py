@@ -315,34 +315,22 @@ class Upstream:
 
             server = spawned()
         else:
-            import httpx2
             from mcp.client.streamable_http import streamable_http_client
 
-            assert self.options.url is not None
-            timeout = self.options.timeout_seconds
-            from lorenz import RetryPolicy
-
-            from .retry import RetryingTransport, idempotent_tools
+            from .retry import http_client, idempotent_tools
 
             def retried(what: str, status: int, delay: float) -> None:
+                describe = self.options.describe()
                 logger.warning(
-                    "pack %s: %s answered %d to %s; retrying in %g s",
-                    self.label,
-                    self.options.describe(),
-                    status,
-                    what,
-                    delay,
+                    "pack %s: %s answered %d to %s; retrying in %g s", self.label, describe, status, what, delay
                 )
 
-            from .limits import BoundedTransport
+            assert self.options.url is not None
 
-            transport = RetryingTransport(
-                BoundedTransport(httpx2.AsyncHTTPTransport(), self.max_bytes),
-                RetryPolicy(),
-                lambda: idempotent_tools(self._tools or ()),
-                retried,
-            )
-            session = httpx2.AsyncClient(headers=self._headers, timeout=timeout, transport=transport)
+            def safe() -> frozenset[str]:
+                return idempotent_tools(self._tools or ())
+
+            session = http_client(self._headers, self.options.timeout_seconds, self.max_bytes, safe, retried)
             http = await stack.enter_async_context(session)
             server = streamable_http_client(self.options.url, http_client=http, max_sse_event_size=self.max_bytes)
 
