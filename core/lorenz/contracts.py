@@ -278,6 +278,11 @@ class ToolProvider(Protocol):
       matching detach. A new configuration is attached before the one it replaces is detached.
     * ``health(instance: PackInstance) -> str | None``: what is wrong with the mount now (an
       upstream that is down), or ``None``; shown on ``/healthz`` as a degraded pack. No I/O.
+    * ``dynamic_tools: bool``: its tools are listed by a third party (an upstream server), so a
+      tool it cannot serve under its name (not a valid tool name, one another pack declares, a
+      ``rename`` of a tool it does not list), or a resource URI or prompt name another pack
+      declares, is left out and reported, never a mount error; the packs whose tools are their
+      own claim their names first.
 
     The host serves resources and prompts beside the pack's tools, to callers that may call at
     least one of its tools, with the tools' timeout, containment and call log.

@@ -59,6 +59,7 @@ class InstancePack:
         self.inner = pack
         self.isolated = bool(getattr(pack, "isolated", False))
         self.validates_arguments = bool(getattr(pack, "validates_arguments", False))
+        self.dynamic_tools = bool(getattr(pack, "dynamic_tools", False))
         self._views: tuple[Settings, Settings] | None = None
 
     def __repr__(self) -> str:
@@ -199,15 +200,24 @@ class InstancePack:
         return out
 
 
-def check_served_names(pack: InstancePack, own: Sequence[str], prompts: Sequence[str] = ()) -> None:
+def check_served_names(
+    pack: InstancePack, own: Sequence[str], prompts: Sequence[str] = (), *, lenient: bool = False
+) -> list[tuple[str, str]]:
     """Raise :class:`ConfigError` for a ``rename`` of a tool (or prompt) the pack does not have, or
-    a served name that is not a valid tool name. ``own``: every tool the pack has, enabled or not."""
+    a served name that is not a valid tool name. ``own``: every tool the pack has, enabled or not.
+    ``lenient`` (a pack whose tools someone else lists, which may list a renamed tool later): the
+    missing renames are returned as ``(tool, problem)`` instead, and served names left to the mount."""
     key = pack.name
+    missing = []
     for old in pack.instance.rename:
         if old not in own and old not in prompts:
             listed = ", ".join(own) or "none"
             msg = f'tools.{key}.rename: the "{pack.provider}" pack has no tool {old} (its tools: {listed})'
-            raise ConfigError(msg)
+            if not lenient:
+                raise ConfigError(msg)
+            missing.append((old, msg))
+    if lenient:
+        return missing
     for name in own:
         served = pack.instance.served(name)
         if not TOOL_NAME_RE.match(served):
@@ -216,3 +226,4 @@ def check_served_names(pack: InstancePack, own: Sequence[str], prompts: Sequence
                 "(1-128 letters, digits, '_', '-' or '.'): use a shorter prefix or rename the tool"
             )
             raise ConfigError(msg)
+    return missing

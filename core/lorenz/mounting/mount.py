@@ -5,6 +5,11 @@ raises or returns something that is not a list of :class:`~lorenz.ToolSpec`, or 
 ``validate_options`` raises anything but the ``ValueError`` the contract uses to name a bad key, is
 left out and reported as a :class:`PackFailure`; the rest mount. What stays an error is a broken
 request: an unknown pack name, a bad option, two packs declaring one tool name.
+
+A pack whose tools someone else lists (``dynamic_tools``: an upstream MCP server's) cannot break the
+request: a tool of it the host cannot serve under its name (not a valid name, taken by another
+pack, a ``rename`` of a tool it does not list) is dropped and reported (:attr:`Mounted.dropped`),
+its other tools mount. The packs whose tools are their own claim their names first.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from attrs import field, frozen
+from attrs import evolve, field, frozen
 
 from lorenz.contracts import ToolContext, ToolProvider, ToolSpec
 from lorenz.plugins.containment import PluginError, call_plugin
@@ -26,6 +31,7 @@ from lorenz.settings.suggest import did_you_mean, shown
 from .instances import InstancePack, check_served_names, instance_settings
 from .offers import OfferCollision, Offered, offered
 from .policy import apply_policy
+from .tool_names import claim_names, dynamic, log_dropped
 
 if TYPE_CHECKING:
     from lorenz.plugins.model import Discovery
@@ -75,9 +81,17 @@ class PackFailure:
     pack: str
     error: str
     traceback: str | None = None
+    #: Set when only this of the pack was left out (a ``dynamic_tools`` pack's): ``("tool", name)``,
+    #: ``("prompt", name)`` or ``("resource", uri)``.
+    item: tuple[str, str] | None = None
+
+    @property
+    def tool(self) -> str | None:
+        return self.item[1] if self.item is not None and self.item[0] == "tool" else None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"pack": self.pack, "error": self.error}
+        found = {"pack": self.pack, "error": self.error}
+        return found if self.item is None else {**found, self.item[0]: self.item[1]}
 
 
 @frozen(kw_only=True, eq=False)
@@ -93,6 +107,8 @@ class Mounted:
     disabled: Mapping[str, DisabledEntry] = {}
     #: The packs' resources, resource templates and prompts.
     offers: Offered = field(factory=Offered)
+    #: Tools of ``dynamic_tools`` packs the host cannot serve, one :class:`PackFailure` each.
+    dropped: tuple[PackFailure, ...] = ()
 
     def pack_of(self, tool: str) -> str | None:
         pack = self.owners.get(tool)
@@ -229,8 +245,9 @@ def mount(settings: Settings, discovery: Discovery, isolation: Isolation | None 
         failures.append(_pack_failure(str(settings.tracker.kind), exc, settings))
         names = list(settings.tool_options or {})
     packs: list[ToolProvider] = []
-    specs: list[ToolSpec] = []
-    owners: dict[str, ToolProvider] = {}
+    listed: list[list[ToolSpec]] = []
+    #: What of a ``dynamic_tools`` pack is left out: ``(pack, (kind, name), why)``.
+    left_out: list[tuple[str, tuple[str, str], str]] = []
     declared: dict[str, str] = {}
     instances = settings.tool_instances
     providers = {name: instances[name].provider if name in instances else name for name in names}
@@ -276,21 +293,24 @@ def mount(settings: Settings, discovery: Discovery, isolation: Isolation | None 
             pack_specs = call_plugin(f"pack {name}", "tool_specs", checked_tool_specs, pack, settings)
             if isinstance(pack, InstancePack):
                 own = call_plugin(f"pack {name}", "tool_specs", _own_names, pack, settings)
-                check_served_names(pack, own, _own_prompts(pack, settings) if pack.instance.rename else ())
+                prompts = _own_prompts(pack, settings) if pack.instance.rename else ()
+                for tool, problem in check_served_names(pack, own, prompts, lenient=dynamic(pack)):
+                    left_out.append((name, ("tool", tool), problem))
         except PluginError as exc:
             failures.append(_pack_failure(name, exc, settings))
             continue
         packs.append(pack)
-        for spec in pack_specs:
-            _claim(declared, spec.name, pack.name, providers)
-            if spec.name not in owners:  # a pack repeating one of its own names serves it once
-                owners[spec.name] = pack
-                specs.append(spec)
+        listed.append(pack_specs)
+    specs, owners = claim_names(packs, listed, declared, lambda t, p: _claim(declared, t, p, providers), left_out)
     try:
-        offers = offered(packs, settings)
+        offers = offered(packs, settings, left_out)
     except OfferCollision as exc:  # a URI or prompt name two packs declare fails here, like a tool name
         raise MountError(str(exc)) from None
-    mounted = Mounted(packs=tuple(packs), specs=tuple(specs), owners=owners, failures=tuple(failures), offers=offers)
+    dropped = [PackFailure(pack=p, item=item, error=redact_text(e, settings.secrets)) for p, item, e in left_out]
+    for drop in dropped:
+        log_dropped(drop.pack, str(drop.item), drop.error)
+    mounted = Mounted(packs=tuple(packs), specs=tuple(specs), owners=owners, offers=offers)
+    mounted = evolve(mounted, failures=tuple(failures), dropped=tuple(dropped))
     return apply_policy(mounted, settings)
 
 
@@ -330,7 +350,7 @@ async def execute_mounted_tool(
     from lorenz.toolcall.execution import call_pack, failure_from_exception  # anyio: only when a tool runs
 
     every: list[str] = []
-    for pack in packs:
+    for pack in sorted(packs, key=dynamic):  # the packs whose tools are their own claim names first
         try:
             specs = call_plugin(f"pack {pack.name}", "tool_specs", checked_tool_specs, pack, context.settings)
         except PluginError as exc:

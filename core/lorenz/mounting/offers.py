@@ -2,8 +2,10 @@
 (``ToolProvider.resource_specs`` / ``prompt_specs``), each with the pack that owns it.
 
 A URI, a template or a prompt name two packs declare is an :class:`OfferCollision`, which mounting
-raises as a ``MountError``, as it does for a tool name. A pack whose hook raises or returns
-something else serves none of them (and says so in the log); its tools still mount.
+raises as a ``MountError``, as it does for a tool name, unless the later claim is a ``dynamic_tools``
+pack's (an upstream server's): that one is left out and named instead (the packs whose offers are
+their own claim first). A pack whose hook raises or returns something else serves none of them
+(and says so in the log); its tools still mount.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from lorenz.plugins.containment import PluginError, call_plugin
 from lorenz.uri_templates import match_template, template_pattern
 
 from .instances import provider_of
+from .tool_names import dynamic, shown_name
 
 if TYPE_CHECKING:
     from lorenz.settings.model import Settings
@@ -72,7 +75,7 @@ def _claim(owner: dict[str, str], what: str, key: str, pack: str, providers: dic
     first = owner.setdefault(key, pack)
     if first == pack:
         return
-    msg = f'{what} collision: {key} is declared by both the "{first}" and "{pack}" packs'
+    msg = f'{what} collision: {shown_name(key)} is declared by both the "{first}" and "{pack}" packs'
     provider = providers.get(pack, pack)
     instances = providers.get(first, first) == provider
     if instances:
@@ -88,16 +91,31 @@ def _claim(owner: dict[str, str], what: str, key: str, pack: str, providers: dic
     raise OfferCollision(msg)
 
 
-def offered(packs: Sequence[ToolProvider], settings: Settings) -> Offered:
+def offered(
+    packs: Sequence[ToolProvider], settings: Settings, dropped: list[tuple[str, tuple[str, str], str]] | None = None
+) -> Offered:
     """What ``packs`` serve besides tools; raises :class:`OfferCollision` for a URI, template or
-    prompt name two packs declare."""
+    prompt name two packs declare, except that a ``dynamic_tools`` pack's clashing one is left out
+    and appended to ``dropped`` as ``(pack, ("resource" or "prompt", its URI or name), error)``."""
     resources: list[tuple[ResourceSpec, ToolProvider]] = []
     templates: list[tuple[ResourceSpec, ToolProvider, re.Pattern[str]]] = []
     prompts: list[tuple[PromptSpec, ToolProvider]] = []
     uris: dict[str, str] = {}
     names: dict[str, str] = {}
     providers = {pack.name: provider_of(pack) for pack in packs}
-    for pack in packs:
+
+    def claim(owner: dict[str, str], what: str, key: str, pack: ToolProvider) -> bool:
+        try:
+            _claim(owner, what, key, pack.name, providers)
+        except OfferCollision as exc:
+            if not dynamic(pack) or dropped is None:
+                raise
+            kind = "prompt" if what == "prompt name" else "resource"
+            dropped.append((pack.name, (kind, shown_name(key)), f"{exc}; it is left out"))
+            return False
+        return True
+
+    for pack in sorted(packs, key=dynamic):  # the packs whose offers are their own claim first
         try:
             pack_resources = call_plugin(
                 f"pack {pack.name}", "resource_specs", _specs, pack, "resource_specs", ResourceSpec, settings
@@ -111,12 +129,18 @@ def offered(packs: Sequence[ToolProvider], settings: Settings) -> Offered:
             logging.getLogger("lorenz").warning("lorenz: pack %s serves no resources or prompts: %s", pack.name, exc)
             continue
         for spec in pack_resources:
-            _claim(uris, "resource template" if spec.template else "resource URI", spec.uri, pack.name, providers)
+            if not claim(uris, "resource template" if spec.template else "resource URI", spec.uri, pack):
+                continue
             if spec.template:
                 templates.append((spec, pack, template_pattern(spec.uri)))
             else:
                 resources.append((spec, pack))
         for prompt in pack_prompts:
-            _claim(names, "prompt name", prompt.name, pack.name, providers)
-            prompts.append((prompt, pack))
-    return Offered(resources=tuple(resources), templates=tuple(templates), prompts=tuple(prompts))
+            if claim(names, "prompt name", prompt.name, pack):
+                prompts.append((prompt, pack))
+    order = {id(pack): index for index, pack in enumerate(packs)}  # served in mount order
+    return Offered(
+        resources=tuple(sorted(resources, key=lambda item: order[id(item[1])])),
+        templates=tuple(sorted(templates, key=lambda item: order[id(item[1])])),
+        prompts=tuple(sorted(prompts, key=lambda item: order[id(item[1])])),
+    )

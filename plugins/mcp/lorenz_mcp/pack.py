@@ -4,6 +4,9 @@ The pack object owns its upstreams, keyed by their options: two mounts with equa
 one, and a reload that keeps a mount's options keeps its server. The host attaches each served
 configuration and detaches it once it is no longer served; an upstream no served configuration
 mounts is stopped then (and any left at interpreter exit, for the CLI, which never detaches).
+
+Mounting one instance starts every other ``mcp`` instance the settings show, so their first
+listings run at once and mounting waits :data:`MOUNT_WAIT_SECONDS` in all, not once per upstream.
 """
 
 from __future__ import annotations
@@ -31,20 +34,31 @@ from .upstream import Upstream, UpstreamError
 
 __all__ = ["MOUNT_WAIT_SECONDS", "McpPack"]
 
-#: How long mounting waits for an upstream's first ``tools/list`` (at most its start timeout); a
-#: slower one is mounted without tools and its tools are added when it answers.
+#: How long after its start mounting waits for an upstream's first ``tools/list`` (at most its start
+#: timeout); a slower one is mounted without tools and its tools are added when it answers.
 MOUNT_WAIT_SECONDS = 5.0
+
+
+def _own_key(settings: Settings, provider: str) -> str:
+    """The ``tools:`` key of the mount these settings are for: an instance's view holds its options
+    under the pack's name, so its own key is the one instance whose options are not listed."""
+    for key, instance in settings.tool_instances.items():
+        if instance.provider == provider and key not in (settings.tool_options or {}):
+            return key
+    return provider
 
 
 class McpPack:
     """One upstream MCP server's tools, passed through (see the module docstring)."""
 
     name = "mcp"
+    #: Its tools are the upstream's: one the host cannot serve is dropped, never a mount error.
+    dynamic_tools = True
 
     def __init__(self) -> None:
         self._running: dict[str, Upstream] = {}
-        #: How many attached configurations mount each upstream.
-        self._claims: dict[str, int] = {}
+        #: The instances of the attached configurations that mount each upstream.
+        self._claims: dict[str, list[str]] = {}
         self._lock = threading.Lock()
         atexit.register(self.close)
 
@@ -61,8 +75,10 @@ class McpPack:
             return []
         from .convert import tool_spec  # lorenz.authoring: only once a workflow mounts the pack
 
+        upstream = self._upstream(options, settings)
+        self._start_others(settings)
         wait = min(options.start_timeout_seconds, MOUNT_WAIT_SECONDS)
-        return [tool_spec(tool) for tool in self._upstream(options, settings).listed(wait)]
+        return [tool_spec(tool) for tool in upstream.listed(wait)]
 
     async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
         options = self._options(context.settings)
@@ -78,6 +94,8 @@ class McpPack:
         try:
             result = await upstream.call(name, input if isinstance(input, Mapping) else {}, context.progress)
         except UpstreamError as exc:
+            if exc.too_large:
+                return tool_failure(f"{exc}: ask for less", reason="result_too_large")
             return tool_failure(str(exc), reason="upstream_unavailable", retryable=True)
         from .convert import tool_result
 
@@ -137,8 +155,9 @@ class McpPack:
             return
         upstream = self._upstream(options, instance.settings)
         with self._lock:
-            self._claims[options.key] = self._claims.get(options.key, 0) + 1
-            upstream.label = instance.name
+            claims = self._claims.setdefault(options.key, [])
+            claims.append(instance.name)
+            upstream.label = ", ".join(dict.fromkeys(claims))
             upstream.listeners.append(instance.tools_changed)
 
     def detach(self, instance: PackInstance) -> None:
@@ -148,13 +167,14 @@ class McpPack:
             return
         with self._lock:
             upstream = self._running.get(options.key)
-            left = self._claims.get(options.key, 0) - 1
-            if upstream is None or left < 0:
+            claims = self._claims.get(options.key, [])
+            if upstream is None or instance.name not in claims:
                 return
             if instance.tools_changed in upstream.listeners:
                 upstream.listeners.remove(instance.tools_changed)
-            if left:
-                self._claims[options.key] = left
+            claims.remove(instance.name)
+            if claims:
+                upstream.label = ", ".join(dict.fromkeys(claims))
                 return
             del self._claims[options.key], self._running[options.key]
         upstream.close()
@@ -175,11 +195,27 @@ class McpPack:
         raw = (settings.tool_options or {}).get(self.name)
         return parse_options(raw) if raw else None
 
-    def _upstream(self, options: McpOptions, settings: Settings) -> Upstream:
+    def _upstream(self, options: McpOptions, settings: Settings, key: str | None = None) -> Upstream:
+        """The running upstream of ``options``, started (named ``key``, else this mount's key) if
+        none is."""
         with self._lock:
             upstream = self._running.get(options.key)
             if upstream is None:
-                label = f"{self.name} ({options.describe()})"
-                upstream = Upstream(options, label, tuple(settings.secrets), os.environ)
+                label = key or _own_key(settings, self.name)
+                max_bytes = settings.server.max_result_bytes
+                upstream = Upstream(options, label, tuple(settings.secrets), os.environ, max_bytes)
                 self._running[options.key] = upstream
             return upstream
+
+    def _start_others(self, settings: Settings) -> None:
+        """Start the upstreams of the other ``mcp`` instances these settings show (see the module
+        docstring); one whose options are bad is left to its own mount to report."""
+        for key, instance in settings.tool_instances.items():
+            raw = (settings.tool_options or {}).get(key)
+            if instance.provider != self.name or not raw:
+                continue
+            try:
+                options = parse_options(raw, f"tools.{key}")
+            except ValueError:
+                continue
+            self._upstream(options, settings, key)

@@ -10,7 +10,7 @@ upstream's HTTP client that sends the same request again after ``Retry-After`` o
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import anyio
@@ -18,7 +18,7 @@ import httpx2
 
 from lorenz import RetryPolicy
 
-__all__ = ["IDEMPOTENT_METHODS", "RetryingTransport", "idempotent_tools"]
+__all__ = ["IDEMPOTENT_METHODS", "RetryingTransport", "http_client", "idempotent_tools"]
 
 IDEMPOTENT_METHODS = frozenset(
     {
@@ -100,3 +100,19 @@ class RetryingTransport(httpx2.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         await self._inner.aclose()
+
+
+def http_client(
+    headers: Mapping[str, str],
+    timeout: float,
+    max_bytes: int,
+    safe_tools: Callable[[], Collection[str]],
+    on_retry: Callable[[str, int, float], None],
+) -> httpx2.AsyncClient:
+    """A remote upstream's HTTP client: ``headers`` and ``timeout`` on every request, its JSON
+    answers bounded by ``max_bytes``, its idempotent requests retried under :class:`RetryPolicy`."""
+    from .limits import BoundedTransport
+
+    bounded = BoundedTransport(httpx2.AsyncHTTPTransport(), max_bytes)
+    transport = RetryingTransport(bounded, RetryPolicy(), safe_tools, on_retry)
+    return httpx2.AsyncClient(headers=dict(headers), timeout=timeout, transport=transport)

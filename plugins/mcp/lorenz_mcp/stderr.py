@@ -20,6 +20,8 @@ logger = logging.getLogger("lorenz_mcp")
 #: Lines logged per second and upstream; the rest are counted and reported as dropped.
 LINES_PER_SECOND = 20
 _MAX_LINE = 2000
+#: Bytes of a line read at once: the rest of a longer line is read and skipped in pieces this size.
+_READ = 8192
 
 
 class StderrPipe:
@@ -45,9 +47,13 @@ class StderrPipe:
         self._reader.close()
 
     def _read(self) -> None:
-        window, logged, dropped = time.monotonic(), 0, 0
+        window, logged, dropped, rest_of_line = time.monotonic(), 0, 0, False
         try:
-            for raw in self._reader:
+            while raw := self._reader.readline(_READ):
+                if rest_of_line:  # the end of a line longer than _READ: not logged
+                    rest_of_line = not raw.endswith(b"\n")
+                    continue
+                rest_of_line = not raw.endswith(b"\n")
                 now = time.monotonic()
                 if now - window >= 1.0:
                     if dropped:

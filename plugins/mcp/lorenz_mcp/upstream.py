@@ -12,13 +12,16 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import importlib
 import logging
 import threading
+import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
 from lorenz import redact_text
 
+from .limits import ProgressThrottle, is_too_large, too_large
 from .offers import Offers, list_offers
 from .options import McpOptions, resolve_references
 from .stderr import StderrPipe
@@ -38,14 +41,29 @@ _LIST_CHANGED = frozenset(
 
 Progress = Callable[[float, float | None, str | None], Coroutine[Any, Any, None]]
 
+#: What the upstream's thread imports, imported by the thread starting it first: two threads
+#: importing one package at once (the SDK's client pulls in its server) can deadlock on its locks.
+_THREAD_IMPORTS = (
+    "anyio",
+    "httpx2",
+    "mcp",
+    "mcp.client.streamable_http",
+    "mcp.shared.exceptions",
+    "mcp_types",
+    "lorenz_mcp.retry",
+    "lorenz_mcp.stdio",
+)
+
 
 class UpstreamError(Exception):
     """The upstream could not answer: not started, gone mid-call, or broke the protocol; ``code``:
-    the JSON-RPC error code when it answered with an error."""
+    the JSON-RPC error code when it answered with an error; ``too_large``: its answer was over
+    ``server.max_result_bytes``."""
 
-    def __init__(self, message: str, code: int | None = None) -> None:
+    def __init__(self, message: str, code: int | None = None, *, too_large: bool = False) -> None:
         super().__init__(message)
         self.code = code
+        self.too_large = too_large
 
 
 def _leaf(exc: BaseException) -> BaseException:
@@ -57,9 +75,15 @@ def _leaf(exc: BaseException) -> BaseException:
 class Upstream:
     """A supervised connection to one MCP server (see the module docstring)."""
 
-    def __init__(self, options: McpOptions, label: str, secrets: Sequence[str], environ: Mapping[str, str]) -> None:
+    def __init__(
+        self, options: McpOptions, label: str, secrets: Sequence[str], environ: Mapping[str, str], max_bytes: int
+    ) -> None:
         self.options = options
+        #: The ``tools:`` key(s) mounting it, as its log lines name it.
         self.label = label
+        #: The bound on every message it sends (``server.max_result_bytes`` when it started).
+        self.max_bytes = max_bytes
+        self._born = time.monotonic()
         self._env = {key: resolve_references(value, environ) for key, value in options.env.items()}
         self._headers = {key: resolve_references(value, environ) for key, value in options.headers.items()}
         resolved = [v for v in (*self._env.values(), *self._headers.values()) if len(v) >= 3]
@@ -72,12 +96,16 @@ class Upstream:
         #: Called (from the upstream's loop) when its tools changed since the host last listed them.
         self.listeners: list[Callable[[], None]] = []
         self.error: str | None = None
+        #: Why its last re-listing failed, while it serves the listing before.
+        self.list_error: str | None = None
         self.restarts = 0
         self._client: Any = None
         self._connected = asyncio.Event()
         self._broken = asyncio.Event()
         self._stopping = False
         self._first = threading.Event()
+        for module in _THREAD_IMPORTS:
+            importlib.import_module(module)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name=f"lorenz-mcp {label}", daemon=True)
         self._thread.start()
@@ -95,23 +123,32 @@ class Upstream:
             raise UpstreamError(f"MCP server {self.options.describe()}: {problem}")
         return tools
 
+    def _wait_first(self, wait: float) -> None:
+        """Wait for the first listing until ``wait`` seconds after the upstream was started: every
+        hook a mount asks shares that one wait."""
+        self._first.wait(max(0.0, self._born + wait - time.monotonic()))
+
     def listed(self, wait: float) -> tuple[dict[str, Any], ...]:
-        """The tools as listed now, waiting up to ``wait`` seconds for the first listing; empty
-        while there is none (:meth:`health` says why). What it returns is what the host serves."""
-        self._first.wait(wait)
+        """The tools as listed now, waiting up to ``wait`` seconds after its start for the first
+        listing; empty while there is none (:meth:`health` says why). What it returns is what the
+        host serves."""
+        self._wait_first(wait)
         tools = self._tools or ()
         self._reported = tools
         return tools
 
     def offers(self, wait: float) -> Offers:
         """Its resources, templates and prompts as listed now (see :meth:`listed`)."""
-        self._first.wait(wait)
+        self._wait_first(wait)
         offers = self._reported_offers = self._offers
         return offers
 
     def health(self) -> str | None:
-        """What is wrong now (not started yet, down and being restarted), or ``None``."""
+        """What is wrong now (not started yet, down and being restarted, its last listing failed),
+        or ``None``."""
         if self._client is not None:
+            if self.list_error is not None:
+                return f"MCP server {self.options.describe()}: listing its tools failed: {self.list_error}"
             return None
         if self.error is None:
             return f"MCP server {self.options.describe()}: starting (no tools/list answer yet)"
@@ -135,12 +172,16 @@ class Upstream:
         caller = asyncio.get_running_loop()
         sent: list[concurrent.futures.Future[None]] = []
 
-        async def forward(done: float, total: float | None, message: str | None) -> None:
+        def forward(done: float, total: float | None, message: str | None) -> None:
             if progress is not None:
                 sent.append(asyncio.run_coroutine_threadsafe(progress(done, total, message), caller))
 
-        def send(client: Any) -> Coroutine[Any, Any, Any]:
-            return client.call_tool(name, dict(arguments), progress_callback=forward)  # type: ignore[no-any-return]
+        async def send(client: Any) -> Any:
+            throttle = ProgressThrottle(forward, self._loop)
+            try:
+                return await client.call_tool(name, dict(arguments), progress_callback=throttle)
+            finally:
+                throttle.flush()
 
         result = await self._across(self._request(send))
         # The progress reported before the result reaches our caller before the result does.
@@ -194,6 +235,8 @@ class Upstream:
         if isinstance(exc, FileNotFoundError):
             return f"cannot start: {exc.strerror}: {exc.filename}"
         text = str(exc) or type(exc).__name__
+        if is_too_large(text):
+            return too_large(self.max_bytes)
         return self._redact(f"{type(exc).__name__}: {text}" if text != type(exc).__name__ else text)
 
     async def _supervise(self) -> None:
@@ -213,6 +256,7 @@ class Upstream:
                         offers = await self._list_offers(client)
                         scope.deadline = float("inf")
                         self._tools, self._offers, self.error, self._client = tools, offers, None, client
+                        self.list_error = None
                         self._connected.set()
                         self._first.set()
                         self._notify()
@@ -247,7 +291,7 @@ class Upstream:
 
         server: Any
         if self.options.command is not None:
-            from mcp.client.stdio import StdioServerParameters, stdio_client
+            from .stdio import bounded_stdio
 
             def ended() -> None:
                 with contextlib.suppress(RuntimeError):
@@ -255,15 +299,11 @@ class Upstream:
 
             # Its own session and process group, and an environment of the declared variables
             # over the SDK's few basics (HOME, LOGNAME, PATH, SHELL, TERM, USER): no host secret.
-            parameters = StdioServerParameters(
-                command=self.options.command[0],
-                args=list(self.options.command[1:]),
-                env=self._env,
-                cwd=self.options.cwd,
-            )
             stderr = StderrPipe(lambda: self.label, self._secrets, ended)
             try:
-                streams = await stack.enter_async_context(stdio_client(parameters, errlog=stderr.writer))
+                command, cwd = self.options.command, self.options.cwd
+                spawn = bounded_stdio(command, self._env, cwd, stderr.writer, self.max_bytes, lambda: self.label)
+                streams = await stack.enter_async_context(spawn)
             except BaseException:
                 stderr.close()
                 raise
@@ -275,31 +315,24 @@ class Upstream:
 
             server = spawned()
         else:
-            import httpx2
             from mcp.client.streamable_http import streamable_http_client
 
-            assert self.options.url is not None
-            timeout = self.options.timeout_seconds
-            from lorenz import RetryPolicy
-
-            from .retry import RetryingTransport, idempotent_tools
+            from .retry import http_client, idempotent_tools
 
             def retried(what: str, status: int, delay: float) -> None:
+                describe = self.options.describe()
                 logger.warning(
-                    "pack %s: %s answered %d to %s; retrying in %g s",
-                    self.label,
-                    self.options.describe(),
-                    status,
-                    what,
-                    delay,
+                    "pack %s: %s answered %d to %s; retrying in %g s", self.label, describe, status, what, delay
                 )
 
-            transport = RetryingTransport(
-                httpx2.AsyncHTTPTransport(), RetryPolicy(), lambda: idempotent_tools(self._tools or ()), retried
-            )
-            session = httpx2.AsyncClient(headers=self._headers, timeout=timeout, transport=transport)
+            assert self.options.url is not None
+
+            def safe() -> frozenset[str]:
+                return idempotent_tools(self._tools or ())
+
+            session = http_client(self._headers, self.options.timeout_seconds, self.max_bytes, safe, retried)
             http = await stack.enter_async_context(session)
-            server = streamable_http_client(self.options.url, http_client=http)
+            server = streamable_http_client(self.options.url, http_client=http, max_sse_event_size=self.max_bytes)
 
         async def on_message(message: Any) -> None:
             root = getattr(message, "root", message)
@@ -337,10 +370,12 @@ class Upstream:
             with anyio.fail_after(self.options.timeout_seconds):
                 self._tools = await self._list(client)
                 self._offers = await self._list_offers(client)
+            self.list_error = None
             self._notify()
             logger.warning("pack %s: MCP server %s changed its lists", self.label, self.options.describe())
         except Exception as exc:
-            logger.warning("pack %s: re-listing tools failed: %s", self.label, self._describe(exc))
+            self.list_error = self._describe(exc)
+            logger.warning("pack %s: re-listing tools failed: %s", self.label, self.list_error)
 
     async def _list_offers(self, client: Any) -> Offers:
         """Its resources, templates and prompts; none when listing them fails (its tools still serve)."""
@@ -363,6 +398,9 @@ class Upstream:
         try:
             return await send(client)
         except MCPError as exc:
+            if is_too_large(str(exc)):
+                message = f"MCP server {self.options.describe()}: {too_large(self.max_bytes)}"
+                raise UpstreamError(message, exc.code, too_large=True) from None
             if exc.code == CONNECTION_CLOSED:
                 broken.set()
                 msg = f"MCP server {self.options.describe()} ended during the call; it is being restarted"

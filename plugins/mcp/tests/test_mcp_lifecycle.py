@@ -73,7 +73,8 @@ def test_reload_and_shutdown_stop_the_upstreams_they_drop(time_server: list[str]
         async with mcp.Client(served.url) as client:
             return {tool.name for tool in (await client.list_tools()).tools}
 
-    assert anyio.run(names) == {"one_get_current_time", "one_convert_time", "two_get_current_time", "two_convert_time"}
+    every = {"one_get_current_time", "one_convert_time", "two_get_current_time", "two_convert_time"}
+    _until(lambda: anyio.run(names) == every, served.stderr)  # a slow start is mounted, its tools added later
 
     # Drop `second`, keep `first` as it was: its process stays, the other one ends.
     (tmp_path / "WORKFLOW.md").write_text(f"---\ntools:\n  first: {_entry(one)}\n---\n", encoding="utf-8")
@@ -185,3 +186,48 @@ def test_a_slow_upstream_does_not_hold_the_host_up(time_server: list[str], serve
     gate.write_text("go")
     _until(lambda: anyio.run(names) == {"later_get_current_time", "later_convert_time"}, served.stderr)
     _until(lambda: _health(served)["status"] == "ok", lambda: json.dumps(_health(served)))
+
+
+def _upstream_growing_a_bad_name() -> Any:
+    server = MCPServer("lorenz-mcp-test-bad-name")
+
+    @server.tool()
+    async def grow(ctx: Context) -> str:  # type: ignore[type-arg]
+        """Add a tool whose name the host cannot serve, and say so."""
+        server.add_tool(lambda: "bad", name="bad/name")
+        await ctx.session.send_tool_list_changed()
+        return "grown"
+
+    return server.streamable_http_app()
+
+
+def test_an_upstream_tool_the_host_cannot_serve_never_blocks_a_reload(serve: Any, tmp_path: Path) -> None:
+    with loopback_server(_upstream_growing_a_bad_name()) as upstream:
+        entry = _entry({"url": f"{upstream.base_url}/mcp", "prefix": "v_"})
+        served = serve(f"tools:\n  vendor: {entry}\n")
+
+        async def names() -> set[str]:
+            async with mcp.Client(served.url) as client:
+                return {tool.name for tool in (await client.list_tools()).tools}
+
+        async def grow() -> None:
+            async with mcp.Client(served.url) as client:
+                assert (await client.call_tool("v_grow", {})).is_error is False
+
+        _until(lambda: anyio.run(names) == {"v_grow"}, served.stderr)
+        anyio.run(grow)
+
+        def dropped() -> list[dict[str, Any]]:
+            packs = _health(served).get("failed", {}).get("packs", [])
+            return [entry for entry in packs if entry.get("tool") == "v_bad/name"]
+
+        found = _until(dropped, lambda: json.dumps(_health(served)))
+        assert found[0]["pack"] == "vendor" and "not a valid tool name" in found[0]["error"]
+        assert anyio.run(names) == {"v_grow"}
+        # The operator's edits still apply: the reload does not fail on the upstream's listing.
+        (tmp_path / "WORKFLOW.md").write_text(
+            f"---\ntools:\n  vendor: {entry}\nserver:\n  disabled_tools: [v_grow]\n---\n", encoding="utf-8"
+        )
+        _until(lambda: anyio.run(names) == set(), served.stderr)
+        assert _health(served)["reloadFailed"] is False
+        assert served.stderr().count("v_bad/name") == 1  # logged once, however often it is mounted again

@@ -64,3 +64,25 @@ def test_tools_and_results_pass_through() -> None:
     assert result.success and result.result == {"n": 1} and result.content == ({"type": "text", "text": "here"}, image)
     failed = tool_result([{"type": "text", "text": "bad zone"}], None, True)
     assert not failed.success and failed.error == "bad zone" and failed.result == "bad zone"
+
+
+def test_stdio_lines_over_the_cap_answer_their_request_with_the_caps_error() -> None:
+    from mcp_types import JSONRPCError, JSONRPCResponse
+
+    from lorenz_mcp.limits import Lines
+
+    lines = Lines(200, lambda: "test")
+    padding = "x" * 500
+    # Written result-first with the id last (as the TypeScript SDK does), then id-first, then a
+    # notification too big to relay, then one that fits; fed in small chunks.
+    stream = (
+        f'{{"result":{{"content":[{{"type":"text","text":"{padding}"}}]}},"jsonrpc":"2.0","id":7}}\n'
+        f'{{"jsonrpc":"2.0","id":"req-8","result":{{"text":"{padding}"}}}}\n'
+        f'{{"jsonrpc":"2.0","method":"notifications/message","params":{{"data":"{padding}"}}}}\n'
+        '{"jsonrpc":"2.0","id":9,"result":{}}\n'
+    ).encode()
+    found = [item for start in range(0, len(stream), 64) for item in lines.feed(stream[start : start + 64])]
+    messages = [item.message for item in found]
+    assert [type(message) for message in messages] == [JSONRPCError, JSONRPCError, JSONRPCResponse]
+    assert [message.id for message in messages] == [7, "req-8", 9]
+    assert "more than 200 bytes (server.max_result_bytes)" in messages[0].error.message  # type: ignore[union-attr]

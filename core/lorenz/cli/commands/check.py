@@ -123,6 +123,8 @@ def run(args: argparse.Namespace) -> int:
     audience = audience_warning(server)
     for warning in [*_unmatched_patterns(workspace), *_ungranted_tools(workspace), *([audience] if audience else [])]:
         warn(f"warning: {shown}: {warning}")
+    for drop in workspace.mounted.dropped:  # an upstream's listing: served without it, not an error
+        warn(f"warning: {shown}: pack {drop.pack}: {drop.error}")
     online = _online(server) if args.online else None
     sandboxed = _sandboxed(workspace)
     if args.json:

@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
         return _run_remote(args)
     workspace = open_for_command(args, args.workflow, listing=args.all)
     inventory = installed_tools(workspace.discovery, workspace.settings, workspace.mounted, unmounted=args.all)
-    failures = [*workspace.mounted.failures, *inventory.failures]
+    failures = [*workspace.mounted.failures, *workspace.mounted.dropped, *inventory.failures]
     code = 1 if workspace.mounted.failures else 0
     if args.json:
         path = workspace.settings.workflow_path

@@ -188,9 +188,12 @@ def _failures(snapshot: Snapshot) -> list[str]:
         return []
     parts = ['<h2 id="failures">Failures</h2>', '<p class="muted">The host serves everything else.</p>']
     for failure in snapshot.pack_failures:
+        what = f"pack <code>{escape(failure.pack)}</code>"
+        if failure.item is not None:
+            what = f"{escape(failure.item[0])} <code>{escape(failure.item[1])}</code> of {what}"
         parts.append(
-            f'<section class="tool failed" id="failed-pack-{escape(failure.pack)}"><h4>pack '
-            f"<code>{escape(failure.pack)}</code> left out</h4><pre>{escape(failure.error)}</pre></section>"
+            f'<section class="tool failed" id="failed-pack-{escape(failure.pack)}"><h4>{what} left out</h4>'
+            f"<pre>{escape(failure.error)}</pre></section>"
         )
     for plugin in snapshot.plugin_failures:
         parts.append(

@@ -84,12 +84,14 @@ class Snapshot:
 
     @property
     def pack_failures(self) -> tuple[PackFailure, ...]:
-        """Mounted packs left out as broken, isolated packs marked failed for crashing too often, and
-        mounted packs whose ``health`` names a problem now (an upstream that is down)."""
+        """Mounted packs left out as broken, tools of a ``dynamic_tools`` pack left out, isolated
+        packs marked failed for crashing too often, and mounted packs whose ``health`` names a
+        problem now (an upstream that is down)."""
         from lorenz.mounting.lifecycle import pack_health
 
         return (
             *self.workspace.mounted.failures,
+            *self.workspace.mounted.dropped,
             *self.workspace.isolation.failures(self.packs),
             *pack_health(self.packs, self.settings),
         )

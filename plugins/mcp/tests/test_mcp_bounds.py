@@ -1,0 +1,293 @@
+"""An upstream that sends too much, too often or too slowly: each message bounded by
+``server.max_result_bytes`` (stdio and HTTP), progress coalesced, the mount's wait shared by every
+upstream, and a stdio upstream's stderr named by its instance."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp.server.mcpserver import Context, MCPServer
+
+import lorenz_mcp.pack
+from lorenz.testing import loopback_server
+from lorenz.workspace import open_workspace
+from lorenz_mcp.options import parse_options
+from lorenz_mcp.pack import McpPack
+from lorenz_mcp.upstream import Upstream, UpstreamError
+
+pytestmark = pytest.mark.slow
+
+#: A stdio upstream: ``ok``, ``big(size)``, ``chatty(count)``; its stderr greets with ``$WHICH``;
+#: ``$PAD`` bytes of description make its listing that big; ``$LIST_GATE`` holds its listing until
+#: that file exists.
+UPSTREAM = """
+import os, sys
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+
+server = MCPServer("lorenz-mcp-test-bounds")
+print("hello from", os.environ.get("WHICH", "?"), file=sys.stderr, flush=True)
+
+@server.tool(description="d" * int(os.environ.get("PAD", "1")))
+def ok() -> str:
+    return "ok"
+
+@server.tool()
+def big(size: int) -> str:
+    return "x" * size
+
+@server.tool()
+async def chatty(count: int, ctx: Context) -> str:
+    for done in range(1, count + 1):
+        await ctx.report_progress(done, count)
+    return "done"
+
+gate = os.environ.get("LIST_GATE")
+if gate:
+    listing = server.list_tools
+
+    async def gated():
+        while not os.path.exists(gate):
+            await anyio.sleep(0.05)
+        return await listing()
+
+    server.list_tools = gated
+server.run("stdio")
+"""
+
+LIMIT = 100_000
+
+
+@pytest.fixture
+def script(tmp_path: Path) -> list[str]:
+    path = tmp_path / "upstream.py"
+    path.write_text(UPSTREAM, encoding="utf-8")
+    return [sys.executable, str(path)]
+
+
+@pytest.fixture
+def upstream(script: list[str]) -> Iterator[Callable[..., Upstream]]:
+    started: list[Upstream] = []
+
+    def start(env: dict[str, str] | None = None, limit: int = LIMIT) -> Upstream:
+        options = parse_options({"command": script, "env": env or {}, "start_timeout_seconds": 60})
+        one = Upstream(options, "bounded", (), os.environ, limit)
+        started.append(one)
+        return one
+
+    yield start
+    for one in started:
+        one.close()
+
+
+def _http_upstream() -> Any:
+    server = MCPServer("lorenz-mcp-test-bounds-http")
+
+    @server.tool()
+    def big(size: int) -> str:
+        return "x" * size
+
+    return server.streamable_http_app()
+
+
+@pytest.fixture
+def http_upstream() -> Iterator[str]:
+    with loopback_server(_http_upstream()) as server:
+        yield f"{server.base_url}/mcp"
+
+
+def _text(result: Any) -> str:
+    return str(result.content[0].text)
+
+
+@pytest.mark.parametrize("where", ["stdio", "http"])
+def test_an_answer_over_the_cap_fails_at_once_with_the_caps_error(
+    where: str, upstream: Callable[..., Upstream], http_upstream: str
+) -> None:
+    if where == "stdio":
+        bounded = upstream()
+    else:
+        options = parse_options({"url": http_upstream, "start_timeout_seconds": 60})
+        bounded = Upstream(options, "bounded", (), os.environ, LIMIT)
+    try:
+        assert {tool["name"] for tool in bounded.tools()} >= {"big"}
+        small = anyio.run(bounded.call, "big", {"size": 1000}, None)
+        assert _text(small) == "x" * 1000
+        with pytest.raises(UpstreamError) as caught:
+            anyio.run(bounded.call, "big", {"size": 4 * LIMIT}, None)
+        assert caught.value.too_large, str(caught.value)
+        assert "more than 100,000 bytes (server.max_result_bytes)" in str(caught.value)
+        # The connection serves on: the oversized answer was skipped, not the upstream.
+        assert _text(anyio.run(bounded.call, "big", {"size": 10}, None)) == "x" * 10
+        assert bounded.restarts == 0
+    finally:
+        bounded.close()
+
+
+def test_a_listing_over_the_cap_names_the_upstream_as_failed(upstream: Callable[..., Upstream]) -> None:
+    bounded = upstream({"PAD": str(2 * LIMIT)})
+    with pytest.raises(UpstreamError, match=r"more than 100,000 bytes \(server.max_result_bytes\)"):
+        bounded.tools()
+    problem = bounded.health()
+    assert problem is not None and "server.max_result_bytes" in problem and "being restarted" in problem
+
+
+def test_progress_is_coalesced_and_its_last_report_arrives(upstream: Callable[..., Upstream]) -> None:
+    bounded = upstream()
+    bounded.tools()
+    relayed: list[float] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        relayed.append(done)
+
+    began = time.monotonic()
+    result = anyio.run(bounded.call, "chatty", {"count": 3000}, progress)
+    elapsed = time.monotonic() - began
+    assert _text(result) == "done"
+    assert relayed[-1] == 3000
+    # At most 20 a second (one per 50 ms interval, and the last), not one per notification.
+    assert len(relayed) <= 20 * elapsed + 2, (len(relayed), elapsed)
+
+
+def _workflow(tmp_path: Path, script: list[str], entries: dict[str, dict[str, Any]]) -> Path:
+    tools = {key: {"provider": "mcp", "command": script, **entry} for key, entry in entries.items()}
+    path = tmp_path / "WORKFLOW.md"
+    path.write_text(f"---\ntools: {json.dumps(tools)}\n---\n", encoding="utf-8")
+    return path
+
+
+def _pack(workspace: Any) -> McpPack:
+    pack = workspace.discovery.tools.get("mcp")
+    assert isinstance(pack, McpPack)
+    return pack
+
+
+def test_mounting_waits_once_for_every_slow_upstream(
+    tmp_path: Path, script: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lorenz_mcp.pack, "MOUNT_WAIT_SECONDS", 1.0)
+    gate = str(tmp_path / "never")
+    entries = {
+        "one": {"env": {"LIST_GATE": gate}, "prefix": "one_"},
+        "two": {"env": {"LIST_GATE": gate, "WHICH": "two"}, "prefix": "two_"},
+    }
+    path = _workflow(tmp_path, script, entries)
+    began = time.monotonic()
+    workspace = open_workspace(path, env={"LORENZ_LOAD_PLUGINS": "lorenz-mcp"})
+    elapsed = time.monotonic() - began
+    try:
+        assert workspace.mounted.specs == ()
+        # Each hook a mount asks (tools, own names, resources, prompts) once waited its own
+        # 1 s, per upstream: 8 s here. Now the two upstreams start together and share one wait.
+        assert elapsed < 3.0, elapsed
+    finally:
+        _pack(workspace).close()
+
+
+def test_stderr_lines_name_the_instance(tmp_path: Path, script: list[str], caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="lorenz_mcp")
+    path = _workflow(
+        tmp_path, script, {"first": {"env": {"WHICH": "w1"}, "prefix": "a_"}, "second": {"env": {"WHICH": "w2"}}}
+    )
+    workspace = open_workspace(path, env={"LORENZ_LOAD_PLUGINS": "lorenz-mcp"})
+    try:
+        deadline = time.monotonic() + 30  # a bound on waiting, not a timing assertion
+        lines: set[str] = set()
+        while time.monotonic() < deadline and len(lines) < 2:
+            lines = {record.getMessage() for record in caplog.records if "hello from" in record.getMessage()}
+            time.sleep(0.05)
+        assert lines == {"pack first: hello from w1", "pack second: hello from w2"}  # env values of 3+ are redacted
+    finally:
+        _pack(workspace).close()
+
+
+def test_an_unservable_upstream_tool_is_dropped_not_a_mount_error(tmp_path: Path, script: list[str]) -> None:
+    # `second` renames `ok` onto a name `first` serves: that one tool is left out, the rest serve.
+    entries = {"first": {"prefix": "a_"}, "second": {"prefix": "b_", "rename": {"ok": "a_ok"}}}
+    workspace = open_workspace(_workflow(tmp_path, script, entries), env={"LORENZ_LOAD_PLUGINS": "lorenz-mcp"})
+    try:
+        names = {spec.name for spec in workspace.mounted.specs}
+        assert names == {"a_ok", "a_big", "a_chatty", "b_big", "b_chatty"}
+        assert workspace.tool_owners()["a_ok"] == "first"
+        dropped = {(drop.pack, drop.tool) for drop in workspace.mounted.dropped}
+        assert dropped == {("second", "a_ok")}
+    finally:
+        _pack(workspace).close()
+
+
+def _http_upstream_growing_a_huge_listing() -> Any:
+    server = MCPServer("lorenz-mcp-test-huge-listing")
+
+    @server.tool()
+    async def grow(ctx: Context) -> str:  # type: ignore[type-arg]
+        """Add a tool whose description makes the listing too big, and say so."""
+        server.add_tool(lambda: "huge", name="huge", description="d" * (2 * LIMIT))
+        await ctx.session.send_tool_list_changed()
+        return "grown"
+
+    return server.streamable_http_app()
+
+
+def test_a_relisting_over_the_cap_is_named_while_the_last_listing_serves() -> None:
+    with loopback_server(_http_upstream_growing_a_huge_listing()) as server:
+        options = parse_options({"url": f"{server.base_url}/mcp", "start_timeout_seconds": 60})
+        bounded = Upstream(options, "bounded", (), os.environ, LIMIT)
+        try:
+            assert [tool["name"] for tool in bounded.tools()] == ["grow"]
+            assert bounded.health() is None
+            anyio.run(bounded.call, "grow", {}, None)
+            deadline = time.monotonic() + 30  # a bound on waiting, not a timing assertion
+            while bounded.health() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            problem = bounded.health()
+            assert problem is not None and "listing its tools failed" in problem, problem
+            assert "more than 100,000 bytes (server.max_result_bytes)" in problem
+            assert [tool["name"] for tool in bounded.tools()] == ["grow"]
+        finally:
+            bounded.close()
+
+
+def test_a_long_stderr_line_is_cut_and_the_next_one_logged(caplog: pytest.LogCaptureFixture) -> None:
+    import subprocess
+    import threading
+
+    from lorenz_mcp.stderr import StderrPipe
+
+    caplog.set_level(logging.WARNING, logger="lorenz_mcp")
+    ended = threading.Event()
+    pipe = StderrPipe(lambda: "noisy", (), ended.set)
+    write = "import sys; sys.stderr.write('x' * 100000 + '\\nafter\\n')"
+    child = subprocess.Popen([sys.executable, "-c", write], stderr=pipe.writer)
+    pipe.start()
+    child.wait(30)
+    assert ended.wait(30)
+    lines = [record.getMessage() for record in caplog.records]
+    assert lines == ["pack noisy: " + "x" * 2000, "pack noisy: after"]
+
+
+def test_lorenz_check_warns_of_a_dropped_upstream_tool_and_passes(tmp_path: Path, script: list[str]) -> None:
+    import subprocess
+
+    entries = {"first": {"prefix": "a_"}, "second": {"prefix": "b_", "rename": {"ok": "a_ok"}}}
+    _workflow(tmp_path, script, entries)
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
+    checked = subprocess.run(
+        [sys.executable, "-m", "lorenz", "check"],
+        cwd=tmp_path,
+        env={**env, "LORENZ_LOAD_PLUGINS": "lorenz-mcp"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stderr
+    assert 'pack second: tool a_ok is also declared by the "first" pack' in checked.stderr
