@@ -1,35 +1,20 @@
-"""The Slack transport contract and the Web API transport over httpx.
+"""The Slack transport over the Web API: channel scans, threads, users, reactions and replies.
 
-Every request goes through the host's ``httpx.AsyncClient`` and :func:`lorenz.http.send_with_retry`
-(429 honouring ``Retry-After``, bounded attempts, explicit timeout). Reads are ``GET <base>/<method>``
-with query parameters, writes ``POST <base>/<method>`` with a JSON body; ``ok: false`` becomes a
-:class:`SlackApiError` carrying Slack's error code.
+:class:`~.web_api.SlackWebApi` makes each call; this class pages, reconciles and maps the answers.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import httpx
 
-from lorenz import (
-    DEFAULT_TIMEOUT,
-    RetryEvent,
-    RetryPolicy,
-    Settings,
-    redact_text,
-    report_progress,
-    send_with_retry,
-    summarize_body,
-    timeout_message,
-)
+from lorenz import Settings, redact_text, report_progress
 
-from .ids import ts_sort_key
 from .models import (
     SlackChannelScan,
     SlackMessage,
@@ -38,47 +23,17 @@ from .models import (
     SlackThreadReply,
     SlackUser,
 )
-from .options import slack_endpoint, slack_options
+from .options import slack_options
 from .provenance import is_allowed_request_message, is_trackable_thread_root
+from .rows import next_cursor, opt_str, sort_messages, to_message, to_thread_reply
 from .sanitize import strip_broadcast_mentions
+from .transport import SlackTransportError
+from .web_api import Clock, SlackWebApi, Sleep
 
-__all__ = [
-    "MAX_RETRIES",
-    "SlackApiError",
-    "SlackTransport",
-    "SlackTransportError",
-    "SlackWebTransport",
-    "clear_team_url_cache",
-]
+__all__ = ["SlackWebTransport", "clear_team_url_cache"]
 
-MAX_RETRIES = 4
-MAX_RETRY_AFTER = 60.0
-_LOG = logging.getLogger("lorenz_slack")
-Sleep = Callable[[float], Awaitable[object]]
-Clock = Callable[[], float]
-_IDEMPOTENT_POSTS = frozenset({"reactions.add", "reactions.remove", "chat.update", "views.update"})
-_BENIGN = frozenset({("reactions.add", "already_reacted"), ("reactions.remove", "no_reaction")})
-_IDEMPOTENT_POLICY = RetryPolicy(
-    max_attempts=MAX_RETRIES + 1,
-    retry_statuses=frozenset({429, *range(500, 600)}),
-    max_retry_after=MAX_RETRY_AFTER,
-)
-_POST_POLICY = RetryPolicy(
-    max_attempts=MAX_RETRIES + 1, retry_statuses=frozenset({429}), max_retry_after=MAX_RETRY_AFTER
-)
 _TEAM_URLS: dict[tuple[str, str], str] = {}
 _TEAM_URL_CAP = 64
-
-
-def _retry_after(value: str | None) -> float | None:
-    """``Retry-After`` in seconds (Slack sends whole seconds), capped like the retries; else ``None``."""
-    try:
-        seconds = float(value) if value is not None else None
-    except ValueError:
-        return None
-    if seconds is None or not seconds >= 0:
-        return None
-    return min(seconds, MAX_RETRY_AFTER)
 
 
 def clear_team_url_cache() -> None:
@@ -86,139 +41,7 @@ def clear_team_url_cache() -> None:
     _TEAM_URLS.clear()
 
 
-class SlackTransportError(RuntimeError):
-    """A Slack call failed. ``ambiguous`` means the request may have been applied anyway; ``status``
-    is the HTTP status that ended the retries (429, 5xx) and ``retry_after`` its ``Retry-After`` in
-    seconds, when Slack sent one; ``timed_out`` that no answer came in time."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        ambiguous: bool = False,
-        status: int | None = None,
-        retry_after: float | None = None,
-        timed_out: bool = False,
-    ) -> None:
-        super().__init__(message)
-        self.ambiguous = ambiguous
-        self.status = status
-        self.retry_after = retry_after
-        self.timed_out = timed_out
-
-
-class SlackApiError(SlackTransportError):
-    """Slack answered ``ok: false``; ``code`` is its ``error`` string (or the HTTP status)."""
-
-    def __init__(self, method: str, code: str) -> None:
-        super().__init__(f"slack {method} failed: {code}")
-        self.method = method
-        self.code = code
-
-
-class SlackTransport(Protocol):
-    """What the tracker client and the tool pack need from Slack."""
-
-    async def scan_channels(self, channels: Sequence[str]) -> SlackChannelScan: ...
-
-    async def get_message(self, channel: str, ts: str) -> SlackMessage | None: ...
-
-    async def team_url(self) -> str | None: ...
-
-    async def get_thread(self, channel: str, ts: str) -> list[SlackThreadReply]: ...
-
-    async def get_thread_page(
-        self, channel: str, ts: str, *, after_ts: str = "0", limit: int = 200, cursor: str | None = None
-    ) -> SlackThreadPage: ...
-
-    async def get_user(self, user_id: str) -> SlackUser | None: ...
-
-    async def list_around(self, channel: str, ts: str, *, before: int, after: int) -> list[SlackMessage]: ...
-
-    async def get_permalink(self, channel: str, ts: str) -> str | None: ...
-
-    async def add_reaction(self, channel: str, ts: str, name: str) -> None: ...
-
-    async def remove_reaction(self, channel: str, ts: str, name: str) -> None: ...
-
-    async def post_reply(
-        self,
-        channel: str,
-        thread_ts: str,
-        body: str,
-        *,
-        metadata: SlackMetadata | None = None,
-        blocks: Sequence[Mapping[str, Any]] | None = None,
-    ) -> str: ...
-
-    async def update_message(
-        self,
-        channel: str,
-        ts: str,
-        body: str,
-        *,
-        metadata: SlackMetadata | None = None,
-        blocks: Sequence[Mapping[str, Any]] | None = None,
-    ) -> None: ...
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def to_message(channel: str, raw: Mapping[str, Any], bot: str | None) -> SlackMessage:
-    """A history row as a :class:`SlackMessage` (bot reactions: those whose ``users`` list the bot)."""
-    user, subtype = _str(raw.get("user")), _str(raw.get("subtype"))
-    reactions: list[str] = []
-    bot_reactions: list[str] = []
-    for reaction in raw.get("reactions") or ():
-        if not isinstance(reaction, Mapping) or not isinstance(reaction.get("name"), str):
-            continue
-        reactions.append(reaction["name"])
-        users = reaction.get("users")
-        if bot is not None and isinstance(users, list) and bot in users:
-            bot_reactions.append(reaction["name"])
-    reply_count = raw.get("reply_count")
-    return SlackMessage(
-        channel=channel,
-        ts=str(raw.get("ts")),
-        text=_str(raw.get("text")) or "",
-        user=user,
-        subtype=subtype,
-        is_bot=isinstance(raw.get("bot_id"), str) or subtype == "bot_message" or (bot is not None and user == bot),
-        thread_ts=_str(raw.get("thread_ts")),
-        reactions=reactions,
-        bot_reactions=bot_reactions,
-        reply_count=reply_count if isinstance(reply_count, int) and reply_count > 0 else None,
-        latest_reply=_str(raw.get("latest_reply")),
-    )
-
-
-def to_thread_reply(raw: Mapping[str, Any]) -> SlackThreadReply:
-    """A ``conversations.replies`` message as a :class:`SlackThreadReply`."""
-    subtype = _str(raw.get("subtype"))
-    return SlackThreadReply(
-        ts=str(raw.get("ts")),
-        text=_str(raw.get("text")) or "",
-        user=_str(raw.get("user")),
-        subtype=subtype,
-        is_bot=isinstance(raw.get("bot_id"), str) or subtype == "bot_message",
-        edited="edited" in raw,
-        metadata=SlackMetadata.from_wire(raw.get("metadata")),
-    )
-
-
-def _next_cursor(payload: Mapping[str, Any]) -> str | None:
-    meta = payload.get("response_metadata")
-    cursor = meta.get("next_cursor") if isinstance(meta, Mapping) else None
-    return cursor if isinstance(cursor, str) and cursor else None
-
-
-def _sort_messages(messages: Sequence[SlackMessage]) -> list[SlackMessage]:
-    return sorted(messages, key=lambda m: ts_sort_key(m.ts))
-
-
-class SlackWebTransport:
+class SlackWebTransport(SlackWebApi):
     """:class:`SlackTransport` over the Slack Web API.
 
     ``http`` is the host's client; without one each request opens a short-lived client.
@@ -235,94 +58,10 @@ class SlackWebTransport:
         logger: logging.Logger | None = None,
         max_history_pages: int = 500,
     ) -> None:
-        self._settings = settings
         self._options = slack_options(settings)
-        self._token = settings.tracker.api_key or ""
-        self._base = slack_endpoint(settings)
-        self._http = http
-        self._sleep = sleep
-        self._now = now
-        self._log = logger or _LOG
-        self._secrets = frozenset({*settings.secrets, *([self._token] if self._token else [])})
+        super().__init__(settings, http=http, sleep=sleep, now=now, logger=logger)
         self.max_history_pages = max_history_pages
         self._warned_no_bot = False
-
-    # ------------------------------------------------------------------ plumbing
-
-    def _warn(self, message: str) -> None:
-        self._log.warning(redact_text(message, self._secrets))
-
-    @contextlib.asynccontextmanager
-    async def _client(self) -> AsyncIterator[httpx.AsyncClient]:
-        if self._http is not None:
-            yield self._http
-            return
-        async with httpx.AsyncClient(timeout=DEFAULT_TIMEOUT) as client:
-            yield client
-
-    async def call(
-        self, method: str, *, params: Mapping[str, str] | None = None, body: Mapping[str, Any] | None = None
-    ) -> dict[str, Any]:
-        """One Web API call: ``GET`` with ``params`` or ``POST`` with a JSON ``body``.
-
-        Returns the decoded JSON of an ``ok`` answer; raises :class:`SlackTransportError`.
-        """
-        is_get = body is None
-        idempotent = is_get or method in _IDEMPOTENT_POSTS
-        headers = {"authorization": f"Bearer {self._token}"}
-        kwargs: dict[str, Any] = {"headers": headers}
-        if is_get:
-            kwargs["params"] = dict(params or {})
-        else:
-            headers["content-type"] = "application/json; charset=utf-8"
-            kwargs["json"] = dict(body or {})
-
-        def on_retry(event: RetryEvent) -> None:
-            self._warn(
-                f"slack {method}: HTTP {event.status}; backing off {round(event.delay)}s "
-                f"before retry {event.attempt}/{MAX_RETRIES}"
-            )
-
-        try:
-            async with self._client() as client:
-                response = await send_with_retry(
-                    client,
-                    "GET" if is_get else "POST",
-                    f"{self._base}/{method}",
-                    policy=_IDEMPOTENT_POLICY if idempotent else _POST_POLICY,
-                    sleep=self._sleep,
-                    now=self._now,
-                    on_retry=on_retry,
-                    **kwargs,
-                )
-        except httpx.TimeoutException as exc:
-            msg = timeout_message(exc, f"slack {method}") or f"slack {method} request failed: timed out"
-            raise SlackTransportError(redact_text(msg, self._secrets), ambiguous=True, timed_out=True) from exc
-        except httpx.HTTPError as exc:
-            detail = str(exc) or type(exc).__name__
-            msg = f"slack {method} request failed: {detail}"
-            raise SlackTransportError(redact_text(msg, self._secrets), ambiguous=True) from exc
-        status = response.status_code
-        if status >= 500 or status == 429:
-            raise SlackTransportError(
-                f"slack {method} failed: status {status}",
-                ambiguous=status >= 500,
-                status=status,
-                retry_after=_retry_after(response.headers.get("retry-after")),
-            )
-        try:
-            payload = response.json()
-        except ValueError:
-            self._log.debug("slack %s non-JSON body: %s", method, summarize_body(response.text, self._secrets))
-            msg = f"slack {method} returned a non-JSON response (HTTP {status})"
-            raise SlackTransportError(msg) from None
-        if not isinstance(payload, dict) or payload.get("ok") is not True:
-            code = payload.get("error") if isinstance(payload, dict) else None
-            code = code if isinstance(code, str) and code else str(status)
-            if (method, code) in _BENIGN:
-                return payload if isinstance(payload, dict) else {}
-            raise SlackApiError(method, redact_text(code, self._secrets))
-        return payload
 
     # ------------------------------------------------------------------ reads
 
@@ -391,7 +130,7 @@ class SlackWebTransport:
                     mentions.append(message)
                 elif message.reply_count:
                     threaded.append(message)
-            cursor = _next_cursor(payload)
+            cursor = next_cursor(payload)
             if cursor is None:
                 break
             pages[0] += 1  # another page to read: say how far the scan got
@@ -452,8 +191,8 @@ class SlackWebTransport:
         is_bot = raw.get("is_bot")
         return SlackUser(
             id=raw["id"],
-            name=_str(raw.get("name")),
-            real_name=_str(raw.get("real_name")),
+            name=opt_str(raw.get("name")),
+            real_name=opt_str(raw.get("real_name")),
             display_name=display if isinstance(display, str) and display else None,
             is_bot=is_bot if isinstance(is_bot, bool) else None,
         )
@@ -471,7 +210,7 @@ class SlackWebTransport:
             for raw in payload.get("messages") or ():
                 if isinstance(raw, Mapping) and isinstance(raw.get("ts"), str):
                     merged[raw["ts"]] = to_message(channel, raw, self._options.bot)
-        return _sort_messages(list(merged.values()))
+        return sort_messages(list(merged.values()))
 
     async def get_thread_page(
         self, channel: str, ts: str, *, after_ts: str = "0", limit: int = 200, cursor: str | None = None
@@ -493,7 +232,7 @@ class SlackWebTransport:
             for raw in payload.get("messages") or ()
             if isinstance(raw, Mapping) and isinstance(raw.get("ts"), str) and raw.get("ts") != ts
         ]
-        return SlackThreadPage(replies=replies, next_cursor=_next_cursor(payload))
+        return SlackThreadPage(replies=replies, next_cursor=next_cursor(payload))
 
     async def get_thread(self, channel: str, ts: str) -> list[SlackThreadReply]:
         """Every reply of a thread (root excluded, ascending), following cursors up to the page cap."""
