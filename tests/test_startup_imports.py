@@ -21,6 +21,8 @@ BUNDLED = "lorenz-local,lorenz-jira,lorenz-linear,lorenz-slack"
 HEAVY_PLUGIN_MODULES = (
     "lorenz_jira.rest",
     "lorenz_jira.mcp_client",
+    "lorenz_jira.mcp_bridge",
+    "lorenz_jira.mcp_payloads",
     "lorenz_jira.normalize",
     "lorenz_jira.adf",
     "lorenz_linear.client",
