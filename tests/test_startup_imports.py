@@ -26,6 +26,8 @@ HEAVY_PLUGIN_MODULES = (
     "lorenz_jira.normalize",
     "lorenz_jira.adf",
     "lorenz_linear.client",
+    "lorenz_linear.projects",
+    "lorenz_linear.responses",
     "lorenz_linear.transport",
     "lorenz_slack.client",
     "lorenz_slack.transport",
