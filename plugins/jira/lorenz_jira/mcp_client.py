@@ -48,13 +48,13 @@ _COMMENT_BODY_KEYS = ("comment", "body")
 _COMMENT_ID_TEXT = re.compile(r"\b(?:comment\s+)?id\s*[:#]\s*([A-Za-z0-9_-]+)", re.IGNORECASE)
 
 
+# -- the client ---------------------------------------------------------------------------------
+
+
 @define
 class _Reply:
     payload: Any
     error: str | None
-
-
-# -- the client ---------------------------------------------------------------------------------
 
 
 class _Session:

@@ -42,7 +42,7 @@ def clear_team_url_cache() -> None:
 
 
 class SlackWebTransport(SlackWebApi):
-    """:class:`SlackTransport` over the Slack Web API.
+    """:class:`~.transport.SlackTransport` over the Slack Web API.
 
     ``http`` is the host's client; without one each request opens a short-lived client.
     ``sleep``/``now`` are injectable for tests; ``max_history_pages`` caps every paging loop.
