@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import lorenz.authoring.scaffold
 from lorenz.authoring.lint import lint_path
 from lorenz.authoring.scaffold import check_pack_name, new_pack
 from lorenz.cli import main
@@ -50,6 +51,31 @@ def test_files_written(tmp_path: Path) -> None:
     pyproject = (tmp_path / "proj" / "pyproject.toml").read_text()
     assert 'name = "lorenz-acme-crm"' in pyproject
     assert '[project.entry-points."lorenz.tool_packs"]\nacme_crm = "lorenz_acme_crm.plugin"' in pyproject
+
+
+@pytest.mark.parametrize("tracker", [False, True])
+def test_the_template_is_the_project_it_writes_for_its_own_name(tmp_path: Path, tracker: bool) -> None:
+    """The template project is real code: named ``template_pack`` it writes itself back, but for the
+    ``--tracker`` choices (which plugin module, the tracker-only tests, the README's mount note)."""
+    template = Path(lorenz.authoring.scaffold.__file__).parent / "project"
+    written = new_pack("template_pack", tmp_path / "proj", tracker=tracker)
+    for path in written:
+        relative = path.relative_to(tmp_path / "proj").as_posix()
+        source = {".gitignore": "gitignore", "README.md": None, "tests/test_template_pack_pack.py": None}.get(
+            relative, relative
+        )
+        if tracker and relative.endswith("/plugin.py"):
+            source = relative.replace("/plugin.py", "/plugin_with_tracker.py")
+        if source is not None:
+            assert path.read_bytes() == (template / source).read_bytes(), relative
+    tests = (tmp_path / "proj/tests/test_template_pack_pack.py").read_text(encoding="utf-8")
+    common, marker, tracker_only = (
+        (template / "tests/test_template_pack_pack.py")
+        .read_text("utf-8")
+        .partition("\n\n# Written with --tracker only.\n")
+    )
+    assert marker
+    assert tests == (common + "\n\n" + tracker_only if tracker else common)
 
 
 def test_refuses_a_non_empty_directory(tmp_path: Path) -> None:

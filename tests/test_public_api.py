@@ -24,6 +24,8 @@ PUBLIC_MODULES = {
 }
 #: Every distribution's package: the bundled plugins and the example pack.
 PACKAGES = sorted(ROOT.glob("plugins/*/lorenz_*")) + sorted(ROOT.glob("examples/*/lorenz_*"))
+#: The bundled packs' tests: a third-party author gets the same tools (``lorenz.testing``).
+PLUGIN_TESTS = sorted(ROOT.glob("plugins/*/tests"))
 
 
 def lorenz_imports(package: Path) -> Iterator[tuple[str, int, str, list[str]]]:
@@ -42,9 +44,14 @@ def lorenz_imports(package: Path) -> Iterator[tuple[str, int, str, list[str]]]:
 
 def test_there_are_packages_to_check() -> None:
     assert len(PACKAGES) >= 5, PACKAGES
+    assert len(PLUGIN_TESTS) >= 5, PLUGIN_TESTS
 
 
-@pytest.mark.parametrize("package", PACKAGES, ids=lambda path: path.name)
+@pytest.mark.parametrize(
+    "package",
+    PACKAGES + PLUGIN_TESTS,
+    ids=lambda path: path.name if path.name != "tests" else f"{path.parent.name}-tests",
+)
 def test_a_bundled_package_imports_only_the_public_api(package: Path) -> None:
     outside = []
     for where, line, module, names in lorenz_imports(package):

@@ -1,8 +1,8 @@
 """The ``jira-mcp`` client: Jira through a remote (Atlassian-style) MCP server.
 
 It speaks MCP with the official SDK client (``initialize`` handshake, session header, JSON or
-SSE replies) and carries the SDK's ``httpx2`` requests over the host's ``httpx`` client, so
-every byte still goes through ``context.http`` with a timeout and the shared retry policy.
+SSE replies) and carries the SDK's ``httpx2`` requests over the host's ``httpx`` client
+(:mod:`.mcp_bridge`); :mod:`.mcp_payloads` reads what each server answers.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import attrs
 import httpx
 from attrs import define
 
@@ -24,168 +23,38 @@ from lorenz import (
     RetryPolicy,
     TrackerComment,
     describe_timeout,
-    normalize_issue,
     redact_text,
-    send_with_retry,
-    summarize_body,
     timeout_message,
 )
 
 from .backend import JiraError, NewIssue, PaginationLimits, explicit_assignee
-from .jql import assignee_filter, by_ids_jql, candidate_jql, states_jql
-from .normalize import JIRA_FIELDS, normalize_jira_comment, normalize_jira_issue
+from .jql import by_ids_jql, candidate_jql, states_jql
+from .mcp_bridge import bridge_transport
+from .mcp_payloads import at_path, comments_from, first_issue, issue_from, payload_error, returned_comment
+from .normalize import JIRA_FIELDS
 from .options import DEFAULT_MCP_TOOLS, JiraOptions
 from .rest import sort_by_requested
 
 if TYPE_CHECKING:
-    import httpx2
     from mcp import Client
 
-__all__ = ["JiraMcpClient", "payload_error"]
+__all__ = ["JiraMcpClient"]
 
 T = TypeVar("T")
 
 _ISSUE_REFS = ("issue_key", "issueKey", "issueIdOrKey", "issueId", "key")
 _COMMENT_ID_KEYS = ("comment_id", "commentId", "id")
 _COMMENT_BODY_KEYS = ("comment", "body")
-_COMMENT_PATHS: tuple[tuple[str, ...], ...] = (
-    ("comments",),
-    ("values",),
-    ("rows",),
-    ("comments", "comments"),
-    ("comments", "nodes"),
-    ("data", "comments"),
-    ("data", "comments", "nodes"),
-    ("data", "issue", "comments"),
-    ("data", "issue", "comments", "nodes"),
-    ("issue", "comments"),
-    ("issue", "comments", "nodes"),
-)
-_ERROR_TEXT = re.compile(r"^\s*(?:error|failed|failure)\b", re.IGNORECASE)
 _COMMENT_ID_TEXT = re.compile(r"\b(?:comment\s+)?id\s*[:#]\s*([A-Za-z0-9_-]+)", re.IGNORECASE)
-# Hop-by-hop and body-framing headers describe the upstream bytes, not the re-wrapped body.
-_DROPPED_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding", "connection"})
 
 
-# -- payload helpers ----------------------------------------------------------------------------
-
-
-def _at(value: object, path: Sequence[str]) -> object:
-    for key in path:
-        if not isinstance(value, Mapping):
-            return None
-        value = value.get(key)
-    return value
-
-
-def _summary(value: object, secrets: Iterable[str]) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return summarize_body(text, secrets)
-
-
-def payload_error(payload: object, secrets: Iterable[str] = ()) -> str | None:
-    """The failure a tool reported inside a successful reply, if any.
-
-    Text starting with ``error``/``failed``/``failure``; ``{success: false}`` (its ``error`` or
-    ``message``); an ``error`` string; an ``error`` mapping (its ``message``).
-    """
-    if isinstance(payload, str):
-        return payload if _ERROR_TEXT.match(payload) else None
-    if not isinstance(payload, Mapping):
-        return None
-    error = payload.get("error")
-    if payload.get("success") is False:
-        for candidate in (error, payload.get("message")):
-            if isinstance(candidate, str) and candidate:
-                return candidate
-        return _summary(payload, secrets)
-    if isinstance(error, str):
-        return error
-    if isinstance(error, Mapping):
-        message = error.get("message")
-        return message if isinstance(message, str) and message else _summary(error, secrets)
-    return None
+# -- the client ---------------------------------------------------------------------------------
 
 
 @define
 class _Reply:
     payload: Any
     error: str | None
-
-
-# -- httpx2 → httpx bridge ----------------------------------------------------------------------
-
-
-def _is_tool_call(body: bytes) -> bool:
-    """Whether a POSTed JSON-RPC message may act on Jira (a ``tools/call``, or anything unreadable)."""
-    try:
-        message = json.loads(body)
-    except ValueError:
-        return True
-    return not isinstance(message, Mapping) or message.get("method") == "tools/call"
-
-
-def _bridge_transport(
-    http: httpx.AsyncClient,
-    *,
-    policy: RetryPolicy,
-    timeout: float,
-    sleep: Callable[[float], Awaitable[None]] | None,
-    secrets: frozenset[str],
-    failures: list[str],
-) -> httpx2.AsyncBaseTransport:
-    """An ``httpx2`` transport that sends through ``http``.
-
-    POSTs (one JSON-RPC message each) go through the shared retry policy (a ``tools/call`` is retried
-    on 429 only: a 503 does not prove the call was not applied) and are buffered, which is
-    safe because this client advertises no sampling, elicitation or roots, so no server request
-    can arrive on a POST's stream before its reply; other requests (the server-event GET stream,
-    the session DELETE) stream. Non-2xx replies are
-    summarised into ``failures`` so an error names the HTTP status.
-    """
-    import httpx2
-
-    call_policy = attrs.evolve(policy, retry_statuses=policy.retry_statuses & {429})
-
-    class RawStream(httpx2.AsyncByteStream):
-        """An upstream ``httpx`` response body, handed to ``httpx2`` undecoded."""
-
-        def __init__(self, response: httpx.Response) -> None:
-            self._response = response
-
-        async def __aiter__(self) -> AsyncIterator[bytes]:
-            async for chunk in self._response.aiter_raw():
-                yield chunk
-
-        async def aclose(self) -> None:
-            await self._response.aclose()
-
-    class Bridge(httpx2.AsyncBaseTransport):
-        async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-            body = await request.aread()
-            headers = [(k, v) for k, v in request.headers.multi_items() if k.lower() not in ("host", "content-length")]
-            url = str(request.url)
-            if request.method == "POST":
-                chosen = call_policy if _is_tool_call(body) else policy
-                response = await send_with_retry(
-                    http, "POST", url, policy=chosen, timeout=timeout, sleep=sleep, headers=headers, content=body
-                )
-                if not response.is_success:
-                    failures.append(f"jira-mcp status {response.status_code}: {summarize_body(response.text, secrets)}")
-                kept = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in _DROPPED_HEADERS]
-                return httpx2.Response(response.status_code, headers=kept, content=response.content)
-            upstream = await http.send(
-                http.build_request(request.method, url, headers=headers, content=body or None, timeout=timeout),
-                stream=True,
-            )
-            return httpx2.Response(
-                upstream.status_code, headers=upstream.headers.multi_items(), stream=RawStream(upstream)
-            )
-
-    return Bridge()
-
-
-# -- the client ---------------------------------------------------------------------------------
 
 
 class _Session:
@@ -295,7 +164,7 @@ class JiraMcpClient:
         from . import __version__
 
         self.http_failures.clear()
-        transport = _bridge_transport(
+        transport = bridge_transport(
             self._http,
             policy=self._retry,
             timeout=self._timeout,
@@ -334,62 +203,6 @@ class JiraMcpClient:
                 raise JiraError(timeout_message(leaf, "jira-mcp") or failed) from exc
             raise self.protocol_error(leaf) from exc
 
-    # -- normalisation ----------------------------------------------------------------------
-
-    def _issue(self, record: object) -> Issue | None:
-        if not isinstance(record, Mapping):
-            return None
-        try:
-            if isinstance(record.get("fields"), Mapping) or "key" in record:
-                return normalize_jira_issue(record, assignee_filter(self.options), self.options.api_base)
-            return normalize_issue(record, assignee_filter(self.options))
-        except ValueError:
-            return None
-
-    def _first_issue(self, payload: object) -> Issue | None:
-        candidates: list[object] = []
-        if isinstance(payload, Mapping):
-            candidates += [payload.get("issue"), payload]
-        elif isinstance(payload, list) and payload:
-            candidates.append(payload[0])
-        for candidate in candidates:
-            if (issue := self._issue(candidate)) is not None:
-                return issue
-        return None
-
-    @staticmethod
-    def _comment(record: object) -> TrackerComment | None:
-        if not isinstance(record, Mapping):
-            return None
-        if isinstance(record.get("id"), int) and not isinstance(record.get("id"), bool):
-            record = {**record, "id": str(record["id"])}
-        try:
-            return normalize_jira_comment(record)
-        except ValueError:
-            return None
-
-    @classmethod
-    def _comments(cls, payload: object) -> list[TrackerComment]:
-        listing = payload if isinstance(payload, list) else None
-        for path in _COMMENT_PATHS:
-            if listing is not None:
-                break
-            found = _at(payload, path)
-            listing = found if isinstance(found, list) else None
-        return [c for c in map(cls._comment, listing or []) if c is not None]
-
-    @classmethod
-    def _returned_comment(cls, payload: object) -> TrackerComment | None:
-        if isinstance(payload, Mapping):
-            if (comment := cls._comment(payload.get("comment"))) is not None:
-                return comment
-            if "id" in payload and "body" in payload:
-                return cls._comment(payload)
-        if isinstance(payload, list):
-            comments = cls._comments(payload)
-            return comments[0] if comments else None
-        return None
-
     # -- issues -----------------------------------------------------------------------------
 
     async def _search(self, session: _Session, jql: str) -> list[Issue]:
@@ -397,14 +210,14 @@ class JiraMcpClient:
         records: object = payload
         if not isinstance(records, list):
             for path in (("issues",), ("rows",), ("data", "issues")):
-                found = _at(payload, path)
+                found = at_path(payload, path)
                 if isinstance(found, list):
                     records = found
                     break
         listing = records if isinstance(records, list) else []
         guard = self._pagination.guard("jira", "mcpSearchIssues")
         guard.record_items(len(listing))
-        return [issue for issue in map(self._issue, listing) if issue is not None]
+        return [issue for record in listing if (issue := issue_from(record, self.options)) is not None]
 
     async def search_issues(self, jql: str) -> list[Issue]:
         """Issues ``jql`` matches (one call, no paging; unreadable entries skipped)."""
@@ -430,7 +243,7 @@ class JiraMcpClient:
             issues: list[Issue] = []
             for done, key in enumerate(unique, start=1):
                 reply = await session.call("readIssue", {"issueIdOrKey": key, "issueId": key, "key": key})
-                issue = None if reply.error is not None else self._first_issue(reply.payload)
+                issue = None if reply.error is not None else first_issue(reply.payload, self.options)
                 if issue is not None:
                     issues.append(issue)
                 if len(unique) > 1:  # one remote call per id: say how far the reads got
@@ -445,7 +258,7 @@ class JiraMcpClient:
     async def read_issue(self, key: str) -> Issue:
         async def read(session: _Session) -> Issue:
             payload = await session.call_ok("readIssue", {"issueIdOrKey": key, "issueId": key, "key": key})
-            issue = self._first_issue(payload)
+            issue = first_issue(payload, self.options)
             if issue is None:
                 raise JiraError("jira-mcp read issue returned no issue")
             return issue
@@ -456,10 +269,10 @@ class JiraMcpClient:
         async def update(session: _Session) -> Issue:
             ref = {"issueIdOrKey": key, "issueId": key, "key": key}
             payload = await session.call_ok("updateStatus", {**ref, "status": status})
-            issue = self._first_issue(payload)
+            issue = first_issue(payload, self.options)
             if issue is not None:
                 return issue
-            reread = self._first_issue(await session.call_ok("readIssue", ref))
+            reread = first_issue(await session.call_ok("readIssue", ref), self.options)
             if reread is None:
                 raise JiraError("jira-mcp read issue returned no issue")
             return reread
@@ -481,7 +294,7 @@ class JiraMcpClient:
             arguments.update(assignee=assignee, assigneeId=assignee, assigneeAccountId=assignee)
 
         async def create(session: _Session) -> Issue:
-            issue = self._first_issue(await session.call_ok("createIssue", arguments))
+            issue = first_issue(await session.call_ok("createIssue", arguments), self.options)
             if issue is None:
                 raise JiraError("jira-mcp create issue returned no issue")
             return issue
@@ -518,7 +331,7 @@ class JiraMcpClient:
         shapes = [{ref: key} for ref in _ISSUE_REFS]
 
         async def listing(session: _Session) -> list[TrackerComment]:
-            return self._comments(await self._first_accepted("listComments", "list comments", shapes, session))
+            return comments_from(await self._first_accepted("listComments", "list comments", shapes, session))
 
         return await self._run(listing)
 
@@ -528,7 +341,7 @@ class JiraMcpClient:
 
         async def add(session: _Session) -> TrackerComment | None:
             payload = await self._first_accepted("comment", "add comment", shapes, session, creates=True)
-            if (comment := self._returned_comment(payload)) is not None:
+            if (comment := returned_comment(payload)) is not None:
                 return comment
             comment_id: object = None
             if isinstance(payload, Mapping):
@@ -551,6 +364,6 @@ class JiraMcpClient:
 
         async def update(session: _Session) -> TrackerComment:
             payload = await self._first_accepted("updateComment", "update comment", shapes, session)
-            return self._returned_comment(payload) or TrackerComment(id=comment_id, body=body)
+            return returned_comment(payload) or TrackerComment(id=comment_id, body=body)
 
         return await self._run(update)

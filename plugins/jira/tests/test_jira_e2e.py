@@ -13,7 +13,7 @@ from jira_fake_rest import API_TOKEN, EMAIL, FakeJira
 from mcp import Client
 
 from lorenz.host import serve_in_thread
-from lorenz.workspace import open_workspace
+from lorenz.testing import open_workspace
 
 pytestmark = pytest.mark.anyio
 

@@ -17,8 +17,8 @@ from jira_fake_rest import API_TOKEN, EMAIL, FakeJira
 from jsonschema import Draft202012Validator
 from mcp import Client
 
-from lorenz.authoring.lint import lint_pack
 from lorenz.host import serve_in_thread
+from lorenz.testing import lint_pack
 from lorenz_jira.outputs import CommentAdded, Rows, pretty
 from lorenz_jira.tools import JIRA_TOOL_NAMES, KIT_PACK
 
@@ -203,8 +203,7 @@ async def test_a_site_that_is_not_configured_is_not_configured() -> None:
     """Mounted over another tracker, the pack's failure says which settings to ask the operator for."""
     import httpx
 
-    from lorenz.contracts import ToolContext
-    from lorenz.settings.model import Settings, TrackerSettings
+    from lorenz import Settings, ToolContext, TrackerSettings
     from lorenz_jira.tools import JiraToolPack
 
     settings = Settings(tracker=TrackerSettings(kind="local", options={"path": "./board"}))
@@ -255,8 +254,8 @@ async def test_reads_by_id_over_jira_mcp_report_progress(jira_mcp: FakeJiraMcp) 
     import httpx
     from jira_fake_settings import mcp_settings
 
-    from lorenz.contracts import ToolContext
-    from lorenz.toolcall.execution import ToolRunner
+    from lorenz import ToolContext
+    from lorenz.testing import run_tool
     from lorenz_jira.tools import JiraToolPack
 
     jira_mcp.issues["ENG-2"] = {**jira_mcp.issues["ENG-1"], "key": "ENG-2", "id": "10002"}
@@ -268,8 +267,8 @@ async def test_reads_by_id_over_jira_mcp_report_progress(jira_mcp: FakeJiraMcp) 
     async with httpx.AsyncClient() as http:
         context = ToolContext(settings=mcp_settings(jira_mcp.url), http=http, progress_sink=sink)
         args = {"issueIds": ["ENG-1", "ENG-2"], "select": ["identifier"]}
-        outcome = await ToolRunner().run(JiraToolPack(), "jira_query", args, context, time_limit=30, concurrency=4)
-    assert outcome.result.result == {"rows": [{"identifier": "ENG-1"}, {"identifier": "ENG-2"}], "total": 2}
+        result = await run_tool(JiraToolPack(), "jira_query", args, context)
+    assert result.result == {"rows": [{"identifier": "ENG-1"}, {"identifier": "ENG-2"}], "total": 2}
     assert seen == [(1, 2, "read 1 of 2 issues"), (2, 2, "read 2 of 2 issues")]
 
 
@@ -291,11 +290,11 @@ def test_the_typed_tools_pass_the_lint() -> None:
 )
 def test_the_kit_text_is_the_json_the_host_sends(output: Any) -> None:
     """``format()`` renders exactly the pretty JSON a plain result gets from the host."""
-    from lorenz.host.mcp.replies import call_result
-    from lorenz.results import tool_success
+    from lorenz import tool_success
+    from lorenz.testing import result_text
 
     data = {key: value for key, value in attrs.asdict(output, recurse=False).items() if value is not None}
-    assert pretty(output) == call_result(tool_success(data)).text
+    assert pretty(output) == result_text(tool_success(data))
 
 
 async def test_over_stdio_results_and_failures_fit_the_output_schema(jira: FakeJira, tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import pytest
 from jira_fake_mcp import FakeJiraMcp, RpcError, ToolError, jira_comment, jira_issue
 from jira_fake_settings import mcp_settings
 
-from lorenz.http import PaginationError
+from lorenz import PaginationError
 from lorenz.testing import loopback_server
 from lorenz_jira.backend import JiraError, NewIssue, PaginationLimits
 from lorenz_jira.mcp_client import JiraMcpClient

@@ -8,11 +8,8 @@ from typing import Any
 import pytest
 
 import lorenz_jira.plugin
-from lorenz.contracts import TrackerContext
-from lorenz.plugins.discovery import discover
-from lorenz.plugins.model import Discovery
-from lorenz.settings import ConfigError, check_pack_settings, parse_config, validate_dispatch_config
-from lorenz.settings.model import Settings, TrackerSettings
+from lorenz import ConfigError, Discovery, Settings, TrackerContext, TrackerSettings, discover
+from lorenz.testing import check_pack_settings, parse_config, validate_dispatch_config
 from lorenz_jira.options import jira_options, parse_jira_options
 from lorenz_jira.tools import JiraToolPack
 from lorenz_jira.tracker import JiraMcpTracker, JiraTracker

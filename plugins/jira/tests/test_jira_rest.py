@@ -13,7 +13,7 @@ import pytest
 from jira_fake_rest import API_TOKEN, EMAIL, FakeJira, adf
 from jira_fake_settings import rest_settings
 
-from lorenz.http import PaginationError, RetryPolicy
+from lorenz import PaginationError, RetryPolicy
 from lorenz_jira.backend import JiraError, NewIssue, PaginationLimits
 from lorenz_jira.options import jira_options
 from lorenz_jira.rest import JiraRestClient

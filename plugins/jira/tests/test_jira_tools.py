@@ -14,9 +14,7 @@ from jira_fake_mcp import FakeJiraMcp, RpcError
 from jira_fake_rest import API_TOKEN, EMAIL, FakeJira
 from jira_fake_settings import mcp_settings, rest_settings
 
-from lorenz.contracts import ToolContext
-from lorenz.results import ToolResult
-from lorenz.settings.model import Settings, TrackerSettings
+from lorenz import Settings, ToolContext, ToolResult, TrackerSettings
 from lorenz_jira.tools import JIRA_TOOL_NAMES, JiraToolPack
 
 pytestmark = pytest.mark.anyio
@@ -303,7 +301,7 @@ async def test_invalid_options_are_a_redacted_failure() -> None:
 
 async def test_a_multi_page_search_reports_progress(jira: FakeJira, http: httpx.AsyncClient) -> None:
     """`jira_query` over several result pages tells the client how far it got after each page."""
-    from lorenz.toolcall.execution import ToolRunner
+    from lorenz.testing import run_tool
 
     for n in range(1, 6):
         jira.add_issue(f"ENG-{n}", summary=f"Issue {n}")
@@ -315,14 +313,14 @@ async def test_a_multi_page_search_reports_progress(jira: FakeJira, http: httpx.
 
     context = ToolContext(settings=rest_settings(jira.base_url), http=http, progress_sink=sink)
     args = {"query": 'project in ("ENG")'}
-    outcome = await ToolRunner().run(PACK, "jira_query", args, context, time_limit=30, concurrency=4)
-    assert outcome.result.result["total"] == 5
+    result = await run_tool(PACK, "jira_query", args, context)
+    assert result.result["total"] == 5
     assert seen == [(2, None, "2 issues so far"), (4, None, "4 issues so far")]
 
 
 async def test_multi_page_comments_report_progress(jira: FakeJira, http: httpx.AsyncClient) -> None:
     """`jira_list_comments` over several pages says how many of the total it has read after each."""
-    from lorenz.toolcall.execution import ToolRunner
+    from lorenz.testing import run_tool
 
     jira.add_issue("ENG-1")
     for n in range(5):
@@ -334,8 +332,6 @@ async def test_multi_page_comments_report_progress(jira: FakeJira, http: httpx.A
         seen.append((done, total, message))
 
     context = ToolContext(settings=rest_settings(jira.base_url), http=http, progress_sink=sink)
-    outcome = await ToolRunner().run(
-        PACK, "jira_list_comments", {"issueId": "ENG-1"}, context, time_limit=30, concurrency=4
-    )
-    assert len(outcome.result.result["comments"]) == 5
+    result = await run_tool(PACK, "jira_list_comments", {"issueId": "ENG-1"}, context)
+    assert len(result.result["comments"]) == 5
     assert seen == [(2, 5, "2 of 5 comments read"), (4, 5, "4 of 5 comments read")]

@@ -11,7 +11,7 @@ from lorenz import lazy_exports
 
 _EXPORTS = {
     "DEFAULT_ENDPOINT": ".options",
-    "LinearApiError": ".client",
+    "LinearApiError": ".responses",
     "LinearClient": ".client",
     "LinearProject": ".normalize",
     "LinearState": ".normalize",
@@ -29,12 +29,12 @@ __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
 
 if TYPE_CHECKING:
     # `X as X`: mypy --strict (no implicit re-export) then sees `from lorenz_linear import X` as public.
-    from .client import LinearApiError as LinearApiError
     from .client import LinearClient as LinearClient
     from .connections import PaginationLimits as PaginationLimits
     from .normalize import LinearProject as LinearProject
     from .normalize import LinearState as LinearState
     from .normalize import LinearTeam as LinearTeam
     from .options import DEFAULT_ENDPOINT as DEFAULT_ENDPOINT
+    from .responses import LinearApiError as LinearApiError
     from .tools import LinearToolPack as LinearToolPack
     from .tracker import LinearTracker as LinearTracker

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from functools import partial
@@ -18,7 +17,6 @@ from lorenz import (
     error_message,
     redact_text,
     report_progress,
-    summarize_body,
     timeout_message,
 )
 
@@ -26,17 +24,14 @@ from . import queries
 from .connections import PaginationLimits, complete_connection, connection_nodes
 from .normalize import (
     LinearProject,
-    LinearTeam,
     issue_record,
     issue_source,
     normalize_linear_issue,
-    project_source,
-    required_mapping,
     required_string,
-    state_from_payload,
-    team_source,
 )
 from .options import SELECTOR_REQUIRED, linear_endpoint, linear_tracker_options
+from .projects import fetch_project
+from .responses import LinearApiError, response_data
 from .transport import LINEAR_RETRY_POLICY, Clock, GraphQLRequest, Sleep, logger, post_graphql, secrets_with
 
 __all__ = ["LinearApiError", "LinearClient"]
@@ -47,17 +42,9 @@ _IDS_BATCH_SIZE = 50
 _LABEL_PROJECTS_PAGE_SIZE = 100
 
 
-class LinearApiError(RuntimeError):
-    """A Linear request or response was unusable. The message is already redacted."""
-
-
 def _page_info(connection: object) -> Mapping[str, Any]:
     info = connection.get("pageInfo") if isinstance(connection, Mapping) else None
     return info if isinstance(info, Mapping) else {}
-
-
-def _json(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 class LinearClient:
@@ -112,38 +99,7 @@ class LinearClient:
             message = redact_text(timeout_message(exc, "linear") or error_message(exc), self._secrets)
             logger.error("Linear GraphQL request failed: %s operation=%s", message, request.operation)
             raise LinearApiError(message) from None
-        return self._data(response, request)
-
-    def _fail(self, response: httpx.Response, request: GraphQLRequest, message: str) -> LinearApiError:
-        logger.error(
-            "Linear GraphQL request failed status=%s operation=%s body=%s",
-            response.status_code,
-            request.operation,
-            summarize_body(response.text, self._secrets),
-        )
-        return LinearApiError(message)
-
-    def _data(self, response: httpx.Response, request: GraphQLRequest) -> Mapping[str, Any]:
-        """Classify a response: JSON, then 429, then GraphQL ``errors``, then status, then ``data``."""
-        status = response.status_code
-        try:
-            body = json.loads(response.text)
-        except ValueError as exc:
-            if not response.is_success:
-                raise self._fail(response, request, f"linear api status {status}") from None
-            raise LinearApiError(f"linear_invalid_json: {redact_text(str(exc), self._secrets)}") from None
-        if status == 429:
-            raise self._fail(response, request, "linear api status 429")
-        errors = body.get("errors") if isinstance(body, Mapping) else None
-        if isinstance(errors, list) and errors:
-            detail = redact_text(_json(errors), self._secrets)
-            raise self._fail(response, request, f"linear_graphql_errors: {detail}")
-        if not response.is_success:
-            raise self._fail(response, request, f"linear api status {status}")
-        data = body.get("data") if isinstance(body, Mapping) else None
-        if not isinstance(data, Mapping):
-            raise self._fail(response, request, "linear_unknown_payload")
-        return data
+        return response_data(response, request)
 
     def _guard(self, resource: str) -> PaginationGuard:
         return self._limits.guard("linear", resource)
@@ -328,62 +284,13 @@ class LinearClient:
 
     # -- projects ---------------------------------------------------------------------------
 
-    async def _nested(self, query: str, owner: str, key: str, owner_id: str, after: str) -> object:
-        data = await self.graphql(query, {"id": owner_id, "first": queries.CONNECTION_PAGE_SIZE, "after": after})
-        parent = data.get(owner)
-        return parent.get(key) if isinstance(parent, Mapping) else None
-
     async def project_by_slug(self, slug: str | None = None) -> LinearProject:
         """A project with every team and each team's states (``slug`` defaults to ``project_slug``)."""
         slug = slug or self._options.project_slug
         if not slug:
             msg = "tracker.project_slug is required"
             raise LinearApiError(msg)
-        data = await self.graphql(queries.PROJECT, {"slug": slug})
-        nodes = connection_nodes(data.get("projects")) or []
-        if not nodes:
-            msg = f"linear project not found: {slug}"
-            raise LinearApiError(msg)
-        node = required_mapping(nodes[0])
-        project_id = required_string(node, "id")
-        team_nodes, teams_degraded = await complete_connection(
-            node.get("teams"),
-            source=project_source(node),
-            connection="project.teams",
-            fetch_page=partial(self._nested, queries.PROJECT_TEAMS, "project", "teams", project_id),
-            limits=self._limits,
-            secrets=self._secrets,
-        )
-        degraded = [teams_degraded] if teams_degraded is not None else []
-        teams: list[LinearTeam] = []
-        for team_node in team_nodes:
-            team = required_mapping(team_node)
-            team_id = required_string(team, "id")
-            state_nodes, states_degraded = await complete_connection(
-                team.get("states"),
-                source=team_source(team),
-                connection="project.team.states",
-                fetch_page=partial(self._nested, queries.TEAM_STATES, "team", "states", team_id),
-                limits=self._limits,
-                secrets=self._secrets,
-            )
-            if states_degraded is not None:
-                degraded.append(states_degraded)
-            teams.append(
-                LinearTeam(
-                    id=team_id,
-                    key=required_string(team, "key"),
-                    name=required_string(team, "name"),
-                    states=tuple(state_from_payload(state) for state in state_nodes),
-                )
-            )
-        return LinearProject(
-            id=project_id,
-            name=required_string(node, "name"),
-            slug_id=required_string(node, "slugId"),
-            teams=tuple(teams),
-            degraded_connections=tuple(degraded),
-        )
+        return await fetch_project(self.graphql, slug, limits=self._limits, secrets=self._secrets)
 
     # -- mutations (used by the runtime, not exposed as agent tools) ------------------------
 

@@ -309,7 +309,7 @@ def linear_settings(
     secrets: frozenset[str] = frozenset(),
 ) -> Any:
     """Settings of a ``linear`` dispatch tracker pointed at ``url`` (default project slug ``mono``)."""
-    from lorenz.settings.model import Settings, TrackerSettings
+    from lorenz import Settings, TrackerSettings
 
     return Settings(
         tracker=TrackerSettings(

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from linear_fake import FakeLinear, FakeProject, linear_settings
 
-from lorenz.http import PaginationError, RetryPolicy
+from lorenz import PaginationError, RetryPolicy
 from lorenz_linear import LinearApiError, LinearClient, PaginationLimits
 
 pytestmark = pytest.mark.anyio
@@ -204,8 +204,8 @@ async def test_secrets_in_error_bodies_are_redacted(
     fake: FakeLinear, http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture, tmp_path: Path
 ) -> None:
     """The key, ``Bearer <key>`` and an ``op://`` reference echoed by Linear never reach the error or the log."""
-    from lorenz.plugins.discovery import discover
-    from lorenz.settings import parse_config
+    from lorenz import discover
+    from lorenz.testing import parse_config
 
     secret = "lin_api_super_secret_value"
     settings = parse_config(

@@ -14,7 +14,7 @@ import pytest
 from linear_fake import FakeLinear
 
 from lorenz.host import RunningServer, serve_in_thread
-from lorenz.workspace import open_workspace
+from lorenz.testing import open_workspace
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

@@ -7,11 +7,14 @@ from typing import Any
 
 import pytest
 
-from lorenz.contracts import TrackerContext
-from lorenz.mounting.mount import mounted_packs, mounted_skill_sources, mounted_tool_specs
-from lorenz.plugins.discovery import discover
-from lorenz.plugins.model import Discovery
-from lorenz.settings import ConfigError, Settings, check_pack_settings, parse_config, validate_dispatch_config
+from lorenz import ConfigError, Discovery, Settings, TrackerContext, discover, mounted_tool_specs
+from lorenz.testing import (
+    check_pack_settings,
+    mounted_packs,
+    mounted_skill_sources,
+    parse_config,
+    validate_dispatch_config,
+)
 from lorenz_linear import DEFAULT_ENDPOINT, LinearClient
 from lorenz_linear.plugin import PACK, TRACKER
 

@@ -10,12 +10,8 @@ import httpx
 import pytest
 from linear_fake import FakeLinear, linear_settings
 
-from lorenz.contracts import ToolContext
-from lorenz.mounting.mount import execute_mounted_tool
-from lorenz.plugins.discovery import discover
-from lorenz.results import ToolResult
-from lorenz.settings import Settings, parse_config
-from lorenz.settings.model import TrackerSettings
+from lorenz import Settings, ToolContext, ToolResult, TrackerSettings, discover, execute_mounted_tool
+from lorenz.testing import parse_config
 from lorenz_linear import LinearToolPack
 
 pytestmark = pytest.mark.anyio

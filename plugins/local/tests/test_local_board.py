@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lorenz.yaml12 import load_yaml
+from lorenz import load_yaml
 from lorenz_local import board
 from lorenz_local.board import (
     BoardDocument,

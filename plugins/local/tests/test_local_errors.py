@@ -21,7 +21,7 @@ from typing import Any
 import anyio
 import pytest
 
-from lorenz.settings.model import Settings, TrackerSettings
+from lorenz import Settings, TrackerSettings
 from lorenz_local import files as files_module
 from lorenz_local.cache import CACHE, SNAPSHOTS
 from lorenz_local.client import LocalTrackerClient
@@ -212,7 +212,7 @@ def test_injected_read_and_write_errors_drop_the_path(tmp_path: Path, monkeypatc
 _FILE_SIZE_LIMIT = textwrap.dedent(
     """
     import json, resource, sys
-    from lorenz.settings.model import Settings, TrackerSettings
+    from lorenz import Settings, TrackerSettings
     from lorenz_local.tools import run_local_tool
     settings = Settings(tracker=TrackerSettings(kind="local", options={"path": sys.argv[1]}))
     # Python ignores SIGXFSZ: a write past the limit fails with EFBIG, like a full disk.

@@ -17,11 +17,8 @@ from typing import Any, TypeVar
 import anyio
 import pytest
 
-from lorenz.contracts import TrackerContext
-from lorenz.plugins.discovery import discover
-from lorenz.results import ToolResult
-from lorenz.settings import parse_config
-from lorenz.settings.model import Settings, TrackerSettings
+from lorenz import Settings, ToolResult, TrackerContext, TrackerSettings, discover
+from lorenz.testing import parse_config
 from lorenz_local import files as files_module
 from lorenz_local import store as store_module
 from lorenz_local.files import BoardIOError, NotRegularFileError, read_regular

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lorenz.settings.model import Settings, TrackerSettings
+from lorenz import Settings, TrackerSettings
 from lorenz_local.board import check_storable
 from lorenz_local.client import LocalTrackerClient
 from lorenz_local.store import BoardStore

@@ -13,9 +13,9 @@ import mcp
 import pytest
 from jsonschema import Draft202012Validator
 
-from lorenz.authoring.lint import lint_pack
+from lorenz import Settings
 from lorenz.host import RunningServer, serve_in_thread
-from lorenz.settings.model import Settings
+from lorenz.testing import lint_pack
 from lorenz_local.kit import TypedLocalPack, local_tools
 from lorenz_local.pack import LocalToolPack, local_tool_specs
 

@@ -11,13 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
-from lorenz.contracts import ToolContext
-from lorenz.hookspecs import hookimpl
-from lorenz.plugins.discovery import discover
-from lorenz.results import ToolResult
-from lorenz.settings import ConfigError, parse_config, validate_dispatch_config
-from lorenz.settings.model import Settings, TrackerSettings
-from lorenz.workspace import open_workspace
+from lorenz import ConfigError, Settings, ToolContext, ToolResult, TrackerSettings, discover, hookimpl
+from lorenz.testing import open_workspace, parse_config, validate_dispatch_config
 from lorenz_local import tools as tools_module
 from lorenz_local.pack import LocalToolPack
 from lorenz_local.store import BoardStore
@@ -385,7 +380,7 @@ def test_lorenz_call_refuses_the_misspelled_status(
 ) -> None:
     """Issue 12's example: ``lorenz call local_create_issue {"title":"t","staus":"Done"}`` used to
     create a Todo issue and report success; now it is refused by name and no board is written."""
-    from lorenz.cli import main
+    from lorenz.testing import run_cli as main
 
     monkeypatch.setenv("LORENZ_LOAD_PLUGINS", "lorenz-local")
     monkeypatch.delenv("LORENZ_WORKFLOW", raising=False)

@@ -8,10 +8,8 @@ from typing import Any
 
 import pytest
 
-from lorenz.contracts import TrackerContext
-from lorenz.plugins.discovery import discover
-from lorenz.settings import ConfigError, parse_config, validate_dispatch_config
-from lorenz.settings.model import Settings, TrackerSettings
+from lorenz import ConfigError, Settings, TrackerContext, TrackerSettings, discover
+from lorenz.testing import parse_config, validate_dispatch_config
 from lorenz_local import plugin
 from lorenz_local.client import LocalTrackerClient
 from lorenz_local.paths import resolve_board_dir

@@ -21,7 +21,7 @@ _EXPORTS = {
     "SlackTrackerProvider": ".tracker",
     "SlackTransport": ".transport",
     "SlackTransportError": ".transport",
-    "SlackWebTransport": ".transport",
+    "SlackWebTransport": ".web_transport",
     "execute_slack_tool": ".handlers",
     "slack_tool_specs": ".tools",
     "state_from_thread": ".fold",
@@ -48,4 +48,4 @@ if TYPE_CHECKING:
     from .transport import SlackApiError as SlackApiError
     from .transport import SlackTransport as SlackTransport
     from .transport import SlackTransportError as SlackTransportError
-    from .transport import SlackWebTransport as SlackWebTransport
+    from .web_transport import SlackWebTransport as SlackWebTransport

@@ -53,6 +53,6 @@ class SlackTrackerProvider:
     def create_client(self, settings: Settings, context: TrackerContext) -> SlackTrackerClient:
         """A client over the Web API through the host's HTTP client (``context.http``)."""
         from .client import SlackTrackerClient
-        from .transport import SlackWebTransport
+        from .web_transport import SlackWebTransport
 
         return SlackTrackerClient(settings, SlackWebTransport(settings, http=context.http))

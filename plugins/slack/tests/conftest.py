@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lorenz_slack.transport import clear_team_url_cache
+from lorenz_slack.web_transport import clear_team_url_cache
 
 sys.path.insert(0, str(Path(__file__).parent))
 

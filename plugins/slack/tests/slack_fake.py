@@ -290,7 +290,7 @@ def slack_settings(
     **options: Any,
 ) -> Any:
     """Settings of a ``slack`` dispatch tracker pointed at ``url`` (options in their stored, camelCase form)."""
-    from lorenz.settings.model import Settings, TrackerSettings
+    from lorenz import Settings, TrackerSettings
 
     stored: dict[str, Any] = {"channels": list(channels), "users": list(users), **options}
     if bot is not None:

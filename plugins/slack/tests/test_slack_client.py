@@ -11,7 +11,7 @@ from slack_fake import BOT, FakeSlack, slack_settings
 from lorenz_slack.client import SlackTrackerClient
 from lorenz_slack.memory import InMemorySlackTransport, SeedMessage
 from lorenz_slack.models import SlackMetadata, SlackThreadReply
-from lorenz_slack.transport import SlackWebTransport
+from lorenz_slack.web_transport import SlackWebTransport
 
 pytestmark = pytest.mark.anyio
 

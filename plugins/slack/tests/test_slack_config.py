@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from lorenz.plugins.registry import ToolRegistry, TrackerRegistry
-from lorenz.settings import ConfigError, check_pack_settings, parse_config, validate_dispatch_config
+from lorenz import ConfigError, ToolRegistry, TrackerRegistry
+from lorenz.testing import check_pack_settings, parse_config, validate_dispatch_config
 from lorenz_slack.options import slack_options, status_emoji_map
 from lorenz_slack.plugin import PACK, TRACKER
 

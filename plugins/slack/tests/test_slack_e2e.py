@@ -14,7 +14,7 @@ from mcp.types import TextContent
 from slack_fake import BOT, TOKEN, FakeSlack
 
 from lorenz.host import serve_in_thread
-from lorenz.workspace import open_workspace
+from lorenz.testing import open_workspace
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

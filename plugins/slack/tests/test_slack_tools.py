@@ -9,8 +9,7 @@ import httpx
 import pytest
 from slack_fake import BOT, FakeSlack, slack_settings
 
-from lorenz.contracts import ToolContext
-from lorenz.results import ToolResult
+from lorenz import ToolContext, ToolResult
 from lorenz_slack.catalog import TOOL_NAMES
 from lorenz_slack.fold import state_from_thread
 from lorenz_slack.handlers import execute_slack_tool
@@ -420,7 +419,7 @@ async def test_pack_serialises_concurrent_workpad_updates(fake: FakeSlack, http:
 async def test_a_query_over_several_threads_reports_progress() -> None:
     """`slack_query` reads each candidate thread with its own Slack call, and tells the client how far
     it got before each one after the first."""
-    from lorenz.toolcall.execution import ToolRunner
+    from lorenz.testing import run_tool
 
     transport = memory(*(mention(f"1.{n}", f"<@U_BOT> task {n}") for n in range(1, 4)))
     seen: list[tuple[float, float | None, str | None]] = []
@@ -435,6 +434,6 @@ async def test_a_query_over_several_threads_reports_progress() -> None:
             return await call(transport, name, input)
 
     context = ToolContext(settings=SETTINGS, http=None, progress_sink=sink)
-    outcome = await ToolRunner().run(Pack(), "slack_query", {}, context, time_limit=30, concurrency=4)
-    assert outcome.result.result["total"] == 3
+    result = await run_tool(Pack(), "slack_query", {}, context)
+    assert result.result["total"] == 3
     assert seen == [(1, 3, "1 of 3 threads read"), (2, 3, "2 of 3 threads read")]

@@ -9,8 +9,8 @@ import httpx
 import pytest
 from slack_fake import BOT, TOKEN, FakeSlack, slack_settings
 
+from lorenz_slack import SlackApiError, SlackTransportError, SlackWebTransport
 from lorenz_slack.models import SlackMetadata
-from lorenz_slack.transport import SlackApiError, SlackTransportError, SlackWebTransport
 
 pytestmark = pytest.mark.anyio
 

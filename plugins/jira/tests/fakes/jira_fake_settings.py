@@ -6,7 +6,7 @@ from typing import Any
 
 from jira_fake_rest import API_TOKEN, EMAIL
 
-from lorenz.settings.model import Settings, TrackerSettings
+from lorenz import Settings, TrackerSettings
 
 
 def rest_settings(base_url: str, *, assignee: str | None = None, **options: Any) -> Settings:

@@ -1,19 +1,30 @@
-"""``lorenz new-pack``: a complete, separately installable pack project from a template."""
+"""``lorenz new-pack``: a complete, separately installable pack project from a template.
+
+The template is a real project in ``project/``, the one ``new_pack("template_pack")`` writes: ruff
+and mypy check its code as code, and a generated project passes its own ``nox -s devcheck``
+(tests/test_authoring_scaffold.py). A new pack's names replace the template's spellings of
+``template_pack`` (``template_pack``, ``template-pack``, ``TemplatePack``, ``TEMPLATEPACK``);
+``README.md`` is also a :class:`string.Template` for what ``--tracker`` changes; in the test module
+what follows the ``# Written with --tracker only.`` line is written with ``--tracker`` only, and
+``plugin_with_tracker.py`` is the ``plugin.py`` then written.
+"""
 
 from __future__ import annotations
 
 import keyword
 import re
+from importlib.resources import files
 from pathlib import Path
 from string import Template
 
 from attrs import frozen
 
-from . import example_pack, templates
-
 __all__ = ["PackNames", "check_pack_name", "new_pack"]
 
 _NAME_RE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
+_PROJECT = files(__name__) / "project"
+_TEMPLATE_NAMES = re.compile(r"template_pack|template-pack|TemplatePack|TEMPLATEPACK")
+_TRACKER_ONLY = "\n\n# Written with --tracker only.\n"
 
 
 @frozen(kw_only=True)
@@ -81,37 +92,43 @@ def new_pack(name: str, directory: Path | None = None, *, tracker: bool = False)
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         msg = f"{root} already exists and is not empty"
         raise ValueError(msg)
-    values = {
-        "pack": names.pack,
-        "distribution": names.distribution,
-        "module": names.module,
-        "cls": names.cls,
-        "tool": names.tool,
-        "upper": names.pack.upper().replace("_", ""),
-        "tracker_kind": names.pack if tracker else "local",
-        "mount_note": (
-            f" (the `{names.pack}` tracker mounts it by default)"
-            if tracker
-            else " (any tracker; `local` needs lorenz-local)"
-        ),
+    spellings = {
+        "template_pack": names.pack,
+        "template-pack": names.distribution.removeprefix("lorenz-"),
+        "TemplatePack": names.cls,
+        "TEMPLATEPACK": names.pack.upper().replace("_", ""),
     }
-    files: dict[str, str] = {
-        "pyproject.toml": templates.PYPROJECT,
-        "noxfile.py": templates.NOXFILE,
-        "README.md": templates.README,
-        ".gitignore": templates.GITIGNORE,
-        f"{names.module}/__init__.py": templates.INIT,
-        f"{names.module}/py.typed": "",
-        f"{names.module}/plugin.py": templates.PLUGIN_TRACKER if tracker else templates.PLUGIN,
-        f"{names.module}/tools.py": example_pack.TOOLS,
-        f"tests/test_{names.pack}_pack.py": example_pack.TESTS + (example_pack.TESTS_TRACKER if tracker else ""),
+    test_module = f"tests/test_{names.pack}_pack.py"
+    sources = {  # what to write: from which template file
+        "pyproject.toml": "pyproject.toml",
+        "noxfile.py": "noxfile.py",
+        "README.md": "README.md",
+        ".gitignore": "gitignore",
+        f"{names.module}/__init__.py": "lorenz_template_pack/__init__.py",
+        f"{names.module}/py.typed": "lorenz_template_pack/py.typed",
+        f"{names.module}/plugin.py": f"lorenz_template_pack/{'plugin_with_tracker' if tracker else 'plugin'}.py",
+        f"{names.module}/tools.py": "lorenz_template_pack/tools.py",
+        test_module: "tests/test_template_pack_pack.py",
     }
     if tracker:
-        files[f"{names.module}/tracker.py"] = templates.TRACKER
+        sources[f"{names.module}/tracker.py"] = "lorenz_template_pack/tracker.py"
     written = []
-    for relative, template in files.items():
+    for relative, source in sources.items():
+        text = _TEMPLATE_NAMES.sub(lambda m: spellings[m.group()], _PROJECT.joinpath(source).read_text("utf-8"))
+        if relative == "README.md":
+            text = Template(text).substitute(
+                tracker_kind=names.pack if tracker else "local",
+                mount_note=(
+                    f" (the `{names.pack}` tracker mounts it by default)"
+                    if tracker
+                    else " (any tracker; `local` needs lorenz-local)"
+                ),
+            )
+        elif relative == test_module:
+            common, _, tracker_tests = text.partition(_TRACKER_ONLY)
+            text = common + "\n\n" + tracker_tests if tracker else common
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(Template(template).substitute(values), encoding="utf-8")
+        path.write_text(text, encoding="utf-8")
         written.append(path)
     return written

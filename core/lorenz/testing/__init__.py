@@ -4,7 +4,9 @@ Opt-in: the plugin only adds fixtures, nothing runs unless a test asks for one. 
 (a factory of :class:`PackHost`: packs registered in-process, served by the real host) and
 ``fake_tracker`` (a :class:`FakeTracker` serving fixed issues) are fixtures;
 :func:`assert_pack_contract` and :func:`loopback_server` (a fake API over real HTTP on
-``127.0.0.1``) are functions. ``docs/writing-a-pack.md`` shows them in use.
+``127.0.0.1``) are functions; :mod:`.kit` adds the host's own steps (parse and validate a
+workflow, open it, run one tool as the host does, lint a pack, run the CLI). ``docs/writing-a-pack.md``
+shows them in use.
 """
 
 from __future__ import annotations
@@ -18,20 +20,33 @@ import httpx
 import pytest
 from attrs import frozen
 
-from .contracts import ToolProvider, ToolSpec
-from .hookspecs import hookimpl
-from .issue import Issue, IssueStateType
-from .plugins.discovery import discover
-from .plugins.model import Discovery
-from .results import ToolResult
-from .settings.model import Settings
+from lorenz.contracts import ToolProvider, ToolSpec
+from lorenz.hookspecs import hookimpl
+from lorenz.issue import Issue, IssueStateType
+from lorenz.plugins.discovery import discover
+from lorenz.plugins.model import Discovery
+from lorenz.results import ToolResult
+from lorenz.settings.model import Settings
+
+from .kit import (
+    check_pack_settings,
+    lint_pack,
+    mounted_packs,
+    mounted_skill_sources,
+    open_workspace,
+    parse_config,
+    result_text,
+    run_cli,
+    run_tool,
+    validate_dispatch_config,
+)
 
 if TYPE_CHECKING:
     import mcp
     import mcp_types
 
-    from .host.http.loopback import LoopbackServer
-    from .workspace import Workspace
+    from lorenz.host.http.loopback import LoopbackServer
+    from lorenz.workspace import Workspace
 
 __all__ = [
     "CallOutcome",
@@ -40,11 +55,21 @@ __all__ = [
     "HostFactory",
     "PackHost",
     "assert_pack_contract",
+    "check_pack_settings",
     "fake_tracker",
+    "lint_pack",
     "lorenz_host",
     "loopback_server",
     "make_pack_host",
+    "mounted_packs",
+    "mounted_skill_sources",
     "no_network",
+    "open_workspace",
+    "parse_config",
+    "result_text",
+    "run_cli",
+    "run_tool",
+    "validate_dispatch_config",
 ]
 
 FAKE_TRACKER_KIND = "lorenz-testing"
@@ -185,7 +210,7 @@ class PackHost:
         ``answers`` plays the client for a tool that asks for input: ``{"confirm": {"action": "accept",
         "content": {"confirm": True}}}`` (MCP result shapes, by request name; a name left out is
         cancelled). Each round asked is appended to :attr:`asked`. Without it the tool cannot ask."""
-        from .toolcall.client_input import ASK, ClientInput
+        from lorenz.toolcall.client_input import ASK, ClientInput
 
         async def record(done: float, total: float | None, message: str | None) -> None:
             self.progress.append((done, total, message))
@@ -202,9 +227,9 @@ class PackHost:
 
     def server(self) -> mcp.server.Server[Any]:
         """The host's MCP server (the SDK's low-level ``Server``) over this workspace."""
-        from .host.mcp.grants import FULL
-        from .host.mcp.server import HostState, build_server
-        from .host.reload.live import LiveWorkspace
+        from lorenz.host.mcp.grants import FULL
+        from lorenz.host.mcp.server import HostState, build_server
+        from lorenz.host.reload.live import LiveWorkspace
 
         state = HostState(LiveWorkspace(self.workspace, reload=False), local_grant=FULL)
         state.http = self._http()
@@ -256,8 +281,7 @@ def make_pack_host(
     (``{"weather": {"allow_writes": True}}``); ``tracker`` (default: a :class:`FakeTracker`)
     is the dispatch tracker. ``config`` replaces the generated workflow front matter entirely.
     """
-    from .settings import parse_config, validate_dispatch_config
-    from .workspace import Workspace
+    from lorenz.workspace import Workspace
 
     if tracker is None:
         tracker = FakeTracker()
@@ -296,8 +320,6 @@ def assert_pack_contract(pack: ToolProvider, settings: Settings | None = None, *
     of typed tools, and that an unknown tool or arguments the schema refuses come back as
     failure results rather than exceptions. ``strict`` also fails on warnings.
     """
-    from .authoring.lint import lint_pack
-
     diagnostics = lint_pack(pack, settings)
     bad = [d for d in diagnostics if d.severity == "error" or strict]
     if bad:
@@ -312,7 +334,7 @@ def loopback_server(app: Any, *, start_timeout: float = 10.0) -> contextlib.Abst
     Raises ``RuntimeError`` when the server does not start within ``start_timeout`` seconds.
     Share one server per session with a fixture and reset the fake's state per test.
     """
-    from .host.http.loopback import serve_app_in_thread  # uvicorn loads only when a test serves an app
+    from lorenz.host.http.loopback import serve_app_in_thread  # uvicorn loads only when a test serves an app
 
     return serve_app_in_thread(app, start_timeout=start_timeout, name="lorenz-testing-loopback")
 

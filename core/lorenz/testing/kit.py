@@ -1,0 +1,107 @@
+"""The rest of a pack author's test kit: the host's own steps, one call each.
+
+Parse and validate a workflow's settings (:func:`parse_config`, :func:`validate_dispatch_config`,
+:func:`check_pack_settings`), open a workflow as ``lorenz serve`` does (:func:`open_workspace`), see
+what a workflow mounts (:func:`mounted_packs`, :func:`mounted_skill_sources`), run one tool as the
+host runs it (:func:`run_tool`) and render its result as a client reads it (:func:`result_text`),
+lint a pack (:func:`lint_pack`) and run the ``lorenz`` command line (:func:`run_cli`). The bundled
+packs are tested with exactly these. What they load (the host, the CLI) loads on first call, so
+the pytest plugin stays cheap to import.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lorenz.contracts import ToolContext, ToolProvider
+from lorenz.results import ToolResult
+from lorenz.settings import check_pack_settings, parse_config, validate_dispatch_config
+from lorenz.settings.model import Settings
+
+if TYPE_CHECKING:
+    from lorenz.authoring.diagnostics import Diagnostic
+    from lorenz.plugins.registry import ToolRegistry, TrackerRegistry
+    from lorenz.workspace import Workspace
+
+__all__ = [
+    "check_pack_settings",
+    "lint_pack",
+    "mounted_packs",
+    "mounted_skill_sources",
+    "open_workspace",
+    "parse_config",
+    "result_text",
+    "run_cli",
+    "run_tool",
+    "validate_dispatch_config",
+]
+
+
+def open_workspace(
+    workflow: str | os.PathLike[str] | None = None,
+    *,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    plugins: Sequence[object] = (),
+) -> Workspace:
+    """The workflow opened as ``lorenz serve`` opens it (installed plugins and ``plugins``), parsed,
+    validated and mounted; raises the host's ``ConfigError`` (or mount error) on a bad workflow."""
+    from lorenz.workspace import open_workspace as open_
+
+    return open_(workflow, cwd=cwd, env=env, plugins=plugins)
+
+
+def mounted_packs(settings: Settings, tools: ToolRegistry, trackers: TrackerRegistry) -> list[ToolProvider]:
+    """The packs ``settings`` mount, from a discovery's ``tools`` and ``trackers``."""
+    from lorenz.mounting.mount import mounted_packs as mount
+
+    return mount(settings, tools, trackers)
+
+
+def mounted_skill_sources(packs: Sequence[ToolProvider]) -> list[str]:
+    """The skill directories the mounted ``packs`` ship, as absolute paths."""
+    from lorenz.mounting.mount import mounted_skill_sources as skills
+
+    return skills(packs)
+
+
+async def run_tool(
+    pack: ToolProvider,
+    name: str,
+    arguments: Any,
+    context: ToolContext,
+    *,
+    time_limit: float = 30.0,
+    concurrency: int = 4,
+) -> ToolResult:
+    """One call of ``pack``'s tool ``name`` through the host's runner: its time limit, concurrency
+    and containment, and ``context.progress_sink`` receiving what the tool reports."""
+    from lorenz.toolcall.execution import ToolRunner
+
+    outcome = await ToolRunner().run(pack, name, arguments, context, time_limit=time_limit, concurrency=concurrency)
+    return outcome.result
+
+
+def result_text(result: ToolResult) -> str:
+    """The text content an MCP client receives for ``result``."""
+    from lorenz.host.mcp.replies import call_result
+
+    return call_result(result).text
+
+
+def lint_pack(pack: ToolProvider, settings: Settings | None = None) -> list[Diagnostic]:
+    """Every ``lorenz lint`` diagnostic for ``pack``; :func:`~lorenz.testing.assert_pack_contract`
+    fails a test on them."""
+    from lorenz.authoring.lint import lint_pack as lint
+
+    return lint(pack, settings)
+
+
+def run_cli(argv: Sequence[str]) -> int:
+    """Run ``lorenz <argv>`` in-process and return its exit status (output goes to stdout/stderr)."""
+    from lorenz.cli import main
+
+    return main(list(argv))
