@@ -1,6 +1,6 @@
 """A pack whose tools ask the client for input, for ``test_authoring_inputs.py`` (loaded by path;
 the stdio test registers it with ``-p input_pack``): a confirm-before-delete tool, a sampling
-round, a roots round, and tools that break the rules (re-asking, too many rounds)."""
+round, a roots round, and tools that break the rules (re-asking, too many rounds, a malformed request)."""
 
 from __future__ import annotations
 
@@ -108,7 +108,13 @@ async def interview(ctx: CallContext, args: NoArgs) -> Any:
     return ctx.request_input({f"q{asked}": elicit(f"Question {asked}?", schema=Note)})
 
 
-PACK = Pack(name="boards", tools=[delete_board, summarize_board, roots_tool, nag, interview])
+@tool(name="boards_ask_badly", description="Asks for a sample in a form MCP cannot carry (a bug).", input=NoArgs)
+async def ask_badly(ctx: CallContext, args: NoArgs) -> Any:
+    system_turn = {"role": "system", "content": {"type": "text", "text": "Be brief."}}
+    return ctx.request_input({"draft": create_message(["Summarize.", system_turn], max_tokens=50)})
+
+
+PACK = Pack(name="boards", tools=[delete_board, summarize_board, roots_tool, nag, interview, ask_badly])
 
 
 class _Tracker:

@@ -126,6 +126,23 @@ async def test_a_decline_stops_the_call_and_deletes_nothing(
     assert "BOARD-3" in pack.BOARDS
 
 
+@pytest.mark.parametrize(("server", "mode"), [(s, m) for _, s, m in ANSWERING[:2]], ids=["handshake", "2026"])
+async def test_a_malformed_request_is_the_packs_error_named_the_same_in_both_eras(
+    tmp_path: Path, pack: ModuleType, server: str, mode: str
+) -> None:
+    answers = Answers()
+    with _serve(tmp_path, pack, server) as running:
+        async with answers.client(running.url, mode=mode) as client:
+            result = await client.call_tool("boards_ask_badly", {})
+    assert result.is_error is True
+    assert answers.sampled == []  # nothing reached the client
+    text = result.content[0].text
+    assert text.startswith("Error: boards_ask_badly asked the client for input with a request it cannot be sent: ")
+    assert "input request 'draft' (sampling/createMessage) is not valid MCP: params.messages.1.role" in text
+    assert result.structured_content is not None
+    assert result.structured_content["error"]["reason"] == "invalid_input_request"
+
+
 async def test_accepting_no_deletes_nothing(tmp_path: Path, pack: ModuleType) -> None:
     answers = Answers(confirm=False)
     with _serve(tmp_path, pack) as running:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from lorenz.results import ToolResult, error_message, failure_result
-from lorenz.toolcall.client_input import ASK, RETRY, ClientInput, InputRequired
+from lorenz.toolcall.client_input import ASK, RETRY, ClientInput, InputRequired, InvalidInputRequest
 
 from .inputs import InputRound, Inputs, InputView, view_of
 
@@ -130,6 +130,8 @@ async def run_rounds(tool: Tool[Any, Any], context: CallContext, args: Any) -> A
             assert client.ask is not None
             try:
                 responses = await client.ask({name: request.wire() for name, request in output.requests.items()})
+            except InvalidInputRequest as exc:
+                raise _Refused(exc.answer(tool.name), "invalid_input_request") from None
             except Exception as exc:
                 text = f"{tool.name} asked the client for input and got no answer: {error_message(exc)}"
                 raise _Refused(text, "client_input_failed") from None

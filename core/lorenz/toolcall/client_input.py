@@ -14,7 +14,17 @@ from lorenz.results import ToolResult
 if TYPE_CHECKING:
     from lorenz.settings.model import ServerSettings
 
-__all__ = ["ASK", "NONE", "RETRY", "AskClient", "ClientInput", "InputRequired", "Mode", "serving_warnings"]
+__all__ = [
+    "ASK",
+    "NONE",
+    "RETRY",
+    "AskClient",
+    "ClientInput",
+    "InputRequired",
+    "InvalidInputRequest",
+    "Mode",
+    "serving_warnings",
+]
 
 #: The host asks the client now (``elicitation/create``, ...) and the pack goes on in the same call.
 ASK: Final = "ask"
@@ -27,6 +37,14 @@ Mode = Literal["ask", "retry", "none"]
 
 #: Sends each named request (``{"method": ..., "params": ...}``) and returns each answer's wire result.
 AskClient = Callable[[Mapping[str, Mapping[str, Any]]], Awaitable[Mapping[str, Any]]]
+
+
+class InvalidInputRequest(ValueError):
+    """A pack asked for input with a request MCP cannot carry; ``str()`` names the request and field."""
+
+    def answer(self, tool: object) -> str:
+        """The failure message of ``tool``'s call, the same in every era."""
+        return f"{tool} asked the client for input with a request it cannot be sent: {self}"
 
 
 @frozen(kw_only=True)

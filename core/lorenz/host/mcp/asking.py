@@ -28,14 +28,22 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.methods import is_input_required
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from lorenz.results import failure_result
-from lorenz.toolcall.client_input import ASK, NONE, RETRY, ClientInput
+from lorenz.toolcall.client_input import ASK, NONE, RETRY, ClientInput, InvalidInputRequest
 
 from .client_log import session_key
 from .replies import call_result
 
-__all__ = ["JSON_REFUSAL", "STATELESS_REFUSAL", "STATE_TTL_SECONDS", "SealedRequestState", "client_input_for"]
+__all__ = [
+    "JSON_REFUSAL",
+    "STATELESS_REFUSAL",
+    "STATE_TTL_SECONDS",
+    "SealedRequestState",
+    "client_input_for",
+    "invalid_request",
+]
 
 logger = logging.getLogger("lorenz.host")
 
@@ -59,6 +67,23 @@ _REQUESTS: dict[str, tuple[type[Any], type[Any]]] = {
 }
 
 
+def invalid_request(requests: Mapping[str, Any]) -> str | None:
+    """Why one of a pack's ``requests`` is not a request MCP can carry, naming it and the field at
+    fault; ``None`` when all are. Checked before anything reaches the client, in both eras, so a
+    pack's malformed request is its own error and never the SDK's opaque refusal of the result."""
+    for name, wire in requests.items():
+        method = wire.get("method") if isinstance(wire, Mapping) else None
+        if method not in _REQUESTS:
+            return f"input request {name!r} asks {method!r}, which is not a request a server may send a client"
+        try:
+            _REQUESTS[method][0].model_validate({"method": method, "params": wire.get("params") or None})
+        except ValidationError as exc:
+            error = exc.errors(include_url=False)[0]
+            where = ".".join(str(part) for part in error["loc"])
+            return f"input request {name!r} ({method}) is not valid MCP: {where}: {error['msg']}"
+    return None
+
+
 def client_input_for(ctx: ServerRequestContext[Any, Any] | None) -> ClientInput | None:
     """How the call of ``ctx`` may ask its client for input."""
     if ctx is None:
@@ -77,6 +102,9 @@ def client_input_for(ctx: ServerRequestContext[Any, Any] | None) -> ClientInput 
     session, request_id = ctx.session, ctx.request_id
 
     async def ask(requests: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+        why = invalid_request(requests)
+        if why is not None:
+            raise InvalidInputRequest(why)
         answers: dict[str, Any] = {}
 
         async def one(name: str, wire: Mapping[str, Any]) -> None:

@@ -31,14 +31,14 @@ from lorenz.host.ops.tracing import instrument_http, tracing_enabled
 from lorenz.host.recording import CallRecorder
 from lorenz.host.reload.live import request_snapshot
 from lorenz.redact import redact_text, redacted_traceback
-from lorenz.results import ToolResult, error_message, tool_failure, unsupported_tool_failure
-from lorenz.toolcall.client_input import InputRequired
+from lorenz.results import ToolResult, error_message, failure_result, tool_failure, unsupported_tool_failure
+from lorenz.toolcall.client_input import InputRequired, InvalidInputRequest
 from lorenz.toolcall.enabled import EnabledTools
 from lorenz.toolcall.execution import CallOutcome, ClientGone, ToolRunner
 from lorenz.toolcall.schemas import validate_arguments
 from lorenz.toolcall.wire import refuse_unsafe_arguments
 
-from .asking import SealedRequestState, client_input_for
+from .asking import SealedRequestState, client_input_for, invalid_request
 from .client_log import ClientLevels
 from .grants import Grant, grant_of
 from .instructions import instructions_for
@@ -305,6 +305,11 @@ async def _call_tool(
             when_left=left,
         )
         if isinstance(outcome.result, InputRequired):  # the client answers, then retries the call
+            why = invalid_request(outcome.result.requests)
+            if why is not None:  # the pack's bug, said as such: never the SDK's refusal of the result
+                return call_result(
+                    failure_result(InvalidInputRequest(why).answer(name), reason="invalid_input_request")
+                ), "failure"
             asked = ", ".join(outcome.result.requests)
             return ToolReply(
                 f"input required: {asked}", None, False, input_required=outcome.result.wire()
