@@ -66,7 +66,7 @@ def default_text(data: Any, plain: bool) -> str:
 
     if not plain:
         return pretty_json(data)
-    fast = fast_pretty_json(data)  # None: a lone surrogate, which the json module writes escaped
+    fast = fast_pretty_json(data)  # None: a lone surrogate, which only the json module writes
     return fast.decode("utf-8") if fast is not None else json.dumps(data, indent=2, ensure_ascii=False)
 
 
