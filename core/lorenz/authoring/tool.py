@@ -102,8 +102,9 @@ class CallContext:
 
     def __attrs_post_init__(self) -> None:
         wrapper = _client_log_class()
-        if not isinstance(self.log, wrapper):
-            self.log = wrapper(self.log, self.log_sink)
+        given: Any = self.log  # a plain Logger passed in, until wrapped here
+        if not isinstance(given, wrapper):
+            self.log = wrapper(given, self.log_sink)
 
     def request_input(self, requests: Mapping[str, InputRequest]) -> InputRound:
         """A round of questions for the client, by name: ``return ctx.request_input({"confirm":
@@ -276,7 +277,7 @@ class Tool(Generic[In, Out]):
         """``arguments`` as the input class; raises :class:`lorenz.ArgumentError`."""
         arguments = {} if arguments is None else arguments
         plan = self.plan()
-        value = plan.structure(arguments)
+        value: In = plan.structure(arguments)
         if plan.keywords is not None:
             plan.keywords.check(arguments)
         return value
