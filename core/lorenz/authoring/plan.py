@@ -11,7 +11,7 @@ import json
 import types
 import typing
 from collections import abc
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -93,6 +93,6 @@ def _plain(tp: Any, seen: set[Any]) -> bool:
     if origin is tuple:
         members = args[:1] if len(args) == 2 and args[1] is Ellipsis else args
         return bool(members) and all(_plain(arg, seen) for arg in members)
-    if origin in (dict, Mapping, abc.Mapping):
+    if origin in (dict, abc.Mapping):
         return len(args) == 2 and args[0] is str and _plain(args[1], seen)
     return False

@@ -290,8 +290,7 @@ class Tool(Generic[In, Out]):
     def render_content(self, output: Out) -> tuple[Any, str, tuple[ContentBlock, ...] | None]:
         """The structured payload, the text and, when ``format()`` returned a list, its blocks."""
         plan = self.plan()
-        assert plan.unstructure is not None  # a tool with a format or a rendered output has an output class
-        data = plan.unstructure(output)
+        data = plan.unstructure(output) if plan.unstructure is not None else unstructure(output)
         if plan.omitted and isinstance(data, dict):
             data = _omitting(data, plan.omitted)
         if self.format is None:
