@@ -1,6 +1,7 @@
 """Resident memory of ``lorenz serve`` over 100,000 ``tools/call`` requests (target: no growth).
 
     .venv/bin/python bench/memory.py [--calls 100000] [--connections 8] [--mix] [--trace]
+    .venv/bin/python bench/memory.py --worker [--calls 300] [--imports] [--rounds 3]
 
 Seeds a local board (``bench/workers_throughput.py``'s: one issue, BOARD-1, with 20 comments), starts
 ``lorenz serve --port 0`` in its directory and drives it from ``--connections`` keep-alive HTTP/1.1
@@ -13,6 +14,12 @@ as an error.
 
 Prints the server's VmRSS and VmHWM (``/proc/<pid>/status``) after 1,000, 10,000, 30,000, 60,000
 and 100,000 calls (scaled with ``--calls``), and the growth of each over the figure after 1,000.
+
+``--worker`` is the issue-40 row instead: one ``lorenz serve`` worker after ``--calls`` (default
+300) sequential reads on one connection, its VmRSS against the 60 MiB target, and what the
+third-party libraries the host serves with (the MCP SDK, uvicorn, Starlette, httpx) take alone in a
+fresh interpreter, each run ``--rounds`` times (median). ``--imports`` adds what each library and
+Lorenz package costs on top of the SDK.
 
 ``--trace`` runs the server under ``tracemalloc`` (10 frames; the wrapper is this script's, nothing
 in Lorenz changes): at each checkpoint it writes a snapshot, and the script prints the Python memory
@@ -209,13 +216,76 @@ def trace_report(trace: Path, top: int = 10) -> None:
             print(f"      {line}")
 
 
+#: The issue-40 target for one worker's VmRSS after 300 requests.
+WORKER_TARGET_MIB = 60
+#: What the host serves with, whoever writes the tools: the floor under any worker's memory.
+SDK_IMPORTS = "import mcp.server.runner, mcp.server.lowlevel, uvicorn, starlette.applications, httpx, anyio"
+#: Modules whose cost on top of the SDK ``--imports`` prints.
+ON_TOP = (
+    "jsonschema",
+    "jsonschema_rs",
+    "ruamel.yaml",
+    "cattrs",
+    "lorenz.authoring",
+    "lorenz.workspace",
+    "lorenz.host.app",
+    "lorenz_local.kit",
+)
+
+
+def import_rss_mib(code: str) -> float:
+    """VmRSS of a fresh interpreter after running ``code``."""
+    probe = code + "\nprint([l for l in open('/proc/self/status') if l.startswith('VmRSS')][0].split()[1])"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return int(out.stdout.split()[-1]) / 1024
+
+
+def worker(args: argparse.Namespace) -> None:
+    import statistics
+
+    calls = args.calls if args.calls != 100_000 else 300
+    figures = []
+    for _ in range(args.rounds):
+        with tempfile.TemporaryDirectory() as tmp:
+            directory = Path(tmp) / "board"
+            directory.mkdir()
+            seed_board(directory)
+            process, url = start_server(directory, trace=None)
+            try:
+                driver = Driver(url, process.pid, calls, [calls], trace=None)
+                asyncio.run(driver.run(1, [READ]))
+            finally:
+                process.terminate()
+                process.wait(timeout=30)
+            assert driver.errors == 0, driver.first_error
+            figures.append(driver.points[-1][1]["VmRSS"] / 1024)
+    rss = statistics.median(figures)
+    floor = statistics.median(import_rss_mib(SDK_IMPORTS) for _ in range(args.rounds))
+    bare = statistics.median(import_rss_mib("pass") for _ in range(args.rounds))
+    print(f"\nlorenz serve (local board), VmRSS after {calls} sequential reads: {rss:.1f} MiB", end="")
+    print(f" (median of {args.rounds})")
+    print(f"  ÷ the {WORKER_TARGET_MIB} MiB target: {rss / WORKER_TARGET_MIB:.2f}×")
+    print(f"  a bare interpreter: {bare:.1f} MiB; importing the SDK, uvicorn, Starlette, httpx alone: {floor:.1f} MiB")
+    print(f"  Lorenz's share (the worker less that floor): {rss - floor:.1f} MiB")
+    if args.imports:
+        for module in ON_TOP:
+            extra = import_rss_mib(f"{SDK_IMPORTS}\nimport {module}") - floor
+            print(f"  import {module} on top of the SDK: {extra:+.1f} MiB")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=100_000)
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--mix", action="store_true", help="mix in tools/list, a bad call and a write")
     parser.add_argument("--trace", action="store_true", help="tracemalloc in the server (slow)")
+    parser.add_argument("--worker", action="store_true", help="one worker after 300 reads against the target")
+    parser.add_argument("--imports", action="store_true", help="with --worker: the cost of each import")
+    parser.add_argument("--rounds", type=int, default=3, help="with --worker: servers started (median)")
     args = parser.parse_args()
+    if args.worker:
+        worker(args)
+        return
     checkpoints = sorted({BASELINE, *(max(BASELINE, round(args.calls * share)) for share in CHECKPOINTS)})
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp) / "board"

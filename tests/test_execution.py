@@ -217,6 +217,21 @@ def test_result_text_is_the_pretty_json_of_the_payload_whichever_encoder_writes_
     assert text == json.dumps({"value": value}, indent=2, ensure_ascii=False)
 
 
+_EDGE_FLOATS = [0.0, -0.0, 1e-4, 9.999999999999999e-05, 1e16, 9999999999999998.0, 1e-5, 1e-7, 1e22, -2.5, 0.1]
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from(_EDGE_FLOATS))
+def test_floats_pydantic_core_writes_as_repr_does_take_the_fast_encoder(value: float) -> None:
+    """Between 1e-4 and 1e16 (and 0) pydantic_core writes a float as ``repr`` does; outside it one
+    writes ``1e16``/``1e-5`` where the other writes ``1e+16``/``1e-05``, so the json module does."""
+    from lorenz.toolcall.wire import _survey
+
+    fast = value == 0.0 or 1e-4 <= abs(value) < 1e16
+    assert _survey({"value": [value]}, 1 << 20)[1] is fast
+    _, text = encode_payload({"value": [value]}, max_bytes=1 << 20)
+    assert text == json.dumps({"value": [value]}, indent=2, ensure_ascii=False)
+
+
 def test_lone_surrogates_become_replacement_characters_in_results() -> None:
     payload, text = encode_payload({"status": "\ud800", "\udfff": ["a\ud83d"]}, max_bytes=1000)
     assert payload == {"status": "\ufffd", "\ufffd": ["a\ufffd"]}

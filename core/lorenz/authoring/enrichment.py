@@ -37,12 +37,13 @@ class EnrichmentSpec:
     _validators: dict[str, Any] = attrs.field(factory=dict, repr=False, alias="_validators")
 
     def validator(self, name: str) -> Any:
-        """The ``jsonschema`` validator of field ``name``; ``None`` for a field not declared."""
+        """The validator of field ``name`` (:class:`lorenz.toolcall.schemas.Validator`); ``None`` for
+        a field not declared."""
         validator = self._validators.get(name)
         if validator is None and name in self.properties:
-            from jsonschema import Draft202012Validator
+            from lorenz.toolcall.schemas import validator_of
 
-            validator = self._validators[name] = Draft202012Validator(dict(self.properties[name]))
+            validator = self._validators[name] = validator_of(dict(self.properties[name]))
         return validator
 
     @property
@@ -155,7 +156,7 @@ class Enrich:
                 msg = f"tool {self._tool} declares no enrichment field {name!r} (declared: {declared})"
                 raise ValueError(msg)
             data = unstructure(value)
-            problem = next(iter(validator.iter_errors(data)), None)
+            problem = None if validator.is_valid(data) else next(iter(validator.iter_errors(data)), None)
             if problem is not None:
                 msg = f"tool {self._tool}: enrichment field {name!r}: {problem.message}"
                 raise TypeError(msg)

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,7 @@ __all__ = [
 ]
 
 
+@functools.cache
 def kit_logger() -> logging.Logger:
     """The kit's logger (``lorenz.authoring``); :mod:`logging` loads with the first call, not the pack."""
     import logging

@@ -101,6 +101,25 @@ def _duplicates(values: list[str]) -> list[str]:
     return sorted({value for value in values if values.count(value) > 1})
 
 
+@attrs.define(eq=False)
+class _Routes:
+    """A pack's tools as called under one ``Settings``: its options and enabled tools by name."""
+
+    settings: Settings
+    options: Any
+    tools: dict[str, Tool[Any, Any]]
+    _enabled_here: Callable[[str], bool] | None = None
+
+    def enabled_here(self) -> Callable[[str], bool]:
+        """What ``ctx.is_enabled`` answers when the host said nothing (an isolated pack, a bare
+        ``ToolContext``): this pack's enabled tools, less the operator's ``server.disabled_tools``."""
+        if self._enabled_here is None:
+            patterns = tuple(self.settings.server.disabled_tools)
+            names = {name for name in self.tools if not any(fnmatch.fnmatchcase(name, p) for p in patterns)}
+            self._enabled_here = names.__contains__
+        return self._enabled_here
+
+
 @attrs.define(kw_only=True, eq=False)
 class Pack:
     """A tool pack built from typed tools; register it like any other ``ToolProvider``.
@@ -131,6 +150,8 @@ class Pack:
 
     #: ``(raw options, structured options)`` of the last settings seen: parse once per workflow load.
     _parsed: tuple[object, Any] | None = field(init=False, default=None, repr=False)
+    #: Where a call goes under the last settings seen (built once per workflow load, not per call).
+    _routes: _Routes | None = field(init=False, default=None, repr=False)
 
     def __attrs_post_init__(self) -> None:
         for what, names in (
@@ -222,13 +243,20 @@ class Pack:
     def tool_specs(self, settings: Settings) -> list[ToolSpec]:
         return [entry.spec() for entry in self.enabled_tools(settings)]
 
+    def _routes_for(self, settings: Settings) -> _Routes:
+        routes = self._routes
+        if routes is None or routes.settings is not settings:
+            options = self._options_for(settings)
+            enabled = {entry.name: entry for entry in self.enabled_tools(settings)}
+            routes = self._routes = _Routes(settings, options, enabled)
+        return routes
+
     async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
         try:
-            options = self._options_for(context.settings)
+            routes = self._routes_for(context.settings)
         except ValueError as exc:
             return failure_result(str(exc), reason="invalid_options")
-        enabled = self.enabled_tools(context.settings)
-        target = next((entry for entry in enabled if entry.name == name), None)
+        target = routes.tools.get(name)
         if target is None:
             off = next((entry for entry in self.disabled_tools(context.settings) if entry.name == name), None)
             if off is not None:
@@ -238,27 +266,19 @@ class Pack:
                     reason="tool_disabled",
                     recovery="Use another available tool; this one is turned off in this deployment.",
                 )
-            return unsupported_tool_failure(name, [entry.name for entry in enabled])
+            return unsupported_tool_failure(name, list(routes.tools))
         call = CallContext(
             settings=context.settings,
             http=context.http,
-            options=options,
+            options=routes.options,
             tool=target,
             progress_sink=context.progress_sink,
             log_sink=getattr(context, "log_sink", None),
-            enabled=getattr(context, "enabled", None) or self._enabled_here(context.settings),
+            enabled=getattr(context, "enabled", None) or routes.enabled_here(),
             client_input=getattr(context, "client_input", None),
             caller=getattr(context, "caller", None),
         )
         return await target.run(input, call)
-
-    def _enabled_here(self, settings: Settings) -> Callable[[str], bool]:
-        """What ``ctx.is_enabled`` answers when the host said nothing (an isolated pack, a bare
-        ``ToolContext``): this pack's enabled tools, less the operator's ``server.disabled_tools``."""
-        patterns = tuple(settings.server.disabled_tools)
-        names = {tool.name for tool in self.enabled_tools(settings)}
-        names = {name for name in names if not any(fnmatch.fnmatchcase(name, p) for p in patterns)}
-        return names.__contains__
 
     # -- resources and prompts (optional ToolProvider members) ------------------------------
 

@@ -114,12 +114,18 @@ async def run_rounds(tool: Tool[Any, Any], context: CallContext, args: Any) -> A
     """The handler's output once it stops asking, or the ``ToolResult`` that ends the call here."""
     client: ClientInput | None = context.client_input
     try:
-        ledger = _Ledger.resume(tool.name, client)
+        # A call that resumes nothing (all but a 2026-07-28 retry) keeps the context's empty
+        # answers, and gets a ledger only if it asks.
+        resuming = client is not None and (client.state is not None or bool(client.responses))
+        ledger = _Ledger.resume(tool.name, client) if resuming else None
         while True:
-            context.inputs = Inputs(dict(ledger.answers))
+            if ledger is not None:
+                context.inputs = Inputs(dict(ledger.answers))
             output = await tool.handler(context, args)
             if not isinstance(output, InputRound):
                 return output
+            if ledger is None:
+                ledger = _Ledger(tool.name)
             ledger.check(output)
             if client is None or client.mode not in (ASK, RETRY):
                 raise _unavailable(tool.name, client)

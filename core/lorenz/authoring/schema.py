@@ -303,20 +303,20 @@ def _constraints(schema: Any) -> dict[str, Any]:
 @attrs.define
 class KeywordCheck:
     """The keyword constraints of an input schema that structuring does not check (``minimum``,
-    ``maxLength``, ...), compiled with ``jsonschema`` on the first check, not when a pack is
-    imported."""
+    ``maxLength``, ...), compiled on the first check, not when a pack is imported: checked by
+    ``jsonschema-rs``, worded by ``jsonschema`` when it refuses."""
 
     constraints: Mapping[str, Any]
     _validator: Any = None
 
     def check(self, value: Any) -> None:
         """Raise :class:`ArgumentError` naming each key that breaks a constraint."""
-        from lorenz.toolcall.schemas import schema_problems
+        from lorenz.toolcall.schemas import schema_problems, validator_of
 
         if self._validator is None:
-            from jsonschema import Draft202012Validator
-
-            self._validator = Draft202012Validator(self.constraints)
+            self._validator = validator_of(self.constraints)  # native first: ~1 µs, not ~30
+        if self._validator.is_valid(value):
+            return
         problems = schema_problems(self._validator.iter_errors(value))
         if problems:
             raise ArgumentError(*problems)

@@ -14,6 +14,7 @@ import functools
 import types
 import typing
 from collections import abc
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
@@ -183,16 +184,38 @@ def _located(problem: Problem, cls: type) -> list[ArgumentProblem]:
 
 def structure_strict(value: Any, cls: type[T]) -> T:
     """``value`` as an instance of ``cls``; raises :class:`ArgumentError` naming every problem."""
-    if not isinstance(value, dict):
-        raise ArgumentError(ArgumentProblem((), must_be_type(["object"])))
-    converter = _converter()
-    try:
-        return converter.structure(value, cls)
-    except Exception as exc:
-        from lorenz.strict import flatten_errors
+    return structurer(cls)(value)
 
-        problems = (located for problem in flatten_errors(exc) for located in _located(problem, cls))
-        raise ArgumentError(*problems) from None
+
+def structurer(cls: type[T]) -> Callable[[Any], T]:
+    """:func:`structure_strict` into ``cls``, with ``cls``'s hook looked up once (a tool's plan)."""
+    hook = _converter().get_structure_hook(cls)
+
+    def structure(value: Any) -> T:
+        if not isinstance(value, dict):
+            raise ArgumentError(ArgumentProblem((), must_be_type(["object"])))
+        try:
+            result: T = hook(value, cls)
+        except Exception as exc:
+            from lorenz.strict import flatten_errors
+
+            problems = (located for problem in flatten_errors(exc) for located in _located(problem, cls))
+            raise ArgumentError(*problems) from None
+        return result
+
+    return structure
+
+
+def unstructurer(cls: type) -> Callable[[Any], Any]:
+    """:func:`unstructure` for an instance of exactly ``cls``, its hook looked up once (a tool's
+    plan); an instance of another class (a subclass) is unstructured as its own class."""
+    converter = _converter()
+    hook = converter.get_unstructure_hook(cls)
+
+    def unstructure_one(value: Any) -> Any:
+        return hook(value) if type(value) is cls else converter.unstructure(value)
+
+    return unstructure_one
 
 
 def unstructure(value: Any) -> Any:

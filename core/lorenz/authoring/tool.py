@@ -3,7 +3,7 @@ modes (:class:`ErrorContract`, see ``failures.py``), and what its handler gets (
 
 from __future__ import annotations
 
-import json
+import functools
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -18,9 +18,10 @@ from .content import ContentBlock, joined_text, rendered, with_text_after
 from .enrichment import Enrich, enrichment_spec
 from .failures import BASELINE_ERRORS, ErrorContract, ToolFailure, kit_logger, unexpected_failure
 from .inputs import InputRequest, InputRound, Inputs
+from .plan import CallPlan, call_plan, default_text
 from .rounds import run_rounds
-from .schema import KeywordCheck, input_schema, keyword_check, widened_output_schema, wire_name
-from .structure import ArgumentError, structure_strict, unstructure
+from .schema import KeywordCheck, input_schema, keyword_check, widened_output_schema
+from .structure import ArgumentError, unstructure
 
 if TYPE_CHECKING:
     import httpx
@@ -55,10 +56,15 @@ def _scopes(value: Sequence[str]) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _client_log(sink: Any) -> ClientLog:
+@functools.cache
+def _client_log_class() -> type[ClientLog]:
     from .logs import ClientLog  # with asyncio: loaded by the first call, not the pack's import
 
-    return ClientLog(kit_logger(), sink)
+    return ClientLog
+
+
+def _client_log(sink: Any) -> ClientLog:
+    return _client_log_class()(kit_logger(), sink)
 
 
 @attrs.define(kw_only=True)
@@ -95,10 +101,10 @@ class CallContext:
     caller: Caller | None = None
 
     def __attrs_post_init__(self) -> None:
-        from .logs import ClientLog
-
-        if not isinstance(self.log, ClientLog):
-            self.log = ClientLog(self.log, self.log_sink)
+        wrapper = _client_log_class()
+        given: Any = self.log  # a plain Logger passed in, until wrapped here
+        if not isinstance(given, wrapper):
+            self.log = wrapper(given, self.log_sink)
 
     def request_input(self, requests: Mapping[str, InputRequest]) -> InputRound:
         """A round of questions for the client, by name: ``return ctx.request_input({"confirm":
@@ -164,10 +170,6 @@ Handler = Callable[[CallContext, Any], Awaitable[Any]]
 ArgumentReader = Callable[[CallContext, Mapping[str, Any]], Any]
 
 
-def _default_format(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
-
-
 @frozen(kw_only=True, eq=False)
 class Tool(Generic[In, Out]):
     """A typed tool definition. Made by :func:`tool`; checked when it is made, so a bad definition
@@ -202,6 +204,8 @@ class Tool(Generic[In, Out]):
     _keywords: KeywordCheck | None = field(init=False, repr=False)
     _spec: Any = field(init=False, repr=False)
     _enrichment: Any = field(init=False, repr=False)
+    #: What every call needs, worked out at the first call (:mod:`.plan`).
+    _plan: CallPlan | None = field(init=False, default=None, repr=False)
 
     def __attrs_post_init__(self) -> None:
         if not NAME_RE.match(self.name):
@@ -237,6 +241,19 @@ class Tool(Generic[In, Out]):
         """A fresh ``ctx.enrich`` for one call of this tool."""
         return Enrich(self._enrichment, self.name)
 
+    @property
+    def keywords(self) -> KeywordCheck | None:
+        """The check of the input schema's keywords that structuring does not check, if any."""
+        return self._keywords
+
+    def plan(self) -> CallPlan:
+        """The tool's :class:`~lorenz.authoring.plan.CallPlan` (built on the first call)."""
+        plan = self._plan
+        if plan is None:
+            plan = call_plan(self)
+            object.__setattr__(self, "_plan", plan)
+        return plan
+
     def spec(self) -> ToolSpec:
         """The :class:`~lorenz.contracts.ToolSpec` advertised in ``tools/list`` (built once)."""
         spec: ToolSpec = self._spec
@@ -259,9 +276,10 @@ class Tool(Generic[In, Out]):
     def parse(self, arguments: Any) -> In:
         """``arguments`` as the input class; raises :class:`lorenz.ArgumentError`."""
         arguments = {} if arguments is None else arguments
-        value = structure_strict(arguments, self.input)
-        if self._keywords is not None:
-            self._keywords.check(arguments)
+        plan = self.plan()
+        value: In = plan.structure(arguments)
+        if plan.keywords is not None:
+            plan.keywords.check(arguments)
         return value
 
     def render(self, output: Out) -> tuple[Any, str]:
@@ -271,9 +289,12 @@ class Tool(Generic[In, Out]):
 
     def render_content(self, output: Out) -> tuple[Any, str, tuple[ContentBlock, ...] | None]:
         """The structured payload, the text and, when ``format()`` returned a list, its blocks."""
-        data = _omitting_none(unstructure(output), self.output)
+        plan = self.plan()
+        data = plan.unstructure(output) if plan.unstructure is not None else unstructure(output)
+        if plan.omitted and isinstance(data, dict):
+            data = _omitting(data, plan.omitted)
         if self.format is None:
-            return data, _default_format(data), None
+            return data, default_text(data, plan.plain_output and type(output) is self.output), None
         text, blocks = rendered(self.format(output), self.name)
         return data, text, blocks
 
@@ -303,7 +324,7 @@ class Tool(Generic[In, Out]):
             return output
         if self.output is None:
             data = unstructure(output) if attrs.has(type(output)) else output
-            return FormattedResult(success=True, result=data, text=_default_format(data))
+            return FormattedResult(success=True, result=data, text=default_text(data, plain=False))
         if not isinstance(output, self.output):
             message = f"tool {self.name} returned {type(output).__name__}, not {self.output.__name__}"
             return failure_result(message, reason="internal_error")
@@ -320,11 +341,8 @@ class Tool(Generic[In, Out]):
         return FormattedResult(success=True, result=data, text=joined_text(blocks), content=content)
 
 
-def _omitting_none(data: Any, cls: type | None) -> Any:
-    """``data`` without the ``None`` values of ``cls``'s ``omit_none`` fields."""
-    if not isinstance(data, dict) or cls is None or not attrs.has(cls):
-        return data
-    omitting = [wire_name(cls, f) for f in attrs.fields(cls) if (f.metadata or {}).get("omit_none")]
+def _omitting(data: dict[str, Any], omitting: tuple[str, ...]) -> dict[str, Any]:
+    """``data`` without the ``None`` values of the ``omit_none`` fields named ``omitting``."""
     omitted = [name for name in omitting if data.get(name) is None]
     return {key: value for key, value in data.items() if key not in omitted} if omitted else data
 

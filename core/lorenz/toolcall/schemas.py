@@ -17,7 +17,7 @@ from lorenz.results import ToolResult
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
 
-__all__ = ["Validator", "compile_schema", "schema_problems", "validate_arguments"]
+__all__ = ["Validator", "compile_schema", "schema_problems", "validate_arguments", "validator_of"]
 
 logger = logging.getLogger("lorenz")
 
@@ -58,7 +58,6 @@ def compile_schema(schema: Mapping[str, Any] | None) -> Validator | None:
         return None
     from jsonschema import SchemaError
     from jsonschema.validators import Draft202012Validator, validator_for
-    from referencing import Registry
 
     key = json.dumps(schema, sort_keys=True, default=str)
     with _VALIDATORS_LOCK:
@@ -68,14 +67,23 @@ def compile_schema(schema: Mapping[str, Any] | None) -> Validator | None:
     validator: Validator | None
     try:
         cls.check_schema(dict(schema))
-        # An explicit (empty) registry: without one, jsonschema fetches a remote ``$ref`` itself.
-        validator = Validator(cls(schema, registry=Registry()), _native(schema))
+        validator = validator_of(schema)
     except SchemaError as exc:
         logger.warning("lorenz: ignoring an invalid JSON Schema: %s", exc.message)
         validator = None
     with _VALIDATORS_LOCK:
         _VALIDATORS[key] = validator
     return validator
+
+
+def validator_of(schema: Mapping[str, Any]) -> Validator:
+    """A :class:`Validator` of ``schema`` as given (not checked against its meta-schema, not cached)."""
+    from jsonschema.validators import Draft202012Validator, validator_for
+    from referencing import Registry
+
+    cls = validator_for(schema, default=Draft202012Validator)
+    # An explicit (empty) registry: without one, jsonschema fetches a remote ``$ref`` itself.
+    return Validator(cls(schema, registry=Registry()), _native(schema))
 
 
 def _native(schema: Mapping[str, Any]) -> Any | None:
