@@ -79,7 +79,7 @@ class PackSandbox:
         temp_dir = tempfile.mkdtemp(prefix=f"lorenz-{self.pack}-")
         return Sandbox(
             pack=self.pack,
-            permissions=self.permissions,
+            permissions=self.permissions.resolved(),
             temp_dir=os.path.realpath(temp_dir),
             proxy_port=proxy_port,
             runtime_paths=runtime_paths(self._sys_path or sys.path, self._forbidden),
