@@ -31,7 +31,7 @@ from lorenz.toolcall.client_input import NONE, RETRY, ClientInput
 from lorenz.toolcall.execution import call_pack, failure_from_exception
 from lorenz.toolcall.wire import ResultTooLarge, json_size_exceeds
 
-from .loading import computed_permissions, start, survey
+from .loading import computed_permissions, linted, start, survey
 from .protocol import (
     CONVERTER,
     EXIT_OUT_OF_MEMORY,
@@ -302,6 +302,8 @@ def main() -> int:
             _write_all(fd_out, encode(survey(launch.source)))
         elif launch.mode == "permissions":
             _write_all(fd_out, encode(computed_permissions(launch)))
+        elif launch.mode == "lint":
+            _write_all(fd_out, encode(linted(launch.source)))
         else:
             # Not asyncio.run: it would wait at exit for the pack's threads, which may never end.
             asyncio.new_event_loop().run_until_complete(serve(launch, fd_in, fd_out, confinement))

@@ -9,7 +9,10 @@ from typing import Any
 
 from attrs import frozen
 
-__all__ = ["SandboxHint", "isolation_hint", "sandbox_hint"]
+__all__ = ["LISTING", "SandboxHint", "in_doubt", "isolation_hint", "listing_hint", "sandbox_hint"]
+
+#: Why a command that reads no workflow imports a third-party plugin only confined.
+LISTING = "lorenz runs third-party plugin code unconfined only where a workflow mounts it"
 
 
 @frozen(kw_only=True)
@@ -21,9 +24,25 @@ class SandboxHint:
     fallback: str = "fail"
     #: The workflow's directory, never readable by a confined child.
     workflow_dir: str | None = None
+    #: Why the children are confined, as their errors say it.
+    reason: str = "server.sandboxed_packs"
+
+    @property
+    def configured(self) -> bool:
+        """The workflow asked for it (so ``server.sandbox_fallback`` can loosen it)."""
+        return self.reason == "server.sandboxed_packs"
 
 
-def _server(path: Path | None) -> Mapping[str, Any]:
+def listing_hint() -> SandboxHint:
+    """The strict policy of a command that imports plugins only to list, lint or mount them: no
+    workflow loosens it, and the current directory (often the workflow's) is never readable."""
+    import os
+
+    return SandboxHint(packs=("*",), workflow_dir=os.getcwd(), reason=LISTING)
+
+
+def _server(path: Path | None) -> Mapping[str, Any] | None:
+    """The workflow's ``server`` map (``{}`` without one); ``None`` when the file does not load."""
     if path is None:
         return {}
     from lorenz.settings.workflow import load_workflow
@@ -31,16 +50,27 @@ def _server(path: Path | None) -> Mapping[str, Any]:
     try:
         config = load_workflow(path).config
     except Exception:
-        return {}
+        return None
     server = config.get("server")
     return server if isinstance(server, Mapping) else {}
 
 
-def _names(server: Mapping[str, Any], key: str) -> list[str]:
-    value = server.get(key)
+def _names(server: Mapping[str, Any] | None, key: str) -> list[str]:
+    value = (server or {}).get(key)
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return list(value)
     return []
+
+
+def in_doubt(path: Path | None) -> bool:
+    """Whether the workflow at ``path`` cannot say which packs it runs unconfined (it does not load,
+    or ``isolated_packs``/``sandboxed_packs`` is no list of names): its parse will fail, and until
+    then discovery imports no third-party plugin (:func:`lorenz.plugins.discovery.discover`'s
+    ``unimported``)."""
+    server = _server(path)
+    if server is None:
+        return True
+    return any(key in server and _names(server, key) != server[key] for key in ("isolated_packs", "sandboxed_packs"))
 
 
 def isolation_hint(path: Path | None) -> tuple[str, ...]:
@@ -60,7 +90,7 @@ def sandbox_hint(path: Path | None) -> SandboxHint | None:
     (read as leniently as :func:`isolation_hint`); ``None`` when it sandboxes nothing."""
     server = _server(path)
     packs = _names(server, "sandboxed_packs")
-    if not packs or path is None:
+    if not packs or path is None or server is None:
         return None
     fallback = server.get("sandbox_fallback")
     return SandboxHint(

@@ -1,6 +1,6 @@
 """What an isolated pack's process does before it serves: import the one plugin of a source
 (checked as discovery checks it in the host), survey what it registers, compute its permissions,
-or start its pack and check it as mounting does."""
+lint its packs, or start its pack and check it as mounting does."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from .protocol import CONVERTER, DisabledEntry, Failed, Launch, Ready, Source, S
 if TYPE_CHECKING:
     from lorenz.contracts import ToolProvider
 
-__all__ = ["computed_permissions", "load", "start", "survey"]
+__all__ = ["computed_permissions", "linted", "load", "start", "survey"]
 
 
 def _entry_point(source: Source, name: str) -> Any:
@@ -67,6 +67,15 @@ def survey(source: Source) -> Survey:
         permissions={pack.name: declared for pack in discovery.tools if (declared := permissions_of(pack)) is not None},
         settings_dependent=tuple(pack.name for pack in discovery.tools if depends_on_settings(pack)),
     )
+
+
+def linted(source: Source) -> Survey:
+    """``lorenz lint``'s report of what the plugin of ``source`` registers."""
+    from lorenz.authoring.lint import lint_discovery
+
+    discovery = load(source)
+    packs = tuple(pack for info in discovery.plugins for pack in info.packs)
+    return Survey(op="survey", packs=packs, lint=lint_discovery(discovery).to_dict())
 
 
 def computed_permissions(launch: Launch) -> Survey | Failed:

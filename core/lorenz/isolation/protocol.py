@@ -93,7 +93,7 @@ class Source:
 class Launch:
     """The first frame to a child: what to load and with which settings."""
 
-    mode: Literal["serve", "survey", "permissions"]
+    mode: Literal["serve", "survey", "permissions", "lint"]
     source: Source
     pack: str | None = None
     #: The pack's settings slice, unstructured with :data:`CONVERTER`.
@@ -170,6 +170,8 @@ class Survey:
     permissions: Mapping[str, Permissions] = {}
     #: Packs whose permissions are a function of their settings (computed once those are known).
     settings_dependent: tuple[str, ...] = ()
+    #: ``lorenz lint``'s report of its packs (``LintReport.to_dict()``), in a ``lint`` child only.
+    lint: Mapping[str, Any] | None = None
 
 
 #: What a pack may ask its client during a call.

@@ -8,6 +8,8 @@ as a bare ``AttributeError`` in the middle of a tool call.
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -19,6 +21,7 @@ from .containment import call_plugin
 __all__ = [
     "FIRST_PARTY_DISTRIBUTIONS",
     "core_requirement_problem",
+    "is_bundled",
     "is_first_party",
     "normalize_distribution",
     "pack_shape_problem",
@@ -42,6 +45,26 @@ def normalize_distribution(name: str) -> str:
 
 def is_first_party(distribution: str | None) -> bool:
     return distribution is not None and normalize_distribution(distribution) in FIRST_PARTY_DISTRIBUTIONS
+
+
+def is_bundled(distribution: str | None, location: str | None) -> bool:
+    """Whether a distribution is one shipped with Lorenz, trusted to run in the host unconfined: a
+    bundled name *and* its metadata beside lorenz-core's (``location``: the directory holding its
+    ``.dist-info``). A name alone is anyone's to claim in another directory of the import path."""
+    if not is_first_party(distribution) or location is None:
+        return False
+    core = _core_location()
+    return core is not None and os.path.realpath(location) == core
+
+
+@functools.cache
+def _core_location() -> str | None:
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        return os.path.realpath(distribution(_CORE).locate_file(""))
+    except PackageNotFoundError:  # a core run from a bare checkout: nothing counts as bundled
+        return None
 
 
 #: The name a requirement starts with (PEP 508), and a requirement that is a name followed by nothing

@@ -25,6 +25,7 @@ from lorenz.results import error_message
 
 from .checks import (
     core_requirement_problem,
+    is_bundled,
     normalize_distribution,
     pack_shape_problem,
     tracker_shape_problem,
@@ -125,6 +126,7 @@ def load_entry_points(
     env: Mapping[str, str] | None = None,
     isolate: Sequence[str] = (),
     sandbox: SandboxHint | None = None,
+    unimported: bool = False,
 ) -> tuple[dict[str, tuple[str | None, str | None]], list[PluginFailure], list[str]]:
     """Load and register every entry point of ``group``, each contained on its own.
 
@@ -136,7 +138,10 @@ def load_entry_points(
     With ``isolate`` (``server.isolated_packs``), plugins not shipped with Lorenz are first
     imported in a child process each (:mod:`lorenz.isolation.survey`); one whose packs all run
     isolated, and that provides no tracker, is never imported here (a stand-in registers its packs).
-    With ``sandbox`` (``server.sandboxed_packs``) those children are confined.
+    With ``sandbox`` (``server.sandboxed_packs``) those children are confined. With ``unimported``
+    (a command that lists, lints or mounts what is installed), no plugin but the bundled ones is
+    imported here at all: each is surveyed in a child confined to the strict policy
+    (:mod:`lorenz.sandbox.discovery`) and stands in by stubs of its packs and trackers.
     """
     env = os.environ if env is None else env
     allowed, denied = _names(env, LOAD_PLUGINS_ENV), _names(env, DISABLE_PLUGINS_ENV) or set()
@@ -159,10 +164,11 @@ def load_entry_points(
             continue
         accepted.append((ep, dist, version))
     stand_ins: Mapping[int, object] = {}
-    if isolate:
-        from lorenz.isolation.survey import stand_ins_for  # subprocess: only when packs run isolated
+    candidates = [(ep.name, dist, version, is_bundled(dist, _location(ep))) for ep, dist, version in accepted]
+    if isolate or (unimported and not all(bundled for *_, bundled in candidates)):
+        from lorenz.isolation.survey import stand_ins_for  # subprocess: only for third-party code
 
-        stand_ins = stand_ins_for([(ep.name, dist, version) for ep, dist, version in accepted], isolate, sandbox)
+        stand_ins = stand_ins_for(candidates, isolate, sandbox, unimported=unimported)
     for index, (ep, dist, version) in enumerate(accepted):
         stand_in = stand_ins.get(index)
         if isinstance(stand_in, PluginFailure):  # it failed in its survey process: never imported here
@@ -176,6 +182,11 @@ def load_entry_points(
             continue
         loaded[name] = (dist, version)
     return loaded, failures, list(disabled)
+
+
+def _location(ep: EntryPoint) -> str | None:
+    dist = getattr(ep, "dist", None)
+    return None if dist is None else str(dist.locate_file(""))
 
 
 def _given(obj: object) -> Callable[[], object]:
@@ -338,20 +349,24 @@ def discover(
     env: Mapping[str, str] | None = None,
     isolate: Sequence[str] = (),
     sandbox: SandboxHint | None = None,
+    unimported: bool = False,
 ) -> Discovery:
     """Discover installed plugins (and any given in-process ``plugins``) into fresh registries.
 
     ``plugins`` are registered as they are, after the installed ones: this is how tests add a
     pack without installing anything. One that is already registered (an installed plugin's
     module given again with ``-p``) is taken once. ``isolate`` is the workflow's
-    ``server.isolated_packs``, ``sandbox`` its ``server.sandboxed_packs`` (see :func:`load_entry_points`).
+    ``server.isolated_packs``, ``sandbox`` its ``server.sandboxed_packs``; ``unimported``: import
+    no third-party plugin here (see :func:`load_entry_points`).
     """
     pm = make_manager()
     origins: dict[str, tuple[str | None, str | None]] = {}
     failures: list[PluginFailure] = []
     disabled: list[str] = []
     if entry_points_enabled:
-        origins, failures, disabled = load_entry_points(pm, env=env, isolate=isolate, sandbox=sandbox)
+        origins, failures, disabled = load_entry_points(
+            pm, env=env, isolate=isolate, sandbox=sandbox, unimported=unimported
+        )
     for index, plugin in enumerate(plugins):
         if pm.is_registered(plugin):
             continue

@@ -28,16 +28,23 @@ logger = logging.getLogger("lorenz.sandbox")
 _REFERENCE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 
 
-def child_sandbox(what: str, *, fallback: str, workflow_dir: str | None, sys_path: Sequence[str]) -> Sandbox | None:
+def child_sandbox(
+    what: str,
+    *,
+    fallback: str,
+    workflow_dir: str | None,
+    sys_path: Sequence[str],
+    reason: str = "server.sandboxed_packs",
+) -> Sandbox | None:
     """The strict policy for the child importing ``what`` (``plugin acme (acme-tools 1.0)``);
     ``None`` after a ``warn`` fallback. Raises :class:`SandboxUnavailable` naming what the kernel
-    lacks."""
+    lacks. ``reason``: why it is confined (``server.sandboxed_packs``, where the fallback applies)."""
     missing = landlock.missing_feature(landlock.abi_version(), network=True)
     if missing is not None:
-        message = f"{what} is imported confined (server.sandboxed_packs) but this kernel lacks {missing}"
+        message = f"{what} is imported confined ({reason}) but this kernel lacks {missing}"
         if fallback != "warn":
-            msg = f"{message}; it was not imported (server.sandbox_fallback: warn imports it anyway)"
-            raise SandboxUnavailable(msg)
+            loosen = " (server.sandbox_fallback: warn imports it anyway)" if reason == "server.sandboxed_packs" else ""
+            raise SandboxUnavailable(f"{message}; it was not imported{loosen}")
         logger.warning("lorenz: %s; importing it unconfined (server.sandbox_fallback: warn)", message)
         return None
     return Sandbox(
