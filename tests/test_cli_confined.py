@@ -1,5 +1,5 @@
 """Issue 39 item 3: the commands that load an installed third-party plugin (``install``, ``plugins``,
-``lint``, ``mount``, ``skills``) never run its code with the user's rights unless a workflow mounts
+``lint``, ``mount``, ``tools``, ``check``, ``skills``) never run its code with the user's rights unless a workflow mounts
 it unsandboxed: its import-time code, which reaches for a planted ``~/.ssh`` key and a secret
 variable, runs in a confined child, and each command still shows what the pack registers, declares
 and what ``lorenz lint`` finds in it.
@@ -162,9 +162,9 @@ def test_commands_learn_a_third_party_plugin_from_a_confined_child(world: dict[s
     # What the confined child found is what linting the pack here finds (imported by the test).
     sys.path.insert(0, str(world["project"]))
     try:
-        from lorenz.authoring.lint import lint_pack
-
         import sbx_evil  # type: ignore[import-not-found]
+
+        from lorenz.authoring.lint import lint_pack
 
         expected = [d.to_dict() for d in lint_pack(sbx_evil.Evil())]
     finally:
@@ -175,9 +175,19 @@ def test_commands_learn_a_third_party_plugin_from_a_confined_child(world: dict[s
     assert [d for d in report["diagnostics"] if d["pack"] == "evil"] == expected
     assert linted.returncode == (1 if report["errors"] else 0)
 
+    unmounted = lorenz(world, "tools", "--all")
+    assert unmounted.returncode == 0, unmounted.stdout + unmounted.stderr
+    assert ["evil_probe", "evil", "sbx-evil", "1.0", "-", "Probe."] in [
+        line.split() for line in unmounted.stdout.splitlines()
+    ]
+
     mounted = lorenz(world, "mount", "evil")
     assert mounted.returncode == 0, mounted.stdout + mounted.stderr
     assert "mounted evil in WORKFLOW.md: 1 tool (evil_probe)" in mounted.stdout
+    checked = lorenz(world, "check")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert f"  env: {', '.join(CONFINED_SEEN)}" in checked.stdout.splitlines()
+    assert lorenz(world, "skills").stdout == "no skills: the mounted packs ship none\n"
 
     (world["work"] / "WORKFLOW.md").write_text("---\ntracker: {kind: local\nserver: [\n---\n", encoding="utf-8")
     broken = lorenz(world, "skills")

@@ -31,7 +31,7 @@ from lorenz.toolcall.client_input import NONE, RETRY, ClientInput
 from lorenz.toolcall.execution import call_pack, failure_from_exception
 from lorenz.toolcall.wire import ResultTooLarge, json_size_exceeds
 
-from .loading import computed_permissions, linted, start, survey
+from .loading import computed_permissions, linted, listed, start, survey
 from .protocol import (
     CONVERTER,
     EXIT_OUT_OF_MEMORY,
@@ -299,7 +299,9 @@ def main() -> int:
                 _write_all(fd_out, encode(Failed(op="failed", error=f"it could not be sandboxed: {exc}")))
                 os._exit(0)
         if launch.mode == "survey":
-            _write_all(fd_out, encode(survey(launch.source)))
+            report, discovery = survey(launch.source)
+            _write_all(fd_out, encode(report))
+            _write_all(fd_out, encode(listed(discovery)))
         elif launch.mode == "permissions":
             _write_all(fd_out, encode(computed_permissions(launch)))
         elif launch.mode == "lint":

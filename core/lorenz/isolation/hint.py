@@ -9,7 +9,17 @@ from typing import Any
 
 from attrs import frozen
 
-__all__ = ["LISTING", "SandboxHint", "in_doubt", "isolation_hint", "listing_hint", "sandbox_hint"]
+from lorenz.plugins.model import Mounts
+
+__all__ = [
+    "LISTING",
+    "SandboxHint",
+    "in_doubt",
+    "isolation_hint",
+    "listing_hint",
+    "mounts_hint",
+    "sandbox_hint",
+]
 
 #: Why a command that reads no workflow imports a third-party plugin only confined.
 LISTING = "lorenz runs third-party plugin code unconfined only where a workflow mounts it"
@@ -41,18 +51,44 @@ def listing_hint() -> SandboxHint:
     return SandboxHint(packs=("*",), workflow_dir=os.getcwd(), reason=LISTING)
 
 
-def _server(path: Path | None) -> Mapping[str, Any] | None:
-    """The workflow's ``server`` map (``{}`` without one); ``None`` when the file does not load."""
+def _config(path: Path | None) -> Mapping[str, Any] | None:
+    """The workflow's front matter (``{}`` without a workflow); ``None`` when it does not load."""
     if path is None:
         return {}
     from lorenz.settings.workflow import load_workflow
 
     try:
-        config = load_workflow(path).config
+        return load_workflow(path).config
     except Exception:
+        return None
+
+
+def _server(path: Path | None) -> Mapping[str, Any] | None:
+    """The workflow's ``server`` map (``{}`` without one); ``None`` when the file does not load."""
+    config = _config(path)
+    if config is None:
         return None
     server = config.get("server")
     return server if isinstance(server, Mapping) else {}
+
+
+def mounts_hint(path: Path | None) -> Mounts | None:
+    """The packs and tracker the workflow at ``path`` names (``tools:`` keys and their
+    ``provider``, ``tracker.kind``, which may name a pack too); ``None`` when it does not load."""
+    config = _config(path)
+    if config is None or path is None:
+        return None
+    tracker = config.get("tracker")
+    kind = tracker.get("kind") if isinstance(tracker, Mapping) else None
+    kind = kind.strip() if isinstance(kind, str) else None
+    tools = config.get("tools")
+    packs = {kind} if kind else set()
+    for key, entry in tools.items() if isinstance(tools, Mapping) else ():
+        packs.add(str(key).strip())
+        provider = entry.get("provider") if isinstance(entry, Mapping) else None
+        if isinstance(provider, str):
+            packs.add(provider.strip())
+    return Mounts(packs=frozenset(packs), tracker=kind)
 
 
 def _names(server: Mapping[str, Any] | None, key: str) -> list[str]:

@@ -170,6 +170,9 @@ class Survey:
     permissions: Mapping[str, Permissions] = {}
     #: Packs whose permissions are a function of their settings (computed once those are known).
     settings_dependent: tuple[str, ...] = ()
+    #: Each pack's tools as it lists them without settings (``lorenz tools --all`` of an unmounted
+    #: pack the host never imports); a pack whose ``tool_specs`` raised is left out.
+    specs: Mapping[str, tuple[ToolSpec, ...]] = {}
     #: ``lorenz lint``'s report of its packs (``LintReport.to_dict()``), in a ``lint`` child only.
     lint: Mapping[str, Any] | None = None
 

@@ -21,6 +21,8 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from attrs import evolve
+
 from lorenz.hookspecs import ENTRY_POINT_GROUP, hookimpl
 from lorenz.plugins.model import PluginFailure
 from lorenz.redact import redact_text
@@ -45,6 +47,8 @@ from .protocol import (
 )
 
 if TYPE_CHECKING:
+    from lorenz.contracts import ToolSpec
+    from lorenz.plugins.model import Mounts
     from lorenz.sandbox.policy import Sandbox
 
     from .hint import SandboxHint
@@ -83,10 +87,18 @@ class IsolatedPackStub:
     the process's proxy in its place (:class:`lorenz.isolation.IsolationPool`)."""
 
     def __init__(
-        self, name: str, source: Source, permissions: Permissions | None = None, *, settings_dependent: bool = False
+        self,
+        name: str,
+        source: Source,
+        permissions: Permissions | None = None,
+        *,
+        settings_dependent: bool = False,
+        listed_specs: Sequence[ToolSpec] | None = None,
     ) -> None:
         self.name = name
         self.isolation_source = source
+        #: Its tools as its survey listed them without settings (``None``: listing them raised).
+        self.listed_specs = None if listed_specs is None else tuple(listed_specs)
         #: What the pack declares (read in its survey process): mounting sandboxes it with them.
         self.permissions = permissions
         #: Its permissions are a function of its settings: computed in a child once they are known.
@@ -140,14 +152,17 @@ def stand_ins_for(
     sandbox: SandboxHint | None = None,
     *,
     unimported: bool = False,
+    mounts: Mounts | None = None,
 ) -> dict[int, StandIn | PluginFailure]:
     """For each plugin ``(entry point, distribution, version, bundled)`` by index: a
     :class:`StandIn` when the host must not import it, its failure when it failed in its survey
     (the host does not import it either), nothing when the host imports it as usual. Surveys run in
     parallel; with ``sandbox`` (the workflow sandboxes packs) each is confined: a named pack's
     distribution is known only once it was imported, and ``"*"`` matches every surveyed one (none
-    is shipped with Lorenz). ``unimported``: every plugin not bundled stands in, surveyed under
-    the strict policy whatever the workflow says (:func:`~lorenz.isolation.hint.listing_hint`)."""
+    is shipped with Lorenz). With ``mounts``, a plugin providing none of the packs the workflow
+    mounts unisolated, nor its tracker, stands in too. ``unimported``: every plugin not bundled
+    stands in, surveyed under the strict policy whatever the workflow says
+    (:func:`~lorenz.isolation.hint.listing_hint`)."""
     if unimported:
         sandbox = sandbox or listing_hint()
     sources = {
@@ -180,9 +195,7 @@ def stand_ins_for(
                 error=first.error + note,
                 traceback=first.traceback,
             )
-        elif unimported or (
-            not outcome.trackers and all(is_isolated(pack, source.distribution, isolate) for pack in outcome.packs)
-        ):
+        elif unimported or not _host_needs(outcome, source, isolate, mounts):
             out[index] = StandIn(
                 [
                     IsolatedPackStub(
@@ -190,12 +203,24 @@ def stand_ins_for(
                         source,
                         outcome.permissions.get(pack),
                         settings_dependent=pack in outcome.settings_dependent,
+                        listed_specs=outcome.specs.get(pack),
                     )
                     for pack in outcome.packs
                 ],
                 [TrackerStub(kind, source) for kind in outcome.trackers],
             )
     return out
+
+
+def _host_needs(survey: Survey, source: Source, isolate: Sequence[str], mounts: Mounts | None) -> bool:
+    """Whether the host must import the surveyed plugin: for a tracker (trackers run in the host)
+    or an unisolated pack, those the workflow mounts when ``mounts`` says which."""
+    if mounts is None:
+        return bool(survey.trackers) or any(not is_isolated(p, source.distribution, isolate) for p in survey.packs)
+    if mounts.tracker is not None and mounts.tracker in survey.trackers:
+        return True
+    mounted = [pack for pack in survey.packs if pack in mounts.packs]
+    return any(not is_isolated(pack, source.distribution, isolate) for pack in mounted)
 
 
 def _failure(source: Source, error: str) -> PluginFailure:
@@ -309,9 +334,11 @@ def _spawn(launch: Launch, env: dict[str, str]) -> subprocess.Popen[bytes]:
 
 
 def _finish(source: Source, process: subprocess.Popen[bytes], deadline: float) -> Survey | str:
-    """The survey's report, or why there is none."""
+    """The survey's report, or why there is none. A survey child sends its pack's tools in a
+    second frame: without it (the pack crashed or hung listing them), the survey stands alone."""
     try:
         stdout, stderr = process.communicate(timeout=max(0.0, deadline - time.monotonic()))
+        late = False
     except subprocess.TimeoutExpired:
         reaper.kill(process)  # and whatever the import started
         try:
@@ -319,8 +346,7 @@ def _finish(source: Source, process: subprocess.Popen[bytes], deadline: float) -
         except subprocess.TimeoutExpired:
             reaper.kill_group(process)
             stdout, stderr = process.communicate()
-        _log(source, stderr)
-        return f"importing it did not finish within {SURVEY_TIMEOUT_SECONDS:g} s (in its survey process)"
+        late = True
     _log(source, stderr)
     try:
         frames = FrameReader(MAX_CONTROL_FRAME_BYTES).feed(stdout)
@@ -328,9 +354,13 @@ def _finish(source: Source, process: subprocess.Popen[bytes], deadline: float) -
             return str(structure(frames[0], Failed).error)
         if frames:
             survey: Survey = structure(frames[0], Survey)
+            if len(frames) > 1:
+                survey = evolve(survey, specs=structure(frames[1], Survey).specs)
             return survey
     except ProtocolError as exc:
         return f"its survey process sent {exc}"
+    if late:
+        return f"importing it did not finish within {SURVEY_TIMEOUT_SECONDS:g} s (in its survey process)"
     return f"importing it crashed its survey process ({describe_exit(process.returncode)})"
 
 

@@ -21,7 +21,6 @@ from .containment import call_plugin
 __all__ = [
     "FIRST_PARTY_DISTRIBUTIONS",
     "core_requirement_problem",
-    "is_bundled",
     "is_first_party",
     "normalize_distribution",
     "pack_shape_problem",
@@ -44,26 +43,23 @@ def normalize_distribution(name: str) -> str:
 
 
 def is_first_party(distribution: str | None) -> bool:
-    return distribution is not None and normalize_distribution(distribution) in FIRST_PARTY_DISTRIBUTIONS
-
-
-def is_bundled(distribution: str | None, location: str | None) -> bool:
-    """Whether a distribution is one shipped with Lorenz, trusted to run in the host unconfined: a
-    bundled name *and* its metadata beside lorenz-core's (``location``: the directory holding its
-    ``.dist-info``). A name alone is anyone's to claim in another directory of the import path."""
-    if not is_first_party(distribution) or location is None:
+    """Whether ``distribution`` is one shipped with Lorenz, trusted to run in the host unconfined: a
+    bundled name *and* its metadata in the directory that holds lorenz-core's. A name alone is
+    anyone's to claim from another directory of the import path (the first of a name there is
+    the one Python loads, and the one looked at here)."""
+    if distribution is None or normalize_distribution(distribution) not in FIRST_PARTY_DISTRIBUTIONS:
         return False
-    core = _core_location()
-    return core is not None and os.path.realpath(location) == core
+    core = _location(_CORE)
+    return core is not None and _location(normalize_distribution(distribution)) == core
 
 
 @functools.cache
-def _core_location() -> str | None:
+def _location(name: str) -> str | None:
     from importlib.metadata import PackageNotFoundError, distribution
 
     try:
-        return os.path.realpath(distribution(_CORE).locate_file(""))
-    except PackageNotFoundError:  # a core run from a bare checkout: nothing counts as bundled
+        return os.path.realpath(str(distribution(name).locate_file("")))
+    except PackageNotFoundError:  # a core run from a bare checkout: nothing counts as shipped
         return None
 
 

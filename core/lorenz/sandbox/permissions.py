@@ -42,8 +42,9 @@ class Permissions:
 
     ``network``: hosts, each ``host`` (any port) or ``host:port``, globs allowed (``*.atlassian.net:443``);
     ``read`` and ``write``: paths (``~`` and ``$NAME`` expanded as the host has them; a directory
-    covers what is under it; ``write`` implies ``read``); ``env``: the names of environment variables it gets; ``subprocess``: whether
-    it may start programs (they run under the same policy).
+    covers what is under it; ``write`` implies ``read``); ``env``: the names of environment
+    variables it gets; ``subprocess``: whether it may start programs (they run under the same
+    policy).
     """
 
     network: tuple[str, ...] = field(default=(), converter=_strings)
