@@ -1,8 +1,8 @@
-"""Issue 39 item 3: the commands that load an installed third-party plugin (``install``, ``plugins``,
-``lint``, ``mount``, ``tools``, ``check``, ``skills``) never run its code with the user's rights unless a workflow mounts
-it unsandboxed: its import-time code, which reaches for a planted ``~/.ssh`` key and a secret
-variable, runs in a confined child, and each command still shows what the pack registers, declares
-and what ``lorenz lint`` finds in it.
+"""Issue 39 item 3: the commands that load an installed third-party plugin (``install``,
+``plugins``, ``lint``, ``mount``, ``tools``, ``check``, ``skills``) never run its code with the
+user's rights unless a workflow mounts it unsandboxed: its import-time code, which reaches for a
+planted ``~/.ssh`` key and a secret variable, runs in a confined child, and each command still
+shows what the pack registers, declares and what ``lorenz lint`` finds in it.
 
 A real distribution (built by pip from a project written here) is installed into a fresh venv over
 this environment's packages, as in ``test_cli_install.py``; ``HOME`` is a test directory.
@@ -115,7 +115,7 @@ def world(tmp_path: Path) -> dict[str, Path]:
     return {"python": python, "home": home, "report": report, "project": project, "work": work}
 
 
-def lorenz(world: dict[str, Path], *args: str) -> subprocess.CompletedProcess[str]:
+def lorenz(world: dict[str, Path], *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     environ = {key: value for key, value in os.environ.items() if not key.startswith(("LORENZ_", "PIP_"))}
     environ.pop("PYTHONPATH", None)
     environ.update(
@@ -129,7 +129,7 @@ def lorenz(world: dict[str, Path], *args: str) -> subprocess.CompletedProcess[st
     )
     done = subprocess.run(
         [str(world["python"]), "-m", "lorenz", *args],
-        cwd=world["work"],
+        cwd=cwd or world["work"],
         env=environ,
         capture_output=True,
         text=True,
@@ -188,6 +188,13 @@ def test_commands_learn_a_third_party_plugin_from_a_confined_child(world: dict[s
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert f"  env: {', '.join(CONFINED_SEEN)}" in checked.stdout.splitlines()
     assert lorenz(world, "skills").stdout == "no skills: the mounted packs ship none\n"
+    # `python -m` puts the current directory on the import path: from HOME, it stays unreadable.
+    workflow = str(world["work"] / "WORKFLOW.md")
+    from_home = lorenz(world, "check", workflow, cwd=world["home"])
+    assert f"  env: {', '.join(CONFINED_SEEN)}" in from_home.stdout.splitlines(), from_home.stderr
+    called = lorenz(world, "call", workflow, "evil_probe", cwd=world["home"])  # what its process saw
+    assert called.returncode == 0 and json.loads(called.stdout)["result"]["seen"] == CONFINED_SEEN, called.stdout
+    assert "  evil permissions: env: IMPORT_KEY_REFUSED" in lorenz(world, "plugins", "-v", cwd=world["home"]).stdout
 
     (world["work"] / "WORKFLOW.md").write_text("---\ntracker: {kind: local\nserver: [\n---\n", encoding="utf-8")
     broken = lorenz(world, "skills")

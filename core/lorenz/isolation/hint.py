@@ -45,10 +45,8 @@ class SandboxHint:
 
 def listing_hint() -> SandboxHint:
     """The strict policy of a command that imports plugins only to list, lint or mount them: no
-    workflow loosens it, and the current directory (often the workflow's) is never readable."""
-    import os
-
-    return SandboxHint(packs=("*",), workflow_dir=os.getcwd(), reason=LISTING)
+    workflow loosens it."""
+    return SandboxHint(packs=("*",), reason=LISTING)
 
 
 def _config(path: Path | None) -> Mapping[str, Any] | None:

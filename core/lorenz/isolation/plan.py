@@ -236,10 +236,13 @@ def sandboxing_for(plan: Plan) -> PackSandbox | None:
     from lorenz.sandbox.host import PackSandbox
 
     base_dir = plan.settings.get("base_dir")
+    from lorenz.plugins.paths import plugin_files
+
     return PackSandbox(
         plan.pack,
         plan.permissions,
         fallback=plan.sandbox_fallback,
         workflow_dir=str(base_dir) if base_dir else None,
         sys_path=sys.path,
+        plugin_files=plugin_files(plan.source.entry_point, plan.source.distribution),
     )

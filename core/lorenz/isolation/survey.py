@@ -25,6 +25,7 @@ from attrs import evolve
 
 from lorenz.hookspecs import ENTRY_POINT_GROUP, hookimpl
 from lorenz.plugins.model import PluginFailure
+from lorenz.plugins.paths import plugin_files
 from lorenz.redact import redact_text
 from lorenz.sandbox.discovery import child_sandbox, discard, referenced_names, strict_env
 from lorenz.sandbox.host import SandboxUnavailable
@@ -302,6 +303,7 @@ def _sandbox_for(source: Source, confine: SandboxHint | None) -> Sandbox | None:
         workflow_dir=confine.workflow_dir,
         sys_path=sys.path,
         reason=confine.reason,
+        plugin_files=plugin_files(source.entry_point, source.distribution),
     )
 
 
