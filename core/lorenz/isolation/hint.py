@@ -37,11 +37,6 @@ class SandboxHint:
     #: Why the children are confined, as their errors say it.
     reason: str = "server.sandboxed_packs"
 
-    @property
-    def configured(self) -> bool:
-        """The workflow asked for it (so ``server.sandbox_fallback`` can loosen it)."""
-        return self.reason == "server.sandboxed_packs"
-
 
 def listing_hint() -> SandboxHint:
     """The strict policy of a command that imports plugins only to list, lint or mount them: no

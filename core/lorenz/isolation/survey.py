@@ -117,8 +117,8 @@ class IsolatedPackStub:
 
 
 class TrackerStub:
-    """A tracker of a plugin that a listing command surveyed instead of imported: it has a kind
-    to list, and no client (a workflow using it imports the plugin)."""
+    """A tracker of a plugin the host surveyed instead of importing: a kind to list, and no
+    client (a workflow using it has the host import the plugin)."""
 
     def __init__(self, kind: str, source: Source) -> None:
         self.kind = kind

@@ -112,7 +112,7 @@ def installed_tools(discovery: Discovery, settings: Settings, mounted: Mounted, 
     for pack in discovery.tools if unmounted else ():
         if pack.name in taken:
             continue
-        # A pack the host never imported lists the tools its confined survey found.
+        # A pack the host never imported lists the tools its survey found.
         listed = getattr(pack, "listed_specs", None)
         try:
             specs = (
