@@ -1,8 +1,8 @@
 """Issue 39 item 3: the commands that load an installed third-party plugin (``install``,
-``plugins``, ``lint``, ``mount``, ``tools``, ``check``, ``skills``) never run its code with the
-user's rights unless a workflow mounts it unsandboxed: its import-time code, which reaches for a
-planted ``~/.ssh`` key and a secret variable, runs in a confined child, and each command still
-shows what the pack registers, declares and what ``lorenz lint`` finds in it.
+``plugins``, ``lint``, ``mount``, ``tools``, ``check``, ``skills``, ``new-pack``, ``uninstall``)
+never run its code with the user's rights unless a workflow mounts it unsandboxed: its import-time
+code, which reaches for a planted ``~/.ssh`` key and a secret variable, runs in a confined child,
+and each command still shows what the pack registers, declares and what ``lorenz lint`` finds.
 
 A real distribution (built by pip from a project written here) is installed into a fresh venv over
 this environment's packages, as in ``test_cli_install.py``; ``HOME`` is a test directory.
@@ -199,3 +199,8 @@ def test_commands_learn_a_third_party_plugin_from_a_confined_child(world: dict[s
     (world["work"] / "WORKFLOW.md").write_text("---\ntracker: {kind: local\nserver: [\n---\n", encoding="utf-8")
     broken = lorenz(world, "skills")
     assert broken.returncode != 0 and "WORKFLOW.md" in broken.stderr
+
+    scaffolded = lorenz(world, "new-pack", "evil", cwd=world["home"])
+    assert scaffolded.returncode != 0 and 'a pack named "evil" is already installed' in scaffolded.stderr
+    removed = lorenz(world, "uninstall", "-y", "sbx-evil")
+    assert removed.returncode == 0 and removed.stdout.startswith("uninstalled sbx-evil 1.0"), removed.stderr
