@@ -233,11 +233,10 @@ def sandboxing_for(plan: Plan) -> PackSandbox | None:
     """The host's side of ``plan``'s sandbox, when ``server.sandboxed_packs`` confines it."""
     if plan.permissions is None:
         return None
+    from lorenz.plugins.paths import plugin_files
     from lorenz.sandbox.host import PackSandbox
 
     base_dir = plan.settings.get("base_dir")
-    from lorenz.plugins.paths import plugin_files
-
     return PackSandbox(
         plan.pack,
         plan.permissions,

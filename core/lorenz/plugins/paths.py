@@ -1,4 +1,5 @@
-"""Plugin modules named on the command line (``-p NAME``, ``-p path/to/plugin.py``, ``--plugins-dir DIR``).
+"""Plugin modules named on the command line (``-p NAME``, ``-p path/to/plugin.py``, ``--plugins-dir DIR``),
+and where an installed plugin's own package lives (:func:`plugin_files`, for a confined process).
 
 A file inside a package is imported under its dotted name with the package's root on ``sys.path``, so
 the relative imports a scaffolded pack uses (``from .tools import PACK``) work; a lone file is imported
