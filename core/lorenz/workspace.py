@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from attrs import field, frozen
 
 from .contracts import ProgressSink, ToolContext, ToolProvider, ToolSpec, TrackerContext
-from .isolation.hint import isolation_hint, sandbox_hint
+from .isolation.hint import in_doubt, isolation_hint, mounts_hint, sandbox_hint
 from .isolation.pool import IsolationPool
 from .mounting.inventory import Inventory, installed_tools, unsupported_failure
 from .mounting.mount import Mounted, mount
@@ -199,7 +199,14 @@ def open_workspace(
     env = dict(os.environ if env is None else env)
     path = find_workflow(workflow, cwd=cwd, env=env)
     if discovery is None:
-        discovery = discover(plugins=plugins, env=env, isolate=isolation_hint(path), sandbox=sandbox_hint(path))
+        discovery = discover(
+            plugins=plugins,
+            env=env,
+            isolate=isolation_hint(path),
+            sandbox=sandbox_hint(path),
+            unimported=in_doubt(path),  # its parse fails below: no third-party code runs for it
+            mounts=mounts_hint(path),
+        )
     bare = False
     if path is None:
         kind = EMBEDDED_DEFAULT_CONFIG["tracker"]["kind"]

@@ -16,7 +16,7 @@ def run(args: argparse.Namespace) -> int:
     from lorenz.plugins.discovery import discover
 
     options = dict(option_value(text) for text in args.option)
-    discovery = discover(plugins=load_plugin_modules(args))
+    discovery = discover(plugins=load_plugin_modules(args), unimported=True)
     if discovery.tools.get(args.pack) is None:
         raise UsageError(f"no installed pack is named {args.pack}{known_pack_hint(args.pack, discovery)}")
     created = not _workflow_exists(args)
