@@ -33,10 +33,13 @@ _COLUMNS = ("name", "title", "description", "arguments")
 _WEIGHTS = (8.0, 6.0, 2.0, 1.0)
 # Words an agent writes around its need that name no tool ("I want to ..."); bm25 would rank them
 # low anyway, but dropping them keeps them out of the typo widening too.
-_STOPWORDS = frozenset(
-    "a an and are as at be by can do for from how i in into is it its me my of on or our please "
-    "should some that the their them then this to want we what when which with would you your".split()
-)
+# fmt: off
+_STOPWORDS = frozenset((
+    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "for", "from", "how", "i", "in", "into",
+    "is", "it", "its", "me", "my", "of", "on", "or", "our", "please", "should", "some", "that", "the", "their",
+    "them", "then", "this", "to", "want", "we", "what", "when", "which", "with", "would", "you", "your",
+))
+# fmt: on
 _WORD = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
