@@ -81,6 +81,25 @@ def test_tools_lists_the_mounted_tools(env: Path, capsys: pytest.CaptureFixture[
     assert "acme_echo  [acme]  Echo a message back." in capsys.readouterr().out
 
 
+def test_tools_budget_shows_each_tools_context_cost_and_the_total(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`lorenz tools --budget` (and `--json`): the tool's tools/list JSON bytes / 4, rounded up, and the total."""
+    assert main(["tools", "--json"]) == 0
+    (tool,) = json.loads(capsys.readouterr().out)["tools"]
+    wire = {key: value for key, value in tool.items() if key not in {"pack", "distribution", "mounted"}}
+    cost = -(-len(json.dumps(wire, separators=(",", ":")).encode()) // 4)
+    assert main(["tools", "--budget"]) == 0
+    first, total = capsys.readouterr().out.splitlines()
+    assert first.split() == ["acme_echo", "[acme]", str(cost), "tokens"]
+    assert total.split()[:2] == ["total", str(cost)]
+    assert total.endswith("tokens for 1 tool (estimated: bytes of each tool's tools/list JSON / 4)")
+    assert main(["tools", "--budget", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["contextTokens"] == cost
+    assert report["tools"] == [{**tool, "contextTokens": cost}]
+
+
 def test_call_runs_the_tool(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`lorenz call TOOL JSON` prints the ToolResult and exits 0 on success."""
     assert main(["call", "acme_echo", '{"message": "hi"}']) == 0
