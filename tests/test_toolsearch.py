@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from lorenz.contracts import ToolSpec
 from lorenz.toolsearch.cost import context_tokens
-from lorenz.toolsearch.index import MAX_QUERY_CHARS, ToolIndex
+from lorenz.toolsearch.index import MAX_QUERY_CHARS, CatalogSearch, ToolIndex
 from lorenz.toolsearch.typos import Vocabulary, edit_distance
 
 
@@ -132,6 +132,20 @@ def test_no_query_escapes_the_allowed_set(
     assert {hit.spec.name for hit in hits} <= allowed
     assert len(hits) <= limit
     assert [hit.score for hit in hits] == sorted(hit.score for hit in hits)
+
+
+def test_the_index_is_rebuilt_when_the_catalog_changes() -> None:
+    search = CatalogSearch()
+    index = search.index_for(CATALOG)
+    assert search.index_for(list(CATALOG)) is index
+    added = (*CATALOG, _tool("chat_post", "Post a message to a channel.", "Post message"))
+    rebuilt = search.index_for(added)
+    assert rebuilt is not index
+    assert rebuilt.search("post a message", allowed={"chat_post"})[0].spec.name == "chat_post"
+    removed = search.index_for(CATALOG[1:])
+    assert [hit.spec.name for hit in removed.search("comment on an issue", allowed=NAMES)][:1] == [
+        "tracker_update_status"
+    ]
 
 
 def test_edit_distance_counts_a_swap_of_neighbours_as_one() -> None:

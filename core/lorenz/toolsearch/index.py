@@ -20,7 +20,7 @@ from attrs import frozen
 from lorenz.contracts import ToolSpec
 from lorenz.toolsearch.typos import Vocabulary
 
-__all__ = ["MAX_QUERY_CHARS", "Allowed", "SearchHit", "ToolIndex"]
+__all__ = ["MAX_QUERY_CHARS", "Allowed", "CatalogSearch", "SearchHit", "ToolIndex"]
 
 #: A query longer than this is refused: a need fits in a sentence or two.
 MAX_QUERY_CHARS = 1000
@@ -150,3 +150,20 @@ class ToolIndex:
                     if len(hits) == limit:
                         break
         return hits
+
+
+class CatalogSearch:
+    """The index of the catalog last asked about, rebuilt when the mounted catalog changes."""
+
+    def __init__(self) -> None:
+        self._index = ToolIndex(())
+        self._lock = threading.Lock()
+
+    def index_for(self, specs: Sequence[ToolSpec]) -> ToolIndex:
+        """The index of ``specs``; the same catalog (compared by value, the same objects at once)
+        reuses the index built for it."""
+        catalog = tuple(specs)
+        with self._lock:
+            if catalog != self._index.specs:
+                self._index = ToolIndex(catalog)
+            return self._index
