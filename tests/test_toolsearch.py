@@ -143,9 +143,8 @@ def test_the_index_is_rebuilt_when_the_catalog_changes() -> None:
     assert rebuilt is not index
     assert rebuilt.search("post a message", allowed={"chat_post"})[0].spec.name == "chat_post"
     removed = search.index_for(CATALOG[1:])
-    assert [hit.spec.name for hit in removed.search("comment on an issue", allowed=NAMES)][:1] == [
-        "tracker_update_status"
-    ]
+    assert removed.search("comment on an issue", allowed=NAMES)
+    assert "tracker_comment" not in {hit.spec.name for hit in removed.search("comment on an issue", allowed=NAMES)}
 
 
 def test_edit_distance_counts_a_swap_of_neighbours_as_one() -> None:
