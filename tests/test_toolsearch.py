@@ -119,7 +119,8 @@ def _catalogs(draw: st.DrawFn) -> list[ToolSpec]:
 @given(
     catalog=_catalogs(),
     data=st.data(),
-    query=st.lists(st.sampled_from([*_WORDS, "comemnt", "statsu", "zzz", '"', "OR", "*"]), max_size=5).map(" ".join),
+    query=st.lists(st.sampled_from([*_WORDS, "comemnt", "statsu", "zzz", '"', "OR", "*"]), max_size=5).map(" ".join)
+    | st.text(max_size=40),
     limit=st.integers(min_value=1, max_value=20),
     as_callable=st.booleans(),
 )

@@ -108,6 +108,7 @@ class ToolIndex:
         self._db.executemany("INSERT INTO words VALUES (?, ?, ?, ?)", (_row(spec) for spec in self._specs))
         self._db.execute("CREATE VIRTUAL TABLE vocabulary USING fts5vocab(words, 'row')")
         self._vocabulary = Vocabulary(term for (term,) in self._db.execute("SELECT term FROM vocabulary"))
+        self._db.executescript("DROP TABLE vocabulary; DROP TABLE words;")  # read once, then only memory
 
     @property
     def specs(self) -> Sequence[ToolSpec]:
