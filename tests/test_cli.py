@@ -100,6 +100,31 @@ def test_tools_budget_shows_each_tools_context_cost_and_the_total(
     assert report["tools"] == [{**tool, "contextTokens": cost}]
 
 
+def test_tools_budget_shows_what_server_catalog_lists_a_new_caller(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With `server.catalog`, `--budget` adds what a caller who has called nothing yet is listed."""
+    from lorenz.toolsearch.budget import CALL_TOOL, SEARCH_TOOL
+    from lorenz.toolsearch.cost import context_tokens
+
+    workflow = "---\ntracker:\n  kind: acme\nserver:\n  catalog: {budget_tokens: 1}\n---\nDo the work.\n"
+    (env / "WORKFLOW.md").write_text(workflow, encoding="utf-8")
+    assert main(["tools", "--budget", "--json"]) == 0
+    served = json.loads(capsys.readouterr().out)["served"]
+    two = context_tokens(SEARCH_TOOL.to_wire()) + context_tokens(CALL_TOOL.to_wire())
+    assert served == {
+        "tools": ["lorenz_search_tools", "lorenz_call_tool"],
+        "leftOut": ["acme_echo"],
+        "contextTokens": two,
+    }
+    assert main(["tools", "--budget"]) == 0
+    assert capsys.readouterr().out.splitlines()[-3:] == [
+        f"server.catalog lists a new caller 2 tools, {two} tokens:",
+        "  lorenz_search_tools, lorenz_call_tool",
+        "  left out (found by lorenz_search_tools, or called by name): acme_echo",
+    ]
+
+
 def test_call_runs_the_tool(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`lorenz call TOOL JSON` prints the ToolResult and exits 0 on success."""
     assert main(["call", "acme_echo", '{"message": "hi"}']) == 0

@@ -44,6 +44,33 @@ def _print_budget(rows: Sequence[tuple[str, str]], wires: Sequence[Mapping[str, 
     print(f"{'total'.ljust(names)}  {''.ljust(origins)}  {sum(costs)} tokens for {counted(len(costs), 'tool')} ({how})")
 
 
+def _served(workspace: Any, inventory: Any) -> dict[str, Any] | None:
+    """``--budget`` with ``server.catalog``: what a caller who may see every mounted tool, and has
+    called none yet, is listed."""
+    from lorenz.toolsearch.budget import fit
+
+    catalog = workspace.settings.server.catalog
+    if catalog is None:
+        return None
+    fitted = fit([tool.spec for tool in inventory.tools if tool.mounted], catalog)
+    return {
+        "tools": [spec.name for spec in fitted.listed],
+        "leftOut": [spec.name for spec in fitted.left_out],
+        "contextTokens": fitted.tokens,
+    }
+
+
+def _print_served(served: dict[str, Any]) -> None:
+    from lorenz.words import counted
+
+    print(
+        f"server.catalog lists a new caller {counted(len(served['tools']), 'tool')}, {served['contextTokens']} tokens:"
+    )
+    print(f"  {', '.join(served['tools'])}")
+    if served["leftOut"]:
+        print(f"  left out (found by lorenz_search_tools, or called by name): {', '.join(served['leftOut'])}")
+
+
 def _permissions(workspace: Any) -> dict[str, Any]:
     """Each installed pack's permissions: what it declares, widened by ``tools.<pack>.permissions``."""
     from lorenz.isolation.plan import effective_permissions
@@ -67,6 +94,9 @@ def run(args: argparse.Namespace) -> int:
         listed: dict[str, Any] = {"tools": [tool.to_dict() for tool in inventory.tools]}
         if args.budget:
             listed = _with_costs(listed["tools"], [tool.spec.to_wire() for tool in inventory.tools])
+            served = _served(workspace, inventory)
+            if served is not None:
+                listed["served"] = served
         print_json(
             json_object(
                 workflow=None if path is None else str(path),
@@ -79,6 +109,9 @@ def run(args: argparse.Namespace) -> int:
     tools = inventory.tools
     if args.budget:
         _print_budget([(tool.name, f"[{tool.served_by}]") for tool in tools], [tool.spec.to_wire() for tool in tools])
+        served = _served(workspace, inventory)
+        if served is not None:
+            _print_served(served)
         return code
     width = max((len(tool.name) for tool in tools), default=0)
     if not args.all:
@@ -127,7 +160,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--budget",
         action="store_true",
-        help="each tool's estimated context cost in tokens (bytes of its tools/list JSON / 4) and the total",
+        help="each tool's estimated context cost in tokens (bytes of its tools/list JSON / 4), the total, "
+        "and with server.catalog what a new caller is listed",
     )
     add_server(parser)
 
