@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-__all__ = ["Vocabulary", "allowed_edits", "edit_distance"]
+__all__ = ["Vocabulary", "edit_distance"]
 
 # Words this short have too many neighbours one edit away ("get" / "set" / "let") to guess from.
 _SHORTEST = 4
 
 
-def allowed_edits(word: str) -> int:
+def _allowed_edits(word: str) -> int:
     """How many edits a word of this length may carry and still be recognised."""
     if len(word) < _SHORTEST:
         return 0
@@ -55,15 +55,12 @@ class Vocabulary:
         self._words = frozenset(words)
         self._by_deletion: defaultdict[str, set[str]] = defaultdict(set)
         for word in self._words:
-            for key in _deletions(word, allowed_edits(word)):
+            for key in _deletions(word, _allowed_edits(word)):
                 self._by_deletion[key].add(word)
-
-    def __contains__(self, word: object) -> bool:
-        return word in self._words
 
     def near(self, word: str) -> list[str]:
         """The catalog's words ``word`` may be a typo of, nearest first; none when it is a word of it."""
-        edits = allowed_edits(word)
+        edits = _allowed_edits(word)
         if edits == 0 or word in self._words:
             return []
         candidates: set[str] = set()
@@ -72,6 +69,6 @@ class Vocabulary:
         scored = []
         for candidate in candidates:
             distance = edit_distance(word, candidate)
-            if distance <= min(edits, allowed_edits(candidate)):
+            if distance <= min(edits, _allowed_edits(candidate)):
                 scored.append((distance, candidate))
         return [candidate for _, candidate in sorted(scored)]
