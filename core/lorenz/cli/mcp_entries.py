@@ -130,7 +130,8 @@ def mcp_entry(
         options["url"] = url
     if env:
         options["env"] = {
-            name: _reference(value, variable_name(name), _at(where, "env", name), secrets) for name, value in env.items()
+            name: _reference(value, variable_name(name), _at(where, "env", name), secrets)
+            for name, value in env.items()
         }
     if headers:
         options["headers"] = {
@@ -180,8 +181,8 @@ def _validate(args: Any, candidate: Path, shown_as: Path) -> None:
 
     discovery = discover(plugins=load_plugin_modules(args))
     if discovery.tools.get("mcp") is None:
-        msg = "not written: the mcp pack is not installed (pip install lorenz-mcp; from a checkout: pip install -e plugins/mcp)"
-        raise UsageError(msg)
+        install = "pip install lorenz-mcp; in a checkout, pip install -e plugins/mcp"
+        raise UsageError(f"not written: the mcp pack is not installed ({install})")
     try:
         settings = load_settings(candidate, env=os.environ, trackers=discovery.trackers)
         validate_dispatch_config(settings, discovery.trackers, discovery.tools)
@@ -198,7 +199,5 @@ def exports(secrets: Sequence[Secret]) -> list[str]:
         if seen.get(secret.variable) is None:
             seen[secret.variable] = secret.where
     width = max((len(name) for name in seen), default=0)
-    return [
-        f"  export {(name + '=…').ljust(width + 2)}  # {f'the value of {where}' if where else 'read when the server starts'}"
-        for name, where in seen.items()
-    ]
+    notes = {name: f"the value of {where}" if where else "read when the server starts" for name, where in seen.items()}
+    return [f"  export {(name + '=…').ljust(width + 2)}  # {note}" for name, note in notes.items()]

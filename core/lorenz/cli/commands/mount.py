@@ -16,7 +16,7 @@ def run(args: argparse.Namespace) -> int:
     from lorenz.plugins.discovery import discover
 
     if args.provider is not None or args.upstream_command is not None or args.url is not None:
-        from .mount_mcp import mount_mcp
+        from lorenz.cli.mount_mcp import mount_mcp
 
         return mount_mcp(args)
     options = dict(option_value(text) for text in args.option)
@@ -54,7 +54,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="one of the pack's options, the value read as YAML (repeatable)",
     )
-    from .mount_mcp import add_mcp_arguments
+    from lorenz.cli.mount_mcp import add_mcp_arguments
 
     add_mcp_arguments(parser)
 
