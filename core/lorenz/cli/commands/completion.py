@@ -27,7 +27,11 @@ def _spec(parser: argparse.ArgumentParser) -> Spec:
     commands: dict[str, tuple[list[str], list[str]]] = {}
     for name, subparser in sub.choices.items():
         options = [
-            option for action in subparser._actions for option in action.option_strings if option.startswith("--")
+            option
+            for action in subparser._actions
+            if action.help != argparse.SUPPRESS
+            for option in action.option_strings
+            if option.startswith("--")
         ]
         positionals = [action for action in subparser._actions if not action.option_strings]
         choices = [str(choice) for choice in (positionals[0].choices or [])] if positionals else []
