@@ -39,7 +39,7 @@ def test_claude_code_gets_a_stdio_entry_once_and_keeps_the_others(project: Path)
     config.write_text(json.dumps({"mcpServers": {"other": {"command": "x"}}, "extra": [1]}), encoding="utf-8")
     added = lorenz(project, "connect", "claude-code")
     assert added.returncode == 0, added.stderr
-    assert f"added lorenz in {config} (Claude Code)" in added.stdout
+    assert "added lorenz in .mcp.json (Claude Code)" in added.stdout
     data = json.loads(config.read_text(encoding="utf-8"))
     assert data["extra"] == [1] and data["mcpServers"]["other"] == {"command": "x"}
     entry = data["mcpServers"]["lorenz"]

@@ -54,6 +54,14 @@ def _stdio_command(workflow: Path | None) -> list[str]:
     return [*start, "serve", "--stdio", *([str(workflow)] if workflow is not None else [])]
 
 
+def _shown(path: Path) -> str:
+    """``path`` relative to the current directory, or to ``~``, where it is under one."""
+    for base, label in ((Path.cwd(), ""), (Path.home(), "~/")):
+        if path.is_relative_to(base):
+            return label + str(path.relative_to(base))
+    return str(path)
+
+
 def entry_for(client: Client, args: argparse.Namespace, workflow: Path | None) -> dict[str, Any]:
     """The client's entry for this host."""
     if args.url is None:
@@ -93,17 +101,18 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({client.root: {args.name: entry}}, indent=2))
         return 0
     data, commented = read_config(path)
+    where = _shown(path)
     servers = data.setdefault(client.root, {})
     if not isinstance(servers, dict):
         raise UsageError(f"{path}: {client.root} must be a map of server names to servers")
     if args.remove:
         if args.name not in servers:
-            print(f"{path} has no {args.name} entry: left as it was")
+            print(f"{where} has no {args.name} entry: left as it was")
             return 0
         del servers[args.name]
         verb = f"removed {args.name} from"
     elif servers.get(args.name) == entry:
-        print(f"{path} reaches lorenz already ({args.name}): left as it was")
+        print(f"{where} reaches lorenz already ({args.name}): left as it was")
         return 0
     else:
         verb = f"{'updated' if args.name in servers else 'added'} {args.name} in"
@@ -112,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         msg = f"{path} has comments, which rewriting would drop: edit it by hand (lorenz connect {client.name} --print)"
         raise UsageError(msg)
     write_config(path, data)
-    print(f"{verb} {path} ({client.label})")
+    print(f"{verb} {where} ({client.label})")
     headers = (entry or {}).get("headers")
     if headers:
         print(f"{client.label} sends {headers['Authorization']}: set that variable where it runs (no token is written)")
