@@ -7,6 +7,7 @@ import io
 import os
 import pty
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -105,3 +106,37 @@ def test_an_error_on_a_terminal_is_red_unless_no_color(tmp_path: Path, extra: di
     assert done.returncode == 1
     assert output.startswith(b"\033[31mlorenz:\033[0m ") is coloured
     assert b"lorenz:" in output
+
+
+ZSH_STUBS = """
+compdef() { :; }
+compadd() { shift; print -l -- "$@"; }
+_describe() { print -l -- ${(P)2%%:*}; }
+_files() { :; }
+"""
+
+
+@pytest.mark.parametrize("shell", ["zsh", "fish"])
+def test_zsh_and_fish_complete_commands_options_and_packs(tmp_path: Path, shell: str) -> None:
+    """zsh's script runs with its completion builtins stubbed to print what they are offered; fish's own
+    ``complete -C`` completes a command line as the prompt would."""
+    if shutil.which(shell) is None:
+        pytest.skip(f"{shell} is not installed here (bash's script is run by the test above)")
+    path = tmp_path / f"lorenz.{shell}"
+    path.write_text(script(shell), encoding="utf-8")
+    assert subprocess.run([shell, "-n", str(path)], check=False).returncode == 0
+    cases = [
+        (("lorenz", "mo"), "mount"),
+        (("lorenz", "connect", "--re"), "--remove"),
+        (("lorenz", "mount", "lo"), "local"),
+    ]
+    for words, want in cases:
+        if shell == "zsh":
+            line = " ".join(shlex.quote(word) for word in words)
+            program = f"{ZSH_STUBS}source {shlex.quote(str(path))}; words=({line}); CURRENT={len(words)}; _lorenz"
+            argv = ["zsh", "-c", program]
+        else:
+            argv = ["fish", "-c", f"source {shlex.quote(str(path))}; complete -C {shlex.quote(' '.join(words))}"]
+        done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, env=_env(), check=True, timeout=60)
+        offered = [line.split("\t")[0] for line in done.stdout.splitlines()]
+        assert [name for name in offered if name.startswith(words[-1])] == [want], (words, done.stdout)

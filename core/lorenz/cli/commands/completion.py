@@ -76,18 +76,22 @@ def _zsh(spec: Spec) -> str:
     described = " ".join(f"'{name}:{text.replace(chr(39), '')}'" for name, text in names)
     cases = []
     for name, (options, choices) in commands.items():
-        words = " ".join(choices)
+        offered = " ".join(choices)
         if name in DYNAMIC:
-            words = f'${{(f)"$(lorenz completion --names {DYNAMIC[name]} 2>/dev/null)"}}'
-        cases.append(f"        {name}) options=({' '.join(options)}); words=({words}) ;;")
+            offered = f'${{(f)"$(lorenz completion --names {DYNAMIC[name]} 2>/dev/null)"}}'
+        cases.append(f"        {name}) options=({' '.join(options)}); choices=({offered}) ;;")
     case_lines = "\n".join(cases)
+    # `words` and `CURRENT` are zsh's own: the command line being completed
     return f"""#compdef lorenz
 # lorenz completion for zsh: lorenz completion zsh > "${{fpath[1]}}/_lorenz", or eval "$(lorenz completion zsh)"
 _lorenz() {{
     local command="" i
-    local -a options words commands
+    local -a options choices commands
     for ((i = 2; i < CURRENT; i++)); do
-        [[ "${{words[i]}}" != -* ]] && {{ command="${{words[i]}}"; break }}
+        if [[ "${{words[i]}}" != -* ]]; then
+            command="${{words[i]}}"
+            break
+        fi
     done
     if [[ -z "$command" ]]; then
         commands=({described})
@@ -101,11 +105,15 @@ _lorenz() {{
     if [[ "${{words[CURRENT]}}" == -* ]]; then
         compadd -- $options
     else
-        compadd -- $words
+        compadd -- $choices
         _files
     fi
 }}
-compdef _lorenz lorenz
+if [[ "${{funcstack[1]}}" == _lorenz ]]; then
+    _lorenz "$@"
+else
+    compdef _lorenz lorenz
+fi
 """
 
 
