@@ -80,8 +80,26 @@ def test_a_claude_desktop_config_with_two_servers_is_imported_with_references(pr
         assert f"hello {greeting}" in called.stdout
 
     again = lorenz(project, "import", "claude_desktop_config.json")
-    assert again.returncode == 0 and "left as it was" in again.stdout
+    assert again.returncode == 0 and "the workflow has one, two already: left as it was" in again.stdout
     assert (project / "WORKFLOW.md").read_text(encoding="utf-8") == text
+
+
+def test_an_entry_already_there_is_left_alone_unless_replace(project: Path) -> None:
+    workflow = project / "WORKFLOW.md"
+    workflow.write_text(
+        "---\ntools:\n  one: {provider: mcp, url: http://127.0.0.1:9/mcp}  # mine\n---\n", encoding="utf-8"
+    )
+    config = {"mcpServers": {"one": {"command": "a"}, "two": {"command": "b"}}}
+    (project / "mcp.json").write_text(json.dumps(config), encoding="utf-8")
+    done = lorenz(project, "import", "mcp.json")
+    assert done.returncode == 0, done.stderr
+    assert "the workflow has one already: left as it was (--replace writes over it)" in done.stdout
+    text = workflow.read_text(encoding="utf-8")
+    assert "one: {provider: mcp, url: http://127.0.0.1:9/mcp}  # mine" in text and "command: [b]" in text
+    replaced = lorenz(project, "import", "mcp.json", "--replace")
+    assert replaced.returncode == 0, replaced.stderr
+    text = workflow.read_text(encoding="utf-8")
+    assert "command: [a]" in text and "127.0.0.1:9" not in text
 
 
 def test_vscode_servers_with_comments_and_env_references_and_an_sse_server(project: Path) -> None:
@@ -142,10 +160,17 @@ def test_mount_provider_mcp_writes_a_reference_for_an_env_value(project: Path) -
     called = lorenz(project, "call", "c_hello", env={"GREETING": "there"})
     assert called.returncode == 0, called.stderr
     assert "hello there" in called.stdout
+    moved = lorenz(project, "mount", "clock", "--provider", "mcp", "--url", "http://127.0.0.1:9/mcp")
+    assert moved.returncode == 0 and "replaced tools.clock in WORKFLOW.md" in moved.stdout
+    assert "url: http://127.0.0.1:9/mcp" in (project / "WORKFLOW.md").read_text(encoding="utf-8")
     same = lorenz(
         project, "mount", "clock", "--provider", "mcp", "--command", command, "--prefix", "c_", "--env", "GREETING"
     )
-    assert same.returncode == 0 and "left as it was" in same.stdout
+    assert same.returncode == 0 and "replaced tools.clock" in same.stdout
+    again = lorenz(
+        project, "mount", "clock", "--provider", "mcp", "--command", command, "--prefix", "c_", "--env", "GREETING"
+    )
+    assert again.returncode == 0 and "left as it was" in again.stdout
 
 
 def test_mount_provider_mcp_validates_before_writing(project: Path) -> None:

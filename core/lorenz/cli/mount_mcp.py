@@ -51,6 +51,7 @@ def mount_mcp(args: argparse.Namespace) -> int:
     import shlex
 
     from lorenz.cli.mcp_entries import exports, mcp_entry, write_entries
+    from lorenz.cli.workflow_edit import workflow_keys
 
     if args.provider != "mcp":
         given = "no --provider" if args.provider is None else f"--provider {args.provider}"
@@ -74,6 +75,7 @@ def mount_mcp(args: argparse.Namespace) -> int:
         headers=_pairs(args.header, "--header"),
         prefix=args.prefix,
     )
+    replacing = args.pack in workflow_keys(args)
     written = write_entries(args, [entry], dry_run=False)
     if written is None:
         print(f"the workflow mounts {args.pack} already with these options: left as it was")
@@ -82,7 +84,8 @@ def mount_mcp(args: argparse.Namespace) -> int:
     if created:
         print(f"created {path.name} from the embedded default (tracker: {{kind: local}}, the board at .lorenz/local)")
     upstream = shlex.join(command) if command is not None else args.url
-    print(f"mounted {args.pack} in {path.name}: the MCP server {upstream} (lorenz tools lists its tools)")
+    done = f"replaced tools.{args.pack}" if replacing else f"mounted {args.pack}"
+    print(f"{done} in {path.name}: the MCP server {upstream} (lorenz tools lists its tools)")
     if entry.secrets:
         print("it reads these variables (their values are never written to the file): export them before lorenz serve")
         print("\n".join(exports(entry.secrets)))

@@ -23,6 +23,7 @@ __all__ = [
     "read_front_matter",
     "set_tool_entries",
     "set_tool_pack",
+    "workflow_keys",
     "workflow_target",
     "write_validated",
 ]
@@ -247,6 +248,14 @@ def _validated_tools(args: Any, candidate: Path, shown_as: Path, pack: str) -> l
         return [spec.name for spec in workspace.tool_specs() if owners.get(spec.name) == pack]
     finally:
         workspace.close()
+
+
+def workflow_keys(args: Any) -> list[str]:
+    """The keys of the ``tools:`` map of the workflow ``args`` names, if there is one."""
+    from lorenz.workspace import find_workflow
+
+    path = find_workflow(args.workflow, cwd=Path.cwd(), env=os.environ)
+    return named_packs(path) if path is not None else []
 
 
 def named_packs(path: Path) -> list[str]:

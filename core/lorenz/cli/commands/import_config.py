@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
 
     from lorenz.cli.client_configs import read_config, servers_of
     from lorenz.cli.mcp_entries import Entry, exports, write_entries
+    from lorenz.cli.workflow_edit import workflow_keys
 
     path = Path(args.file).expanduser()
     if not path.is_file():
@@ -83,11 +84,16 @@ def run(args: argparse.Namespace) -> int:
             entries.append(found)
     if not entries:
         raise UsageError(f"{path}: no server to import under {root}")
-    written = write_entries(args, entries, dry_run=args.dry_run)
-    keys = ", ".join(entry.key for entry in entries)
+    present = [] if args.replace else [entry.key for entry in entries if entry.key in workflow_keys(args)]
+    if present:
+        print(f"the workflow has {', '.join(present)} already: left as it was (--replace writes over it)")
+        entries = [entry for entry in entries if entry.key not in present]
+    written = write_entries(args, entries, dry_run=args.dry_run) if entries else None
     if written is None:
-        print(f"the workflow has these entries already: left as it was ({keys})")
+        if entries:
+            print(f"the workflow has {', '.join(entry.key for entry in entries)} already: left as it was")
         return 0
+    keys = ", ".join(entry.key for entry in entries)
     target, created = written
     secrets = [secret for entry in entries for secret in entry.secrets]
     if args.dry_run:
@@ -108,6 +114,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     add_workflow(parser)
     parser.add_argument("--dry-run", "-n", action="store_true", help="print the change to the workflow; write nothing")
     parser.add_argument("--only", action="append", metavar="NAME", help="import this server only (repeatable)")
+    parser.add_argument("--replace", action="store_true", help="write over a tools: entry of the same name")
     parser.add_argument(
         "--no-prefix", action="store_true", help="serve the tools under their own names (no KEY_ prefix)"
     )
@@ -118,7 +125,8 @@ COMMAND = Command(
     help="add the MCP servers of a client's config file (Claude, Cursor, VS Code) to the workflow",
     description="Read FILE, an MCP client's configuration (Claude Desktop's claude_desktop_config.json, Claude "
     "Code's .mcp.json, Cursor's .cursor/mcp.json: mcpServers; VS Code's .vscode/mcp.json: servers) and add each "
-    "server to WORKFLOW.md's tools: map as a provider: mcp entry under its name, its tools prefixed NAME_. Every "
+    "server to WORKFLOW.md's tools: map as a provider: mcp entry under its name, its tools prefixed NAME_ (an "
+    "entry of that name already there is left alone, unless --replace). Every "
     "env and header value becomes a $VAR reference (the variable is named after it) and is never written; "
     "export those variables before lorenz serve. --dry-run shows the change as a diff. The edited workflow is "
     "validated as lorenz check does (no server is started) before it replaces the file.",
