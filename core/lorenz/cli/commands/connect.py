@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -41,8 +42,9 @@ def _token_variable(args: argparse.Namespace, server: dict[str, Any]) -> str | N
     if args.token_env:
         return str(args.token_env)
     token = server.get("token")
-    if isinstance(token, str) and token.startswith("$") and token[1:].replace("_", "a").isalnum():
-        return token[1:]
+    reference = re.fullmatch(r"\$([A-Za-z_][A-Za-z0-9_]*)", token) if isinstance(token, str) else None
+    if reference is not None:
+        return reference.group(1)
     if token or server.get("tokens") or os.environ.get(TOKEN_ENV):
         return TOKEN_ENV
     return None
@@ -144,8 +146,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         "--token-env", metavar="NAME", help=f"with --url: the variable holding the token (default {TOKEN_ENV})"
     )
     parser.add_argument("--name", default="lorenz", help="the entry's name in the client's file (default lorenz)")
-    parser.add_argument("--print", action="store_true", help="print the entry as JSON; write nothing")
-    parser.add_argument("--remove", action="store_true", help="remove the entry, and no other")
+    action = parser.add_mutually_exclusive_group()
+    action.add_argument("--print", action="store_true", help="print the entry as JSON; write nothing")
+    action.add_argument("--remove", action="store_true", help="remove the entry, and no other")
 
 
 COMMAND = Command(

@@ -7,10 +7,13 @@ from __future__ import annotations
 import argparse
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lorenz.cli.command import WORKFLOW_ENV, Command, add_workflow
 from lorenz.cli.output import UsageError, counted
+
+if TYPE_CHECKING:
+    from lorenz.cli.mcp_entries import Entry
 
 __all__ = ["COMMAND"]
 
@@ -28,7 +31,7 @@ def _strings(value: Any, where: str, *, kind: type = dict) -> Any:
     raise UsageError(f"{where} must be a {'list' if kind is list else 'map'} of strings")
 
 
-def convert(name: str, server: Any, where: str, *, prefix: bool) -> Any:
+def convert(name: str, server: Any, where: str, *, prefix: bool) -> Entry | str:
     """The entry for one of the file's servers, or the reason it is left out (a string)."""
     from lorenz.cli.mcp_entries import mcp_entry
 
@@ -61,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from lorenz.cli.client_configs import read_config, servers_of
-    from lorenz.cli.mcp_entries import Entry, exports, write_entries
+    from lorenz.cli.mcp_entries import exports, write_entries
     from lorenz.cli.workflow_edit import workflow_keys
 
     path = Path(args.file).expanduser()
