@@ -65,9 +65,11 @@ def _reference(value: str, variable: str, where: str, secrets: list[Secret]) -> 
 
 
 def _header(key: str, name: str, value: str, where: str, secrets: list[Secret]) -> str:
-    scheme = _SCHEME.match(value.strip()) or (_SCHEME.match("Bearer ") if not value.strip() else None)
-    if name.lower() == "authorization" and scheme is not None:
-        return f"{scheme.group(1)} {_reference(scheme.group(2), variable_name(key, 'token'), where, secrets)}"
+    """A header's value as a reference; ``Authorization`` keeps its scheme (``Bearer`` when none is given)."""
+    scheme = _SCHEME.match(value.strip())
+    if name.lower() == "authorization" and (scheme is not None or not value.strip()):
+        kind, credential = (scheme.group(1), scheme.group(2)) if scheme is not None else ("Bearer", "")
+        return f"{kind} {_reference(credential, variable_name(key, 'token'), where, secrets)}"
     return _reference(value, variable_name(key, name), where, secrets)
 
 
