@@ -192,3 +192,27 @@ def test_mount_provider_mcp_validates_before_writing(project: Path) -> None:
     assert remote.returncode == 0, remote.stderr
     assert "headers: {Authorization: Bearer $X_TOKEN}" in workflow.read_text(encoding="utf-8")
     assert "# kept" in workflow.read_text(encoding="utf-8")
+
+
+@pytest.mark.anyio
+async def test_imported_servers_are_served_to_the_client_connect_wrote(project: Path) -> None:
+    """The walk-through: import a client's two servers, connect Claude Code, and its entry reaches both."""
+    import mcp
+    from mcp.client.stdio import StdioServerParameters
+
+    server = {"command": sys.executable, "args": [str(project / "upstream.py")]}
+    config = {"mcpServers": {"one": {**server, "env": {"GREETING": SECRET}}, "two": server}}
+    (project / "claude_desktop_config.json").write_text(json.dumps(config), encoding="utf-8")
+    assert lorenz(project, "import", "claude_desktop_config.json").returncode == 0
+    assert lorenz(project, "connect", "claude-code").returncode == 0
+    entry = json.loads((project / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]["lorenz"]
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
+    env.update({"LORENZ_LOAD_PLUGINS": "lorenz-local,lorenz-mcp", "GREETING": "exported"})
+    params = StdioServerParameters(command=entry["command"], args=entry["args"], env=env, cwd=project.parent)
+    async with mcp.Client(params) as client:
+        texts = []
+        for tool in ("one_hello", "two_hello"):
+            result = await client.call_tool(tool, {})
+            assert result.is_error is False, result
+            texts.append("".join(getattr(block, "text", "") for block in result.content))
+    assert texts == ["hello exported", "hello (unset)"]
