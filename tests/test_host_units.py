@@ -15,7 +15,7 @@ import pytest
 from lorenz import ToolSpec, tool_failure, tool_success
 from lorenz.host import LiveWorkspace
 from lorenz.host.http.listening import display_url
-from lorenz.host.mcp.replies import call_result
+from lorenz.toolcall.replies import call_result
 from lorenz.results import ToolResult
 from lorenz.toolcall.schemas import compile_schema, validate_arguments
 
