@@ -75,9 +75,8 @@ class ToolTable:
 
 @frozen
 class CallAnswer:
-    """One call's answer: ``result`` is the tool's own result, or the failure that replaced it;
-    ``reply`` is its wire form; ``kind`` how the call ended (``success``, ``failure``, ``crash``,
-    ``timeout``, ``rejected``, ``cancelled``, ``input_required``)."""
+    """The tool's own result or the failure that replaced it, its wire form, and how the call
+    ended (``kind``: :class:`~lorenz.toolcall.execution.CallOutcome`'s, or ``input_required``)."""
 
     result: ToolResult
     reply: ToolReply
@@ -103,61 +102,50 @@ async def call_tool(
     a call its caller stopped waiting for ended; ``check_requests`` says why a pack's requests for
     the client's input cannot be sent (``None`` when they can)."""
     try:
-        return await _call(tools, name, arguments, context, runner, visible, when_left, check_requests)
+        if visible is not None and not visible(name):
+            return _answer(unsupported_tool_failure(name, [spec.name for spec in tools.specs if visible(spec.name)]))
+        pack = tools.owners.get(name)
+        if pack is None:  # lists every mounted tool, and says how to mount an installed one
+            return _answer(await _unsupported(tools, name))
+        inputs, output = tools.validators(name)
+        refused = refuse_unsafe_arguments(name, arguments)
+        # Typed packs (lorenz.authoring) refuse bad arguments themselves, naming the key at fault.
+        if refused is None and not getattr(pack, "validates_arguments", False):
+            refused = validate_arguments(name, arguments, inputs)
+        if refused is not None:
+            return _answer(refused)
+        server = tools.settings.server
+        outcome = await runner.run(
+            pack,
+            name,
+            arguments,
+            context(),
+            time_limit=server.tool_timeout_seconds,
+            concurrency=server.pack_concurrency,
+            when_left=when_left,
+        )
+        result, kind = outcome.result, outcome.kind
+        if isinstance(result, InputRequired):  # the client answers, then retries the call
+            why = check_requests(result.requests) if check_requests is not None else None
+            if why is not None:  # the pack's bug, said as such: never the SDK's refusal of the result
+                return _answer(
+                    failure_result(InvalidInputRequest(why).answer(name), reason="invalid_input_request"), "failure"
+                )
+            reply = ToolReply(
+                f"input required: {', '.join(result.requests)}", None, False, input_required=result.wire()
+            )
+            return CallAnswer(result, reply, "input_required")
+        answered, reply = checked_reply(result, tools.by_name[name], output, max_bytes=server.max_result_bytes)
+        if kind == "success" and answered is not result:  # too large, or not matching its outputSchema
+            kind = "rejected" if _reason(answered) == RESULT_TOO_LARGE else "failure"
+        elif kind == "failure" and _reason(result) == "invalid_arguments":
+            kind = "rejected"  # a typed pack refusing its arguments
+        return CallAnswer(answered, reply, kind)
     except Exception as exc:  # a defect here must still reach the model as a tool error
         settings = tools.settings
         logger.error("lorenz: tools/call %s failed\n%s", name, redacted_traceback(exc, settings.secrets))
         text = redact_text(error_message(exc), settings.secrets, base_dir=settings.base_dir)
         return _answer(tool_failure(text), "crash")
-
-
-async def _call(
-    tools: ToolTable,
-    name: str,
-    arguments: Any,
-    context: Callable[[], ToolContext],
-    runner: ToolRunner,
-    visible: Callable[[str], bool] | None,
-    when_left: ClientGone | None,
-    check_requests: Callable[[Mapping[str, Any]], str | None] | None,
-) -> CallAnswer:
-    if visible is not None and not visible(name):
-        return _answer(unsupported_tool_failure(name, [spec.name for spec in tools.specs if visible(spec.name)]))
-    pack = tools.owners.get(name)
-    if pack is None:  # lists every mounted tool, and says how to mount an installed one
-        return _answer(await _unsupported(tools, name))
-    inputs, output = tools.validators(name)
-    refused = refuse_unsafe_arguments(name, arguments)
-    # Typed packs (lorenz.authoring) refuse bad arguments themselves, naming the key at fault.
-    if refused is None and not getattr(pack, "validates_arguments", False):
-        refused = validate_arguments(name, arguments, inputs)
-    if refused is not None:
-        return _answer(refused)
-    server = tools.settings.server
-    outcome = await runner.run(
-        pack,
-        name,
-        arguments,
-        context(),
-        time_limit=server.tool_timeout_seconds,
-        concurrency=server.pack_concurrency,
-        when_left=when_left,
-    )
-    result, kind = outcome.result, outcome.kind
-    if isinstance(result, InputRequired):  # the client answers, then retries the call
-        why = check_requests(result.requests) if check_requests is not None else None
-        if why is not None:  # the pack's bug, said as such: never the SDK's refusal of the result
-            failure = failure_result(InvalidInputRequest(why).answer(name), reason="invalid_input_request")
-            return _answer(failure, "failure")
-        asked = ", ".join(result.requests)
-        reply = ToolReply(f"input required: {asked}", None, False, input_required=result.wire())
-        return CallAnswer(result, reply, "input_required")
-    answered, reply = checked_reply(result, tools.by_name[name], output, max_bytes=server.max_result_bytes)
-    if kind == "success" and answered is not result:  # too large, or not matching its outputSchema
-        kind = "rejected" if _reason(answered) == RESULT_TOO_LARGE else "failure"
-    elif kind == "failure" and _reason(result) == "invalid_arguments":
-        kind = "rejected"  # a typed pack refusing its arguments
-    return CallAnswer(answered, reply, kind)
 
 
 def _answer(result: ToolResult, kind: str = "rejected") -> CallAnswer:
