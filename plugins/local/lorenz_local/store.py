@@ -18,7 +18,7 @@ import re
 import stat
 import string
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ from .board import (
     render_document,
 )
 from .cache import CACHE, SNAPSHOTS, BoardSnapshot, CachedFile, FileSignature
-from .files import BoardIOError, IssueNotFoundError, NotRegularFileError, file_kind, os_error_text, remove_quietly
+from .files import NotRegularFileError, file_kind, io_error, os_error_text, read_error, remove_quietly, worded
 from .locks import LOCK_FILE_NAME, board_lock, file_lock, process_lock
 from .options import DEFAULT_ID_PREFIX, PREFIX_RULE, is_valid_prefix, json_text
 
@@ -116,30 +116,6 @@ def _not_regular(issue_id: str, kind: str) -> BoardFormatError:
     return BoardFormatError(f"board issue {issue_id} is {kind}, not a regular file")
 
 
-def _io_error(action: str, exc: OSError) -> BoardIOError:
-    """``exc`` worded for an agent: ``<action>: <reason>``; already-worded errors pass through."""
-    if isinstance(exc, BoardIOError) and not isinstance(exc, NotRegularFileError):
-        return exc
-    return BoardIOError(f"{action}: {os_error_text(exc)}")
-
-
-def _read_error(issue_id: str, exc: OSError) -> BoardIOError:
-    if isinstance(exc, FileNotFoundError):
-        return IssueNotFoundError(f"local board issue not found: {issue_id}")
-    return _io_error(f"failed to read board issue {issue_id}", exc)
-
-
-@contextlib.contextmanager
-def _worded(action: str) -> Iterator[None]:
-    try:
-        yield
-    except OSError as exc:
-        error = _io_error(action, exc)
-        if error is exc:
-            raise
-        raise error from exc
-
-
 # -- the store --------------------------------------------------------------------------------------
 
 
@@ -196,7 +172,7 @@ class BoardStore:
         except FileNotFoundError:
             return []
         except OSError as exc:
-            raise _io_error("failed to read board directory", exc) from exc
+            raise io_error("failed to read board directory", exc) from exc
         match = self._id_pattern.fullmatch
         ids = [name[:-3] for name in names if name.endswith(".md") and match(name[:-3])]
         ids.sort(key=self._number)
@@ -214,7 +190,7 @@ class BoardStore:
         try:
             return os.lstat(path)
         except OSError as exc:
-            raise _read_error(issue_id, exc) from exc
+            raise read_error(issue_id, exc) from exc
 
     def _read_bytes(self, issue_id: str, path: str) -> tuple[os.stat_result, bytes]:
         """Raises :class:`BoardFormatError` for a non-regular file, else a worded ``OSError``."""
@@ -223,7 +199,7 @@ class BoardStore:
         except NotRegularFileError as exc:
             raise _not_regular(issue_id, exc.kind) from exc
         except OSError as exc:
-            raise _read_error(issue_id, exc) from exc
+            raise read_error(issue_id, exc) from exc
 
     def _load(self, issue_id: str, path: str, st: os.stat_result | None = None) -> CachedFile:
         """The parsed file, from the cache when its ``lstat`` signature is unchanged; a
@@ -409,7 +385,7 @@ class BoardStore:
         st = self._lstat(issue_id, path)
         if not stat.S_ISREG(st.st_mode):
             raise _not_regular(issue_id, file_kind(st.st_mode))
-        with _worded(f"failed to write board issue {issue_id}"), board_lock(self.directory):
+        with worded(f"failed to write board issue {issue_id}"), board_lock(self.directory):
             last = _last_sweep.get(self._dir)
             if last is None or time.monotonic() - last >= TEMP_SWEEP_INTERVAL:
                 with contextlib.suppress(OSError):  # housekeeping never fails an update
@@ -442,7 +418,7 @@ class BoardStore:
         clean_title = " ".join(re.split(r"\r\n|\r|\n", title)).strip()
         document = BoardDocument(status=new_status, title=clean_title, description=_lf(body or ""))
         data = render_document(document).encode("utf-8")
-        with _worded("failed to create a board issue"), process_lock(self._dir):
+        with worded("failed to create a board issue"), process_lock(self._dir):
             # Inside the in-process lock, so one creator builds (and fsyncs) a new directory chain.
             self._ensure_directory()
             with file_lock(self.directory / LOCK_FILE_NAME):
