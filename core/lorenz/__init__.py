@@ -102,6 +102,8 @@ _EXPORTS: dict[str, str] = {
     "redact_text": "lorenz.redact",
     "redact_value": "lorenz.redact",
     "is_secret_key": "lorenz.redact",
+    # supervising a child process
+    "Backoff": "lorenz.backoff",
     # a child process's stderr in a log
     "StderrRelay": "lorenz.stderr_relay",
     "StderrLimits": "lorenz.stderr_relay",
@@ -133,6 +135,7 @@ if TYPE_CHECKING:
     from .arguments import as_arguments as as_arguments
     from .arguments import optional_str as optional_str
     from .arguments import require_str as require_str
+    from .backoff import Backoff as Backoff
     from .contracts import Caller as Caller
     from .contracts import PackInstance as PackInstance
     from .contracts import PromptArgument as PromptArgument

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
-from lorenz import redact_text
+from lorenz import Backoff, redact_text
 
 from .connect import connect
 from .limits import ProgressThrottle, is_too_large, too_large
@@ -30,8 +30,8 @@ __all__ = ["Progress", "Upstream", "UpstreamError"]
 
 logger = logging.getLogger("lorenz_mcp")
 
-_FIRST_BACKOFF = 0.1
-_MAX_BACKOFF = 30.0
+#: Reconnection delays: 0.1 s, doubling per failure in a row, at most 30 s.
+_BACKOFF = Backoff(0.1, 30.0)
 #: A connection that lasted this long resets the back-off.
 _STABLE_SECONDS = 60.0
 _STOP_TIMEOUT = 10.0
@@ -242,7 +242,7 @@ class Upstream:
     async def _supervise(self) -> None:
         import anyio
 
-        backoff = _FIRST_BACKOFF
+        failures = 0
         while not self._stopping:
             broken = self._broken = asyncio.Event()
             began = self._loop.time()
@@ -276,10 +276,8 @@ class Upstream:
                 self._first.set()
             if self._stopping:
                 return
-            if self._loop.time() - began > _STABLE_SECONDS:
-                backoff = _FIRST_BACKOFF
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, _MAX_BACKOFF)
+            failures = 1 if self._loop.time() - began > _STABLE_SECONDS else failures + 1
+            await asyncio.sleep(_BACKOFF.delay(failures))
             self.restarts += 1
             logger.warning("pack %s: restarting MCP server %s", self.label, self.options.describe())
 
