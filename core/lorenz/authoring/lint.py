@@ -25,13 +25,13 @@ from lorenz.settings.model import Settings
 from .auth_rules import auth_rules
 from .contract import check_contract, run_sync
 from .diagnostics import Diagnostic, LintReport, Severity
-from .enrich_rules import enrichment_rules
 from .failures import BASELINE_ERRORS
-from .offer_rules import offer_rules
 from .pack import DisabledTool, Pack
 from .parity import format_parity
 from .project import load_plugins_at, scratch_imports
+from .provider_rules import offer_rules
 from .tool import NAME_RE, REASON_RE, Tool
+from .typed_rules import enrichment_rules
 
 __all__ = [
     "Diagnostic",
