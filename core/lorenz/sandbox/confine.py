@@ -134,10 +134,11 @@ class Confinement:
         attempts = _attempts.get() or []
         _attempts.reset(token)
         return next(
-            (Denial(kind=kind, target=target) for kind, target in attempts if self._refused(kind, target)), None
+            (Denial(kind=kind, target=target) for kind, target in attempts if self.refuses(kind, target)), None
         )
 
-    def _refused(self, kind: str, target: str) -> bool:
+    def refuses(self, kind: str, target: str) -> bool:
+        """Whether the policy refuses ``kind`` of access to ``target``."""
         # Called after the call, its hook off: the checks below reach for nothing it records.
         if kind in _ALWAYS_REFUSED:
             return True
