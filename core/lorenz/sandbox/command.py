@@ -90,6 +90,25 @@ async def sandboxed_command(
     if missing is not None:
         msg = f"{name} is sandboxed but this kernel lacks {missing}; it was not started"
         raise SandboxUnavailable(msg)
+    roots = _runtime_roots(name, runtime, workflow_dir)
+    _make_write_dirs(permissions)
+    proxy = EgressProxy(name, permissions)
+    await proxy.start()
+    temp_dir: str | None = None
+    try:
+        sandbox = _sandbox(name, permissions, roots, proxy.port)
+        temp_dir = sandbox.temp_dir
+        policy = json.dumps(_unstructure(sandbox))
+        argv = (sys.executable, "-I", "-m", "lorenz.sandbox.launch", policy, "--", *command)
+        yield SandboxedCommand(name=name, argv=argv, sandbox=sandbox, proxy=proxy)
+    finally:
+        await proxy.aclose()
+        if temp_dir is not None:
+            shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def _runtime_roots(name: str, runtime: Sequence[str], workflow_dir: str | None) -> tuple[str, ...]:
+    """The existing ``runtime`` directories, resolved; ``ValueError`` if one holds a private one."""
     private = [os.path.realpath(path) for path in private_dirs(workflow_dir)]
     roots = tuple(dict.fromkeys(os.path.realpath(path) for path in runtime if os.path.exists(path)))
     for root in roots:
@@ -97,25 +116,23 @@ async def sandboxed_command(
         if held is not None:
             msg = f"{name}: the runtime directory {root} holds {held}; it cannot be granted to a sandboxed program"
             raise ValueError(msg)
+    return roots
+
+
+def _make_write_dirs(permissions: Permissions) -> None:
+    """The kernel grants rights on what exists: a missing ``write`` path is made a directory."""
     for path in permissions.write_paths():
         os.makedirs(path, mode=0o700, exist_ok=True)
-    proxy = EgressProxy(name, permissions)
-    await proxy.start()
-    temp_dir = os.path.realpath(tempfile.mkdtemp(prefix=f"lorenz-{name}-"))
-    try:
-        sandbox = Sandbox(
-            pack=name,
-            permissions=permissions.resolved(),
-            temp_dir=temp_dir,
-            proxy_port=proxy.port,
-            runtime_paths=roots,
-        )
-        policy = json.dumps(_unstructure(sandbox))
-        argv = (sys.executable, "-I", "-m", "lorenz.sandbox.launch", policy, "--", *command)
-        yield SandboxedCommand(name=name, argv=argv, sandbox=sandbox, proxy=proxy)
-    finally:
-        await proxy.aclose()
-        shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def _sandbox(name: str, permissions: Permissions, roots: tuple[str, ...], proxy_port: int) -> Sandbox:
+    return Sandbox(
+        pack=name,
+        permissions=permissions.resolved(),
+        temp_dir=os.path.realpath(tempfile.mkdtemp(prefix=f"lorenz-{name}-")),
+        proxy_port=proxy_port,
+        runtime_paths=roots,
+    )
 
 
 def _unstructure(sandbox: Sandbox) -> dict[str, object]:

@@ -133,9 +133,7 @@ class Confinement:
         """Stop remembering; the first access the policy refused, if any."""
         attempts = _attempts.get() or []
         _attempts.reset(token)
-        return next(
-            (Denial(kind=kind, target=target) for kind, target in attempts if self.refuses(kind, target)), None
-        )
+        return next((Denial(kind=kind, target=target) for kind, target in attempts if self.refuses(kind, target)), None)
 
     def refuses(self, kind: str, target: str) -> bool:
         """Whether the policy refuses ``kind`` of access to ``target``."""

@@ -101,9 +101,7 @@ async def connect(
     return await stack.enter_async_context(client)
 
 
-async def _confine(
-    stack: contextlib.AsyncExitStack, options: McpOptions
-) -> tuple[SandboxedCommand, dict[str, str]]:
+async def _confine(stack: contextlib.AsyncExitStack, options: McpOptions) -> tuple[SandboxedCommand, dict[str, str]]:
     """The sandbox ``options``' server runs under until ``stack`` closes, its runtime's preset
     granted, and the variables pointing the runtime at what the preset prepared."""
     from lorenz import Permissions, sandboxed_command

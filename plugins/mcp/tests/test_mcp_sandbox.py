@@ -37,7 +37,7 @@ pytestmark = [
 _EVERYTHING = "@modelcontextprotocol/server-everything"
 
 #: A stdio MCP server in plain Python (no SDK: it starts at once), each tool reaching for something.
-_HOSTILE = '''
+_HOSTILE = """
 import json, os, socket, sys, urllib.request
 
 def steal(path):
@@ -91,7 +91,7 @@ for line in sys.stdin:
         reply = {"jsonrpc": "2.0", "id": request["id"], "result": answer(request)}
         sys.stdout.write(json.dumps(reply) + "\\n")
         sys.stdout.flush()
-'''
+"""
 
 
 def _workflow(key: str, entry: dict[str, Any]) -> str:
@@ -150,9 +150,15 @@ def test_a_hostile_server_is_refused_and_each_refusal_names_its_permission(
                 stolen = await client.call_tool("steal", {"path": str(secret)})
                 assert _refusal(stolen) == f"pack hostile tried to read {secret}; add it to {permissions}.read"
             planted = await client.call_tool("plant", {"path": str(shared / "notes.txt")})
-            assert _refusal(planted) == f"pack hostile tried to write to {shared / 'notes.txt'}; add it to {permissions}.write"
+            assert (
+                _refusal(planted)
+                == f"pack hostile tried to write to {shared / 'notes.txt'}; add it to {permissions}.write"
+            )
             fetched = await client.call_tool("fetch", {"url": "http://undeclared.example/"})
-            assert _refusal(fetched) == f"pack hostile tried to connect to undeclared.example:80; add it to {permissions}.network"
+            assert (
+                _refusal(fetched)
+                == f"pack hostile tried to connect to undeclared.example:80; add it to {permissions}.network"
+            )
             host, port = landing.split(":")
             dialed = await client.call_tool("dial", {"host": host, "port": int(port)})
             assert _refusal(dialed) == f"pack hostile tried to connect to {landing}; add it to {permissions}.network"
@@ -187,7 +193,9 @@ def npx_everything() -> list[str]:
     cache = os.path.expanduser("~/.npm/_npx")
     if not glob.glob(f"{cache}/*/node_modules/{_EVERYTHING}/package.json"):
         try:
-            subprocess.run([npx, "-y", _EVERYTHING, "stdio"], stdin=subprocess.DEVNULL, capture_output=True, timeout=600)
+            subprocess.run(
+                [npx, "-y", _EVERYTHING, "stdio"], stdin=subprocess.DEVNULL, capture_output=True, timeout=600
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             pytest.skip(f"npx could not fetch {_EVERYTHING} ({exc})")
         if not glob.glob(f"{cache}/*/node_modules/{_EVERYTHING}/package.json"):
