@@ -46,6 +46,8 @@ class SandboxedCommand:
     argv: tuple[str, ...]
     sandbox: Sandbox
     proxy: EgressProxy
+    #: The name of what ``runtime`` grants (``node``, ``python``…), as ``lorenz check`` shows it.
+    preset: str | None = None
 
     def env(self, env: Mapping[str, str]) -> dict[str, str]:
         """``env`` reduced to what the policy passes, with ``TMPDIR``/``HOME`` and the proxy set."""
@@ -79,13 +81,15 @@ async def sandboxed_command(
     permissions: Permissions,
     *,
     runtime: Sequence[str] = (),
+    preset: str | None = None,
     workflow_dir: str | None = None,
 ) -> AsyncIterator[SandboxedCommand]:
     """Confine ``command`` to ``permissions`` (``name``: its ``tools:`` key), its ``runtime``
     directories (what the program needs to start: an interpreter's prefix, a package cache)
-    readable and executable. Runs an egress proxy on the current asyncio loop until the context
-    ends. Raises :class:`SandboxUnavailable` (fail closed) where the kernel cannot confine it, and
-    ``ValueError`` when a runtime directory holds the workflow's directory or ``HOME``."""
+    readable and executable (``preset``: their name, for ``lorenz check``). Runs an egress proxy
+    on the current asyncio loop until the context ends. Raises :class:`SandboxUnavailable` (fail
+    closed) where the kernel cannot confine it, and ``ValueError`` when a runtime directory holds
+    the workflow's directory or ``HOME``."""
     missing = landlock.missing_feature(landlock.abi_version(), network=True) or seccomp.missing_feature()
     if missing is not None:
         msg = f"{name} is sandboxed but this kernel lacks {missing}; it was not started"
@@ -100,7 +104,7 @@ async def sandboxed_command(
         temp_dir = sandbox.temp_dir
         policy = json.dumps(_unstructure(sandbox))
         argv = (sys.executable, "-I", "-m", "lorenz.sandbox.launch", policy, "--", *command)
-        yield SandboxedCommand(name=name, argv=argv, sandbox=sandbox, proxy=proxy)
+        yield SandboxedCommand(name=name, argv=argv, sandbox=sandbox, proxy=proxy, preset=preset)
     finally:
         await proxy.aclose()
         if temp_dir is not None:

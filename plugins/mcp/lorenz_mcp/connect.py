@@ -111,9 +111,13 @@ async def _confine(stack: contextlib.AsyncExitStack, options: McpOptions) -> tup
     assert options.command is not None and options.instance is not None
     permissions = options.permissions or Permissions()
     preset = preset_for(options.command, os.environ)
-    runtime = preset.read if preset is not None else ()
     sandboxed = sandboxed_command(
-        options.instance, options.command, permissions, runtime=runtime, workflow_dir=options.workflow_dir
+        options.instance,
+        options.command,
+        permissions,
+        runtime=preset.read if preset is not None else (),
+        preset=preset.name if preset is not None else None,
+        workflow_dir=options.workflow_dir,
     )
     confined = await stack.enter_async_context(sandboxed)
     CONFINED[options.key] = confined

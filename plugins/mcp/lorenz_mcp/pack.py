@@ -25,6 +25,7 @@ from lorenz import (
     Permissions,
     PromptSpec,
     ResourceSpec,
+    SandboxedCommand,
     Settings,
     ToolContext,
     ToolResult,
@@ -207,6 +208,17 @@ class McpPack:
                 return
             del self._claims[options.key], self._running[options.key]
         upstream.close()
+
+    def sandboxed(self, settings: Settings) -> SandboxedCommand | None:
+        """The sandbox its server runs under, started (``None``: not sandboxed, or not running)."""
+        from .connect import CONFINED
+
+        options = self._options(settings)
+        if options is None or not options.sandbox:
+            return None
+        upstream = self._upstream(options, settings)
+        upstream.listed(options.start_timeout_seconds)
+        return CONFINED.get(options.key)
 
     def health(self, instance: PackInstance) -> str | None:
         options = self._options(instance.settings)

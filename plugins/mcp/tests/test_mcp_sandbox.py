@@ -192,6 +192,22 @@ def test_mcp_server_time_in_its_venv_serves_sandboxed(time_server: list[str], se
     anyio.run(scenario)
 
 
+def test_lorenz_check_shows_a_sandboxed_servers_policy_and_preset(time_server: list[str], tmp_path: Path) -> None:
+    entry = {"command": time_server, "sandbox": True, "permissions": {"network": ["api.example.com"]}}
+    (tmp_path / "WORKFLOW.md").write_text(f"---\n{_workflow('time', entry)}---\n", encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
+    env["LORENZ_LOAD_PLUGINS"] = "lorenz-mcp"
+    command = [sys.executable, "-m", "lorenz", "check"]
+    done = subprocess.run([*command, "--json"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    policy = json.loads(done.stdout)["sandboxedPacks"]["time"]
+    venv = str(Path(time_server[0]).parent.parent)
+    assert policy["confined"] is True and policy["effective"]["network"] == ["api.example.com"]
+    assert policy["effective"]["preset"] == "python" and venv in policy["effective"]["runtime"]
+    text = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120).stdout
+    assert "sandboxed time (confined by Landlock and the egress proxy):" in text
+    assert "  runtime (preset python, read-only): " in text and venv in text
+
+
 @pytest.fixture(scope="session")
 def npx_everything() -> list[str]:
     """``npx -y @modelcontextprotocol/server-everything stdio``, in the user's npm cache (a
