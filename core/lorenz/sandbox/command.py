@@ -103,7 +103,8 @@ async def sandboxed_command(
         sandbox = _sandbox(name, permissions, roots, proxy.port)
         temp_dir = sandbox.temp_dir
         policy = json.dumps(_unstructure(sandbox))
-        argv = (sys.executable, "-I", "-m", "lorenz.sandbox.launch", policy, "--", *command)
+        # -P: the working directory (the workflow's) is not put on the launcher's import path.
+        argv = (sys.executable, "-P", "-m", "lorenz.sandbox.launch", policy, "--", *command)
         yield SandboxedCommand(name=name, argv=argv, sandbox=sandbox, proxy=proxy, preset=preset)
     finally:
         await proxy.aclose()
