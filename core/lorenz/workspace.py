@@ -32,6 +32,7 @@ from .settings import (
 )
 from .settings.model import Settings
 from .toolcall.enabled import EnabledTools
+from .toolcall.middleware import Layer, build_chain
 from .toolcall.wire import refuse_unsafe_arguments
 
 if TYPE_CHECKING:
@@ -63,6 +64,11 @@ class Workspace:
     def close(self) -> None:
         """Stop the isolated packs' processes (also done at interpreter exit)."""
         self.isolation.close()
+
+    @functools.cached_property
+    def middleware(self) -> tuple[Layer, ...]:
+        """The call middleware ``server.middleware`` names, built once (``()``: none, the common case)."""
+        return build_chain(self.settings, self.discovery.middleware)
 
     @functools.cached_property
     def inventory(self) -> Inventory:
@@ -224,4 +230,5 @@ def open_workspace(
         isolation=isolation or IsolationPool(),
     )
     workspace.mounted  # noqa: B018 - an unknown pack, a bad option or a collision fails here, not on the first call
+    workspace.middleware  # noqa: B018 - and so does an unknown middleware or a bad option of one
     return workspace

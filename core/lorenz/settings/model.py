@@ -159,6 +159,10 @@ class ServerSettings:
     #: The secret sealing the ``requestState`` of calls that ask the client for input (2026-07-28);
     #: ``None``: a key made per process (every worker and replica needs the same one to share it).
     request_state_key: str | None = field(default=None, repr=False)
+    #: Call middleware, by name, outermost first (``lorenz_call_middleware``; docs/hooks.md).
+    middleware: tuple[str, ...] = ()
+    #: Each listed middleware's options, as written (its provider validates them).
+    middleware_options: Mapping[str, Mapping[str, Any]] = field(factory=dict, repr=False)
 
 
 @frozen(kw_only=True)

@@ -26,15 +26,17 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from lorenz import __version__
-from lorenz.contracts import ToolContext, ToolSpec
+from lorenz.contracts import ToolContext, ToolProvider, ToolSpec
 from lorenz.host.ops.tracing import instrument_http, tracing_enabled
 from lorenz.host.recording import CallRecorder
 from lorenz.host.reload.live import request_snapshot
+from lorenz.middleware import Call
 from lorenz.redact import redact_text, redacted_traceback
 from lorenz.results import ToolResult, error_message, failure_result, tool_failure, unsupported_tool_failure
 from lorenz.toolcall.client_input import InputRequired, InvalidInputRequest
 from lorenz.toolcall.enabled import EnabledTools
 from lorenz.toolcall.execution import CallOutcome, ClientGone, ToolRunner
+from lorenz.toolcall.middleware import Layer, run_chain
 from lorenz.toolcall.schemas import validate_arguments
 from lorenz.toolcall.wire import refuse_unsafe_arguments
 
@@ -266,7 +268,6 @@ async def _call_tool(
     ctx: ServerRequestContext[Any, Any] | None,
     left: ClientGone,
 ) -> tuple[ToolReply, str]:
-    server = snapshot.settings.server
     try:
         session = ctx.session if ctx is not None else None
         sink = session.report_progress if session is not None else None
@@ -289,44 +290,110 @@ async def _call_tool(
         pack = snapshot.owners.get(name)
         if pack is None:  # lists every mounted tool, and says how to mount an installed one
             return call_result(await unsupported(snapshot, name)), "rejected"
-        refused = refuse_unsafe_arguments(name, arguments)
-        # Typed packs (lorenz.authoring) refuse bad arguments themselves, naming the key at fault.
-        if refused is None and not getattr(pack, "validates_arguments", False):
-            refused = validate_arguments(name, arguments, snapshot.input_validators.get(name))
-        if refused is not None:
-            return call_result(refused), "rejected"
-        outcome = await state.runner.run(
-            pack,
-            name,
-            arguments,
-            context,
-            time_limit=server.tool_timeout_seconds,
-            concurrency=server.pack_concurrency,
-            when_left=left,
-        )
-        if isinstance(outcome.result, InputRequired):  # the client answers, then retries the call
-            why = invalid_request(outcome.result.requests)
-            if why is not None:  # the pack's bug, said as such: never the SDK's refusal of the result
-                return call_result(
-                    failure_result(InvalidInputRequest(why).answer(name), reason="invalid_input_request")
-                ), "failure"
-            asked = ", ".join(outcome.result.requests)
-            return ToolReply(
-                f"input required: {asked}", None, False, input_required=outcome.result.wire()
-            ), "input_required"
-        spec = snapshot.by_name[name]
-        output = snapshot.output_validators.get(name)
-        reply = call_result(outcome.result, spec, output, max_bytes=server.max_result_bytes)
-        kind = outcome.kind
-        if kind == "success" and reply.is_error:  # too large, or not matching its outputSchema
-            kind = "rejected" if _reason(reply.structured_content) == RESULT_TOO_LARGE else "failure"
-        elif kind == "failure" and _reason(outcome.result.result) == "invalid_arguments":
-            kind = "rejected"  # a typed pack refusing its arguments
-        return reply, kind
+        layers = snapshot.workspace.middleware
+        if layers:  # only then is a Call built: no middleware costs one attribute read
+            call = Call(
+                tool=name,
+                pack=snapshot.pack_of(name) or pack.name,
+                arguments=arguments,
+                token_name=grant.name,
+                caller=grant.caller,
+                transport=_transport(ctx),
+                protocol=ctx.protocol_version if ctx is not None else None,
+            )
+            return _reply(snapshot, name, await _through_middleware(state, snapshot, layers, call, pack, context, left))
+        return _reply(snapshot, name, await _run_checked(state, snapshot, pack, name, arguments, context, left))
     except Exception as exc:  # a defect here must still reach the model as a tool error
         logger.error("lorenz: tools/call %s failed\n%s", name, redacted_traceback(exc, snapshot.settings.secrets))
         text = redact_text(error_message(exc), snapshot.settings.secrets, base_dir=snapshot.settings.base_dir)
         return call_result(tool_failure(text)), "crash"
+
+
+async def _run_checked(
+    state: HostState,
+    snapshot: Snapshot,
+    pack: ToolProvider,
+    name: str,
+    arguments: Any,
+    context: ToolContext,
+    left: ClientGone,
+) -> CallOutcome:
+    """The arguments checked, then the call run within the pack's limits."""
+    refused = refuse_unsafe_arguments(name, arguments)
+    # Typed packs (lorenz.authoring) refuse bad arguments themselves, naming the key at fault.
+    if refused is None and not getattr(pack, "validates_arguments", False):
+        refused = validate_arguments(name, arguments, snapshot.input_validators.get(name))
+    if refused is not None:
+        return CallOutcome(refused, "rejected")
+    server = snapshot.settings.server
+    return await state.runner.run(
+        pack,
+        name,
+        arguments,
+        context,
+        time_limit=server.tool_timeout_seconds,
+        concurrency=server.pack_concurrency,
+        when_left=left,
+    )
+
+
+async def _through_middleware(
+    state: HostState,
+    snapshot: Snapshot,
+    layers: tuple[Layer, ...],
+    call: Call,
+    pack: ToolProvider,
+    context: ToolContext,
+    left: ClientGone,
+) -> CallOutcome:
+    """The call through the workflow's middleware; how it ended is the pack's outcome when the
+    result is the pack's, ``rejected`` when a middleware answered without calling on."""
+    ran: list[CallOutcome] = []
+
+    async def terminal(passed: Call) -> ToolResult:
+        arguments = passed.arguments if passed is call else dict(passed.arguments)
+        outcome = await _run_checked(state, snapshot, pack, call.tool, arguments, context, left)
+        ran.append(outcome)
+        return outcome.result
+
+    settings = snapshot.settings
+    result = await run_chain(
+        layers, call, terminal, budget=settings.server.tool_timeout_seconds, secrets=settings.secrets
+    )
+    if ran and ran[-1].result is result:
+        return ran[-1]
+    if result.success:
+        return CallOutcome(result, "success")
+    return CallOutcome(result, "failure" if ran else "rejected")
+
+
+def _transport(ctx: ServerRequestContext[Any, Any] | None) -> str:
+    if ctx is None:
+        return "in-process"
+    return "stdio" if ctx.request is None else "http"
+
+
+def _reply(snapshot: Snapshot, name: str, outcome: CallOutcome) -> tuple[ToolReply, str]:
+    """The wire reply of a call's outcome, and how the call log names its end."""
+    if isinstance(outcome.result, InputRequired):  # the client answers, then retries the call
+        why = invalid_request(outcome.result.requests)
+        if why is not None:  # the pack's bug, said as such: never the SDK's refusal of the result
+            return call_result(
+                failure_result(InvalidInputRequest(why).answer(name), reason="invalid_input_request")
+            ), "failure"
+        asked = ", ".join(outcome.result.requests)
+        return ToolReply(
+            f"input required: {asked}", None, False, input_required=outcome.result.wire()
+        ), "input_required"
+    spec = snapshot.by_name[name]
+    output = snapshot.output_validators.get(name)
+    reply = call_result(outcome.result, spec, output, max_bytes=snapshot.settings.server.max_result_bytes)
+    kind = outcome.kind
+    if kind == "success" and reply.is_error:  # too large, or not matching its outputSchema
+        kind = "rejected" if _reason(reply.structured_content) == RESULT_TOO_LARGE else "failure"
+    elif kind == "failure" and _reason(outcome.result.result) == "invalid_arguments":
+        kind = "rejected"  # a typed pack refusing its arguments
+    return reply, kind
 
 
 class ToolCallParams(pydantic.BaseModel):
