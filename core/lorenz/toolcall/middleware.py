@@ -87,7 +87,7 @@ async def run_chain(
     ``budget`` bounds the layers' own time (before ``call_next`` and after it, each), not the
     tool's, which has its own timeout."""
     loop = asyncio.get_running_loop()
-    limit = asyncio.timeout(loop.time() + budget)
+    limit = asyncio.timeout_at(loop.time() + budget)
     running = [""]  # the layer whose code runs now, to name it when the budget runs out
 
     async def inner(index: int, current: Call) -> ToolResult:
