@@ -136,6 +136,11 @@ def _count_per(value: Any, label: str) -> tuple[float, float]:
     return float(match.group(1)), unit * float(match.group(2) or 1)
 
 
+def _whole(value: Any) -> bool:
+    """Whether ``value`` is a whole number of calls, at least one."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
 def _limit(raw: Any, label: str) -> Limit:
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{label} must be a mapping (tools, callers, per, rate, burst, quota, concurrency)")
@@ -147,7 +152,7 @@ def _limit(raw: Any, label: str) -> Limit:
         raise ConfigError(f"{label}.per must list what gets its own counters: caller, tool (or [] for one shared)")
     rate = _per_second(raw["rate"], f"{label}.rate") if "rate" in raw else None
     burst = raw.get("burst")
-    if burst is not None and (rate is None or isinstance(burst, bool) or not isinstance(burst, int) or burst < 1):
+    if burst is not None and (rate is None or not _whole(burst)):
         raise ConfigError(f"{label}.burst must be a whole number of calls >= 1, beside a rate")
     if rate is not None and burst is None:
         burst = max(1, round(rate))  # a second's worth
