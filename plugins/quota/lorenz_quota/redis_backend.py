@@ -70,9 +70,11 @@ class BackendError(Exception):
 
 class RedisBackend:
     """Counters in Redis; the client (and its connections) is made on first use, in the loop
-    that uses it."""
+    that uses it (the module is imported here, at start-up, not on the first call)."""
 
     def __init__(self, url: str, *, password: str | None, timeout: float) -> None:
+        import redis.asyncio  # noqa: F401
+
         self.url = url
         self.password = password
         self.timeout = timeout
