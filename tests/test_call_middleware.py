@@ -151,3 +151,27 @@ def test_bad_middleware_settings_name_the_key(tmp_path: Path, host_pack: ModuleT
     with pytest.raises(ConfigError) as caught:
         open_workspace(cwd=tmp_path, env=ENV, plugins=[host_pack, MiddlewarePlugin()])
     assert message in str(caught.value)
+
+
+def docs_example() -> ModuleType:
+    """The example plugin of docs/hooks.md, as a module."""
+    text = (Path(__file__).parent.parent / "docs" / "hooks.md").read_text(encoding="utf-8")
+    source = text.split("```python\n", 1)[1].split("```", 1)[0]
+    module = ModuleType("lorenz_timing_plugin")
+    exec(compile(source, "docs/hooks.md", "exec"), module.__dict__)
+    return module
+
+
+async def test_the_hooks_doc_example_runs(tmp_path: Path, host_pack: ModuleType) -> None:
+    example = docs_example()
+    options = "  middleware_options:\n    timing: {slow_seconds: 0.000001, deny_tools: [demo_fail]}\n"
+    workflow(tmp_path, "  middleware: [timing]\n" + options)
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack, example]) as server:
+        async with mcp.Client(server.url) as client:
+            done = await client.call_tool("demo_add", {"a": 2, "b": 1})
+            denied = await client.call_tool("demo_fail", {})
+    assert done.structured_content == {"sum": 3}
+    assert denied.structured_content is not None and denied.structured_content["error"]["reason"] == "forbidden"
+    workflow(tmp_path, "  middleware: [timing]\n  middleware_options:\n    timing: {slow_second: 1}\n")
+    with pytest.raises(ConfigError, match='timing.slow_second is not supported \\(did you mean "slow_seconds"\\?\\)'):
+        open_workspace(cwd=tmp_path, env=ENV, plugins=[host_pack, example])

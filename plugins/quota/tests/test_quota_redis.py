@@ -14,8 +14,7 @@ import pytest
 from lorenz_quota.middleware import QuotaMiddleware
 from lorenz_quota.options import parse_options
 
-from lorenz import Call, ToolResult, tool_success
-from lorenz.settings.model import ServerSettings, Settings
+from lorenz import Call, ServerSettings, Settings, ToolResult, tool_success
 
 sys.path.insert(0, str(Path(__file__).parent))
 from redis_server import free_port, redis_server

@@ -11,8 +11,7 @@ from lorenz_quota.middleware import QuotaMiddleware
 from lorenz_quota.options import parse_options
 from lorenz_quota.redis_backend import BackendError
 
-from lorenz import Call, Caller, ConfigError, ToolResult, tool_success
-from lorenz.settings.model import ServerSettings, Settings
+from lorenz import Call, Caller, ConfigError, ServerSettings, Settings, ToolResult, tool_success
 
 pytestmark = pytest.mark.anyio
 SETTINGS = Settings(server=ServerSettings(tool_timeout_seconds=30.0))
