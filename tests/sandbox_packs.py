@@ -222,3 +222,42 @@ class Expander:
 def lorenz_register_tool_packs(register):
     register(Expander())
 """
+
+
+#: ``configured``: a typed ``Pack`` declaring a path under ``~`` and one under ``$SBX_DATA``; its
+#: tool reads the path it is given.
+CONFIGURED = """
+from attrs import frozen
+
+from lorenz import hookimpl
+from lorenz.authoring import CallContext, Pack, Permissions, tool
+
+
+@frozen(kw_only=True)
+class Where:
+    path: str
+
+
+@frozen(kw_only=True)
+class Text:
+    text: str
+
+
+@tool(name="configured_read", description="Read a file of its configuration.", input=Where, output=Text)
+async def read(ctx: CallContext, args: Where) -> Text:
+    with open(args.path, encoding="utf-8") as file:
+        return Text(text=file.read())
+
+
+PACK = Pack(
+    name="configured",
+    description="Reads its configuration.",
+    tools=[read],
+    permissions=Permissions(read=["~/.config/acme", "$SBX_DATA/acme"]),
+)
+
+
+@hookimpl
+def lorenz_register_tool_packs(register):
+    register(PACK)
+"""

@@ -331,6 +331,24 @@ def test_no_longer_isolating_a_pack_imports_it_afresh(
     assert all(isolation_packs.gone(pid) for pid in pids)
 
 
+def test_a_plugin_mounted_only_after_start_is_imported_then(installed: Path, tmp_path: Path) -> None:
+    """Discovery leaves a surveyed plugin the workflow does not mount unimported; once the edited
+    workflow mounts its pack unisolated, the live workspace discovers again and imports it."""
+    path = tmp_path / "WORKFLOW.md"
+    front = "tracker:\n  kind: local\n  path: ./board\ntools:\n  acme: {}\nserver:\n  isolated_packs: [acme]\n"
+    path.write_text(f"---\n{front}---\nWork the board.\n", encoding="utf-8")
+    served = LiveWorkspace.open(cwd=tmp_path, env=_env())
+    try:
+        assert "iso_beta" not in sys.modules and "beta" not in served.snapshot().workspace.pack_names()
+        mounting = front.replace("acme: {}", "acme: {}\n  beta: {}")
+        path.write_text(f"---\n{mounting}---\nWork the board.\n", encoding="utf-8")
+        assert served.check()
+        assert "iso_beta" in sys.modules
+        assert call(served.snapshot().workspace, "beta_pid").result["pid"] == os.getpid()
+    finally:
+        asyncio.run(served.aclose())
+
+
 def test_a_pack_refusing_its_options_in_its_process_is_a_config_error(
     installed: Path, tmp_path: Path, isolation_packs: ModuleType
 ) -> None:

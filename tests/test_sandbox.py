@@ -266,3 +266,41 @@ def test_lorenz_tools_and_plugins_show_permissions_without_importing_the_pack_in
         [sys.executable, "-m", "lorenz", "plugins", "-v"], cwd=tmp_path, env=env, capture_output=True, text=True
     )
     assert "  hostile permissions: env: HOSTILE_TOKEN; no subprocess" in shown.stdout
+
+
+def test_a_declared_path_resolves_home_and_variables_as_the_host_does(
+    tmp_path: Path, sandbox_packs: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``~`` and ``$NAME`` in a typed ``Pack``'s declared paths are the host's, though its process
+    has its own ``HOME`` and not the variable."""
+    site = tmp_path / "site"
+    site.mkdir()
+    sandbox_packs.install(site, "sbx-configured", "sbx_configured", sandbox_packs.CONFIGURED)
+    monkeypatch.syspath_prepend(str(site))
+    home, data = tmp_path / "user", tmp_path / "data"
+    for directory in (home / ".config" / "acme", data / "acme"):
+        directory.mkdir(parents=True)
+        (directory / "key.txt").write_text(f"key in {directory.parent.name}", encoding="utf-8")
+    (home / "other.txt").write_text("not declared", encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SBX_DATA", str(data))
+    workflow = tmp_path / "workflow"
+    workflow.mkdir()
+    monkeypatch.chdir(workflow)
+    front = "tracker:\n  kind: local\n  path: ./board\ntools:\n  configured: {}\nserver:\n  sandboxed_packs: ['*']\n"
+    (workflow / "WORKFLOW.md").write_text(f"---\n{front}---\nWork the board.\n", encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
+    opened = open_workspace(cwd=workflow, env={**env, "LORENZ_LOAD_PLUGINS": "lorenz-local,sbx-configured"})
+    try:
+        for path, text in (
+            (home / ".config" / "acme" / "key.txt", "key in .config"),
+            (data / "acme" / "key.txt", "key in data"),
+        ):
+            result = call(opened, "configured_read", {"path": str(path)})
+            assert result.success, result.error
+            assert result.result == {"text": text}
+        refused = call(opened, "configured_read", {"path": str(home / "other.txt")})
+        assert not refused.success and "add it to tools.configured.permissions.read" in str(refused.error)
+    finally:
+        opened.close()
+        sys.modules.pop("sbx_configured", None)

@@ -166,3 +166,28 @@ def test_permissions_computed_in_the_confined_child_resolve_paths_as_the_host_do
     finally:
         opened.close()
         sys.modules.pop("sbx_expander", None)
+
+
+def test_a_plugin_the_workflow_does_not_mount_is_never_imported_in_the_host(
+    home: Path, listener: socket.socket
+) -> None:
+    """Under a workflow sandboxing only some packs, a surveyed plugin none of whose packs the
+    workflow mounts stands in (its survey was confined); one it mounts unsandboxed is imported."""
+    front = "tracker:\n  kind: local\n  path: ./board\nserver:\n  sandboxed_packs: [elsewhere]\n"
+    (home / "WORKFLOW.md").write_text(f"---\n{front}---\nWork the board.\n", encoding="utf-8")
+    opened = _open(home)
+    try:
+        snooper = opened.discovery.tools.get("snooper")
+        assert snooper is not None and getattr(snooper, "isolation_source", None) is not None
+        assert snooper.permissions is not None and "IMPORT_READ_REFUSED" in snooper.permissions.env
+        assert "sbx_snooper" not in sys.modules and "snooper" not in opened.pack_names()
+    finally:
+        opened.close()
+    assert _nothing_connected(listener)
+    mounting = front.replace("server:", "tools:\n  snooper: {}\nserver:")
+    (home / "WORKFLOW.md").write_text(f"---\n{mounting}---\nWork the board.\n", encoding="utf-8")
+    opened = _open(home)
+    try:
+        assert "snooper" in opened.pack_names() and "sbx_snooper" in sys.modules  # as the workflow asks
+    finally:
+        opened.close()

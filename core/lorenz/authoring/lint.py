@@ -342,11 +342,43 @@ def lint_discovery(discovery: Any, *, only: Iterable[str] | None = None) -> Lint
                 message=f"plugin {failure.name} ({origin}) failed: {failure.error}",
             )
         )
+    reports: dict[Any, LintReport] = {}
     for pack_name in names:
         pack = discovery.tools.require(pack_name)
-        packs.append(_pack_summary(pack))
-        diagnostics.extend(lint_pack(pack))
+        source = getattr(pack, "isolation_source", None)
+        if source is None:
+            packs.append(_pack_summary(pack))
+            diagnostics.extend(lint_pack(pack))
+            continue
+        if source not in reports:  # a plugin the host never imports: linted in a confined child
+            reports[source] = _linted_elsewhere(source)
+            diagnostics.extend(d for d in reports[source].diagnostics if d.pack is None)
+        packs += [summary for summary in reports[source].packs if summary.get("name") == pack_name]
+        diagnostics.extend(d for d in reports[source].diagnostics if d.pack == pack_name)
     return LintReport(packs=tuple(packs), diagnostics=tuple(diagnostics))
+
+
+def _linted_elsewhere(source: Any) -> LintReport:
+    """The report a confined child made of ``source``'s plugin (an error when it made none)."""
+    from lorenz.isolation.survey import lint_report
+
+    report = lint_report(source)
+    if isinstance(report, str):
+        message = f"plugin {source.entry_point} ({source.label}) could not be linted: {report}"
+        return LintReport(diagnostics=(Diagnostic(rule="plugin-load", severity="error", message=message),))
+    return LintReport(
+        packs=tuple(report.get("packs") or ()),
+        diagnostics=tuple(
+            Diagnostic(
+                rule=str(d.get("rule")),
+                severity="error" if d.get("severity") == "error" else "warning",
+                message=str(d.get("message")),
+                pack=d.get("pack"),
+                tool=d.get("tool"),
+            )
+            for d in report.get("diagnostics") or ()
+        ),
+    )
 
 
 def lint_path(path: str | Path) -> LintReport:

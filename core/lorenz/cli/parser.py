@@ -95,4 +95,5 @@ def build_parser() -> argparse.ArgumentParser:
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         command.arguments(p)
+    parser.set_defaults(parser=parser)  # for lorenz completion, which lists every command and option
     return parser

@@ -91,7 +91,7 @@ def open_live(
     (:meth:`LiveWorkspace.run_host`); ``False`` for an app another server's loop runs (a worker,
     ``uvicorn --factory``), whose isolated packs are then supervised from the shared isolation loop."""
 
-    from lorenz.isolation.hint import isolation_hint, sandbox_hint
+    from lorenz.isolation.hint import in_doubt, isolation_hint, mounts_hint, sandbox_hint
     from lorenz.isolation.pool import IsolationPool
     from lorenz.plugins.discovery import discover
     from lorenz.redact import redact_text
@@ -101,7 +101,14 @@ def open_live(
 
     path = find_workflow(workflow, cwd=cwd, env=env)
     isolate = isolation_hint(path)  # left unimported by the host
-    discovery = discover(plugins=plugins, env=env, isolate=isolate, sandbox=sandbox_hint(path))
+    discovery = discover(
+        plugins=plugins,
+        env=env,
+        isolate=isolate,
+        sandbox=sandbox_hint(path),
+        unimported=in_doubt(path),
+        mounts=mounts_hint(path),
+    )
     for failure in discovery.failures if warn else ():
         _warn(f"plugin {failure.name} ({failure.origin}) failed to load: {failure.error}")
     # The isolated packs' processes are supervised from the loop the host will serve on.

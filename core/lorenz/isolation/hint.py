@@ -9,7 +9,20 @@ from typing import Any
 
 from attrs import frozen
 
-__all__ = ["SandboxHint", "isolation_hint", "sandbox_hint"]
+from lorenz.plugins.model import Mounts
+
+__all__ = [
+    "LISTING",
+    "SandboxHint",
+    "in_doubt",
+    "isolation_hint",
+    "listing_hint",
+    "mounts_hint",
+    "sandbox_hint",
+]
+
+#: Why a command that reads no workflow imports a third-party plugin only confined.
+LISTING = "lorenz runs third-party plugin code unconfined only where a workflow mounts it"
 
 
 @frozen(kw_only=True)
@@ -21,26 +34,72 @@ class SandboxHint:
     fallback: str = "fail"
     #: The workflow's directory, never readable by a confined child.
     workflow_dir: str | None = None
+    #: Why the children are confined, as their errors say it.
+    reason: str = "server.sandboxed_packs"
 
 
-def _server(path: Path | None) -> Mapping[str, Any]:
+def listing_hint() -> SandboxHint:
+    """The strict policy of a command that imports plugins only to list, lint or mount them: no
+    workflow loosens it."""
+    return SandboxHint(packs=("*",), reason=LISTING)
+
+
+def _config(path: Path | None) -> Mapping[str, Any] | None:
+    """The workflow's front matter (``{}`` without a workflow); ``None`` when it does not load."""
     if path is None:
         return {}
     from lorenz.settings.workflow import load_workflow
 
     try:
-        config = load_workflow(path).config
+        return load_workflow(path).config
     except Exception:
-        return {}
+        return None
+
+
+def _server(path: Path | None) -> Mapping[str, Any] | None:
+    """The workflow's ``server`` map (``{}`` without one); ``None`` when the file does not load."""
+    config = _config(path)
+    if config is None:
+        return None
     server = config.get("server")
     return server if isinstance(server, Mapping) else {}
 
 
-def _names(server: Mapping[str, Any], key: str) -> list[str]:
-    value = server.get(key)
+def mounts_hint(path: Path | None) -> Mounts | None:
+    """The packs and tracker the workflow at ``path`` names (``tools:`` keys and their
+    ``provider``, ``tracker.kind``, which may name a pack too); ``None`` when it does not load."""
+    config = _config(path)
+    if config is None or path is None:
+        return None
+    tracker = config.get("tracker")
+    kind = tracker.get("kind") if isinstance(tracker, Mapping) else None
+    kind = kind.strip() if isinstance(kind, str) else None
+    tools = config.get("tools")
+    packs = {kind} if kind else set()
+    for key, entry in tools.items() if isinstance(tools, Mapping) else ():
+        packs.add(str(key).strip())
+        provider = entry.get("provider") if isinstance(entry, Mapping) else None
+        if isinstance(provider, str):
+            packs.add(provider.strip())
+    return Mounts(packs=frozenset(packs), tracker=kind)
+
+
+def _names(server: Mapping[str, Any] | None, key: str) -> list[str]:
+    value = (server or {}).get(key)
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return list(value)
     return []
+
+
+def in_doubt(path: Path | None) -> bool:
+    """Whether the workflow at ``path`` cannot say which packs it runs unconfined (it does not load,
+    or ``isolated_packs``/``sandboxed_packs`` is no list of names): its parse will fail, and until
+    then discovery imports no third-party plugin (:func:`lorenz.plugins.discovery.discover`'s
+    ``unimported``)."""
+    server = _server(path)
+    if server is None:
+        return True
+    return any(key in server and _names(server, key) != server[key] for key in ("isolated_packs", "sandboxed_packs"))
 
 
 def isolation_hint(path: Path | None) -> tuple[str, ...]:
@@ -60,7 +119,7 @@ def sandbox_hint(path: Path | None) -> SandboxHint | None:
     (read as leniently as :func:`isolation_hint`); ``None`` when it sandboxes nothing."""
     server = _server(path)
     packs = _names(server, "sandboxed_packs")
-    if not packs or path is None:
+    if not packs or path is None or server is None:
         return None
     fallback = server.get("sandbox_fallback")
     return SandboxHint(

@@ -1,6 +1,6 @@
 """What an isolated pack's process does before it serves: import the one plugin of a source
 (checked as discovery checks it in the host), survey what it registers, compute its permissions,
-or start its pack and check it as mounting does."""
+lint its packs, or start its pack and check it as mounting does."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from .protocol import CONVERTER, DisabledEntry, Failed, Launch, Ready, Source, S
 if TYPE_CHECKING:
     from lorenz.contracts import ToolProvider
 
-__all__ = ["computed_permissions", "load", "start", "survey"]
+__all__ = ["computed_permissions", "linted", "listed", "load", "start", "survey"]
 
 
 def _entry_point(source: Source, name: str) -> Any:
@@ -57,9 +57,12 @@ def load(source: Source) -> Discovery:
     return build_registries(pm, origins=origins, failures=[failure] if failure is not None else [])
 
 
-def survey(source: Source) -> Survey:
+def survey(source: Source) -> tuple[Survey, Discovery]:
+    """What the plugin of ``source`` registers and declares, and its discovery (whose tools
+    :func:`listed` lists after the survey is sent: a pack that crashes listing them costs its
+    listing, not its survey)."""
     discovery = load(source)
-    return Survey(
+    report = Survey(
         op="survey",
         packs=tuple(pack for info in discovery.plugins for pack in info.packs),
         trackers=tuple(kind for info in discovery.plugins for kind in info.trackers),
@@ -67,6 +70,30 @@ def survey(source: Source) -> Survey:
         permissions={pack.name: declared for pack in discovery.tools if (declared := permissions_of(pack)) is not None},
         settings_dependent=tuple(pack.name for pack in discovery.tools if depends_on_settings(pack)),
     )
+    return report, discovery
+
+
+def listed(discovery: Discovery) -> Survey:
+    """Each pack's tools, listed without settings and checked as mounting checks them (a survey
+    frame with only ``specs``)."""
+    from lorenz.mounting.mount import checked_tool_specs
+
+    out: dict[str, tuple[ToolSpec, ...]] = {}
+    for pack in discovery.tools:
+        try:
+            out[pack.name] = tuple(call_plugin(f"pack {pack.name}", "tool_specs", checked_tool_specs, pack, Settings()))
+        except Exception:  # listed as failing when asked for, as a pack in the host would be
+            continue
+    return Survey(op="survey", specs=out)
+
+
+def linted(source: Source) -> Survey:
+    """``lorenz lint``'s report of what the plugin of ``source`` registers."""
+    from lorenz.authoring.lint import lint_discovery
+
+    discovery = load(source)
+    packs = tuple(pack for info in discovery.plugins for pack in info.packs)
+    return Survey(op="survey", packs=packs, lint=lint_discovery(discovery).to_dict())
 
 
 def computed_permissions(launch: Launch) -> Survey | Failed:

@@ -233,6 +233,7 @@ def sandboxing_for(plan: Plan) -> PackSandbox | None:
     """The host's side of ``plan``'s sandbox, when ``server.sandboxed_packs`` confines it."""
     if plan.permissions is None:
         return None
+    from lorenz.plugins.paths import plugin_files
     from lorenz.sandbox.host import PackSandbox
 
     base_dir = plan.settings.get("base_dir")
@@ -242,4 +243,5 @@ def sandboxing_for(plan: Plan) -> PackSandbox | None:
         fallback=plan.sandbox_fallback,
         workflow_dir=str(base_dir) if base_dir else None,
         sys_path=sys.path,
+        plugin_files=plugin_files(plan.source.entry_point, plan.source.distribution),
     )

@@ -15,7 +15,7 @@ import json
 import os
 import struct
 from collections.abc import Mapping
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, NoReturn, TypeVar
 
 from attrs import frozen
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
@@ -48,7 +48,9 @@ __all__ = [
     "Survey",
     "SurveyFailure",
     "encode",
+    "exit_out_of_memory",
     "read_frame",
+    "write_all",
     "reply_result",
     "small_reads",
     "structure",
@@ -93,7 +95,7 @@ class Source:
 class Launch:
     """The first frame to a child: what to load and with which settings."""
 
-    mode: Literal["serve", "survey", "permissions"]
+    mode: Literal["serve", "survey", "permissions", "lint"]
     source: Source
     pack: str | None = None
     #: The pack's settings slice, unstructured with :data:`CONVERTER`.
@@ -170,6 +172,11 @@ class Survey:
     permissions: Mapping[str, Permissions] = {}
     #: Packs whose permissions are a function of their settings (computed once those are known).
     settings_dependent: tuple[str, ...] = ()
+    #: Each pack's tools as it lists them without settings (``lorenz tools --all`` of an unmounted
+    #: pack the host never imports); a pack whose ``tool_specs`` raised is left out.
+    specs: Mapping[str, tuple[ToolSpec, ...]] = {}
+    #: ``lorenz lint``'s report of its packs (``LintReport.to_dict()``), in a ``lint`` child only.
+    lint: Mapping[str, Any] | None = None
 
 
 #: What a pack may ask its client during a call.
@@ -341,6 +348,19 @@ def small_reads(transport: object) -> None:
     256 KiB buffer is an mmap, an mremap and a munmap per read, that is per call."""
     if hasattr(transport, "max_size"):
         transport.max_size = PIPE_READ_BYTES
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """``data`` written to ``fd`` whole, blocking."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def exit_out_of_memory() -> NoReturn:
+    """End a pack's process whose pack ran out of memory, saying so on stderr."""
+    os.write(2, b"lorenz: this pack ran out of memory (server.pack_memory_mb); exiting\n")
+    os._exit(EXIT_OUT_OF_MEMORY)
 
 
 def read_frame(fd: int, limit: int = MAX_CONTROL_FRAME_BYTES) -> Any:

@@ -21,9 +21,11 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from attrs import evolve
+
 from lorenz.hookspecs import ENTRY_POINT_GROUP, hookimpl
-from lorenz.plugins.checks import is_first_party
 from lorenz.plugins.model import PluginFailure
+from lorenz.plugins.paths import plugin_files
 from lorenz.redact import redact_text
 from lorenz.sandbox.discovery import child_sandbox, discard, referenced_names, strict_env
 from lorenz.sandbox.host import SandboxUnavailable
@@ -31,6 +33,7 @@ from lorenz.sandbox.permissions import Permissions
 from lorenz.settings.server import MCP_TOKEN_ENV
 
 from . import reaper
+from .hint import listing_hint
 from .plan import is_isolated
 from .protocol import (
     MAX_CONTROL_FRAME_BYTES,
@@ -45,6 +48,8 @@ from .protocol import (
 )
 
 if TYPE_CHECKING:
+    from lorenz.contracts import ToolSpec
+    from lorenz.plugins.model import Mounts
     from lorenz.sandbox.policy import Sandbox
 
     from .hint import SandboxHint
@@ -53,9 +58,11 @@ __all__ = [
     "SURVEY_TIMEOUT_SECONDS",
     "IsolatedPackStub",
     "StandIn",
+    "TrackerStub",
     "child_command",
     "computed_permissions",
     "describe_exit",
+    "lint_report",
     "stand_ins_for",
     "survey_source",
 ]
@@ -81,10 +88,18 @@ class IsolatedPackStub:
     the process's proxy in its place (:class:`lorenz.isolation.IsolationPool`)."""
 
     def __init__(
-        self, name: str, source: Source, permissions: Permissions | None = None, *, settings_dependent: bool = False
+        self,
+        name: str,
+        source: Source,
+        permissions: Permissions | None = None,
+        *,
+        settings_dependent: bool = False,
+        listed_specs: Sequence[ToolSpec] | None = None,
     ) -> None:
         self.name = name
         self.isolation_source = source
+        #: Its tools as its survey listed them without settings (``None``: listing them raised).
+        self.listed_specs = None if listed_specs is None else tuple(listed_specs)
         #: What the pack declares (read in its survey process): mounting sandboxes it with them.
         self.permissions = permissions
         #: Its permissions are a function of its settings: computed in a child once they are known.
@@ -101,32 +116,60 @@ class IsolatedPackStub:
         self._refuse()
 
 
+class TrackerStub:
+    """A tracker of a plugin the host surveyed instead of importing: a kind to list, and no
+    client (a workflow using it has the host import the plugin)."""
+
+    def __init__(self, kind: str, source: Source) -> None:
+        self.kind = kind
+        self.isolation_source = source
+
+    def create_client(self, settings: Any, context: Any) -> NoReturn:
+        msg = f"tracker {self.kind} of {self.isolation_source.label} was listed, not imported"
+        raise RuntimeError(msg)
+
+
 class StandIn:
     """Registers the stubs of a plugin that was surveyed instead of imported."""
 
-    def __init__(self, stubs: Sequence[IsolatedPackStub]) -> None:
+    def __init__(self, stubs: Sequence[IsolatedPackStub], trackers: Sequence[TrackerStub] = ()) -> None:
         self.stubs = tuple(stubs)
+        self.trackers = tuple(trackers)
 
     @hookimpl
     def lorenz_register_tool_packs(self, register: Any) -> None:
         for stub in self.stubs:
             register(stub)
 
+    @hookimpl
+    def lorenz_register_trackers(self, register: Any) -> None:
+        for tracker in self.trackers:
+            register(tracker)
+
 
 def stand_ins_for(
-    plugins: Sequence[tuple[str, str | None, str | None]],
+    plugins: Sequence[tuple[str, str | None, str | None, bool]],
     isolate: Sequence[str],
     sandbox: SandboxHint | None = None,
+    *,
+    unimported: bool = False,
+    mounts: Mounts | None = None,
 ) -> dict[int, StandIn | PluginFailure]:
-    """For each plugin ``(entry point, distribution, version)`` by index: a :class:`StandIn` when
-    the host must not import it, its failure when it failed in its survey (the host does not import
-    it either), nothing when the host imports it as usual. Surveys run in parallel; with ``sandbox``
-    (the workflow sandboxes packs) each is confined: a named pack's distribution is known only
-    once it was imported, and ``"*"`` matches every surveyed one (none is shipped with Lorenz)."""
+    """For each plugin ``(entry point, distribution, version, bundled)`` by index: a
+    :class:`StandIn` when the host must not import it, its failure when it failed in its survey
+    (the host does not import it either), nothing when the host imports it as usual. Surveys run in
+    parallel; with ``sandbox`` (the workflow sandboxes packs) each is confined: a named pack's
+    distribution is known only once it was imported, and ``"*"`` matches every surveyed one (none
+    is shipped with Lorenz). With ``mounts``, a plugin providing none of the packs the workflow
+    mounts unisolated, nor its tracker, stands in too. ``unimported``: every plugin not bundled
+    stands in, surveyed under the strict policy whatever the workflow says
+    (:func:`~lorenz.isolation.hint.listing_hint`)."""
+    if unimported:
+        sandbox = sandbox or listing_hint()
     sources = {
         index: Source(distribution=dist, version=version, entry_point=name)
-        for index, (name, dist, version) in enumerate(plugins)
-        if isolate and dist is not None and not is_first_party(dist)
+        for index, (name, dist, version, bundled) in enumerate(plugins)
+        if (isolate or unimported) and dist is not None and not bundled
     }
     running: dict[int, tuple[subprocess.Popen[bytes], Sandbox | None]] = {}
     out: dict[int, StandIn | PluginFailure] = {}
@@ -140,8 +183,9 @@ def stand_ins_for(
         source = sources[index]
         outcome = _finish(source, process, deadline)
         discard(confined)
+        note = f" (imported confined at discovery: {sandbox.reason})" if confined is not None and sandbox else ""
         if isinstance(outcome, str):
-            out[index] = _failure(source, outcome + _CONFINED_NOTE if confined is not None else outcome)
+            out[index] = _failure(source, outcome + note)
         elif outcome.failures:
             first = outcome.failures[0]
             out[index] = PluginFailure(
@@ -149,10 +193,10 @@ def stand_ins_for(
                 name=first.name,
                 distribution=first.distribution,
                 version=first.version,
-                error=first.error + _CONFINED_NOTE if confined is not None else first.error,
+                error=first.error + note,
                 traceback=first.traceback,
             )
-        elif not outcome.trackers and all(is_isolated(pack, source.distribution, isolate) for pack in outcome.packs):
+        elif unimported or not _host_needs(outcome, source, isolate, mounts):
             out[index] = StandIn(
                 [
                     IsolatedPackStub(
@@ -160,15 +204,24 @@ def stand_ins_for(
                         source,
                         outcome.permissions.get(pack),
                         settings_dependent=pack in outcome.settings_dependent,
+                        listed_specs=outcome.specs.get(pack),
                     )
                     for pack in outcome.packs
-                ]
+                ],
+                [TrackerStub(kind, source) for kind in outcome.trackers],
             )
     return out
 
 
-#: Said of a plugin that failed while confined: what it reached for may be what the sandbox refused.
-_CONFINED_NOTE = " (imported confined at discovery: server.sandboxed_packs)"
+def _host_needs(survey: Survey, source: Source, isolate: Sequence[str], mounts: Mounts | None) -> bool:
+    """Whether the host must import the surveyed plugin: for a tracker (trackers run in the host)
+    or an unisolated pack, those the workflow mounts when ``mounts`` says which."""
+    if mounts is None:
+        return bool(survey.trackers) or any(not is_isolated(p, source.distribution, isolate) for p in survey.packs)
+    if mounts.tracker is not None and mounts.tracker in survey.trackers:
+        return True
+    mounted = [pack for pack in survey.packs if pack in mounts.packs]
+    return any(not is_isolated(pack, source.distribution, isolate) for pack in mounted)
 
 
 def _failure(source: Source, error: str) -> PluginFailure:
@@ -213,6 +266,34 @@ def computed_permissions(
     return outcome.permissions.get(pack) or Permissions()
 
 
+def lint_report(source: Source) -> dict[str, Any] | str:
+    """``lorenz lint``'s report (``LintReport.to_dict()``) of the packs of ``source``'s plugin,
+    made in a child under the strict policy (the caller never imports it); or why there is none."""
+    try:
+        sandbox = _sandbox_for(source, listing_hint())
+    except SandboxUnavailable as exc:
+        return str(exc)
+    env = _plugin_env()
+    launch = Launch(mode="lint", source=source, sys_path=tuple(sys.path), sandbox=sandbox)
+    try:
+        outcome = _finish(source, _spawn(launch, strict_env(env, sandbox) if sandbox else env), _deadline())
+    finally:
+        discard(sandbox)
+    if isinstance(outcome, str):
+        return outcome
+    return dict(outcome.lint or {})
+
+
+def _deadline() -> float:
+    return time.monotonic() + SURVEY_TIMEOUT_SECONDS
+
+
+def _plugin_env() -> dict[str, str]:
+    # The workflow's secrets are not known yet (settings need the registries), but the host's own
+    # bearer token never belongs to a plugin.
+    return {name: value for name, value in os.environ.items() if name != MCP_TOKEN_ENV}
+
+
 def _sandbox_for(source: Source, confine: SandboxHint | None) -> Sandbox | None:
     if confine is None:
         return None
@@ -221,15 +302,15 @@ def _sandbox_for(source: Source, confine: SandboxHint | None) -> Sandbox | None:
         fallback=confine.fallback,
         workflow_dir=confine.workflow_dir,
         sys_path=sys.path,
+        reason=confine.reason,
+        plugin_files=plugin_files(source.entry_point, source.distribution),
     )
 
 
 def _start(source: Source, confine: SandboxHint | None = None) -> tuple[subprocess.Popen[bytes], Sandbox | None]:
     """A survey child of ``source`` and its policy; raises :class:`SandboxUnavailable`."""
     sandbox = _sandbox_for(source, confine)
-    # The workflow's secrets are not known yet (settings need the registries), but the host's own
-    # bearer token never belongs to a plugin.
-    env = {name: value for name, value in os.environ.items() if name != MCP_TOKEN_ENV}
+    env = _plugin_env()
     if sandbox is not None:
         env = strict_env(env, sandbox)
     launch = Launch(mode="survey", source=source, sys_path=tuple(sys.path), sandbox=sandbox)
@@ -255,9 +336,11 @@ def _spawn(launch: Launch, env: dict[str, str]) -> subprocess.Popen[bytes]:
 
 
 def _finish(source: Source, process: subprocess.Popen[bytes], deadline: float) -> Survey | str:
-    """The survey's report, or why there is none."""
+    """The survey's report, or why there is none. A survey child sends its pack's tools in a
+    second frame: without it (the pack crashed or hung listing them), the survey stands alone."""
     try:
         stdout, stderr = process.communicate(timeout=max(0.0, deadline - time.monotonic()))
+        late = False
     except subprocess.TimeoutExpired:
         reaper.kill(process)  # and whatever the import started
         try:
@@ -265,8 +348,7 @@ def _finish(source: Source, process: subprocess.Popen[bytes], deadline: float) -
         except subprocess.TimeoutExpired:
             reaper.kill_group(process)
             stdout, stderr = process.communicate()
-        _log(source, stderr)
-        return f"importing it did not finish within {SURVEY_TIMEOUT_SECONDS:g} s (in its survey process)"
+        late = True
     _log(source, stderr)
     try:
         frames = FrameReader(MAX_CONTROL_FRAME_BYTES).feed(stdout)
@@ -274,9 +356,13 @@ def _finish(source: Source, process: subprocess.Popen[bytes], deadline: float) -
             return str(structure(frames[0], Failed).error)
         if frames:
             survey: Survey = structure(frames[0], Survey)
+            if len(frames) > 1:
+                survey = evolve(survey, specs=structure(frames[1], Survey).specs)
             return survey
     except ProtocolError as exc:
         return f"its survey process sent {exc}"
+    if late:
+        return f"importing it did not finish within {SURVEY_TIMEOUT_SECONDS:g} s (in its survey process)"
     return f"importing it crashed its survey process ({describe_exit(process.returncode)})"
 
 

@@ -112,8 +112,14 @@ def installed_tools(discovery: Discovery, settings: Settings, mounted: Mounted, 
     for pack in discovery.tools if unmounted else ():
         if pack.name in taken:
             continue
+        # A pack the host never imported lists the tools its survey found.
+        listed = getattr(pack, "listed_specs", None)
         try:
-            specs = call_plugin(f"pack {pack.name}", "tool_specs", checked_tool_specs, pack, settings)
+            specs = (
+                listed
+                if listed is not None
+                else call_plugin(f"pack {pack.name}", "tool_specs", checked_tool_specs, pack, settings)
+            )
         except Exception as exc:
             failures.append(PackFailure(pack=pack.name, error=error_message(exc)))
             continue

@@ -8,6 +8,8 @@ as a bare ``AttributeError`` in the middle of a tool call.
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -41,7 +43,24 @@ def normalize_distribution(name: str) -> str:
 
 
 def is_first_party(distribution: str | None) -> bool:
-    return distribution is not None and normalize_distribution(distribution) in FIRST_PARTY_DISTRIBUTIONS
+    """Whether ``distribution`` is one shipped with Lorenz, trusted to run in the host unconfined: a
+    bundled name *and* its metadata in the directory that holds lorenz-core's. A name alone is
+    anyone's to claim from another directory of the import path (the first of a name there is
+    the one Python loads, and the one looked at here)."""
+    if distribution is None or normalize_distribution(distribution) not in FIRST_PARTY_DISTRIBUTIONS:
+        return False
+    core = _location(_CORE)
+    return core is not None and _location(normalize_distribution(distribution)) == core
+
+
+@functools.cache
+def _location(name: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        return os.path.realpath(str(distribution(name).locate_file("")))
+    except PackageNotFoundError:  # a core run from a bare checkout: nothing counts as shipped
+        return None
 
 
 #: The name a requirement starts with (PEP 508), and a requirement that is a name followed by nothing

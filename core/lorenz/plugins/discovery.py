@@ -26,13 +26,14 @@ from lorenz.results import error_message
 
 from .checks import (
     core_requirement_problem,
+    is_first_party,
     normalize_distribution,
     pack_shape_problem,
     tracker_shape_problem,
 )
 from .clashes import DISABLE_PLUGINS_ENV, Contribution, settle
 from .containment import PluginError, call_plugin, describe_exception
-from .model import Discovery, PluginFailure, PluginInfo
+from .model import Discovery, Mounts, PluginFailure, PluginInfo
 from .registry import ToolRegistry, TrackerRegistry
 from .skill_roots import note_plugin
 
@@ -126,6 +127,8 @@ def load_entry_points(
     env: Mapping[str, str] | None = None,
     isolate: Sequence[str] = (),
     sandbox: SandboxHint | None = None,
+    unimported: bool = False,
+    mounts: Mounts | None = None,
 ) -> tuple[dict[str, tuple[str | None, str | None]], list[PluginFailure], list[str]]:
     """Load and register every entry point of ``group``, each contained on its own.
 
@@ -136,8 +139,13 @@ def load_entry_points(
 
     With ``isolate`` (``server.isolated_packs``), plugins not shipped with Lorenz are first
     imported in a child process each (:mod:`lorenz.isolation.survey`); one whose packs all run
-    isolated, and that provides no tracker, is never imported here (a stand-in registers its packs).
-    With ``sandbox`` (``server.sandboxed_packs``) those children are confined.
+    isolated, and that provides no tracker, is never imported here (a stand-in registers its packs);
+    with ``mounts`` (what the workflow mounts), nor is one that provides none of its unisolated
+    packs and not its tracker. With ``sandbox`` (``server.sandboxed_packs``) those children are
+    confined. With ``unimported`` (a command that lists, lints or mounts what is installed), no
+    plugin but the bundled ones is imported here at all: each is surveyed in a child confined to
+    the strict policy (:mod:`lorenz.sandbox.discovery`) and stands in by stubs of its packs and
+    trackers.
     """
     env = os.environ if env is None else env
     allowed, denied = _names(env, LOAD_PLUGINS_ENV), _names(env, DISABLE_PLUGINS_ENV) or set()
@@ -160,10 +168,11 @@ def load_entry_points(
             continue
         accepted.append((ep, dist, version))
     stand_ins: Mapping[int, object] = {}
-    if isolate:
-        from lorenz.isolation.survey import stand_ins_for  # subprocess: only when packs run isolated
+    candidates = [(ep.name, dist, version, is_first_party(dist)) for ep, dist, version in accepted]
+    if isolate or (unimported and not all(bundled for *_, bundled in candidates)):
+        from lorenz.isolation.survey import stand_ins_for  # subprocess: only for third-party code
 
-        stand_ins = stand_ins_for([(ep.name, dist, version) for ep, dist, version in accepted], isolate, sandbox)
+        stand_ins = stand_ins_for(candidates, isolate, sandbox, unimported=unimported, mounts=mounts)
     for index, (ep, dist, version) in enumerate(accepted):
         stand_in = stand_ins.get(index)
         if isinstance(stand_in, PluginFailure):  # it failed in its survey process: never imported here
@@ -365,20 +374,25 @@ def discover(
     env: Mapping[str, str] | None = None,
     isolate: Sequence[str] = (),
     sandbox: SandboxHint | None = None,
+    unimported: bool = False,
+    mounts: Mounts | None = None,
 ) -> Discovery:
     """Discover installed plugins (and any given in-process ``plugins``) into fresh registries.
 
     ``plugins`` are registered as they are, after the installed ones: this is how tests add a
     pack without installing anything. One that is already registered (an installed plugin's
     module given again with ``-p``) is taken once. ``isolate`` is the workflow's
-    ``server.isolated_packs``, ``sandbox`` its ``server.sandboxed_packs`` (see :func:`load_entry_points`).
+    ``server.isolated_packs``, ``sandbox`` its ``server.sandboxed_packs``, ``mounts`` what it mounts;
+    ``unimported``: import no third-party plugin here (see :func:`load_entry_points`).
     """
     pm = make_manager()
     origins: dict[str, tuple[str | None, str | None]] = {}
     failures: list[PluginFailure] = []
     disabled: list[str] = []
     if entry_points_enabled:
-        origins, failures, disabled = load_entry_points(pm, env=env, isolate=isolate, sandbox=sandbox)
+        origins, failures, disabled = load_entry_points(
+            pm, env=env, isolate=isolate, sandbox=sandbox, unimported=unimported, mounts=mounts
+        )
     for index, plugin in enumerate(plugins):
         if pm.is_registered(plugin):
             continue
@@ -388,4 +402,4 @@ def discover(
         except PluginError as exc:
             failures.append(_failure("in-process", name, None, None, exc))
     discovery = build_registries(pm, origins=origins, failures=failures, disabled=disabled)
-    return evolve(discovery, isolate=tuple(isolate))
+    return evolve(discovery, isolate=tuple(isolate), mounts=mounts if isolate else None)

@@ -11,7 +11,16 @@ from .registry import ToolRegistry, TrackerRegistry
 if TYPE_CHECKING:
     from lorenz.middleware import MiddlewareProvider
 
-__all__ = ["Discovery", "PluginFailure", "PluginInfo"]
+__all__ = ["Discovery", "Mounts", "PluginFailure", "PluginInfo"]
+
+
+@frozen(kw_only=True)
+class Mounts:
+    """What a workflow mounts, as read before discovery: a surveyed plugin is imported in the host
+    only when it provides one of ``packs`` unisolated, or the ``tracker``."""
+
+    packs: frozenset[str] = frozenset()
+    tracker: str | None = None
 
 
 @frozen(kw_only=True)
@@ -83,6 +92,9 @@ class Discovery:
     disabled: tuple[str, ...] = ()
     #: The ``server.isolated_packs`` discovery ran with: plugins it left unimported for them.
     isolate: tuple[str, ...] = ()
+    #: What the workflow mounted when discovery ran (``None``: not known, every plugin it surveyed
+    #: and the host needs for an unisolated pack or a tracker was imported).
+    mounts: Mounts | None = None
     #: Plugins uninstalled while ``lorenz serve`` ran (``name`` is the pack each had registered):
     #: a workflow still mounting one gets a pack failure naming it rather than a load error.
     gone: tuple[PluginFailure, ...] = ()

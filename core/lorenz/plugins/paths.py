@@ -1,4 +1,5 @@
-"""Plugin modules named on the command line (``-p NAME``, ``-p path/to/plugin.py``, ``--plugins-dir DIR``).
+"""Plugin modules named on the command line (``-p NAME``, ``-p path/to/plugin.py``, ``--plugins-dir DIR``),
+and where an installed plugin's own package lives (:func:`plugin_files`, for a confined process).
 
 A file inside a package is imported under its dotted name with the package's root on ``sys.path``, so
 the relative imports a scaffolded pack uses (``from .tools import PACK``) work; a lone file is imported
@@ -16,7 +17,42 @@ from types import ModuleType
 
 from .containment import describe_exception
 
-__all__ = ["PluginImportError", "import_path", "import_plugin", "import_plugins_dir", "package_root"]
+__all__ = [
+    "PluginImportError",
+    "import_path",
+    "import_plugin",
+    "import_plugins_dir",
+    "package_root",
+    "plugin_files",
+]
+
+
+def plugin_files(entry_point: str | None, distribution: str | None) -> tuple[str, ...]:
+    """Where the top-level package (or module) of an installed plugin's entry point lives, found
+    without running any of its code: a confined process importing it must read it even where the
+    import-path entry holding it is not readable (an editable project in the workflow's or the
+    current directory)."""
+    from importlib.metadata import entry_points
+
+    from lorenz.hookspecs import ENTRY_POINT_GROUP
+
+    from .checks import normalize_distribution
+
+    wanted = normalize_distribution(distribution or "")
+    for ep in entry_points(group=ENTRY_POINT_GROUP, name=entry_point or ""):
+        dist = getattr(ep, "dist", None)
+        if dist is None or normalize_distribution(dist.metadata["Name"] or "") != wanted:
+            continue
+        try:
+            spec = importlib.util.find_spec(ep.module.partition(".")[0])
+        except (ImportError, ValueError):
+            return ()
+        if spec is None:
+            return ()
+        if spec.submodule_search_locations:
+            return tuple(os.path.realpath(path) for path in spec.submodule_search_locations)
+        return (os.path.realpath(spec.origin),) if spec.origin and os.path.isabs(spec.origin) else ()
+    return ()
 
 
 def package_root(path: Path) -> tuple[Path, list[str]]:

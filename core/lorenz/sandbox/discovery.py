@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from . import landlock
 from .host import SandboxUnavailable
 from .permissions import Permissions
-from .policy import Sandbox, runtime_paths, sandbox_env
+from .policy import Sandbox, private_dirs, runtime_paths, sandbox_env
 
 __all__ = ["child_sandbox", "discard", "referenced_names", "strict_env"]
 
@@ -28,16 +28,28 @@ logger = logging.getLogger("lorenz.sandbox")
 _REFERENCE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 
 
-def child_sandbox(what: str, *, fallback: str, workflow_dir: str | None, sys_path: Sequence[str]) -> Sandbox | None:
+def child_sandbox(
+    what: str,
+    *,
+    fallback: str,
+    workflow_dir: str | None,
+    sys_path: Sequence[str],
+    reason: str = "server.sandboxed_packs",
+    plugin_files: Sequence[str] = (),
+) -> Sandbox | None:
     """The strict policy for the child importing ``what`` (``plugin acme (acme-tools 1.0)``);
     ``None`` after a ``warn`` fallback. Raises :class:`SandboxUnavailable` naming what the kernel
-    lacks."""
+    lacks. ``reason``: why it is confined (``server.sandboxed_packs``, where the fallback applies).
+
+    No import-path entry holding the workflow's directory, the current one or ``HOME`` is readable
+    (``python -m`` puts the current directory on the path); ``plugin_files``, the plugin's own
+    package, is, wherever it lives (an editable project in one of those)."""
     missing = landlock.missing_feature(landlock.abi_version(), network=True)
     if missing is not None:
-        message = f"{what} is imported confined (server.sandboxed_packs) but this kernel lacks {missing}"
+        message = f"{what} is imported confined ({reason}) but this kernel lacks {missing}"
         if fallback != "warn":
-            msg = f"{message}; it was not imported (server.sandbox_fallback: warn imports it anyway)"
-            raise SandboxUnavailable(msg)
+            loosen = " (server.sandbox_fallback: warn imports it anyway)" if reason == "server.sandboxed_packs" else ""
+            raise SandboxUnavailable(f"{message}; it was not imported{loosen}")
         logger.warning("lorenz: %s; importing it unconfined (server.sandbox_fallback: warn)", message)
         return None
     return Sandbox(
@@ -45,7 +57,7 @@ def child_sandbox(what: str, *, fallback: str, workflow_dir: str | None, sys_pat
         permissions=Permissions(),
         temp_dir=os.path.realpath(tempfile.mkdtemp(prefix="lorenz-import-")),
         proxy_port=None,  # no port at all: every TCP connect and bind is refused
-        runtime_paths=runtime_paths(sys_path, [workflow_dir] if workflow_dir else []),
+        runtime_paths=runtime_paths(sys_path, private_dirs(workflow_dir)) + tuple(plugin_files),
     )
 
 

@@ -18,7 +18,7 @@ from lorenz.results import ToolResult, tool_failure
 
 from . import landlock
 from .permissions import Permissions
-from .policy import Denial, Sandbox, denial_message, runtime_paths, sandbox_env
+from .policy import Denial, Sandbox, denial_message, private_dirs, runtime_paths, sandbox_env
 from .proxy import EgressProxy
 
 __all__ = ["PackSandbox", "SandboxUnavailable"]
@@ -34,12 +34,21 @@ class PackSandbox:
     """What the host runs for one sandboxed pack (on the isolation loop), around its processes."""
 
     def __init__(
-        self, pack: str, permissions: Permissions, *, fallback: str, workflow_dir: str | None, sys_path: Sequence[str]
+        self,
+        pack: str,
+        permissions: Permissions,
+        *,
+        fallback: str,
+        workflow_dir: str | None,
+        sys_path: Sequence[str],
+        plugin_files: Sequence[str] = (),
     ) -> None:
         self.pack = pack
         self.permissions = permissions
         self.fallback = fallback
-        self._forbidden = [workflow_dir] if workflow_dir else []
+        self._forbidden = private_dirs(workflow_dir)
+        #: The pack's own package, readable wherever it lives (an editable project).
+        self._plugin_files = tuple(plugin_files)
         self._sys_path = tuple(sys_path)
         #: What the processes are launched with (``None``: unconfined, after a ``warn`` fallback).
         self.sandbox: Sandbox | None = None
@@ -79,10 +88,10 @@ class PackSandbox:
         temp_dir = tempfile.mkdtemp(prefix=f"lorenz-{self.pack}-")
         return Sandbox(
             pack=self.pack,
-            permissions=self.permissions,
+            permissions=self.permissions.resolved(),
             temp_dir=os.path.realpath(temp_dir),
             proxy_port=proxy_port,
-            runtime_paths=runtime_paths(self._sys_path or sys.path, self._forbidden),
+            runtime_paths=runtime_paths(self._sys_path or sys.path, self._forbidden) + self._plugin_files,
         )
 
     def env(self, env: Mapping[str, str]) -> dict[str, str]:

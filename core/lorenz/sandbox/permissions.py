@@ -41,9 +41,10 @@ class Permissions:
     """What a pack may reach when it runs sandboxed (``server.sandboxed_packs``).
 
     ``network``: hosts, each ``host`` (any port) or ``host:port``, globs allowed (``*.atlassian.net:443``);
-    ``read`` and ``write``: paths (``~`` expanded; a directory covers what is under it; ``write``
-    implies ``read``); ``env``: the names of environment variables it gets; ``subprocess``: whether
-    it may start programs (they run under the same policy).
+    ``read`` and ``write``: paths (``~`` and ``$NAME`` expanded as the host has them; a directory
+    covers what is under it; ``write`` implies ``read``); ``env``: the names of environment
+    variables it gets; ``subprocess``: whether it may start programs (they run under the same
+    policy).
     """
 
     network: tuple[str, ...] = field(default=(), converter=_strings)
@@ -118,6 +119,17 @@ class Permissions:
     def write_paths(self) -> tuple[str, ...]:
         return tuple(_expand(path) for path in self.write)
 
+    def resolved(self) -> Permissions:
+        """These permissions with their paths resolved here: what a sandboxed process is sent, since
+        ``~`` and ``$NAME`` would mean something else in its environment (its own ``HOME``)."""
+        return Permissions(
+            network=self.network,
+            read=self.read_paths(),
+            write=self.write_paths(),
+            env=self.env,
+            subprocess=self.subprocess,
+        )
+
 
 def _split_host(entry: str) -> tuple[str, str, str]:
     if entry.startswith("["):  # [::1]:8080
@@ -129,7 +141,7 @@ def _split_host(entry: str) -> tuple[str, str, str]:
 
 
 def _expand(path: str) -> str:
-    return os.path.abspath(os.path.expanduser(path))
+    return os.path.abspath(os.path.expanduser(os.path.expandvars(path)))
 
 
 def parse_permissions(raw: object, where: str) -> Permissions:

@@ -18,7 +18,16 @@ from attrs import frozen
 from . import landlock
 from .permissions import Permissions
 
-__all__ = ["ALWAYS_PASSED_ENV", "Denial", "Sandbox", "denial_message", "ruleset_for", "sandbox_env"]
+__all__ = [
+    "ALWAYS_PASSED_ENV",
+    "Denial",
+    "Sandbox",
+    "denial_message",
+    "private_dirs",
+    "ruleset_for",
+    "runtime_paths",
+    "sandbox_env",
+]
 
 #: System locations every Python process reads (missing ones are skipped).
 _SYSTEM_READ = (
@@ -70,16 +79,40 @@ class Sandbox:
 
 def runtime_paths(import_path: Sequence[str], forbidden: Sequence[str]) -> tuple[str, ...]:
     """The interpreter's prefixes and the import path, less any entry holding a ``forbidden``
-    directory (the workflow's own: an import path of ``.`` must not expose its secrets)."""
-    roots = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *import_path]
+    directory (the workflow's own: an import path of ``.`` must not expose its secrets), plus
+    where the symbolic links directly in an import-path directory lead (a package installed as a
+    link: the kernel checks the path it resolves to)."""
+    private = [os.path.realpath(directory) for directory in forbidden]
     out: list[str] = []
-    for root in roots:
-        path = os.path.realpath(root or os.curdir)
-        if any(_under(os.path.realpath(directory), path) for directory in forbidden):
-            continue
-        if os.path.exists(path) and path not in out:
+
+    def add(path: str) -> bool:
+        if path not in out and os.path.exists(path) and not any(_under(d, path) for d in private):
             out.append(path)
+            return True
+        return False
+
+    for prefix in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix):
+        add(os.path.realpath(prefix))
+    for entry in import_path:
+        path = os.path.realpath(entry or os.curdir)
+        if add(path):
+            for target in _link_targets(path):
+                add(target)
     return tuple(out)
+
+
+def private_dirs(workflow_dir: str | None) -> list[str]:
+    """What no import-path entry may hold to be readable by a confined process: the workflow's
+    directory, the current one (``python -m`` puts it on the path) and ``HOME``."""
+    return [path for path in (workflow_dir, os.getcwd(), os.environ.get("HOME")) if path]
+
+
+def _link_targets(directory: str) -> list[str]:
+    try:
+        with os.scandir(directory) as entries:
+            return [os.path.realpath(entry.path) for entry in entries if entry.is_symlink()]
+    except OSError:  # a zip file, or gone
+        return []
 
 
 def _under(path: str, root: str) -> bool:

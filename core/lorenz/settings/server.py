@@ -10,6 +10,7 @@ from attrs import field, frozen
 from ._kinds import McpPort, Port, PositiveInt, PositiveNumber
 from ._structure import structure
 from .auth import AuthSection, parse_auth
+from .catalog import CatalogSection, parse_catalog
 from .errors import ConfigError
 from .model import (
     DEFAULT_CALL_LOG_KEEP,
@@ -82,6 +83,7 @@ class _ServerSection:
     request_state_key: str | None = None
     middleware: tuple[str, ...] = ()
     middleware_options: dict[str, dict[str, Any]] = field(factory=dict)
+    catalog: CatalogSection | None = None
     # Accepted for compatibility with existing workflows; nothing here reads them yet.
     trace_dir: str | None = None
     issue_store_path: str | None = None
@@ -128,6 +130,7 @@ def parse_server(raw: Mapping[str, Any], *, env: Mapping[str, str], record_secre
         request_state_key=_request_state_key(section.request_state_key, env, record_secret),
         middleware=_middleware_names(section.middleware),
         middleware_options=section.middleware_options,
+        catalog=parse_catalog(section.catalog),
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from attrs import frozen
 
+from lorenz.contracts import Caller
 from lorenz.middleware import Call, Middleware, MiddlewareProvider
 from lorenz.plugins.containment import PluginError, call_plugin
 from lorenz.redact import redact_text
@@ -25,7 +26,7 @@ from lorenz.settings.errors import ConfigError
 from lorenz.settings.model import Settings
 from lorenz.settings.suggest import did_you_mean, shown
 
-__all__ = ["Layer", "build_chain", "run_chain"]
+__all__ = ["CallOrigin", "Layer", "build_chain", "run_chain"]
 
 logger = logging.getLogger("lorenz.host")
 
@@ -36,6 +37,28 @@ class Layer:
 
     name: str
     middleware: Middleware
+
+
+@frozen
+class CallOrigin:
+    """Who calls and how, as the caller of :func:`lorenz.toolcall.call.call_tool` knows it
+    (in-process and anonymous unless it says)."""
+
+    token_name: str | None = None
+    caller: Caller | None = None
+    transport: str = "in-process"
+    protocol: str | None = None
+
+    def call(self, tool: str, pack: str, arguments: Any) -> Call:
+        return Call(
+            tool=tool,
+            pack=pack,
+            arguments=arguments,
+            token_name=self.token_name,
+            caller=self.caller,
+            transport=self.transport,
+            protocol=self.protocol,
+        )
 
 
 def build_chain(settings: Settings, providers: Iterable[MiddlewareProvider]) -> tuple[Layer, ...]:

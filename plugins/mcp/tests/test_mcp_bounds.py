@@ -18,8 +18,7 @@ import pytest
 from mcp.server.mcpserver import Context, MCPServer
 
 import lorenz_mcp.pack
-from lorenz.testing import loopback_server
-from lorenz.workspace import open_workspace
+from lorenz.testing import loopback_server, open_workspace
 from lorenz_mcp.options import parse_options
 from lorenz_mcp.pack import McpPack
 from lorenz_mcp.upstream import Upstream, UpstreamError

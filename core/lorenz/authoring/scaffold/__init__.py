@@ -63,7 +63,7 @@ def _refuse_taken(pack: str, module: str, distribution: str) -> None:
 
     from lorenz.plugins.discovery import discover
 
-    discovery = discover()
+    discovery = discover(unimported=True)  # names only: no third-party code runs here
     if discovery.tools.get(pack) is not None or discovery.trackers.get(pack) is not None:
         owner = next((p.distribution for p in discovery.plugins if pack in (*p.packs, *p.trackers)), None)
         msg = f'a pack named "{pack}" is already installed{f" (from {owner})" if owner else ""}: choose another name'

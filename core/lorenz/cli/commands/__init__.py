@@ -10,6 +10,9 @@ from . import (
     call,
     calls,
     check,
+    completion,
+    connect,
+    import_config,
     install,
     issues,
     lint,
@@ -41,7 +44,10 @@ COMMANDS: dict[str, Command] = {
         uninstall.COMMAND,
         mount.COMMAND,
         unmount.COMMAND,
+        import_config.COMMAND,
+        connect.COMMAND,
         calls.COMMAND,
         skills.COMMAND,
+        completion.COMMAND,
     )
 }

@@ -16,7 +16,11 @@ def run(args: argparse.Namespace) -> int:
     from lorenz.plugins.discovery import discover
 
     try:
-        report = lint_path(args.path) if args.path else lint_discovery(discover(plugins=load_plugin_modules(args)))
+        report = (
+            lint_path(args.path)
+            if args.path
+            else lint_discovery(discover(plugins=load_plugin_modules(args), unimported=True))
+        )
     except (ValueError, OSError, ImportError) as exc:
         raise UsageError(f"cannot lint {args.path or 'the installed packs'}: {exc}") from exc
     if args.path and not report.packs and not report.errors:

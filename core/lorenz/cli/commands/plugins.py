@@ -19,7 +19,7 @@ def _declared(pack: object) -> dict[str, Any] | None:
     are a function of its settings, ``None`` when it declares none."""
     from lorenz.sandbox.permissions import depends_on_settings, permissions_of
 
-    if depends_on_settings(pack):
+    if depends_on_settings(pack) or getattr(pack, "permissions_depend_on_settings", False):
         return {"dependsOnSettings": True}
     declared = permissions_of(pack)
     return declared.to_dict() if declared is not None else None
@@ -39,7 +39,7 @@ def describe_declared(declared: Mapping[str, Any] | None) -> str:
 def run(args: argparse.Namespace) -> int:
     from lorenz.plugins.discovery import discover
 
-    discovery = discover(plugins=load_plugin_modules(args))
+    discovery = discover(plugins=load_plugin_modules(args), unimported=True)
     code = 1 if discovery.failures else 0
     if args.json:
         print_json(

@@ -72,11 +72,12 @@ def _near_miss(name: str, candidates: list[str]) -> str:
 
 
 def _packs_of(chosen: list[Installed]) -> list[str]:
-    """The packs the chosen distributions register (discovery in this process, before pip runs)."""
+    """The packs the chosen distributions register (before pip runs; a third-party plugin is
+    surveyed in a confined child, never imported here)."""
     from lorenz.plugins.discovery import discover
 
     keys = {normalize_distribution(dist.name) for dist in chosen}
-    discovery = discover()
+    discovery = discover(unimported=True)
     return [
         pack
         for info in discovery.plugins

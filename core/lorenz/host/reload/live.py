@@ -319,16 +319,21 @@ class LiveWorkspace:
         return True
 
     def _isolation_changed(self) -> bool:
-        """Whether the file on disk isolates other packs than discovery left unimported for."""
+        """Whether the file on disk isolates other packs, or mounts others, than discovery left
+        unimported for."""
+        from lorenz.isolation.hint import mounts_hint
         from lorenz.isolation.plan import isolation_hint
 
-        changed = _signature(self._watched) != self._signature
-        return changed and isolation_hint(self._watched) != self._snapshot.workspace.discovery.isolate
+        if _signature(self._watched) == self._signature:
+            return False
+        discovery = self._snapshot.workspace.discovery
+        isolate = isolation_hint(self._watched)
+        return isolate != discovery.isolate or (bool(isolate) and mounts_hint(self._watched) != discovery.mounts)
 
     def _discover(self) -> Discovery:
         """Discovery run afresh, for an environment where distributions came or went (or for
         another ``server.isolated_packs``, which decides what discovery leaves unimported)."""
-        from lorenz.isolation.hint import isolation_hint, sandbox_hint
+        from lorenz.isolation.hint import isolation_hint, mounts_hint, sandbox_hint
 
         self._installed.mark()
         if self._rediscovery is None:
@@ -339,6 +344,7 @@ class LiveWorkspace:
             env=self._env,
             isolate=isolation_hint(self._watched),
             sandbox=sandbox_hint(self._watched),
+            mounts=mounts_hint(self._watched),
         )
 
     def _load(self, discovery: Discovery | None = None) -> tuple[Snapshot | None, Exception | None]:

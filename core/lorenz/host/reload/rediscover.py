@@ -24,6 +24,7 @@ from .sitepaths import SitePaths
 
 if TYPE_CHECKING:
     from lorenz.isolation.hint import SandboxHint
+    from lorenz.plugins.model import Mounts
 
 __all__ = ["Rediscovery"]
 
@@ -49,6 +50,7 @@ class Rediscovery:
         env: Mapping[str, str],
         isolate: Sequence[str],
         sandbox: SandboxHint | None = None,
+        mounts: Mounts | None = None,
     ) -> Discovery:
         """Discovery afresh (``previous`` is the one served until now)."""
         from lorenz.plugins.discovery import discover
@@ -62,7 +64,7 @@ class Rediscovery:
         dropped = drop_modules(plan.drop)
         if dropped:
             logger.info("lorenz: importing afresh: %s", ", ".join(sorted(plan.drop)))
-        discovery = discover(plugins=plugins, env=env, isolate=isolate, sandbox=sandbox)
+        discovery = discover(plugins=plugins, env=env, isolate=isolate, sandbox=sandbox, mounts=mounts)
         logger.info("lorenz: installed plugins changed (%s)", plan.summary())
         for dist in plan.gone:
             packs = [

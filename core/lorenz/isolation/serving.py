@@ -1,0 +1,227 @@
+"""An isolated pack's process serving its calls: each call frame from the host runs as a task of
+its own, its progress and log messages go back as events, and its reply when it ends."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from lorenz.contracts import Caller, ToolContext, ToolSpec
+from lorenz.plugins.containment import PluginError
+from lorenz.results import ToolResult, tool_failure
+from lorenz.sandbox.policy import denial_message
+from lorenz.settings.model import Settings
+from lorenz.toolcall.client_input import NONE, RETRY, ClientInput
+from lorenz.toolcall.execution import call_pack, failure_from_exception
+from lorenz.toolcall.wire import ResultTooLarge, json_size_exceeds
+
+from .loading import start
+from .protocol import FrameReader, Launch, encode, exit_out_of_memory, reply_result, small_reads, write_all
+
+if TYPE_CHECKING:
+    from lorenz.contracts import ToolProvider
+    from lorenz.sandbox.confine import Confinement
+
+__all__ = ["serve"]
+
+#: Frames from the host are trusted; this only bounds a defect.
+_HOST_FRAME_LIMIT = 1024 * 1024 * 1024
+
+
+class _MemoryGuard:
+    """The pack, except that a ``MemoryError`` ends the process (the host restarts it) instead of
+    leaving a half-working interpreter behind."""
+
+    def __init__(self, pack: ToolProvider) -> None:
+        self.name = pack.name
+        self._pack = pack
+
+    def tool_specs(self, settings: Settings) -> Sequence[ToolSpec]:
+        return self._pack.tool_specs(settings)
+
+    async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
+        try:
+            return await self._pack.execute_tool(name, input, context)
+        except MemoryError:
+            exit_out_of_memory()
+            raise
+
+
+class _Offering(_MemoryGuard):
+    """One resource read (``name``: its URI) or prompt render, run like a call of the pack (its
+    containment, its failures as results)."""
+
+    def __init__(self, pack: ToolProvider, kind: str) -> None:
+        super().__init__(pack)
+        self._hook = "read_resource" if kind == "resource" else "get_prompt"
+
+    async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
+        hook = getattr(self._pack, self._hook, None)
+        if not callable(hook):
+            missing = f"Resource not found: {name}" if self._hook == "read_resource" else f"Unknown prompt: {name}"
+            return tool_failure(missing, reason="not_found")
+        try:
+            if self._hook == "read_resource":
+                result: ToolResult = await hook(name, context)
+            else:
+                result = await hook(name, input, context)
+        except MemoryError:
+            exit_out_of_memory()
+            raise
+        return result
+
+
+class _Calls(asyncio.Protocol):
+    """The host's frames: each call runs as a task of its own; its reply goes out when it ends."""
+
+    def __init__(
+        self,
+        pack: ToolProvider,
+        context: ToolContext,
+        out: asyncio.WriteTransport,
+        confinement: Confinement | None = None,
+    ) -> None:
+        self._pack = _MemoryGuard(pack)
+        self._offerings = {kind: _Offering(pack, kind) for kind in ("resource", "prompt")}
+        self._confinement = confinement
+        self._context = context
+        self._out = out
+        self._reader = FrameReader(_HOST_FRAME_LIMIT)
+        self._tasks: dict[int, asyncio.Task[None]] = {}
+        self.finished = asyncio.get_running_loop().create_future()
+
+    def data_received(self, data: bytes) -> None:
+        for frame in self._reader.feed(data):
+            op = frame.get("op")
+            if op == "call":
+                call = self._run(frame["id"], frame["nonce"], frame["tool"], frame["arguments"], frame)
+                task = asyncio.get_running_loop().create_task(call)
+                if not task.done():  # an eager task may have finished already
+                    self._tasks[frame["id"]] = task
+            elif op == "cancel":
+                cancelled = self._tasks.get(frame["id"])
+                if cancelled is not None:
+                    cancelled.cancel()
+            elif op == "stop":
+                self._finish()
+
+    def eof_received(self) -> bool:
+        self._finish()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._finish()
+
+    def _finish(self) -> None:
+        if not self.finished.done():
+            self.finished.set_result(None)
+
+    def _call_context(self, request_id: int, nonce: str, frame: Mapping[str, Any]) -> ToolContext:
+        """The context of one call: its progress and log messages go to the host as events, and
+        ``is_enabled`` answers from the tools the host said this caller may call."""
+        out = self._out
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            event = {"op": "progress", "id": request_id, "nonce": nonce, "done": done, "total": total}
+            out.write(encode({**event, "message": message}))
+
+        async def log(level: str, message: str) -> None:
+            out.write(encode({"op": "log", "id": request_id, "nonce": nonce, "level": level, "message": message}))
+
+        enabled = frame.get("enabled")
+        return ToolContext(
+            settings=self._context.settings,
+            http=self._context.http,
+            progress_sink=progress if frame.get("progress") else None,
+            log_sink=log if frame.get("log") else None,
+            enabled=frozenset(enabled).__contains__ if isinstance(enabled, list) else None,
+            client_input=_client_input(frame.get("input")),
+            caller=_caller(frame.get("caller")),
+        )
+
+    async def _run(self, request_id: int, nonce: str, tool: str, arguments: Any, frame: Mapping[str, Any]) -> None:
+        confinement = self._confinement
+        watching = confinement.begin() if confinement is not None else None
+        try:
+            pack = self._offerings.get(frame.get("kind", "tool"), self._pack)
+            result = await call_pack(pack, tool, arguments, self._call_context(request_id, nonce, frame))
+        except asyncio.CancelledError:
+            result = tool_failure(f"tool {tool} was cancelled")
+        except BaseException as exc:
+            # What call_pack lets through as the host's own (GeneratorExit; SystemExit or
+            # KeyboardInterrupt after a signal, which this process ignores) is the pack's here:
+            # left to the task, it would answer nothing and the call would hang to its timeout.
+            result = failure_from_exception(PluginError(f"pack {self._pack.name}", "execute_tool", exc), self._context)
+        finally:
+            self._tasks.pop(request_id, None)
+        denied = None
+        if confinement is not None and watching is not None:
+            denial = confinement.end(watching)
+            if denial is not None and not result.success:
+                result = tool_failure(denial_message(self._pack.name, denial))
+                denied = denial.kind
+        limit = self._context.settings.server.max_result_bytes
+        if json_size_exceeds((result.result, getattr(result, "text", None)), limit):
+            result = tool_failure(f"{tool} returned {ResultTooLarge(limit)} (server.max_result_bytes): ask for less")
+        self._out.write(encode(reply_result(request_id, nonce, result, denied=denied)))
+
+    async def aclose(self) -> None:
+        for task in list(self._tasks.values()):
+            task.cancel()
+
+
+async def serve(launch: Launch, fd_in: int, fd_out: int, confinement: Confinement | None = None) -> None:
+    """Start the pack, say so (:class:`Ready`) and answer calls until the host stops this process."""
+    import httpx
+
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(_exception_handler)
+    factory = getattr(asyncio, "eager_task_factory", None)  # 3.12+: a call that never waits needs no loop turn
+    if factory is not None:
+        loop.set_task_factory(factory)
+    hello, pack, settings = start(launch)
+    if pack is None:
+        write_all(fd_out, encode(hello))
+        return
+    out, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(fd_out, "wb", buffering=0))
+    async with httpx.AsyncClient(timeout=30.0) as http:
+        context = ToolContext(settings=settings, http=http)
+        calls = _Calls(pack, context, out, confinement)
+        reading, _ = await loop.connect_read_pipe(lambda: calls, os.fdopen(fd_in, "rb", buffering=0))
+        small_reads(reading)
+        out.write(encode(hello))
+        await calls.finished
+        await calls.aclose()
+
+
+def _exception_handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    if isinstance(context.get("exception"), MemoryError):
+        exit_out_of_memory()
+    loop.default_exception_handler(context)
+
+
+def _caller(raw: Any) -> Caller | None:
+    """The caller the host sent with the call (never its token: the host has none to send)."""
+    if not isinstance(raw, Mapping):
+        return None
+    text = {key: raw.get(key) if isinstance(raw.get(key), str) else None for key in ("subject", "client_id", "issuer")}
+    scopes = raw.get("scopes")
+    return Caller(**text, scopes=tuple(s for s in scopes if isinstance(s, str)) if isinstance(scopes, list) else ())
+
+
+def _client_input(raw: Any) -> ClientInput | None:
+    """How the call may ask its client: a round always ends the call here (its state unsealed: the
+    host seals it, or asks the client itself) and comes back with the answers; or why it cannot."""
+    if not isinstance(raw, Mapping):
+        return None
+    if raw.get("mode") != RETRY:
+        refusal = raw.get("refusal")
+        return ClientInput(mode=NONE, refusal=refusal if isinstance(refusal, str) else None)
+    state, responses = raw.get("state"), raw.get("responses")
+    return ClientInput(
+        mode=RETRY,
+        state=state if isinstance(state, str) else None,
+        responses=responses if isinstance(responses, Mapping) else None,
+    )
