@@ -175,3 +175,17 @@ async def test_the_hooks_doc_example_runs(tmp_path: Path, host_pack: ModuleType)
     workflow(tmp_path, "  middleware: [timing]\n  middleware_options:\n    timing: {slow_second: 1}\n")
     with pytest.raises(ConfigError, match='timing.slow_second is not supported \\(did you mean "slow_seconds"\\?\\)'):
         open_workspace(cwd=tmp_path, env=ENV, plugins=[host_pack, example])
+
+
+async def test_in_process_calls_pass_through_the_middleware_too(tmp_path: Path, host_pack: ModuleType) -> None:
+    """``lorenz call`` and ``lorenz.testing`` call through ``Workspace.call``: the same chain."""
+    import httpx
+
+    workflow(tmp_path, "  middleware: [double]\n")
+    SEEN.clear()
+    workspace = open_workspace(cwd=tmp_path, env=ENV, plugins=[host_pack, MiddlewarePlugin()])
+    async with httpx.AsyncClient() as http:
+        done = await workspace.call("demo_add", {"a": 2, "b": 1}, http)
+        refused = await workspace.call("demo_add", {"a": 13, "b": 1}, http)
+    assert done.result == {"sum": 5} and refused.result["error"]["reason"] == "rate_limited"
+    assert SEEN[0].transport == "in-process" and SEEN[0].identities == ("anonymous",)
