@@ -76,7 +76,8 @@ class QuotaMiddleware:
         checks, owners = self.checks(call)
         if not checks:
             return await call_next(call)
-        lease = uuid.uuid4().hex
+        held = [check.key for check in checks if check.kind == "concurrency"]
+        lease = uuid.uuid4().hex if held else ""  # names this call's concurrency slots
         try:
             decision = await self.backend.acquire(checks, lease)
         except BackendError as exc:
@@ -86,7 +87,6 @@ class QuotaMiddleware:
             logger.warning("lorenz-quota: the %s backend answers again", self.options.backend)
         if not decision.allowed:
             return _refused(call, checks[decision.failed], owners[decision.failed], decision.retry_after)
-        held = [check.key for check in checks if check.kind == "concurrency"]
         try:
             return await call_next(call)
         finally:
