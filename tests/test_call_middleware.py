@@ -5,13 +5,18 @@ answers as an ``isError`` naming it; installing one changes nothing until a work
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import httpx
 import mcp
 import pytest
+from mcp.client.stdio import StdioServerParameters
 
 from lorenz import Call, CallNext, ConfigError, Middleware, ToolResult, hookimpl, refusal
 from lorenz.host import serve_in_thread
@@ -97,8 +102,6 @@ async def test_middleware_sees_the_call_changes_arguments_and_refuses(
 async def test_scoped_token_name_reaches_the_middleware_never_the_token(tmp_path: Path, host_pack: ModuleType) -> None:
     workflow(tmp_path, "  middleware: [double]\n  tokens:\n    - {token: sekrit-token-1234567890, name: ci}\n")
     SEEN.clear()
-    import httpx
-
     with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack, MiddlewarePlugin()]) as server:
         async with httpx.AsyncClient(headers={"Authorization": "Bearer sekrit-token-1234567890"}) as http:
             transport = mcp.client.streamable_http.streamable_http_client(server.url, http_client=http)
@@ -153,12 +156,16 @@ def test_bad_middleware_settings_name_the_key(tmp_path: Path, host_pack: ModuleT
     assert message in str(caught.value)
 
 
+def docs_example_source() -> str:
+    """The example plugin of docs/hooks.md (its first Python block)."""
+    text = (Path(__file__).parent.parent / "docs" / "hooks.md").read_text(encoding="utf-8")
+    return text.split("```python\n", 1)[1].split("```", 1)[0]
+
+
 def docs_example() -> ModuleType:
     """The example plugin of docs/hooks.md, as a module."""
-    text = (Path(__file__).parent.parent / "docs" / "hooks.md").read_text(encoding="utf-8")
-    source = text.split("```python\n", 1)[1].split("```", 1)[0]
     module = ModuleType("lorenz_timing_plugin")
-    exec(compile(source, "docs/hooks.md", "exec"), module.__dict__)
+    exec(compile(docs_example_source(), "docs/hooks.md", "exec"), module.__dict__)
     return module
 
 
@@ -179,8 +186,6 @@ async def test_the_hooks_doc_example_runs(tmp_path: Path, host_pack: ModuleType)
 
 async def test_in_process_calls_pass_through_the_middleware_too(tmp_path: Path, host_pack: ModuleType) -> None:
     """``lorenz call`` and ``lorenz.testing`` call through ``Workspace.call``: the same chain."""
-    import httpx
-
     workflow(tmp_path, "  middleware: [double]\n")
     SEEN.clear()
     workspace = open_workspace(cwd=tmp_path, env=ENV, plugins=[host_pack, MiddlewarePlugin()])
@@ -189,3 +194,19 @@ async def test_in_process_calls_pass_through_the_middleware_too(tmp_path: Path, 
         refused = await workspace.call("demo_add", {"a": 13, "b": 1}, http)
     assert done.result == {"sum": 5} and refused.result["error"]["reason"] == "rate_limited"
     assert SEEN[0].transport == "in-process" and SEEN[0].identities == ("anonymous",)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_the_middleware_runs_over_stdio(tmp_path: Path, mode: str) -> None:
+    (tmp_path / "lorenz_timing.py").write_text(docs_example_source(), encoding="utf-8")
+    shutil.copy(Path(__file__).parent / "host_pack.py", tmp_path / "host_pack.py")
+    workflow(tmp_path, "  middleware: [timing]\n  middleware_options:\n    timing: {deny_tools: [demo_fail]}\n")
+    env: dict[str, Any] = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
+    env.update(LORENZ_LOAD_PLUGINS="", PYTHONPATH=os.pathsep.join([str(tmp_path), env.get("PYTHONPATH", "")]))
+    args = ["-m", "lorenz", "-p", "host_pack", "-p", "lorenz_timing", "serve", "--stdio"]
+    params = StdioServerParameters(command=sys.executable, args=args, env=env, cwd=tmp_path)
+    async with mcp.Client(params, mode=mode) as client:
+        done = await client.call_tool("demo_add", {"a": 2, "b": 1})
+        denied = await client.call_tool("demo_fail", {})
+    assert done.structured_content == {"sum": 3}
+    assert denied.structured_content is not None and denied.structured_content["error"]["reason"] == "forbidden"
