@@ -26,7 +26,7 @@ from lorenz.settings.errors import ConfigError
 from lorenz.settings.model import Settings
 from lorenz.settings.suggest import did_you_mean, shown
 
-__all__ = ["CallOrigin", "Layer", "build_chain", "run_chain"]
+__all__ = ["CallOrigin", "Layer", "build_chain", "layer_health", "run_chain"]
 
 logger = logging.getLogger("lorenz.host")
 
@@ -97,6 +97,22 @@ def build_chain(settings: Settings, providers: Iterable[MiddlewareProvider]) -> 
             raise ConfigError(msg)
         layers.append(Layer(name, middleware))
     return tuple(layers)
+
+
+def layer_health(layers: tuple[Layer, ...]) -> dict[str, Any]:
+    """``{name: what its optional health() says}`` for ``/healthz``; a health() that raises or
+    returns something else reads as ``{"error": …}``."""
+    found: dict[str, Any] = {}
+    for layer in layers:
+        health = getattr(layer.middleware, "health", None)
+        if not callable(health):
+            continue
+        try:
+            said = call_plugin(f"middleware {layer.name}", "health", health)
+        except PluginError as exc:
+            said = {"error": str(exc)}
+        found[layer.name] = dict(said) if isinstance(said, Mapping) else {"error": "health() did not return a mapping"}
+    return found
 
 
 Terminal = Callable[[Call], Awaitable[ToolResult]]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import fnmatch
 import logging
 import uuid
-from typing import Protocol
+from typing import Any, Protocol
 
 from lorenz import Call, CallNext, ToolResult, redact_text, refusal
 
@@ -38,6 +38,8 @@ class QuotaMiddleware:
                 backend = MemoryBackend()
         self.backend = backend
         self._backend_down = False
+        #: What this worker decided since the workflow was loaded (``/healthz``).
+        self.counts = {"allowed": 0, "refused": 0, "backendErrors": 0}
         where = "Redis (shared by every worker and replica using it)" if options.backend == "redis" else "memory"
         logger.info(
             "lorenz-quota: %d limit(s), counted in %s%s; when the backend cannot answer: %s",
@@ -81,12 +83,15 @@ class QuotaMiddleware:
         try:
             decision = await self.backend.acquire(checks, lease)
         except BackendError as exc:
+            self.counts["backendErrors"] += 1
             return await self._without_backend(call, call_next, exc)
         if self._backend_down:
             self._backend_down = False
             logger.warning("lorenz-quota: the %s backend answers again", self.options.backend)
         if not decision.allowed:
+            self.counts["refused"] += 1
             return _refused(call, checks[decision.failed], owners[decision.failed], decision.retry_after)
+        self.counts["allowed"] += 1
         try:
             return await call_next(call)
         finally:
@@ -115,6 +120,16 @@ class QuotaMiddleware:
             "if it keeps failing, tell the user the server's quota store is down",
             retry_after=BACKEND_RETRY_SECONDS,
         )
+
+    def health(self) -> dict[str, Any]:
+        """``/healthz``'s ``middleware.quota``: the backend, whether it answers, and this worker's counts."""
+        return {
+            "backend": self.options.backend,
+            "countedPer": "worker" if self.options.backend == "memory" else "every worker and replica",
+            "backendDown": self._backend_down,
+            "limits": len(self.options.limits),
+            **self.counts,
+        }
 
     def _redacted(self, exc: BaseException) -> str:
         return redact_text(str(exc), self.options.secrets)

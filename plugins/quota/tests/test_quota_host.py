@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import mcp
 import pytest
 
@@ -70,11 +71,16 @@ async def test_rate_and_burst_over_the_sdk_client(tmp_path: Path, backend: str, 
                 else:
                     accepted += 1
             elapsed = time.monotonic() - started
+        async with httpx.AsyncClient() as http:
+            health = (await http.get(server.base_url + "/healthz")).json()
     expected = rate * elapsed + burst
     assert len(refusals) >= 10  # the calls outran the limit
     assert abs(accepted - expected) <= 0.05 * expected + 1
     assert all(e["reason"] == "rate_limited" and 0 < e["retryAfter"] <= 1 / rate for e in refusals)
     assert "retryAfter" in refusals[0]["recovery"]
+    counted = health["middleware"]["quota"]
+    assert (counted["allowed"], counted["refused"], counted["backend"]) == (accepted, len(refusals), backend)
+    assert counted["countedPer"] == ("worker" if backend == "memory" else "every worker and replica")
 
 
 async def test_installed_but_not_named_limits_nothing(tmp_path: Path) -> None:
