@@ -210,3 +210,25 @@ async def test_the_middleware_runs_over_stdio(tmp_path: Path, mode: str) -> None
         denied = await client.call_tool("demo_fail", {})
     assert done.structured_content == {"sum": 3}
     assert denied.structured_content is not None and denied.structured_content["error"]["reason"] == "forbidden"
+
+
+def test_a_third_party_middleware_runs_in_the_host_when_packs_are_isolated(
+    tmp_path: Path, host_pack: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``server.isolated_packs`` third-party plugins are surveyed in a child first; one whose
+    middleware the workflow names is then imported in the host, where middleware runs."""
+    root = tmp_path / "site"
+    info = root / "lorenz_timing-0.1.0.dist-info"
+    info.mkdir(parents=True)
+    (root / "lorenz_timing.py").write_text(docs_example_source(), encoding="utf-8")
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: lorenz-timing\nVersion: 0.1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[lorenz.tool_packs]\ntiming = lorenz_timing\n", encoding="utf-8")
+    (info / "RECORD").write_text("", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.delitem(sys.modules, "lorenz_timing", raising=False)
+    workflow(tmp_path, '  middleware: [timing]\n  isolated_packs: ["*"]\n')
+    env = {**os.environ, "LORENZ_LOAD_PLUGINS": "lorenz-timing"}
+    workspace = open_workspace(cwd=tmp_path, env=env, plugins=[host_pack])
+    assert [layer.name for layer in workspace.middleware] == ["timing"]
+    sys.modules.pop("lorenz_timing", None)

@@ -21,6 +21,8 @@ class Mounts:
 
     packs: frozenset[str] = frozenset()
     tracker: str | None = None
+    #: ``server.middleware``: a plugin providing one runs in the host.
+    middleware: frozenset[str] = frozenset()
 
 
 @frozen(kw_only=True)

@@ -79,11 +79,8 @@ def build_chain(settings: Settings, providers: Iterable[MiddlewareProvider]) -> 
     for name in server.middleware:
         provider = installed.get(name)
         if provider is None:
-            known = ", ".join(sorted(installed)) or "none"
-            msg = (
-                f"server.middleware: unknown middleware {shown(name)}{did_you_mean(name, installed)} "
-                f"(installed: {known}; a middleware comes from a plugin distribution, e.g. pip install lorenz-{name})"
-            )
+            hint = did_you_mean(name, installed) or f" (installed: {', '.join(sorted(installed)) or 'none'})"
+            msg = f"server.middleware: unknown middleware {shown(name)}{hint}"
             raise ConfigError(msg)
         options = server.middleware_options.get(name, {})
         try:
