@@ -232,3 +232,35 @@ def test_a_third_party_middleware_runs_in_the_host_when_packs_are_isolated(
     workspace = open_workspace(cwd=tmp_path, env=env, plugins=[host_pack])
     assert [layer.name for layer in workspace.middleware] == ["timing"]
     sys.modules.pop("lorenz_timing", None)
+
+
+CLOSED: list[str] = []
+
+
+class Closing:
+    async def __call__(self, call: Call, call_next: CallNext) -> ToolResult:
+        return await call_next(call)
+
+    def health(self) -> dict[str, Any]:
+        raise RuntimeError("no health today")
+
+    async def aclose(self) -> None:
+        CLOSED.append("closed")
+        raise RuntimeError("closing is hard")
+
+
+class ClosingPlugin:
+    @hookimpl
+    def lorenz_call_middleware(self, register: Any) -> None:
+        register(Provider("closing", lambda options: Closing()))
+
+
+async def test_health_and_aclose_are_optional_and_contained(tmp_path: Path, host_pack: ModuleType) -> None:
+    workflow(tmp_path, "  middleware: [closing]\n")
+    CLOSED.clear()
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack, ClosingPlugin()]) as server:
+        async with httpx.AsyncClient() as http:
+            health = (await http.get(server.base_url + "/healthz")).json()
+    assert "no health today" in health["middleware"]["closing"]["error"]
+    assert health["status"] == "ok"
+    assert CLOSED == ["closed"]  # awaited as the host stopped, its error only logged

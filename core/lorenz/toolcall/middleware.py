@@ -26,7 +26,10 @@ from lorenz.settings.errors import ConfigError
 from lorenz.settings.model import Settings
 from lorenz.settings.suggest import did_you_mean, shown
 
-__all__ = ["CallOrigin", "Layer", "build_chain", "layer_health", "run_chain"]
+__all__ = ["CallOrigin", "Layer", "build_chain", "close_layers", "layer_health", "run_chain"]
+
+#: How long one middleware's ``aclose()`` may take when the host stops.
+CLOSE_SECONDS = 5.0
 
 logger = logging.getLogger("lorenz.host")
 
@@ -110,6 +113,20 @@ def layer_health(layers: tuple[Layer, ...]) -> dict[str, Any]:
             said = {"error": str(exc)}
         found[layer.name] = dict(said) if isinstance(said, Mapping) else {"error": "health() did not return a mapping"}
     return found
+
+
+async def close_layers(layers: tuple[Layer, ...]) -> None:
+    """Await each layer's optional ``aclose()`` as the host stops, each bounded in time; what one
+    raises is logged, never stops the host."""
+    for layer in layers:
+        close = getattr(layer.middleware, "aclose", None)
+        if not callable(close):
+            continue
+        try:
+            async with asyncio.timeout(CLOSE_SECONDS):
+                await close()
+        except Exception as exc:
+            logger.warning("lorenz: middleware %s: aclose() failed: %s", layer.name, error_message(exc))
 
 
 Terminal = Callable[[Call], Awaitable[ToolResult]]

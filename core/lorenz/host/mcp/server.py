@@ -32,7 +32,7 @@ from lorenz.results import error_message, tool_failure
 from lorenz.toolcall.call import call_tool as run_tool
 from lorenz.toolcall.enabled import EnabledTools
 from lorenz.toolcall.execution import CallOutcome, ClientGone, ToolRunner
-from lorenz.toolcall.middleware import CallOrigin
+from lorenz.toolcall.middleware import CallOrigin, close_layers
 from lorenz.toolcall.replies import ToolReply, call_result
 
 from .asking import SealedRequestState, client_input_for, invalid_request
@@ -104,6 +104,7 @@ class HostState:
             self.listen.close()  # ends open listen streams gracefully, so shutdown does not wait on them
         await self.runner.aclose()
         self.recorder.close()
+        await close_layers(self.live.snapshot().workspace.middleware)  # their connections (a Redis client)
         await self.live.aclose()  # the isolated packs' processes
         if self.http is not None:
             await self.http.aclose()
