@@ -42,6 +42,9 @@ class Decision:
 
 #: When a full concurrency cap may free a slot is unknown: the agent is told to wait this long.
 CONCURRENCY_RETRY_SECONDS = 1.0
+#: Every this many decisions, counters that hold nothing an absent one would not are dropped, so
+#: memory follows the callers and tools active lately, not every one ever seen.
+SWEEP_EVERY = 10_000
 
 
 class MemoryBackend:
@@ -49,10 +52,11 @@ class MemoryBackend:
 
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self.clock = clock
-        self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, at)
-        self._windows: dict[str, tuple[float, int]] = {}  # key -> (window start, count)
+        self._buckets: dict[str, tuple[float, float, float]] = {}  # key -> (tokens, at, when full)
+        self._windows: dict[str, tuple[float, int, float]] = {}  # key -> (window start, count, end)
         self._leases: dict[str, dict[str, float]] = {}  # key -> {lease: expires}
         self._lock = threading.Lock()
+        self._decisions = 0
 
     async def acquire(self, checks: Sequence[Check], lease: str) -> Decision:
         with self._lock:
@@ -60,6 +64,9 @@ class MemoryBackend:
 
     def acquire_now(self, checks: Sequence[Check], lease: str) -> Decision:
         now = self.clock()
+        self._decisions += 1
+        if self._decisions % SWEEP_EVERY == 0:
+            self.sweep(now)
         retry, failed = -1.0, -1
         pending: list[Callable[[], None]] = []
         for index, check in enumerate(checks):
@@ -78,23 +85,32 @@ class MemoryBackend:
         key = check.key
         if check.kind == "bucket":
             rate, burst = check.a, check.b
-            tokens, at = self._buckets.get(key, (burst, now))
+            tokens, at, _ = self._buckets.get(key, (burst, now, now))
             if now > at:
                 tokens = min(burst, tokens + (now - at) * rate)
             wait = (1 - tokens) / rate if tokens < 1 else None
-            return wait, lambda: self._buckets.__setitem__(key, (tokens - 1, max(now, at)))
+            at = max(now, at)
+            full = at + (burst - tokens + 1) / rate
+            return wait, lambda: self._buckets.__setitem__(key, (tokens - 1, at, full))
         if check.kind == "window":
             quota, seconds = check.a, check.b
             start = math.floor(now / seconds) * seconds
-            began, count = self._windows.get(key, (start, 0))
+            began, count, _ = self._windows.get(key, (start, 0, 0.0))
             if began != start:
                 count = 0
             wait = start + seconds - now if count >= quota else None
-            return wait, lambda: self._windows.__setitem__(key, (start, count + 1))
+            return wait, lambda: self._windows.__setitem__(key, (start, count + 1, start + seconds))
         held = {name: until for name, until in self._leases.get(key, {}).items() if until > now}
         self._leases[key] = held
         wait = CONCURRENCY_RETRY_SECONDS if len(held) >= check.a else None
         return wait, lambda: held.__setitem__(lease, now + check.b)
+
+    def sweep(self, now: float) -> None:
+        """Drop the buckets that refilled (a full bucket is an absent one), the windows that ended
+        and the caps no call holds."""
+        self._buckets = {key: bucket for key, bucket in self._buckets.items() if bucket[2] > now}
+        self._windows = {key: window for key, window in self._windows.items() if window[2] > now}
+        self._leases = {key: held for key, held in self._leases.items() if any(t > now for t in held.values())}
 
     async def release(self, keys: Sequence[str], lease: str) -> None:
         with self._lock:

@@ -166,3 +166,20 @@ def test_password_comes_from_a_variable_and_is_a_secret() -> None:
     assert parsed.password == "hunter2-long" and parsed.secrets == ("hunter2-long",)
     with pytest.raises(ConfigError, match="quota.password"):
         parse_options(options, SETTINGS, env={})
+
+
+async def test_idle_counters_are_swept() -> None:
+    clock = Clock()
+    middleware = quota([{"rate": 10, "burst": 5, "quota": "100/h"}], clock)
+    backend = middleware.backend
+    assert isinstance(backend, MemoryBackend)
+    for who in range(50):
+        assert (await middleware(call(token=f"t{who}"), ran)).success
+    assert len(backend._buckets) == len(backend._windows) == 50
+    clock.now += 0.05
+    backend.sweep(clock.now)
+    assert len(backend._buckets) == 50  # not refilled yet: kept
+    clock.now += 3600
+    backend.sweep(clock.now)
+    assert backend._buckets == {} and backend._windows == {}
+    assert (await middleware(call(token="t0"), ran)).success
