@@ -1,6 +1,7 @@
 """Shared pytest configuration: async tests run on asyncio through anyio's pytest plugin, and
 hypothesis profiles: a fast default for the normal suite, ``fuzz`` (``nox -s fuzz``) for long runs.
-Also a backend that never answers, for the timeout tests of the core and every bundled client."""
+Also a backend that never answers, for the timeout tests of the core and every bundled client, and
+the parallel run: ``python -m pytest`` spreads the tests over pytest-xdist workers."""
 
 import os
 import socket
@@ -54,3 +55,25 @@ class ShortTimeouts(httpx.AsyncBaseTransport):
 def short_timeouts() -> ShortTimeouts:
     """A transport that cuts every request's timeout to 0.5 s (``httpx.AsyncClient(transport=...)``)."""
     return ShortTimeouts(0.5)
+
+
+# Set here rather than in pyproject's addopts: an `-n` there is an unknown option under `-p no:xdist`,
+# and both that and `-n0` must still run the suite in one process for debugging.
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """Run on xdist workers (``--dist loadgroup``) unless told otherwise: ``-n``, ``--dist``, ``--pdb``."""
+    # Runs before xdist's own tryfirst hook (a conftest registers after it), which starts the workers.
+    if hasattr(config, "workerinput") or not config.pluginmanager.hasplugin("xdist"):
+        return
+    if config.option.numprocesses is not None or config.option.dist != "no" or config.option.usepdb:
+        return
+    config.option.numprocesses = "auto"
+    config.option.dist = "loadgroup"
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """Twice the cores: most tests wait on servers, subprocesses and timeouts rather than compute.
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` chooses otherwise."""
+    chosen = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS")
+    return int(chosen) if chosen else 2 * len(os.sched_getaffinity(0))

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import importlib.util
+import io
 import os
 import re
 import subprocess
 import sys
 import textwrap
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import pytest
@@ -307,3 +309,24 @@ def sandbox_packs() -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture
+def start_following(monkeypatch: pytest.MonkeyPatch) -> Callable[[Path, io.StringIO], None]:
+    """``start_following(path, out)``: ``lorenz calls --follow``'s loop on ``path`` in a thread, returned
+    once it waits at the end of the file (what is appended then is what it must print)."""
+    from lorenz.calllog import reader
+
+    polling = threading.Event()
+
+    def sleep(seconds: float) -> None:
+        polling.set()
+        time.sleep(seconds)
+
+    monkeypatch.setattr(reader, "time", SimpleNamespace(sleep=sleep))
+
+    def start(path: Path, out: io.StringIO) -> None:
+        threading.Thread(target=reader.follow, args=(path, out), kwargs={"poll_seconds": 0.02}, daemon=True).start()
+        assert polling.wait(30), "follow never reached the end of the log"
+
+    return start

@@ -1,13 +1,14 @@
 """Real upstream servers for the ``mcp`` pack's tests, and ``lorenz serve`` in a subprocess.
 
 ``mcp-server-time`` (PyPI) gets a venv of its own and ``@modelcontextprotocol/server-everything``
-(npm) a prefix of its own, both under ``.pytest_cache/lorenz-mcp`` and made once; a test needing
-one is skipped, saying why, when it cannot be installed. The SDK's own ``MCPServer`` is served
-over Streamable HTTP from this process.
+(npm) a prefix of its own, both under ``.pytest_cache/lorenz-mcp`` and made once (under a file lock:
+parallel workers share them); a test needing one is skipped, saying why, when it cannot be installed.
+The SDK's own ``MCPServer`` is served over Streamable HTTP from this process.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -26,8 +27,15 @@ _SERVE_URL = re.compile(r" at (http://127\.0\.0\.1:\d+/mcp)")
 
 
 def _install(marker: Path, steps: list[list[str]], what: str) -> None:
-    if marker.exists():
-        return
+    CACHE.mkdir(parents=True, exist_ok=True)
+    # One installer at a time: parallel test workers share the cache, and the second waits for the first.
+    with (CACHE / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not marker.exists():
+            _run_steps(steps, what)
+
+
+def _run_steps(steps: list[list[str]], what: str) -> None:
     for step in steps:
         try:
             done = subprocess.run(step, capture_output=True, text=True, timeout=600, check=False)
