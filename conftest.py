@@ -58,12 +58,15 @@ def short_timeouts() -> ShortTimeouts:
 
 
 # Set here rather than in pyproject's addopts: an `-n` there is an unknown option under `-p no:xdist`,
-# and both that and `-n0` must still run the suite in one process for debugging.
+# and that and `-n0` must still run the suite in one process for debugging.
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
-    """Run on xdist workers (``--dist loadgroup``) unless told otherwise: ``-n``, ``--dist``, ``--pdb``."""
+    """The whole suite (``python -m pytest``, no paths) runs on xdist workers, ``--dist loadgroup``;
+    named paths, ``-n``, ``--dist`` or ``--pdb`` run as asked (``-n auto`` spreads a subset)."""
     # Runs before xdist's own tryfirst hook (a conftest registers after it), which starts the workers.
     if hasattr(config, "workerinput") or not config.pluginmanager.hasplugin("xdist"):
+        return
+    if config.args_source is not pytest.Config.ArgsSource.TESTPATHS:
         return
     if config.option.numprocesses is not None or config.option.dist != "no" or config.option.usepdb:
         return
