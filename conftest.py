@@ -80,3 +80,11 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     ``PYTEST_XDIST_AUTO_NUM_WORKERS`` chooses otherwise."""
     chosen = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS")
     return int(chosen) if chosen else 2 * len(os.sched_getaffinity(0))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On an xdist worker the tests marked ``slow``, then ``fuzz``, go first (each in their order):
+    they start while the workers are fresh and the quick ones fill the gaps, rather than one long
+    test ending the run alone."""
+    if hasattr(config, "workerinput"):
+        items.sort(key=lambda item: (item.get_closest_marker("slow") is None, item.get_closest_marker("fuzz") is None))
