@@ -77,8 +77,9 @@ class Acme:
         if name == "acme_thread":  # a thread that never returns, awaited without abandon_on_cancel
             await anyio.to_thread.run_sync(time.sleep, 10**6)
         if name == "acme_sleep":
+            began = time.monotonic()
             await asyncio.sleep(input.get("seconds", 0.5))
-            return tool_success({"pid": os.getpid()})
+            return tool_success({"pid": os.getpid(), "began": began, "ended": time.monotonic()})
         if name == "acme_log":
             print("acme says", input.get("text"), file=sys.stderr)
             print("acme prints to stdout too")
