@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -234,3 +235,36 @@ def test_an_upstream_tool_the_host_cannot_serve_never_blocks_a_reload(serve: Any
         _until(lambda: anyio.run(names) == set(), served.stderr)
         assert _health(served)["reloadFailed"] is False
         assert served.stderr().count("v_bad/name") == 1  # logged once, however often it is mounted again
+
+
+def test_tools_listed_between_the_mount_and_the_attach_reach_the_host(
+    time_server: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An upstream that answers after the mount's wait but before the host attaches its instance
+    still tells the host (it once went unheard, and the instance stayed without tools)."""
+    from lorenz import PackInstance, Settings
+    from lorenz_mcp import pack as mcp_pack
+
+    monkeypatch.setattr(mcp_pack, "MOUNT_WAIT_SECONDS", 0.1)
+    gate = tmp_path / "gate"
+    slow = [
+        sys.executable,
+        "-c",
+        "import os, sys, time\nwhile not os.path.exists(sys.argv[1]): time.sleep(0.05)\n"
+        "os.execv(sys.argv[2], sys.argv[2:])",
+        str(gate),
+        *time_server,
+    ]
+    settings = Settings(tool_options={"mcp": {"command": slow}})
+    pack = mcp_pack.McpPack()
+    changed = threading.Event()
+    instance = PackInstance(name="later", settings=settings, tools_changed=changed.set)
+    try:
+        assert pack.tool_specs(settings) == []  # mounted before the upstream answered
+        gate.write_text("go")
+        _until(lambda: pack.health(instance) is None, lambda: str(pack.health(instance)))  # it answered
+        pack.attach(instance)
+        assert changed.wait(10)
+        assert {spec.name for spec in pack.tool_specs(settings)} == {"get_current_time", "convert_time"}
+    finally:
+        pack.close()
