@@ -15,10 +15,13 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import anyio
+import mcp
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -117,6 +120,24 @@ class Served:
 
     def stderr(self) -> str:
         return "".join(self.lines)
+
+    def tools(self) -> set[str]:
+        """The tool names a new client is given now."""
+
+        async def names() -> set[str]:
+            async with mcp.Client(self.url) as client:
+                return {tool.name for tool in (await client.list_tools()).tools}
+
+        return anyio.run(names)
+
+    def until_listed(self, want: set[str], seconds: float = 120) -> None:
+        """Wait until a new client is given ``want`` (among others): an upstream slower than the
+        mount's 5 s wait, as on a loaded machine, is mounted without tools and listed once it answers."""
+        deadline = time.monotonic() + seconds
+        while not want <= (found := self.tools()):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{sorted(want - found)} never listed:\n{self.stderr()}")
+            time.sleep(0.2)
 
     def stop(self) -> None:
         """SIGTERM (the host stops its upstreams on the way out), then SIGKILL if it lingers."""

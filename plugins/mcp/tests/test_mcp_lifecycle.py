@@ -67,6 +67,7 @@ def test_reload_and_shutdown_stop_the_upstreams_they_drop(time_server: list[str]
     one = {"command": time_server, "env": {"WHICH": "one"}, "prefix": "one_"}
     two = {"command": time_server, "env": {"WHICH": "two"}, "prefix": "two_"}
     served = serve(f"tools:\n  first: {_entry(one)}\n  second: {_entry(two)}\n")
+    served.until_listed({"one_get_current_time", "two_get_current_time"})
     before = _children(served.process.pid)
     assert len(before) == 2, served.stderr()
 
@@ -148,6 +149,7 @@ def test_upstream_list_changed_remounts_and_reaches_clients(changing_upstream: s
     served = serve(
         f"tools:\n  vendor: {_entry({'url': changing_upstream, 'prefix': 'v_'})}\nserver:\n  stateful: true\n"
     )
+    served.until_listed({"v_grow"})
     told = anyio.Event()
 
     async def on_message(message: Any) -> None:
