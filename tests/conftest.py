@@ -10,10 +10,9 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -311,22 +310,33 @@ def sandbox_packs() -> ModuleType:
     return module
 
 
+class _Stop(threading.Event):
+    """The follower's stop event, which also says when the follower first waits at the log's end."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.polling = threading.Event()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.polling.set()
+        return super().wait(timeout)
+
+
 @pytest.fixture
-def start_following(monkeypatch: pytest.MonkeyPatch) -> Callable[[Path, io.StringIO], None]:
+def start_following() -> Iterator[Callable[[Path, io.StringIO], None]]:
     """``start_following(path, out)``: ``lorenz calls --follow``'s loop on ``path`` in a thread, returned
     once it waits at the end of the file (what is appended then is what it must print)."""
-    from lorenz.calllog import reader
+    from lorenz.calllog.reader import follow
 
-    polling = threading.Event()
-
-    def sleep(seconds: float) -> None:
-        polling.set()
-        time.sleep(seconds)
-
-    monkeypatch.setattr(reader, "time", SimpleNamespace(sleep=sleep))
+    stops: list[_Stop] = []
 
     def start(path: Path, out: io.StringIO) -> None:
-        threading.Thread(target=reader.follow, args=(path, out), kwargs={"poll_seconds": 0.02}, daemon=True).start()
-        assert polling.wait(30), "follow never reached the end of the log"
+        stop = _Stop()
+        stops.append(stop)
+        kwargs = {"poll_seconds": 0.02, "stop": stop}
+        threading.Thread(target=follow, args=(path, out), kwargs=kwargs, daemon=True).start()
+        assert stop.polling.wait(30), "follow never reached the end of the log"
 
-    return start
+    yield start
+    for stop in stops:
+        stop.set()
