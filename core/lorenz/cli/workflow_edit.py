@@ -19,11 +19,11 @@ from .output import UsageError
 
 __all__ = [
     "FrontMatter",
+    "mounted_packs",
     "option_value",
     "read_front_matter",
     "set_tool_entries",
     "set_tool_pack",
-    "mounted_packs",
     "workflow_keys",
     "workflow_target",
     "write_validated",
