@@ -535,3 +535,25 @@ async def test_a_request_that_arrives_whole_is_answered_before_the_loop_turns() 
     protocol.data_received(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\n{}")  # keep-alive
     assert transport.sent.count(b"HTTP/1.1 200 ") == 2
     protocol.connection_lost(None)
+
+
+def test_a_port_in_use_names_a_free_one(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 44: ``Address already in use`` says what to serve with instead, a port free right now."""
+    import re
+    import socket
+
+    from lorenz.host.http.listening import listen
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert listen("127.0.0.1", port) is None
+    err = capsys.readouterr().err
+    found = re.fullmatch(
+        rf"lorenz: cannot listen on 127\.0\.0\.1:{port}: Address already in use; "
+        r"serve with --port 0 to take a free port, or --port (\d+) \(free now\)\n",
+        err,
+    )
+    assert found is not None, err
+    assert int(found.group(1)) not in (0, port)
