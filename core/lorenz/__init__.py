@@ -26,6 +26,12 @@ _EXPORTS: dict[str, str] = {
     "TrackerContext": "lorenz.contracts",
     "RuntimeTrackerClient": "lorenz.contracts",
     "ResolveSecret": "lorenz.contracts",
+    # call middleware (lorenz_call_middleware)
+    "Call": "lorenz.middleware",
+    "CallNext": "lorenz.middleware",
+    "Middleware": "lorenz.middleware",
+    "MiddlewareProvider": "lorenz.middleware",
+    "refusal": "lorenz.middleware",
     # permissions (server.sandboxed_packs)
     "Permissions": "lorenz.sandbox.permissions",
     "SandboxedCommand": "lorenz.sandbox.command",
@@ -172,6 +178,11 @@ if TYPE_CHECKING:
     from .issue import normalize_issue as normalize_issue
     from .issue import normalize_state_type as normalize_state_type
     from .lazy import lazy_exports as lazy_exports
+    from .middleware import Call as Call
+    from .middleware import CallNext as CallNext
+    from .middleware import Middleware as Middleware
+    from .middleware import MiddlewareProvider as MiddlewareProvider
+    from .middleware import refusal as refusal
     from .mounting.mount import MountError as MountError
     from .mounting.mount import PackFailure as PackFailure
     from .mounting.mount import execute_mounted_tool as execute_mounted_tool
