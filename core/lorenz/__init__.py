@@ -34,6 +34,9 @@ _EXPORTS: dict[str, str] = {
     "refusal": "lorenz.middleware",
     # permissions (server.sandboxed_packs)
     "Permissions": "lorenz.sandbox.permissions",
+    "SandboxedCommand": "lorenz.sandbox.command",
+    "sandboxed_command": "lorenz.sandbox.command",
+    "SandboxUnavailable": "lorenz.sandbox.host",
     # results
     "ToolResult": "lorenz.results",
     "tool_success": "lorenz.results",
@@ -210,6 +213,9 @@ if TYPE_CHECKING:
     from .results import tool_failure as tool_failure
     from .results import tool_success as tool_success
     from .results import unsupported_tool_failure as unsupported_tool_failure
+    from .sandbox.command import SandboxedCommand as SandboxedCommand
+    from .sandbox.command import sandboxed_command as sandboxed_command
+    from .sandbox.host import SandboxUnavailable as SandboxUnavailable
     from .sandbox.permissions import Permissions as Permissions
     from .schemas import plain_text as plain_text
     from .schemas import strict_object_schema as strict_object_schema
