@@ -1,0 +1,145 @@
+"""JSON Schema (as OpenAPI writes it) → the source of attrs fields for a generated tool: a Python
+type, a default, and ``describe(...)`` with the keywords the kit checks (enum, bounds, lengths,
+pattern, format). What a field type cannot say (arrays, objects, combinators) is kept verbatim as
+``describe(schema=...)`` over ``list[Any]`` / ``dict[str, Any]`` / ``Any``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from attrs import frozen
+
+from .names import class_name, snake
+
+__all__ = ["Field", "Model", "json_schema", "model_source", "object_fields"]
+
+_SCALARS = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
+_CHECKED = ("enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength")
+_CHECKED += ("maxLength", "pattern", "format", "minItems", "maxItems")
+#: OpenAPI's own keywords, not JSON Schema's (``nullable`` is rewritten as a ``"null"`` type).
+_OPENAPI_ONLY = frozenset({"nullable", "discriminator", "xml", "externalDocs", "example", "readOnly", "writeOnly"})
+
+
+@frozen(kw_only=True)
+class Field:
+    name: str  # the attribute
+    wire: str  # the key the API uses
+    annotation: str
+    default: str | None  # Python source; None: required
+    describe: str  # the describe(...) call's source
+
+
+@frozen(kw_only=True)
+class Model:
+    name: str
+    doc: str
+    fields: tuple[Field, ...]
+
+
+def json_schema(schema: Any) -> Any:
+    """``schema`` as JSON Schema 2020-12: OpenAPI 3.0's ``nullable`` as a ``"null"`` type, ``example``
+    as ``examples``, OpenAPI-only keywords dropped."""
+    if isinstance(schema, list):
+        return [json_schema(item) for item in schema]
+    if not isinstance(schema, Mapping):
+        return schema
+    out = {key: json_schema(value) for key, value in schema.items() if key not in _OPENAPI_ONLY}
+    if schema.get("nullable") is True and isinstance(out.get("type"), str):
+        out["type"] = [out["type"], "null"]
+    if "example" in schema and "examples" not in out:
+        out["examples"] = [schema["example"]]
+    return out
+
+
+def _types(schema: Mapping[str, Any]) -> tuple[str | None, bool]:
+    """The one non-null JSON type of ``schema`` (or ``None``) and whether it admits null."""
+    kind = schema.get("type")
+    kinds = kind if isinstance(kind, list) else [kind] if kind else []
+    nullable = "null" in kinds or schema.get("nullable") is True
+    rest = [k for k in kinds if k != "null"]
+    return (rest[0] if len(rest) == 1 else None), nullable
+
+
+def _field(key: str, schema: Any, *, required: bool, note: str | None = None) -> Field:
+    schema = schema if isinstance(schema, Mapping) else {}
+    kind, nullable = _types(schema)
+    text = (note or schema.get("description") or schema.get("title") or "").strip()
+    text = " ".join(text.split()) or f"The API's {key!r} value."
+    keywords: dict[str, Any] = {}
+    if kind in _SCALARS and not any(k in schema for k in ("oneOf", "anyOf", "allOf", "not")):
+        annotation = _SCALARS[kind]
+        keywords = {k: schema[k] for k in _CHECKED if k in schema}
+    else:
+        annotation = {"array": "list[Any]", "object": "dict[str, Any]"}.get(kind or "", "Any")
+        keywords = {"schema": json_schema(schema)}
+    if "examples" not in keywords and "example" in schema:
+        keywords["examples"] = [schema["example"]]
+    default: str | None = None
+    if not required:
+        if "default" in schema and schema["default"] is not None and annotation in _SCALARS.values():
+            default = repr(schema["default"])
+        else:
+            default = "None"
+    if (nullable or default == "None") and annotation != "Any":
+        annotation += " | None"
+    name = snake(key)
+    args = [repr(text), *(f"{k}={v!r}" for k, v in keywords.items())]
+    if name != key:
+        args.append(f"wire={key!r}")
+    return Field(name=name, wire=key, annotation=annotation, default=default, describe=f"describe({', '.join(args)})")
+
+
+def object_fields(schema: Any, *, taken: set[str] | None = None) -> list[Field] | None:
+    """The fields of an object schema with ``properties``; ``None`` for any other shape."""
+    if not isinstance(schema, Mapping) or not isinstance(schema.get("properties"), Mapping):
+        return None
+    if any(k in schema for k in ("oneOf", "anyOf")):
+        return None
+    required = set(schema.get("required") or ())
+    out = []
+    for key, sub in schema["properties"].items():
+        field = _field(str(key), sub, required=key in required)
+        if taken is not None:
+            while field.name in taken:
+                field = Field(
+                    name=field.name + "_",
+                    wire=field.wire,
+                    annotation=field.annotation,
+                    default=field.default,
+                    describe=field.describe if "wire=" in field.describe else field.describe[:-1] + f", wire={key!r})",
+                )
+            taken.add(field.name)
+        out.append(field)
+    return out
+
+
+def parameter_field(parameter: Mapping[str, Any], taken: set[str]) -> Field:
+    """The field for one path/query/header parameter."""
+    key = str(parameter["name"])
+    schema = parameter.get("schema") or {}
+    field = _field(key, schema, required=bool(parameter.get("required")), note=parameter.get("description"))
+    name = field.name
+    while name in taken:
+        name += "_"
+    taken.add(name)
+    if name == field.name:
+        return field
+    describe = field.describe if "wire=" in field.describe else field.describe[:-1] + f", wire={key!r})"
+    return Field(name=name, wire=key, annotation=field.annotation, default=field.default, describe=describe)
+
+
+def wrapper_field(key: str, schema: Any, text: str) -> Field:
+    """A required field holding a whole JSON value (a list, or a body no class can say)."""
+    return _field(key, schema if isinstance(schema, Mapping) and schema else {}, required=True, note=text)
+
+
+def model_source(model: Model) -> str:
+    """The ``@frozen(kw_only=True)`` class's source."""
+    lines = ["@frozen(kw_only=True)", f"class {class_name(model.name)}:", f'    """{model.doc}"""']
+    if model.fields:
+        lines.append("")
+    for field in model.fields:
+        default = f"default={field.default}, " if field.default is not None else ""
+        lines.append(f"    {field.name}: {field.annotation} = field({default}metadata={field.describe})")
+    return "\n".join(lines) + "\n"
