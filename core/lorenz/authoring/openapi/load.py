@@ -70,19 +70,25 @@ def load_document(source: str) -> dict[str, Any]:
     if not version.startswith(("3.0", "3.1")):
         found = f"openapi: {version}" if version else "no openapi key (Swagger 2.0 is not supported)"
         raise OpenAPIError(f"{source}: /openapi: expected an OpenAPI 3.0 or 3.1 document, found {found}")
+    # Inlined first: a $ref that does not resolve is named by where it sits, not by the resolver.
+    inlined: dict[str, Any] = _Inliner(base, dict(document), source).inline(document, base, (), "")
     _validate(dict(document), base, source)
-    return _Inliner(base, dict(document)).inline(document, base, ())
+    return inlined
 
 
 def _validate(document: dict[str, Any], base: str, source: str) -> None:
-    from openapi_spec_validator import validate
-    from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
+    try:
+        from openapi_spec_validator import validate
+        from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
+    except ImportError:
+        msg = "checking an OpenAPI document needs the openapi extra: pip install 'lorenz-core[openapi]'"
+        raise OpenAPIError(msg) from None
 
     try:
         validate(document, base_uri=base)
     except OpenAPIValidationError as exc:
-        pointer = "/" + "/".join(str(part).replace("~", "~0").replace("/", "~1") for part in exc.absolute_path)
-        raise OpenAPIError(f"{source}: {pointer}: {exc.message}") from None
+        pointer = "/" + "/".join(_escape(part) for part in exc.absolute_path)
+        raise OpenAPIError(f"{source}: {pointer}: {exc.message.splitlines()[0]}") from None
     except Exception as exc:  # an unresolvable $ref surfaces as the resolver's own error
         raise OpenAPIError(f"{source}: {type(exc).__name__}: {exc}") from None
 
@@ -91,7 +97,8 @@ class _Inliner:
     """Replaces each ``$ref`` by what it points to, through a :mod:`referencing` registry that
     retrieves the files beside the document."""
 
-    def __init__(self, base: str, document: dict[str, Any]) -> None:
+    def __init__(self, base: str, document: dict[str, Any], source: str) -> None:
+        self.source = source
         from referencing import Registry, Resource
         from referencing.jsonschema import DRAFT202012
 
@@ -101,11 +108,11 @@ class _Inliner:
         root = Resource(contents=document, specification=DRAFT202012)
         self.registry: Any = Registry(retrieve=retrieve).with_resource(base, root)  # type: ignore[call-arg]
 
-    def inline(self, node: Any, base: str, chain: tuple[str, ...]) -> Any:
+    def inline(self, node: Any, base: str, chain: tuple[str, ...], where: str) -> Any:
         from referencing.exceptions import Unresolvable
 
         if isinstance(node, list):
-            return [self.inline(item, base, chain) for item in node]
+            return [self.inline(item, base, chain, f"{where}/{i}") for i, item in enumerate(node)]
         if not isinstance(node, Mapping):
             return node
         ref = node.get("$ref")
@@ -115,10 +122,15 @@ class _Inliner:
                 return {"type": "object", "description": f"(recursive: {ref})"}
             try:
                 resolved = self.registry.resolver(base_uri=base).lookup(ref)
-            except Unresolvable as exc:
-                raise OpenAPIError(f"$ref {ref!r} does not resolve: {exc}") from None
+            except (Unresolvable, OpenAPIError) as exc:
+                problem = "no such file or pointer" if isinstance(exc, Unresolvable) else str(exc)
+                raise OpenAPIError(f"{self.source}: {where}/$ref: {ref!r} does not resolve ({problem})") from None
             contents = resolved.contents
             siblings = {key: value for key, value in node.items() if key != "$ref"}
             merged = {**contents, **siblings} if isinstance(contents, Mapping) else contents
-            return self.inline(merged, target.partition("#")[0], (*chain, target))
-        return {key: self.inline(value, base, chain) for key, value in node.items()}
+            return self.inline(merged, target.partition("#")[0], (*chain, target), where)
+        return {key: self.inline(value, base, chain, f"{where}/{_escape(key)}") for key, value in node.items()}
+
+
+def _escape(key: Any) -> str:
+    return str(key).replace("~", "~0").replace("/", "~1")

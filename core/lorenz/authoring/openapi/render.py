@@ -192,5 +192,7 @@ def render_generated(pack: str, cls: str, api: Api, ops: Sequence[Operation], so
         text, found = _tool_source(pack, name, op, api)
         tools.append(text)
         funcs += found
+    if any("Literal[" in text for text in tools):
+        helpers = helpers.replace("from typing import Any, TypeVar", "from typing import Any, Literal, TypeVar")
     listing = "TOOLS: list[Tool[Any, Any]] = [" + ", ".join(funcs) + "]\n"
     return helpers + "\n\n" + "\n\n".join(tools) + "\n\n" + listing

@@ -15,7 +15,7 @@ from .names import class_name, snake
 __all__ = ["Field", "Model", "json_schema", "model_source", "object_fields"]
 
 _SCALARS = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
-_CHECKED = ("enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength")
+_CHECKED = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength")
 _CHECKED += ("maxLength", "pattern", "format", "minItems", "maxItems")
 #: OpenAPI's own keywords, not JSON Schema's (``nullable`` is rewritten as a ``"null"`` type).
 _OPENAPI_ONLY = frozenset({"nullable", "discriminator", "xml", "externalDocs", "example", "readOnly", "writeOnly"})
@@ -69,7 +69,10 @@ def _field(key: str, schema: Any, *, required: bool, note: str | None = None) ->
     keywords: dict[str, Any] = {}
     if kind in _SCALARS and not any(k in schema for k in ("oneOf", "anyOf", "allOf", "not")):
         annotation = _SCALARS[kind]
-        keywords = {k: schema[k] for k in _CHECKED if k in schema}
+        keywords = {k: schema[k] for k in _CHECKED if k in schema and k != "enum"}
+        values = [v for v in schema.get("enum") or () if v is not None]
+        if values and all(isinstance(v, str | int) and not isinstance(v, bool) for v in values):
+            annotation = f"Literal[{', '.join(map(repr, values))}]"  # the kit advertises it as an enum
     else:
         annotation = {"array": "list[Any]", "object": "dict[str, Any]"}.get(kind or "", "Any")
         keywords = {"schema": json_schema(schema)}
@@ -77,12 +80,14 @@ def _field(key: str, schema: Any, *, required: bool, note: str | None = None) ->
         keywords["examples"] = [schema["example"]]
     default: str | None = None
     if not required:
-        if "default" in schema and schema["default"] is not None and annotation in _SCALARS.values():
+        if "default" in schema and schema["default"] is not None and kind in _SCALARS:
             default = repr(schema["default"])
         else:
             default = "None"
     if (nullable or default == "None") and annotation != "Any":
         annotation += " | None"
+        if "schema" in keywords and not nullable:  # a verbatim schema must admit the default
+            keywords["schema"] = {"anyOf": [keywords["schema"], {"type": "null"}]}
     name = snake(key)
     args = [repr(text), *(f"{k}={v!r}" for k, v in keywords.items())]
     if name != key:

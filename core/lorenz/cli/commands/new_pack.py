@@ -15,7 +15,10 @@ def run(args: argparse.Namespace) -> int:
     from lorenz.authoring.scaffold import new_pack
 
     try:
-        written = new_pack(args.name, Path(args.dir) if args.dir else None, tracker=args.tracker)
+        if args.from_openapi:
+            written = _from_openapi(args)
+        else:
+            written = new_pack(args.name, Path(args.dir) if args.dir else None, tracker=args.tracker)
     except (ValueError, OSError) as exc:
         raise UsageError(str(exc)) from exc
     root = written[0].parent
@@ -24,10 +27,36 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _from_openapi(args: argparse.Namespace) -> list[Path]:
+    from lorenz.authoring.openapi import new_openapi_pack
+
+    if args.tracker:
+        raise UsageError("--tracker and --from-openapi do not go together")
+
+    def listed(values: list[str] | None) -> list[str]:
+        return [item.strip() for value in values or () for item in value.split(",") if item.strip()]
+
+    return new_openapi_pack(
+        args.name,
+        args.from_openapi,
+        Path(args.dir) if args.dir else None,
+        include=listed(args.include),
+        exclude=listed(args.exclude),
+        max_tools=args.max_tools,
+        deprecated=args.deprecated,
+    )
+
+
 def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", help="pack name: a lowercase Python identifier; tools are prefixed NAME_")
     parser.add_argument("--dir", help="project directory (default: ./lorenz-NAME)")
     parser.add_argument("--tracker", action="store_true", help="also write a tracker that mounts the pack")
+    openapi = parser.add_argument_group("from an OpenAPI document (needs lorenz-core[openapi])")
+    openapi.add_argument("--from-openapi", metavar="SPEC", help="generate the tools from an OpenAPI 3.0/3.1 file or URL")
+    openapi.add_argument("--include", action="append", metavar="IDS", help="operation ids, tags or /path/globs to keep")
+    openapi.add_argument("--exclude", action="append", metavar="IDS", help="operation ids, tags or /path/globs to drop")
+    openapi.add_argument("--max-tools", type=int, metavar="N", help="refuse a selection of more than N operations")
+    openapi.add_argument("--deprecated", action="store_true", help="also generate deprecated operations")
 
 
 COMMAND = Command(
@@ -35,7 +64,11 @@ COMMAND = Command(
     help="write a new tool pack project (its own distribution) from a template",
     description="Write a complete pack project, its own distribution: typed tools, tests, and the entry point that "
     "makes Lorenz find it once installed.",
-    examples=("lorenz new-pack acme", "lorenz new-pack acme_crm --dir ~/src/lorenz-acme-crm --tracker"),
+    examples=(
+        "lorenz new-pack acme",
+        "lorenz new-pack acme_crm --dir ~/src/lorenz-acme-crm --tracker",
+        "lorenz new-pack petstore --from-openapi petstore.yaml --include pets",
+    ),
     arguments=_arguments,
     run=run,
     brief=True,
