@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -56,6 +57,16 @@ def test_generated_projects_check_clean(projects: dict[str, Path]) -> None:
             )
             assert result.returncode == 0, f"{name}: {result.stdout}{result.stderr}"
         assert lint_path(project).diagnostics == (), name
+        env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+            cwd=project,
+            env={**env, "PYTHONPATH": str(project)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 0, f"{name}: {result.stdout}{result.stderr}"
     packages = [str(project / f"lorenz_{name}") for name, project in projects.items()]
     result = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--no-incremental", *packages],
@@ -97,7 +108,9 @@ def _api(routes: dict[str, httpx.Response], seen: list[httpx.Request]) -> httpx.
 
 
 @pytest.mark.anyio
-async def test_petstore_tools_answer_with_structured_content(projects: dict[str, Path], lorenz_host: HostFactory) -> None:
+async def test_petstore_tools_answer_with_structured_content(
+    projects: dict[str, Path], lorenz_host: HostFactory
+) -> None:
     """A 200 becomes structured content matching the output schema; the query goes along."""
     pet = {"id": 7, "name": "Rex", "tag": "dog", "owner": "not in the schema"}
     seen: list[httpx.Request] = []
@@ -191,7 +204,12 @@ def test_names_are_unique_and_portable() -> None:
     """Operation ids in snake_case, method and path without one, duplicates numbered, ≤ 64 characters."""
     names = tool_names(
         "acme",
-        [("listPets", "get", "/pets"), (None, "get", "/pets/{petId}"), ("list_pets", "get", "/x"), ("x" * 80, "post", "/")],
+        [
+            ("listPets", "get", "/pets"),
+            (None, "get", "/pets/{petId}"),
+            ("list_pets", "get", "/x"),
+            ("x" * 80, "post", "/"),
+        ],
     )
     assert names[:3] == ["acme_list_pets", "acme_get_pets_by_pet_id", "acme_list_pets_2"]
     assert all(len(name) <= MAX_TOOL_NAME for name in names)
@@ -219,7 +237,9 @@ def test_invalid_documents_name_the_pointer(tmp_path: Path, text: str, message: 
 def test_cli_from_openapi(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`lorenz new-pack NAME --from-openapi SPEC --include ...` writes the project; errors are one line."""
     out = tmp_path / "proj"
-    assert main(["new-pack", "pets", "--from-openapi", str(PETSTORE), "--include", "showPetById", "--dir", str(out)]) == 0
+    assert (
+        main(["new-pack", "pets", "--from-openapi", str(PETSTORE), "--include", "showPetById", "--dir", str(out)]) == 0
+    )
     assert "pets_show_pet_by_id" in (out / "lorenz_pets" / "generated.py").read_text(encoding="utf-8")
     assert "pets_list_pets" not in (out / "lorenz_pets" / "generated.py").read_text(encoding="utf-8")
     assert main(["new-pack", "pets", "--from-openapi", str(PETSTORE), "--tracker"]) == 1

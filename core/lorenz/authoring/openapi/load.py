@@ -103,10 +103,10 @@ class _Inliner:
         from referencing.jsonschema import DRAFT202012
 
         def retrieve(uri: str) -> Resource[Any]:
-            return Resource(contents=_read(uri), specification=DRAFT202012)
+            return DRAFT202012.create_resource(_read(uri))
 
-        root = Resource(contents=document, specification=DRAFT202012)
-        self.registry: Any = Registry(retrieve=retrieve).with_resource(base, root)  # type: ignore[call-arg]
+        registry: Registry[Any] = Registry(retrieve=retrieve)  # type: ignore[call-arg]
+        self.registry = registry.with_resource(base, DRAFT202012.create_resource(document))
 
     def inline(self, node: Any, base: str, chain: tuple[str, ...], where: str) -> Any:
         from referencing.exceptions import Unresolvable

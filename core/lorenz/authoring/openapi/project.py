@@ -115,9 +115,7 @@ def new_openapi_pack(
     written = new_pack(name, directory)
     root = written[0].parent
     module = root / names.module
-    (module / "tools.py").write_text(
-        _TOOLS.format(pack=names.pack, cls=names.cls, title=api.title), encoding="utf-8"
-    )
+    (module / "tools.py").write_text(_TOOLS.format(pack=names.pack, cls=names.cls, title=api.title), encoding="utf-8")
     (module / "generated.py").write_text(generated, encoding="utf-8")
     (root / "tests" / f"test_{names.pack}_pack.py").write_text(
         _TESTS.format(pack=names.pack, module=names.module), encoding="utf-8"
@@ -130,11 +128,16 @@ def new_openapi_pack(
             tool_names(names.pack, [(op.operation_id, op.method, op.path) for op in chosen]), chosen, strict=True
         )
     ]
-    env = f"{names.pack.upper()}_{'TOKEN' if api.credential == 'bearer' else 'API_KEY'}"
     (root / "README.md").write_text(
         _README.format(
-            distribution=names.distribution, title=api.title, source=spec, rows="\n".join(rows),
-            module=names.module, pack=names.pack, base_url=api.base_url or "https://api.example.com", env=env,
+            distribution=names.distribution,
+            title=api.title,
+            source=spec,
+            rows="\n".join(rows),
+            module=names.module,
+            pack=names.pack,
+            base_url=api.base_url or "https://api.example.com",
+            env=api.env(names.pack),
         ),
         encoding="utf-8",
     )

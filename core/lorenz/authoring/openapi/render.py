@@ -42,6 +42,10 @@ class Api:
     credential: str | None  # header / query / bearer / basic
     credential_name: str  # the header or query parameter name
 
+    def env(self, pack: str) -> str:
+        """The environment variable the credential is read from."""
+        return f"{pack.upper()}_{'TOKEN' if self.credential == 'bearer' else 'API_KEY'}"
+
 
 def _server_url(server: Mapping[str, Any]) -> str:
     url = str(server.get("url") or "")
@@ -75,7 +79,10 @@ def api_of(document: Mapping[str, Any], ops: Sequence[Operation]) -> Api:
             credential = "bearer"  # an access token the operator obtains
     title = str((document.get("info") or {}).get("title") or "the API")
     return Api(
-        title=title, base_url=absolute[0] if absolute else "", hosts=tuple(hosts), credential=credential,
+        title=title,
+        base_url=absolute[0] if absolute else "",
+        hosts=tuple(hosts),
+        credential=credential,
         credential_name=credential_name,
     )
 
@@ -114,8 +121,9 @@ def _tool_source(pack: str, name: str, op: Operation, api: Api) -> tuple[str, li
         else:
             field = wrapper_field("body", op.body, "The request body, as the API takes it (JSON).")
             if not op.body_required:
-                field = Field(name=field.name, wire="body", annotation=field.annotation, default="None",
-                              describe=field.describe)
+                field = Field(
+                    name=field.name, wire="body", annotation=field.annotation, default="None", describe=field.describe
+                )
             body_fields = [field]
             body_source = f"args.{field.name}"
     fields = [f for _, f in params] + (body_fields or [])
@@ -150,7 +158,9 @@ def _tool_source(pack: str, name: str, op: Operation, api: Api) -> tuple[str, li
     if op.secured and api.credential:
         call.append("secured=True")
     received = "status, _" if shape == "status" else "_, data"
-    source = "\n\n".join(model_source(m) for m in models) + f"""
+    source = (
+        "\n\n".join(model_source(m) for m in models)
+        + f"""
 
 @tool(
     name={name!r},
@@ -165,13 +175,14 @@ async def {func}(ctx: CallContext, args: {base}Args) -> {output}:
     {received} = await _call({", ".join(call)})
     return {convert.format(cls=output)}
 """
+    )
     return source, [func]
 
 
 def render_generated(pack: str, cls: str, api: Api, ops: Sequence[Operation], source: str) -> str:
     """The whole ``generated.py``."""
     names = tool_names(pack, [(op.operation_id, op.method, op.path) for op in ops])
-    env = f"{pack.upper()}_{'TOKEN' if api.credential in ('bearer',) else 'API_KEY'}"
+    env = api.env(pack)
     helpers = _HELPERS.read_text("utf-8")
     replacements = {
         "TITLE": _doc(api.title),

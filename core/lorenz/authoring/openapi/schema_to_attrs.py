@@ -15,8 +15,19 @@ from .names import class_name, snake
 __all__ = ["Field", "Model", "json_schema", "model_source", "object_fields"]
 
 _SCALARS = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
-_CHECKED = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength")
-_CHECKED += ("maxLength", "pattern", "format", "minItems", "maxItems")
+_CHECKED = (
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "minItems",
+    "maxItems",
+)
 #: OpenAPI's own keywords, not JSON Schema's (``nullable`` is rewritten as a ``"null"`` type).
 _OPENAPI_ONLY = frozenset({"nullable", "discriminator", "xml", "externalDocs", "example", "readOnly", "writeOnly"})
 

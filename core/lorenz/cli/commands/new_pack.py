@@ -52,7 +52,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dir", help="project directory (default: ./lorenz-NAME)")
     parser.add_argument("--tracker", action="store_true", help="also write a tracker that mounts the pack")
     openapi = parser.add_argument_group("from an OpenAPI document (needs lorenz-core[openapi])")
-    openapi.add_argument("--from-openapi", metavar="SPEC", help="generate the tools from an OpenAPI 3.0/3.1 file or URL")
+    openapi.add_argument(
+        "--from-openapi", metavar="SPEC", help="generate the tools from an OpenAPI 3.0/3.1 file or URL"
+    )
     openapi.add_argument("--include", action="append", metavar="IDS", help="operation ids, tags or /path/globs to keep")
     openapi.add_argument("--exclude", action="append", metavar="IDS", help="operation ids, tags or /path/globs to drop")
     openapi.add_argument("--max-tools", type=int, metavar="N", help="refuse a selection of more than N operations")
