@@ -13,7 +13,7 @@ from attrs import frozen
 
 from .load import OpenAPIError
 
-__all__ = ["MAX_UNCURATED", "Operation", "operations", "select"]
+__all__ = ["MAX_UNCURATED", "Operation", "by_tag", "json_schema_of", "operations", "select"]
 
 METHODS = ("get", "put", "post", "delete", "patch", "head")
 #: Above this many operations, a selection is required: agents do badly with hundreds of tools.
@@ -40,7 +40,7 @@ class Operation:
         return f"{self.method.upper()} {self.path}" + (f" ({self.operation_id})" if self.operation_id else "")
 
 
-def _json_schema_of(content: Any) -> Mapping[str, Any] | None:
+def json_schema_of(content: Any) -> Mapping[str, Any] | None:
     if not isinstance(content, Mapping):
         return None
     for media, entry in content.items():
@@ -77,7 +77,7 @@ def operations(document: Mapping[str, Any]) -> list[Operation]:
                     description=str(op.get("description") or "").strip(),
                     deprecated=bool(op.get("deprecated")),
                     parameters=tuple(p for p in params if p.get("in") in ("path", "query", "header")),
-                    body=_json_schema_of(body.get("content")),
+                    body=json_schema_of(body.get("content")),
                     body_required=bool(body.get("required")),
                     responses=op.get("responses") or {},
                     secured=bool(security),

@@ -10,6 +10,7 @@ from pathlib import Path
 from lorenz.authoring.scaffold import check_pack_name, new_pack
 
 from .load import load_document
+from .names import tool_names
 from .operations import operations, select
 from .render import api_of, render_generated
 
@@ -111,7 +112,9 @@ def new_openapi_pack(
     document = load_document(spec)
     chosen = select(operations(document), include=include, exclude=exclude, max_tools=max_tools, deprecated=deprecated)
     api = api_of(document, chosen)
-    generated = render_generated(names.pack, names.cls, api, chosen, Path(spec).name if "://" not in spec else spec)
+    named = tool_names(names.pack, [(op.operation_id, op.method, op.path) for op in chosen])
+    tools = list(zip(named, chosen, strict=True))
+    generated = render_generated(names.pack, names.cls, api, tools, Path(spec).name if "://" not in spec else spec)
     written = new_pack(name, directory)
     root = written[0].parent
     module = root / names.module
@@ -120,13 +123,8 @@ def new_openapi_pack(
     (root / "tests" / f"test_{names.pack}_pack.py").write_text(
         _TESTS.format(pack=names.pack, module=names.module), encoding="utf-8"
     )
-    from .names import tool_names
-
     rows = [
-        f"| `{tool}` | {op.method.upper()} `{op.path}`{': ' + op.summary if op.summary else ''} |"
-        for tool, op in zip(
-            tool_names(names.pack, [(op.operation_id, op.method, op.path) for op in chosen]), chosen, strict=True
-        )
+        f"| `{tool}` | {op.method.upper()} `{op.path}`{': ' + op.summary if op.summary else ''} |" for tool, op in tools
     ]
     (root / "README.md").write_text(
         _README.format(

@@ -12,8 +12,8 @@ from urllib.parse import urlsplit
 
 from attrs import frozen
 
-from .names import class_name, tool_names
-from .operations import Operation
+from .names import class_name
+from .operations import Operation, json_schema_of
 from .schema_to_attrs import Field, Model, model_source, object_fields, parameter_field, wrapper_field
 
 __all__ = ["Api", "api_of", "render_generated"]
@@ -89,14 +89,13 @@ def api_of(document: Mapping[str, Any], ops: Sequence[Operation]) -> Api:
 
 def _success(op: Operation) -> tuple[str, Any] | None:
     """``("object" | "items" | "result" | "status", schema)`` for the first documented 2xx."""
-    from .operations import _json_schema_of
-
     for status in sorted(str(s) for s in op.responses):
         if not status.startswith("2"):
             continue
-        schema = _json_schema_of((op.responses[status] or {}).get("content"))
-        if schema is None:
-            return ("status", None)
+        content = (op.responses[status] or {}).get("content")
+        schema = json_schema_of(content)
+        if schema is None:  # no body: the status; a body not JSON: its text
+            return ("result", {"type": "string"}) if content else ("status", None)
         if object_fields(schema) is not None:
             return ("object", schema)
         return ("items" if schema.get("type") == "array" else "result", schema)
@@ -179,9 +178,8 @@ async def {func}(ctx: CallContext, args: {base}Args) -> {output}:
     return source, [func]
 
 
-def render_generated(pack: str, cls: str, api: Api, ops: Sequence[Operation], source: str) -> str:
-    """The whole ``generated.py``."""
-    names = tool_names(pack, [(op.operation_id, op.method, op.path) for op in ops])
+def render_generated(pack: str, cls: str, api: Api, tools: Sequence[tuple[str, Operation]], source: str) -> str:
+    """The whole ``generated.py``, one tool per ``(name, operation)``."""
     env = api.env(pack)
     helpers = _HELPERS.read_text("utf-8")
     replacements = {
@@ -198,12 +196,12 @@ def render_generated(pack: str, cls: str, api: Api, ops: Sequence[Operation], so
     }
     for key, value in replacements.items():
         helpers = helpers.replace(f"@{key}@", value)
-    tools, funcs = [], []
-    for name, op in zip(names, ops, strict=True):
+    sources, funcs = [], []
+    for name, op in tools:
         text, found = _tool_source(pack, name, op, api)
-        tools.append(text)
+        sources.append(text)
         funcs += found
-    if any("Literal[" in text for text in tools):
+    if any("Literal[" in text for text in sources):
         helpers = helpers.replace("from typing import Any, TypeVar", "from typing import Any, Literal, TypeVar")
     listing = "TOOLS: list[Tool[Any, Any]] = [" + ", ".join(funcs) + "]\n"
-    return helpers + "\n\n" + "\n\n".join(tools) + "\n\n" + listing
+    return helpers + "\n\n" + "\n\n".join(sources) + "\n\n" + listing
