@@ -1,6 +1,7 @@
-"""``lorenz new-pack --from-openapi``: packs generated from the Petstore 3.0 document and a 3.1
-document split over two files check clean as generated (ruff, mypy --strict, ``lorenz lint``) and
-answer against a mock of the API; curation and invalid documents are refused by name."""
+"""``lorenz new-pack --from-openapi``: packs generated from the Petstore 3.0 document, a 3.1
+document split over two files and a document of odd shapes check clean as generated (ruff, mypy
+--strict, ``lorenz lint``, their own tests) and answer against a mock of the API; curation and
+invalid documents are refused by name."""
 
 from __future__ import annotations
 
@@ -27,17 +28,16 @@ from lorenz.testing import HostFactory
 FIXTURES = Path(__file__).parent / "fixtures" / "openapi"
 PETSTORE = FIXTURES / "petstore.yaml"
 NOTES = FIXTURES / "split" / "notes.json"
+ODD = FIXTURES / "odd.yaml"  # colliding names, awkward text, a key in the query, bodies of other shapes
 
 
 @pytest.fixture(scope="module")
 def projects(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     root = tmp_path_factory.mktemp("openapi")
-    made = {
-        "petstore": root / "lorenz-petstore",
-        "notes": root / "lorenz-notes",
-    }
+    made = {name: root / f"lorenz-{name}" for name in ("petstore", "notes", "odd")}
     new_openapi_pack("petstore", str(PETSTORE), made["petstore"])
     new_openapi_pack("notes", str(NOTES), made["notes"])
+    new_openapi_pack("odd", str(ODD), made["odd"])
     sys.path[:0] = [str(path) for path in made.values()]
     yield made
     for path in made.values():
@@ -168,6 +168,21 @@ async def test_credential_comes_from_the_option(projects: dict[str, Path], loren
     error = (refused.mcp.structured_content or {})["error"]
     assert error["reason"] == "unauthorized"
     assert "tools.notes.api_key" in error["message"]
+
+
+@pytest.mark.anyio
+async def test_odd_shapes_reach_the_api_as_documented(projects: dict[str, Path], lorenz_host: HostFactory) -> None:
+    """A key in the query, a header parameter, colliding keys apart, a server variable's default."""
+    seen: list[httpx.Request] = []
+    answer = {"fooBar": None, "foo_bar": 1.5, "class": True, "2nd": {"x": "y"}}
+    routes = {"GET https://eu.odd.example.test:8443/v2/describe": httpx.Response(200, json=answer)}
+    pack = _pack(projects, "odd").PACK
+    host = lorenz_host(pack, transport=_api(routes, seen), options={"odd": {"api_key": "k3y-value"}})
+    outcome = await host.call_tool("odd_describe", {"X-Trace-Id": "t1", "level": 2})
+    assert outcome.mcp.structured_content == answer
+    assert dict(seen[0].url.params) == {"page": "1", "level": "2", "api_key": "k3y-value"}
+    assert seen[0].headers["x-trace-id"] == "t1"
+    assert (await host.call("odd_describe", {"level": 4})).success is False  # not in the enum
 
 
 def _document(count: int, **extra: Any) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from lorenz.authoring.scaffold import check_pack_name, new_pack
 from .load import load_document
 from .names import tool_names
 from .operations import operations, select
-from .render import api_of, render_generated
+from .render import api_of, doc_text, render_generated
 
 __all__ = ["new_openapi_pack"]
 
@@ -118,7 +118,9 @@ def new_openapi_pack(
     written = new_pack(name, directory)
     root = written[0].parent
     module = root / names.module
-    (module / "tools.py").write_text(_TOOLS.format(pack=names.pack, cls=names.cls, title=api.title), encoding="utf-8")
+    (module / "tools.py").write_text(
+        _TOOLS.format(pack=names.pack, cls=names.cls, title=doc_text(api.title)), encoding="utf-8"
+    )
     (module / "generated.py").write_text(generated, encoding="utf-8")
     (root / "tests" / f"test_{names.pack}_pack.py").write_text(
         _TESTS.format(pack=names.pack, module=names.module), encoding="utf-8"

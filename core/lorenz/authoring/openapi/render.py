@@ -16,7 +16,7 @@ from .names import class_name
 from .operations import Operation, json_schema_of
 from .schema_to_attrs import Field, Model, model_source, object_fields, parameter_field, wrapper_field
 
-__all__ = ["Api", "api_of", "render_generated"]
+__all__ = ["Api", "api_of", "doc_text", "render_generated"]
 
 _HELPERS = files(__package__ or "lorenz.authoring.openapi").joinpath("helpers.py.txt")
 _HINTS = {
@@ -102,12 +102,25 @@ def _success(op: Operation) -> tuple[str, Any] | None:
     return None
 
 
-def _doc(text: str) -> str:
-    return " ".join(text.replace('"""', "'''").replace("\\", "\\\\").split())
+#: Names the generated module already binds: a handler named like one gets a ``_tool`` suffix.
+_BOUND = frozenset(
+    {"attrs", "base64", "describe", "failure_from", "field", "frozen", "hints", "httpx", "os", "quote", "re"}
+    | {"redact_text", "structure_strict", "tool"}
+)
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def doc_text(text: str) -> str:
+    """``text`` safe inside a docstring."""
+    return _words(text.replace("\\", "\\\\").replace('"""', "'''"))
 
 
 def _tool_source(pack: str, name: str, op: Operation, api: Api) -> tuple[str, list[str]]:
     func = name.removeprefix(pack + "_")
+    func = f"{func}_tool" if func in _BOUND else func
     base = class_name(func)
     taken: set[str] = set()
     params = [(p, parameter_field(p, taken)) for p in op.parameters]
@@ -118,11 +131,8 @@ def _tool_source(pack: str, name: str, op: Operation, api: Api) -> tuple[str, li
         if body_fields is not None:
             body_source = "{" + ", ".join(f"{f.wire!r}: args.{f.name}" for f in body_fields) + "}"
         else:
-            field = wrapper_field("body", op.body, "The request body, as the API takes it (JSON).")
-            if not op.body_required:
-                field = Field(
-                    name=field.name, wire="body", annotation=field.annotation, default="None", describe=field.describe
-                )
+            text = "The request body, as the API takes it (JSON)."
+            field = wrapper_field("body", op.body, text, required=op.body_required)
             body_fields = [field]
             body_source = f"args.{field.name}"
     fields = [f for _, f in params] + (body_fields or [])
@@ -143,9 +153,9 @@ def _tool_source(pack: str, name: str, op: Operation, api: Api) -> tuple[str, li
     models.append(Model(name=output, doc=f"What {name} answers.", fields=tuple(out_fields)))
     errors = sorted({_CONTRACTS[s] for s in map(str, op.responses) if s in _CONTRACTS})
     errors += ["UNAVAILABLE"] if any(str(s).startswith("5") for s in op.responses) else []
-    summary = _doc(op.summary) or f"{op.method.upper()} {op.path}"
-    description = _doc(" ".join(t for t in (op.summary, op.description) if t)) or summary
-    description = description.rstrip(".") + f". Calls {op.method.upper()} {op.path} on {_doc(api.title)}."
+    summary = _words(op.summary) or f"{op.method.upper()} {op.path}"
+    description = _words(" ".join(t for t in (op.summary, op.description) if t)) or summary
+    description = description.rstrip(".") + f". Calls {op.method.upper()} {op.path} on {_words(api.title)}."
     by_place: dict[str, list[str]] = {"path": [], "query": [], "header": []}
     for parameter, field in params:
         by_place[str(parameter["in"])].append(f"{field.wire!r}: args.{field.name}")
@@ -183,8 +193,8 @@ def render_generated(pack: str, cls: str, api: Api, tools: Sequence[tuple[str, O
     env = api.env(pack)
     helpers = _HELPERS.read_text("utf-8")
     replacements = {
-        "TITLE": _doc(api.title),
-        "SOURCE": _doc(source),
+        "TITLE": doc_text(api.title),
+        "SOURCE": doc_text(source),
         "PACK": pack,
         "OPTIONS": f"{cls}Options",
         "BASE_URL": repr(api.base_url),

@@ -72,7 +72,8 @@ def _types(schema: Mapping[str, Any]) -> tuple[str | None, bool]:
     return (rest[0] if len(rest) == 1 else None), nullable
 
 
-def _field(key: str, schema: Any, *, required: bool, note: str | None = None) -> Field:
+def _field(key: str, schema: Any, *, required: bool, note: str | None = None, taken: set[str] | None = None) -> Field:
+    """The field for the API's ``key``; its attribute name not yet in ``taken`` (then added)."""
     schema = schema if isinstance(schema, Mapping) else {}
     kind, nullable = _types(schema)
     text = (note or schema.get("description") or schema.get("title") or "").strip()
@@ -100,6 +101,10 @@ def _field(key: str, schema: Any, *, required: bool, note: str | None = None) ->
         if "schema" in keywords and not nullable:  # a verbatim schema must admit the default
             keywords["schema"] = {"anyOf": [keywords["schema"], {"type": "null"}]}
     name = snake(key)
+    while taken is not None and name in taken:
+        name += "_"
+    if taken is not None:
+        taken.add(name)
     args = [repr(text), *(f"{k}={v!r}" for k, v in keywords.items())]
     if name != key:
         args.append(f"wire={key!r}")
@@ -113,41 +118,20 @@ def object_fields(schema: Any, *, taken: set[str] | None = None) -> list[Field] 
     if any(k in schema for k in ("oneOf", "anyOf")):
         return None
     required = set(schema.get("required") or ())
-    out = []
-    for key, sub in schema["properties"].items():
-        field = _field(str(key), sub, required=key in required)
-        if taken is not None:
-            while field.name in taken:
-                field = Field(
-                    name=field.name + "_",
-                    wire=field.wire,
-                    annotation=field.annotation,
-                    default=field.default,
-                    describe=field.describe if "wire=" in field.describe else field.describe[:-1] + f", wire={key!r})",
-                )
-            taken.add(field.name)
-        out.append(field)
-    return out
+    taken = set() if taken is None else taken
+    return [_field(str(key), sub, required=key in required, taken=taken) for key, sub in schema["properties"].items()]
 
 
 def parameter_field(parameter: Mapping[str, Any], taken: set[str]) -> Field:
     """The field for one path/query/header parameter."""
-    key = str(parameter["name"])
     schema = parameter.get("schema") or {}
-    field = _field(key, schema, required=bool(parameter.get("required")), note=parameter.get("description"))
-    name = field.name
-    while name in taken:
-        name += "_"
-    taken.add(name)
-    if name == field.name:
-        return field
-    describe = field.describe if "wire=" in field.describe else field.describe[:-1] + f", wire={key!r})"
-    return Field(name=name, wire=key, annotation=field.annotation, default=field.default, describe=describe)
+    required = bool(parameter.get("required"))
+    return _field(str(parameter["name"]), schema, required=required, note=parameter.get("description"), taken=taken)
 
 
-def wrapper_field(key: str, schema: Any, text: str) -> Field:
-    """A required field holding a whole JSON value (a list, or a body no class can say)."""
-    return _field(key, schema if isinstance(schema, Mapping) and schema else {}, required=True, note=text)
+def wrapper_field(key: str, schema: Any, text: str, *, required: bool = True) -> Field:
+    """A field holding a whole JSON value (a list, or a body no class can say)."""
+    return _field(key, schema if isinstance(schema, Mapping) and schema else {}, required=required, note=text)
 
 
 def model_source(model: Model) -> str:
