@@ -262,3 +262,32 @@ def test_cli_from_openapi(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "pets_list_pets" not in (out / "lorenz_pets" / "generated.py").read_text(encoding="utf-8")
     assert main(["new-pack", "pets", "--from-openapi", str(PETSTORE), "--tracker"]) == 1
     assert "--tracker and --from-openapi" in capsys.readouterr().err
+
+
+def test_update_regenerates_only_the_generated_module(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--update` rewrites generated.py from the changed document, keeps the author's tools.py, and
+    says which tools were added, removed and changed; a module it did not write is refused."""
+    spec = tmp_path / "petstore.yaml"
+    spec.write_text(PETSTORE.read_text(encoding="utf-8"), encoding="utf-8")
+    project = tmp_path / "proj"
+    assert main(["new-pack", "pets", "--from-openapi", str(spec), "--dir", str(project)]) == 0
+    generated = project / "lorenz_pets" / "generated.py"
+    assert "--update" in generated.read_text(encoding="utf-8").split('"""')[1]  # how to regenerate it
+    tools = project / "lorenz_pets" / "tools.py"
+    tools.write_text(tools.read_text(encoding="utf-8") + "# mine\n", encoding="utf-8")
+    text = spec.read_text(encoding="utf-8")
+    text = text.replace("operationId: createPets", "operationId: addPet")
+    text = text.replace("maximum: 100\n            format: int32", "maximum: 50\n            format: int32")
+    spec.write_text(text, encoding="utf-8")
+    capsys.readouterr()
+    assert main(["new-pack", "pets", "--from-openapi", str(spec), "--dir", str(project), "--update"]) == 0
+    out = capsys.readouterr().out
+    assert out == f"updated {generated}: added pets_add_pet; removed pets_create_pets; changed pets_list_pets\n"
+    assert tools.read_text(encoding="utf-8").endswith("# mine\n")
+    assert "maximum=50" in generated.read_text(encoding="utf-8")
+    assert main(["new-pack", "pets", "--from-openapi", str(spec), "--dir", str(project), "--update"]) == 0
+    assert capsys.readouterr().out.endswith(": no tool changed\n")
+    generated.write_text('"""Mine."""\n', encoding="utf-8")
+    assert main(["new-pack", "pets", "--from-openapi", str(spec), "--dir", str(project), "--update"]) == 1
+    assert "was not written by lorenz new-pack --from-openapi" in capsys.readouterr().err
+    assert generated.read_text(encoding="utf-8") == '"""Mine."""\n'

@@ -9,6 +9,6 @@ generated module; ``project`` lays it into the project ``lorenz new-pack`` makes
 from __future__ import annotations
 
 from .load import OpenAPIError
-from .project import new_openapi_pack
+from .project import Selection, Update, new_openapi_pack, update_openapi_pack
 
-__all__ = ["OpenAPIError", "new_openapi_pack"]
+__all__ = ["OpenAPIError", "Selection", "Update", "new_openapi_pack", "update_openapi_pack"]

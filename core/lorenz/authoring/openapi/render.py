@@ -16,8 +16,10 @@ from .names import class_name
 from .operations import Operation, json_schema_of
 from .schema_to_attrs import Field, Model, model_source, object_fields, parameter_field, wrapper_field
 
-__all__ = ["Api", "api_of", "doc_text", "render_generated"]
+__all__ = ["TOOL_MARK", "Api", "api_of", "doc_text", "render_generated", "tool_blocks"]
 
+#: The line before each tool's code in generated.py: what ``--update`` compares tool by tool.
+TOOL_MARK = "# -- tool "
 _HELPERS = files(__package__ or "lorenz.authoring.openapi").joinpath("helpers.py.txt")
 _HINTS = {
     "get": "read_only=True, idempotent=True, open_world=True",
@@ -168,7 +170,8 @@ def _tool_source(pack: str, name: str, op: Operation, api: Api) -> tuple[str, li
         call.append("secured=True")
     received = "status, _" if shape == "status" else "_, data"
     source = (
-        "\n\n".join(model_source(m) for m in models)
+        f"{TOOL_MARK}{name}\n"
+        + "\n\n".join(model_source(m) for m in models)
         + f"""
 
 @tool(
@@ -188,13 +191,13 @@ async def {func}(ctx: CallContext, args: {base}Args) -> {output}:
     return source, [func]
 
 
-def render_generated(pack: str, cls: str, api: Api, tools: Sequence[tuple[str, Operation]], source: str) -> str:
-    """The whole ``generated.py``, one tool per ``(name, operation)``."""
+def render_generated(pack: str, cls: str, api: Api, tools: Sequence[tuple[str, Operation]], command: str) -> str:
+    """The whole ``generated.py``, one tool per ``(name, operation)``; ``command`` regenerates it."""
     env = api.env(pack)
     helpers = _HELPERS.read_text("utf-8")
     replacements = {
         "TITLE": doc_text(api.title),
-        "SOURCE": doc_text(source),
+        "COMMAND": doc_text(command),
         "PACK": pack,
         "OPTIONS": f"{cls}Options",
         "BASE_URL": repr(api.base_url),
@@ -215,3 +218,12 @@ def render_generated(pack: str, cls: str, api: Api, tools: Sequence[tuple[str, O
         helpers = helpers.replace("from typing import Any, TypeVar", "from typing import Any, Literal, TypeVar")
     listing = "TOOLS: list[Tool[Any, Any]] = [" + ", ".join(funcs) + "]\n"
     return helpers + "\n\n" + "\n\n".join(sources) + "\n\n" + listing
+
+
+def tool_blocks(text: str) -> dict[str, str]:
+    """Each tool's code in a generated module, by tool name."""
+    blocks: dict[str, str] = {}
+    for chunk in text.split("\n" + TOOL_MARK)[1:]:
+        name, _, body = chunk.partition("\n")
+        blocks[name.strip()] = body.split("\nTOOLS: ")[0].strip()
+    return blocks

@@ -16,19 +16,24 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         if args.from_openapi:
-            written = _from_openapi(args)
-        else:
-            written = new_pack(args.name, Path(args.dir) if args.dir else None, tracker=args.tracker)
+            return _from_openapi(args)
+        if args.update:
+            raise UsageError("--update regenerates a pack made with --from-openapi: give --from-openapi SPEC")
+        written = new_pack(args.name, Path(args.dir) if args.dir else None, tracker=args.tracker)
     except (ValueError, OSError) as exc:
         raise UsageError(str(exc)) from exc
-    root = written[0].parent
-    print(f"created {root} ({counted(len(written), 'file')})")
-    print(f"next: cd {root} && pip install -e '.[test]' && pytest && lorenz lint . && lorenz plugins")
+    _created(written)
     return 0
 
 
-def _from_openapi(args: argparse.Namespace) -> list[Path]:
-    from lorenz.authoring.openapi import new_openapi_pack
+def _created(written: list[Path]) -> None:
+    root = written[0].parent
+    print(f"created {root} ({counted(len(written), 'file')})")
+    print(f"next: cd {root} && pip install -e '.[test]' && pytest && lorenz lint . && lorenz plugins")
+
+
+def _from_openapi(args: argparse.Namespace) -> int:
+    from lorenz.authoring.openapi import Selection, new_openapi_pack, update_openapi_pack
 
     if args.tracker:
         raise UsageError("--tracker and --from-openapi do not go together")
@@ -36,15 +41,24 @@ def _from_openapi(args: argparse.Namespace) -> list[Path]:
     def listed(values: list[str] | None) -> list[str]:
         return [item.strip() for value in values or () for item in value.split(",") if item.strip()]
 
-    return new_openapi_pack(
-        args.name,
-        args.from_openapi,
-        Path(args.dir) if args.dir else None,
+    selection = Selection(
         include=listed(args.include),
         exclude=listed(args.exclude),
         max_tools=args.max_tools,
         deprecated=args.deprecated,
     )
+    directory = Path(args.dir) if args.dir else None
+    if not args.update:
+        _created(new_openapi_pack(args.name, args.from_openapi, directory, selection))
+        return 0
+    update = update_openapi_pack(args.name, args.from_openapi, directory, selection)
+    changes = [
+        f"{label} {', '.join(tools)}"
+        for label, tools in (("added", update.added), ("removed", update.removed), ("changed", update.changed))
+        if tools
+    ]
+    print(f"updated {update.path}: {'; '.join(changes) if changes else 'no tool changed'}")
+    return 0
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,6 +73,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     openapi.add_argument("--exclude", action="append", metavar="IDS", help="operation ids, tags or /path/globs to drop")
     openapi.add_argument("--max-tools", type=int, metavar="N", help="refuse a selection of more than N operations")
     openapi.add_argument("--deprecated", action="store_true", help="also generate deprecated operations")
+    openapi.add_argument(
+        "--update", action="store_true", help="regenerate generated.py of an existing project, keeping your files"
+    )
 
 
 COMMAND = Command(
