@@ -291,3 +291,26 @@ def test_update_regenerates_only_the_generated_module(tmp_path: Path, capsys: py
     assert main(["new-pack", "pets", "--from-openapi", str(spec), "--dir", str(project), "--update"]) == 1
     assert "was not written by lorenz new-pack --from-openapi" in capsys.readouterr().err
     assert generated.read_text(encoding="utf-8") == '"""Mine."""\n'
+
+
+@pytest.mark.slow
+def test_generated_project_passes_nox_devcheck(tmp_path: Path) -> None:
+    """The project's own `nox -s devcheck` (ruff, format, mypy --strict, lorenz lint, pytest) passes
+    as generated; run by nox in this environment (`--no-venv --no-install`: nothing is fetched)."""
+    project = tmp_path / "lorenz-notes"
+    new_openapi_pack("notes", str(NOTES), project)
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("LORENZ_", "NOX_"))}
+    env["PYTHONPATH"] = str(project)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    result = subprocess.run(
+        [sys.executable, "-m", "nox", "--no-venv", "--no-install", "--no-color", "-s", "devcheck"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "Session devcheck was successful" in output
+    assert "1 passed" in output

@@ -65,8 +65,9 @@ A [Lorenz](https://pypi.org/project/lorenz-core/) tool pack for {title}, generat
 |---|---|
 {rows}
 
-`{module}/generated.py` is generated: do not edit it. `{module}/tools.py` is yours (which tools
-the pack serves, permissions).
+`{module}/generated.py` is generated: do not edit it; when the API changes, rerun the command in
+its docstring (`--update` rewrites that file only). `{module}/tools.py` is yours (which tools the
+pack serves, permissions).
 
 ## Install and mount
 
