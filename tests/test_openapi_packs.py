@@ -6,6 +6,7 @@ invalid documents are refused by name."""
 from __future__ import annotations
 
 import importlib
+import io
 import json
 import os
 import subprocess
@@ -188,7 +189,12 @@ async def test_odd_shapes_reach_the_api_as_documented(projects: dict[str, Path],
 def _document(count: int, **extra: Any) -> dict[str, Any]:
     paths = {
         f"/things{i}": {
-            "get": {"operationId": f"getThing{i}", "tags": ["even" if i % 2 == 0 else "odd"], **extra, "responses": {}}
+            "get": {
+                "operationId": f"getThing{i}",
+                "tags": ["even" if i % 2 == 0 else "odd"],
+                **extra,
+                "responses": {"204": {"description": "done"}},
+            }
         }
         for i in range(count)
     }
@@ -314,3 +320,26 @@ def test_generated_project_passes_nox_devcheck(tmp_path: Path) -> None:
     assert result.returncode == 0, output
     assert "Session devcheck was successful" in output
     assert "1 passed" in output
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_cli_asks_on_a_terminal_and_refuses_without_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large API and no selection: a script gets the list by tag and exit 1; a person is asked."""
+    spec = tmp_path / "big.json"
+    spec.write_text(json.dumps(_document(31)), encoding="utf-8")
+    command = ["new-pack", "big", "--from-openapi", str(spec), "--dir", str(tmp_path / "proj")]
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    assert main(command) == 1
+    assert "odd (15): GET /things1 (getThing1)" in capsys.readouterr().err
+    assert not (tmp_path / "proj").exists()
+    monkeypatch.setattr(sys, "stdin", _Terminal("odd, getThing0\n"))
+    assert main(command) == 0
+    assert "Operations to generate" in capsys.readouterr().err
+    generated = (tmp_path / "proj" / "lorenz_big" / "generated.py").read_text(encoding="utf-8")
+    assert generated.count("\n# -- tool ") == 16

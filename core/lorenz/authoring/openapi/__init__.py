@@ -9,6 +9,7 @@ generated module; ``project`` lays it into the project ``lorenz new-pack`` makes
 from __future__ import annotations
 
 from .load import OpenAPIError
+from .operations import TooManyOperations
 from .project import Selection, Update, new_openapi_pack, update_openapi_pack
 
-__all__ = ["OpenAPIError", "Selection", "Update", "new_openapi_pack", "update_openapi_pack"]
+__all__ = ["OpenAPIError", "Selection", "TooManyOperations", "Update", "new_openapi_pack", "update_openapi_pack"]

@@ -13,11 +13,15 @@ from attrs import frozen
 
 from .load import OpenAPIError
 
-__all__ = ["MAX_UNCURATED", "Operation", "by_tag", "json_schema_of", "operations", "select"]
+__all__ = ["MAX_UNCURATED", "Operation", "TooManyOperations", "by_tag", "json_schema_of", "operations", "select"]
 
 METHODS = ("get", "put", "post", "delete", "patch", "head")
 #: Above this many operations, a selection is required: agents do badly with hundreds of tools.
 MAX_UNCURATED = 30
+
+
+class TooManyOperations(OpenAPIError):
+    """More operations than a pack should mirror and no selection: the message lists them by tag."""
 
 
 @frozen(kw_only=True)
@@ -124,7 +128,7 @@ def select(
             + by_tag(chosen)
         )
     if not include and not exclude and max_tools is None and len(chosen) > MAX_UNCURATED:
-        raise OpenAPIError(
+        raise TooManyOperations(
             f"the document has {len(chosen)} operations: choose the ones agents need with --include "
             f"(operation ids, tags or path globs), --exclude or --max-tools:\n" + by_tag(chosen)
         )

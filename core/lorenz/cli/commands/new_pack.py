@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from lorenz.cli.command import Command
@@ -33,7 +34,9 @@ def _created(written: list[Path]) -> None:
 
 
 def _from_openapi(args: argparse.Namespace) -> int:
-    from lorenz.authoring.openapi import Selection, new_openapi_pack, update_openapi_pack
+    from attrs import evolve
+
+    from lorenz.authoring.openapi import Selection, TooManyOperations, new_openapi_pack, update_openapi_pack
 
     if args.tracker:
         raise UsageError("--tracker and --from-openapi do not go together")
@@ -49,7 +52,18 @@ def _from_openapi(args: argparse.Namespace) -> int:
     )
     directory = Path(args.dir) if args.dir else None
     if not args.update:
-        _created(new_openapi_pack(args.name, args.from_openapi, directory, selection))
+        try:
+            written = new_openapi_pack(args.name, args.from_openapi, directory, selection)
+        except TooManyOperations as exc:
+            if not sys.stdin.isatty():  # a script gets the list and chooses with --include
+                raise
+            print(exc, file=sys.stderr)
+            print("Operations to generate (ids, tags or /path/globs, comma-separated): ", end="", file=sys.stderr)
+            chosen = listed([sys.stdin.readline()])
+            if not chosen:
+                raise UsageError("nothing chosen: nothing written") from None
+            written = new_openapi_pack(args.name, args.from_openapi, directory, evolve(selection, include=chosen))
+        _created(written)
         return 0
     update = update_openapi_pack(args.name, args.from_openapi, directory, selection)
     changes = [
