@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
+from importlib.resources import files
 from pathlib import Path
 
 from attrs import frozen
@@ -19,6 +20,7 @@ from .render import Api, api_of, doc_text, render_generated, tool_blocks
 
 __all__ = ["Selection", "Update", "new_openapi_pack", "update_openapi_pack"]
 
+_TEST_TEMPLATE = files(__package__ or "lorenz.authoring.openapi").joinpath("test_pack.py.txt")
 _TOOLS = '''"""The ``{pack}`` pack: the tools generated from {title}, as you choose to serve them.
 
 Yours to edit: the generator rewrites only generated.py. Drop a tool from the list, add your own,
@@ -40,20 +42,6 @@ PACK = Pack(
     # What the pack may reach when sandboxed: the document's servers and the credential's variable.
     permissions=Permissions(network=list(HOSTS), env=[API_KEY_ENV] if API_KEY_ENV else []),
 )
-'''
-
-_TESTS = '''"""The ``{pack}`` pack, tested with the lorenz.testing fixtures."""
-
-from __future__ import annotations
-
-from lorenz.testing import assert_pack_contract
-
-from {module} import PACK
-
-
-def test_pack_keeps_the_contract() -> None:
-    """Names, descriptions, schemas and error contracts pass the lint."""
-    assert_pack_contract(PACK)
 '''
 
 _README = """# {distribution}
@@ -157,9 +145,8 @@ def new_openapi_pack(
         _TOOLS.format(pack=names.pack, cls=names.cls, title=doc_text(api.title)), encoding="utf-8"
     )
     (module / "generated.py").write_text(generated, encoding="utf-8")
-    (root / "tests" / f"test_{names.pack}_pack.py").write_text(
-        _TESTS.format(pack=names.pack, module=names.module), encoding="utf-8"
-    )
+    tests = _TEST_TEMPLATE.read_text("utf-8").replace("@PACK@", names.pack).replace("@MODULE@", names.module)
+    (root / "tests" / f"test_{names.pack}_pack.py").write_text(tests, encoding="utf-8")
     rows = [
         f"| `{tool}` | {op.method.upper()} `{op.path}`{': ' + op.summary if op.summary else ''} |" for tool, op in tools
     ]
