@@ -66,6 +66,7 @@ def lorenz(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_tools_and_call_on_the_running_server(served: str, tmp_path: Path) -> None:
     listed = lorenz("tools", "--server", served, "--json", "--token", TOKEN)
     assert listed.returncode == 0, listed.stderr

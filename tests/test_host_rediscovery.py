@@ -140,10 +140,12 @@ async def test_a_pack_installed_while_serving_can_be_mounted_without_a_restart(
         assert "latecomer_hello" not in await names(server.url)
         with caplog.at_level(logging.INFO, logger="lorenz.host"):
             install(site)
-            await anyio.sleep(1.5)  # the environment is looked at once a second
+            news = "installed plugins changed (new: lorenz-latecomer"  # logged by the server's thread
+            with anyio.fail_after(10):  # the environment is looked at once a second
+                while not any(news in record.message for record in caplog.records):  # noqa: ASYNC110
+                    await anyio.sleep(0.05)
             write_workflow(workflow, tmp_path / "board", "tools:\n  latecomer: {}\n")
             assert "latecomer_hello" in await eventually(server.url, want=True)
-        assert any("installed plugins changed (new: lorenz-latecomer" in r.message for r in caplog.records)
         async with mcp.Client(server.url) as client:
             result = await client.call_tool("latecomer_hello", {})
             assert result.structured_content == {"hello": "1.0"}

@@ -15,8 +15,8 @@ import pytest
 from lorenz import ToolSpec, tool_failure, tool_success
 from lorenz.host import LiveWorkspace
 from lorenz.host.http.listening import display_url
-from lorenz.host.mcp.replies import call_result
 from lorenz.results import ToolResult
+from lorenz.toolcall.replies import call_result
 from lorenz.toolcall.schemas import compile_schema, validate_arguments
 
 ENV = {"LORENZ_LOAD_PLUGINS": ""}
@@ -393,7 +393,7 @@ async def test_slow_reload_serves_the_last_good_snapshot_meanwhile(
     tmp_path: Path, host_pack: ModuleType, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A reload slower than the wait bound serves the old snapshot promptly, and the new one once done."""
-    import time
+    import threading
 
     import anyio
 
@@ -403,12 +403,13 @@ async def test_slow_reload_serves_the_last_good_snapshot_meanwhile(
     workflow = tmp_path / "WORKFLOW.md"
     _touch(workflow, "---\ntracker:\n  kind: demo\n---\n")
     live = LiveWorkspace.open(None, cwd=tmp_path, env=ENV, plugins=[host_pack])
-    live.prepare = lambda snapshot: time.sleep(0.6)  # like `op read` with a slow vault
+    vault = threading.Event()  # like `op read` with a slow vault: answers once the test lets it
+    live.prepare = lambda snapshot: vault.wait(30)
     _touch(workflow, "---\ntracker:\n  kind: demo\ntools:\n  extra: {}\n---\n")
-    started = time.monotonic()
-    assert (await live.current_async()).generation == 0
-    assert (await live.current_async()).generation == 0
-    assert time.monotonic() - started < 0.5
+    with anyio.fail_after(10):  # served while the reload still waits on the vault
+        assert (await live.current_async()).generation == 0
+        assert (await live.current_async()).generation == 0
+    vault.set()
     with anyio.fail_after(5):
         while live.snapshot().generation == 0:  # noqa: ASYNC110 (the reload thread sets no event)
             await anyio.sleep(0.02)

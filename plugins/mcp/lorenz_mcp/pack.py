@@ -158,7 +158,7 @@ class McpPack:
             claims = self._claims.setdefault(options.key, [])
             claims.append(instance.name)
             upstream.label = ", ".join(dict.fromkeys(claims))
-            upstream.listeners.append(instance.tools_changed)
+        upstream.listen(instance.tools_changed)
 
     def detach(self, instance: PackInstance) -> None:
         """A configuration is no longer served: stop the upstream if no other one mounts it."""
