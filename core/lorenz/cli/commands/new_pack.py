@@ -32,7 +32,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 COMMAND = Command(
     name="new-pack",
-    help="write a new tool pack project (its own distribution) from a template",
     description="Write a complete pack project, its own distribution: typed tools, tests, and the entry point that "
     "makes Lorenz find it once installed.",
     examples=("lorenz new-pack acme", "lorenz new-pack acme_crm --dir ~/src/lorenz-acme-crm --tracker"),

@@ -91,7 +91,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 COMMAND = Command(
     name="tools",
-    help="list the tools a workflow mounts (--all: every installed tool)",
     description="The tools the workflow mounts, each with its pack; --all adds every other installed tool, with its "
     "distribution and whether it is mounted; --server URL lists what a running lorenz serve serves (to --token).",
     examples=(
