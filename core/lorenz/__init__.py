@@ -116,6 +116,7 @@ _EXPORTS: dict[str, str] = {
     "YamlError": "lorenz.yaml12",
     # packages whose names load on first use
     "lazy_exports": "lorenz.lazy",
+    "LazyPack": "lorenz.lazy",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -162,6 +163,7 @@ if TYPE_CHECKING:
     from .issue import default_state_type as default_state_type
     from .issue import normalize_issue as normalize_issue
     from .issue import normalize_state_type as normalize_state_type
+    from .lazy import LazyPack as LazyPack
     from .lazy import lazy_exports as lazy_exports
     from .mounting.mount import MountError as MountError
     from .mounting.mount import PackFailure as PackFailure
