@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-BUNDLED = "lorenz-local,lorenz-jira,lorenz-linear,lorenz-slack"
+BUNDLED = "lorenz-local,lorenz-jira,lorenz-linear,lorenz-slack,lorenz-mcp"
 
 #: What registering the bundled plugins and listing their tools must not load.
 HEAVY_PLUGIN_MODULES = (
@@ -39,7 +39,14 @@ HEAVY_PLUGIN_MODULES = (
     "lorenz_local.client",
     "lorenz_local.store",
     "lorenz_local.board",
+    "lorenz_mcp.upstream",
+    "lorenz_mcp.limits",
 )
+#: The tool modules of the packs the embedded default does not mount (issue 40): a plugin registers a
+#: lazy pack (``lorenz.LazyPack``), so neither ``lorenz tools`` nor ``lorenz plugins`` loads them.
+UNMOUNTED_PACK_MODULES = ("lorenz_jira.tools", "lorenz_linear.tools", "lorenz_slack.tools", "lorenz_mcp.pack")
+#: What only listing the ``local`` pack's tools loads: ``lorenz plugins`` lists none.
+LOCAL_TOOL_MODULES = ("lorenz_local.pack", "lorenz_local.kit", "lorenz.authoring")
 HEAVY_LIBRARIES = (
     "httpx",
     "httpx2",
@@ -79,7 +86,11 @@ def _probe(argv: list[str], cwd: Path) -> tuple[int, str, set[str]]:
 
 
 def _heavy(modules: set[str]) -> list[str]:
-    return sorted(name for name in (*HEAVY_PLUGIN_MODULES, *HEAVY_LIBRARIES) if name in modules)
+    return sorted(name for name in (*HEAVY_PLUGIN_MODULES, *UNMOUNTED_PACK_MODULES, *HEAVY_LIBRARIES) if name in modules)
+
+
+def _commands(modules: set[str]) -> list[str]:
+    return sorted(name for name in modules if name.startswith("lorenz.cli.commands."))
 
 
 @pytest.mark.slow
@@ -89,8 +100,11 @@ def test_lorenz_plugins_imports_no_client_or_transport(tmp_path: Path) -> None:
     for line in ("local (lorenz-local", "jira (lorenz-jira", "linear (lorenz-linear", "slack (lorenz-slack"):
         assert line in out
     assert "packs: jira" in out and "trackers: jira, jira-mcp" in out
-    assert {"lorenz_jira.plugin", "lorenz_slack.tools", "lorenz_local.tracker"} <= modules  # really registered
+    assert "mcp (lorenz-mcp" in out and "packs: mcp" in out
+    assert {"lorenz_jira.plugin", "lorenz_slack.plugin", "lorenz_mcp.plugin", "lorenz_local.tracker"} <= modules
     assert _heavy(modules) == []
+    assert [name for name in LOCAL_TOOL_MODULES if name in modules] == []
+    assert _commands(modules) == ["lorenz.cli.commands.plugins"]
 
 
 @pytest.mark.slow
@@ -102,6 +116,16 @@ def test_lorenz_tools_on_the_embedded_default_imports_no_client_or_parser(tmp_pa
     assert "local_query" in out and "[local]" in out
     assert "lorenz.toolcall.execution" not in modules
     assert _heavy(modules) == []
+    assert _commands(modules) == ["lorenz.cli.commands.tools"]
+
+
+@pytest.mark.slow
+def test_lorenz_tools_all_still_lists_the_packs_it_does_not_mount(tmp_path: Path) -> None:
+    """``--all`` asks every pack for its tools: the lazy packs load then, and only then."""
+    code, out, modules = _probe(["tools", "--all"], tmp_path)
+    assert code == 0, out
+    assert "jira_query" in out and "linear_graphql" in out and "local_query" in out
+    assert {"lorenz_jira.tools", "lorenz_linear.tools", "lorenz_slack.tools"} <= modules
 
 
 @pytest.mark.slow

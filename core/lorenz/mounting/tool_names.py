@@ -3,15 +3,12 @@ server's) that the host cannot serve under their names: why each is dropped, log
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping, Sequence
 
 from lorenz.contracts import ToolProvider, ToolSpec
 from lorenz.settings.tools import TOOL_NAME_RE
 
 __all__ = ["claim_names", "dropped_problem", "dynamic", "log_dropped", "shown_name"]
-
-logger = logging.getLogger("lorenz.host")
 
 #: The drops already logged (a reload mounts them again); at most this many remembered.
 _REMEMBERED = 1000
@@ -53,7 +50,9 @@ def log_dropped(pack: str, item: str, error: str) -> None:
     if len(_logged) >= _REMEMBERED:
         _logged.pop(next(iter(_logged)))
     _logged[key] = None
-    logger.warning("lorenz: pack %s: %s", pack, error)
+    import logging  # not at import: the listing commands that mount nothing dynamic never log
+
+    logging.getLogger("lorenz.host").warning("lorenz: pack %s: %s", pack, error)
 
 
 def claim_names(
