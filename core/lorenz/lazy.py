@@ -42,23 +42,35 @@ class LazyPack:
     registers one so that installing it costs a command that does not mount it no import.
 
     The pack it makes must be named ``name``; its own members are then answered as they are. A lazy
-    pack's optional members are checked when it loads, not when it registers."""
+    pack's optional members are checked when it loads, not when it registers. One that fails to load
+    raises its error from ``tool_specs`` and ``execute_tool`` (the host reports the pack as failed) and
+    has no optional members."""
 
     def __init__(self, name: str, target: str) -> None:
         self.name = name
         self._target = target
         self._pack: Any = None
+        self._error: BaseException | None = None
 
     def load(self) -> Any:
-        """The real pack, made on first call."""
+        """The real pack, made on first call (a failure is raised again, not retried)."""
+        if self._error is not None:
+            raise self._error
         if self._pack is None:
-            module, _, attribute = self._target.partition(":")
-            pack = getattr(importlib.import_module(module), attribute)()
-            if getattr(pack, "name", None) != self.name:
-                msg = f"{self._target} made a pack named {getattr(pack, 'name', None)!r}, registered as {self.name!r}"
-                raise ValueError(msg)
-            self._pack = pack
+            try:
+                self._pack = self._make()
+            except Exception as exc:
+                self._error = exc
+                raise
         return self._pack
+
+    def _make(self) -> Any:
+        module, _, attribute = self._target.partition(":")
+        pack = getattr(importlib.import_module(module), attribute)()
+        if getattr(pack, "name", None) != self.name:
+            msg = f"{self._target} made a pack named {getattr(pack, 'name', None)!r}, registered as {self.name!r}"
+            raise ValueError(msg)
+        return pack
 
     def tool_specs(self, settings: Any) -> Any:
         return self.load().tool_specs(settings)
@@ -67,9 +79,13 @@ class LazyPack:
         return await self.load().execute_tool(name, input, context)
 
     def __getattr__(self, member: str) -> Any:
-        if member.startswith("__") or member in ("_target", "_pack"):  # copy, pickle, a half-made object
+        if member.startswith("__") or member in ("_target", "_pack", "_error"):  # copy, pickle, half-made
             raise AttributeError(member)
-        return getattr(self.load(), member)
+        try:
+            pack = self.load()
+        except Exception as exc:  # `getattr(pack, "health", None)` must not raise: the member is absent
+            raise AttributeError(f"{member} (pack {self.name!r} did not load)") from exc
+        return getattr(pack, member)
 
     def __repr__(self) -> str:
         return f"LazyPack({self.name!r}, {self._target!r})"
