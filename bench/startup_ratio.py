@@ -50,14 +50,15 @@ def main() -> None:
     args = parser.parse_args()
     sides = {"this tree": sys.executable, **({"baseline": args.baseline} if args.baseline else {})}
     times: dict[tuple[str, str], list[float]] = {}
-    for side, python in sides.items():  # warm-up: fill the byte-code caches
+    for python in sides.values():  # warm-up: fill the byte-code caches
         for argv in _commands(python).values():
             _wall(argv)
     for _ in range(args.n):
         for name in ("import httpx", "plugins", "tools"):
             for side, python in sides.items():
                 times.setdefault((side, name), []).append(_wall(_commands(python)[name]))
-    print(f"medians of {args.n} rounds, sides interleaved; load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs")
+    load = os.getloadavg()[0]
+    print(f"medians of {args.n} rounds, sides interleaved; load average {load:.1f}, {os.cpu_count()} CPUs")
     for side in sides:
         base = statistics.median(times[(side, "import httpx")])
         cells = [f"import httpx {base:.3f}s"]

@@ -86,7 +86,8 @@ def _probe(argv: list[str], cwd: Path) -> tuple[int, str, set[str]]:
 
 
 def _heavy(modules: set[str]) -> list[str]:
-    return sorted(name for name in (*HEAVY_PLUGIN_MODULES, *UNMOUNTED_PACK_MODULES, *HEAVY_LIBRARIES) if name in modules)
+    heavy = (*HEAVY_PLUGIN_MODULES, *UNMOUNTED_PACK_MODULES, *HEAVY_LIBRARIES)
+    return sorted(name for name in heavy if name in modules)
 
 
 def _commands(modules: set[str]) -> list[str]:
