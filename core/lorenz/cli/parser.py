@@ -59,9 +59,10 @@ class _Commands(argparse._SubParsersAction):  # type: ignore[type-arg]  # argpar
         option_string: str | None = None,
     ) -> None:
         name = values[0] if isinstance(values, Sequence) and values else None
-        chosen = self._name_parser_map.get(name) if isinstance(name, str) else None
-        if chosen is not None and chosen.epilog is None:
-            _fill(chosen, COMMANDS[name])
+        if isinstance(name, str) and name in TABLE:
+            chosen = self._name_parser_map[name]
+            if chosen.epilog is None:  # not filled yet
+                _fill(chosen, COMMANDS[name])
         super().__call__(parser, namespace, values, option_string)
 
 
