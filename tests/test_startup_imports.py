@@ -139,7 +139,7 @@ def test_a_workflow_with_front_matter_still_parses_and_lists(tmp_path: Path) -> 
     assert "lorenz_local.store" not in modules
 
 
-@pytest.mark.parametrize("package", ["lorenz_local", "lorenz_linear", "lorenz_slack"])
+@pytest.mark.parametrize("package", ["lorenz_local", "lorenz_linear", "lorenz_slack", "lorenz.authoring"])
 def test_lazy_package_exports_resolve(package: str) -> None:
     """Every name a bundled package exports loads on first use, is listed by ``dir()``, and is the
     object its defining module holds."""
@@ -152,6 +152,14 @@ def test_lazy_package_exports_resolve(package: str) -> None:
             assert getattr(importlib.import_module(home), name) is value
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         module.nope  # noqa: B018 - the attribute access is what raises
+
+
+def test_the_authoring_tool_decorator_is_not_shadowed_by_its_module() -> None:
+    """``lorenz.authoring`` loads its names on first use, but ``tool`` (the decorator) shares its name
+    with a submodule, which importing binds on the package: it must stay the decorator."""
+    code = "import lorenz.authoring.tool, lorenz.authoring as a; print(a.tool.__name__, callable(a.tool))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["tool", "True"]
 
 
 @pytest.mark.parametrize(

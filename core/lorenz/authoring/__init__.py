@@ -11,6 +11,10 @@ from typing import TYPE_CHECKING
 
 from lorenz.lazy import lazy_exports
 
+# Eager: the function ``tool`` shares its name with its module, which importing the module would
+# otherwise bind here in its place.
+from .tool import CallContext, ErrorContract, FormattedResult, Tool, ToolFailure, failure_result, hints, tool
+
 #: Each name's module: importing ``lorenz.authoring`` loads none of them, a name its module on first use
 #: (a pack that only lists its tools never loads the call-time ones: inputs, rounds, content rendering).
 _EXPORTS: dict[str, str] = {
@@ -70,14 +74,6 @@ _EXPORTS: dict[str, str] = {
     "ArgumentError": "lorenz.authoring.structure",
     "structure_strict": "lorenz.authoring.structure",
     "unstructure": "lorenz.authoring.structure",
-    "CallContext": "lorenz.authoring.tool",
-    "ErrorContract": "lorenz.authoring.tool",
-    "FormattedResult": "lorenz.authoring.tool",
-    "Tool": "lorenz.authoring.tool",
-    "ToolFailure": "lorenz.authoring.tool",
-    "failure_result": "lorenz.authoring.tool",
-    "hints": "lorenz.authoring.tool",
-    "tool": "lorenz.authoring.tool",
 }
 
 __all__ = [
@@ -196,4 +192,3 @@ if TYPE_CHECKING:
     from .rounds import MAX_ANSWER_BYTES, MAX_ROUNDS
     from .schema import SchemaError, camel_case, describe, input_schema, output_schema, widened_output_schema
     from .structure import ArgumentError, structure_strict, unstructure
-    from .tool import CallContext, ErrorContract, FormattedResult, Tool, ToolFailure, failure_result, hints, tool
