@@ -81,6 +81,50 @@ def test_tools_lists_the_mounted_tools(env: Path, capsys: pytest.CaptureFixture[
     assert "acme_echo  [acme]  Echo a message back." in capsys.readouterr().out
 
 
+def test_tools_budget_shows_each_tools_context_cost_and_the_total(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`lorenz tools --budget` (and `--json`): the tool's tools/list JSON bytes / 4, rounded up, and the total."""
+    assert main(["tools", "--json"]) == 0
+    (tool,) = json.loads(capsys.readouterr().out)["tools"]
+    wire = {key: value for key, value in tool.items() if key not in {"pack", "distribution", "mounted"}}
+    cost = -(-len(json.dumps(wire, separators=(",", ":")).encode()) // 4)
+    assert main(["tools", "--budget"]) == 0
+    first, total = capsys.readouterr().out.splitlines()
+    assert first.split() == ["acme_echo", "[acme]", str(cost), "tokens"]
+    assert total.split()[:2] == ["total", str(cost)]
+    assert total.endswith("tokens for 1 tool (estimated: bytes of each tool's tools/list JSON / 4)")
+    assert main(["tools", "--budget", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["contextTokens"] == cost
+    assert report["tools"] == [{**tool, "contextTokens": cost}]
+
+
+def test_tools_budget_shows_what_server_catalog_lists_a_new_caller(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With `server.catalog`, `--budget` adds what a caller who has called nothing yet is listed."""
+    from lorenz.toolsearch.budget import CALL_TOOL, SEARCH_TOOL
+    from lorenz.toolsearch.cost import context_tokens
+
+    workflow = "---\ntracker:\n  kind: acme\nserver:\n  catalog: {budget_tokens: 1}\n---\nDo the work.\n"
+    (env / "WORKFLOW.md").write_text(workflow, encoding="utf-8")
+    assert main(["tools", "--budget", "--json"]) == 0
+    served = json.loads(capsys.readouterr().out)["served"]
+    two = context_tokens(SEARCH_TOOL.to_wire()) + context_tokens(CALL_TOOL.to_wire())
+    assert served == {
+        "tools": ["lorenz_search_tools", "lorenz_call_tool"],
+        "leftOut": ["acme_echo"],
+        "contextTokens": two,
+    }
+    assert main(["tools", "--budget"]) == 0
+    assert capsys.readouterr().out.splitlines()[-3:] == [
+        f"server.catalog lists a new caller 2 tools, {two} tokens:",
+        "  lorenz_search_tools, lorenz_call_tool",
+        "  left out (found by lorenz_search_tools, or called by name): acme_echo",
+    ]
+
+
 def test_call_runs_the_tool(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`lorenz call TOOL JSON` prints the ToolResult and exits 0 on success."""
     assert main(["call", "acme_echo", '{"message": "hi"}']) == 0

@@ -48,7 +48,8 @@ def test_check_json(lorenz: Lorenz) -> None:
 
 def test_tools_json_mounted_and_all(lorenz: Lorenz) -> None:
     """`tools --json`: {version, workflow, tools, failures}, each tool {name, pack, distribution, mounted,
-    description, inputSchema, ...}; --all adds the installed tools nothing mounts."""
+    description, inputSchema, ...}; --all adds the installed tools nothing mounts; --budget adds
+    contextTokens to each tool and their total."""
     report = run_json(lorenz, "tools", "--json")
     assert set(report) == {"version", "workflow", "tools", "failures"}
     (tool,) = report["tools"]
@@ -64,6 +65,10 @@ def test_tools_json_mounted_and_all(lorenz: Lorenz) -> None:
     everything = run_json(lorenz, "tools", "--all", "--json")
     mounted = {tool["name"]: tool["mounted"] for tool in everything["tools"]}
     assert mounted == {"acme_echo": True, "zed_ping": False, "slow_wait": False}
+    budget = run_json(lorenz, "tools", "--budget", "--json")
+    assert set(budget) == {"version", "workflow", "tools", "contextTokens", "failures"}
+    (priced,) = budget["tools"]
+    assert priced == {**tool, "contextTokens": budget["contextTokens"]}
 
 
 def test_issues_json(lorenz: Lorenz) -> None:

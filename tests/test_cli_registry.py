@@ -32,7 +32,11 @@ def test_the_parser_offers_exactly_the_registered_commands(capsys: pytest.Captur
     for name in COMMANDS:
         assert (
             parser.parse_args(
-                [name, "x"] if name in ("new-pack", "uninstall", "call", "mount", "unmount") else [name]
+                [name, "x"]
+                if name in ("new-pack", "uninstall", "call", "mount", "unmount", "import")
+                else [name, "cursor"]
+                if name == "connect"
+                else [name]
             ).command
             == name
         )

@@ -83,6 +83,20 @@ def test_tools_and_call_on_the_running_server(served: str, tmp_path: Path) -> No
     assert "Remote" in read.stdout
 
 
+def test_tools_budget_on_the_running_server(served: str) -> None:
+    """`--budget` prices what the server lists to this token, the same way as the in-process listing."""
+    listed = json.loads(lorenz("tools", "--server", served, "--json", "--token", TOKEN).stdout)["tools"]
+    budget = lorenz("tools", "--server", served, "--budget", "--json", "--token", TOKEN)
+    assert budget.returncode == 0, budget.stderr
+    report = json.loads(budget.stdout)
+    costs = [-(-len(json.dumps(tool, separators=(",", ":"), ensure_ascii=False).encode()) // 4) for tool in listed]
+    assert [tool["contextTokens"] for tool in report["tools"]] == costs
+    assert report["contextTokens"] == sum(costs)
+    text = lorenz("tools", "--server", served, "--budget", "--token", TOKEN).stdout.splitlines()
+    assert text[0].split() == ["local_update_status", str(costs[0]), "tokens"]
+    assert text[-1].startswith("total  ") and f" {sum(costs)} tokens for 5 tools " in text[-1]
+
+
 def test_a_failed_call_exits_1_with_the_in_process_shape(served: str) -> None:
     failed = lorenz("call", "--server", served, "local_read_issue", '{"issueId": "BOARD-404"}', "--token", TOKEN)
     assert failed.returncode == 1

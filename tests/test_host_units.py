@@ -15,8 +15,8 @@ import pytest
 from lorenz import ToolSpec, tool_failure, tool_success
 from lorenz.host import LiveWorkspace
 from lorenz.host.http.listening import display_url
-from lorenz.host.mcp.replies import call_result
 from lorenz.results import ToolResult
+from lorenz.toolcall.replies import call_result
 from lorenz.toolcall.schemas import compile_schema, validate_arguments
 
 ENV = {"LORENZ_LOAD_PLUGINS": ""}

@@ -234,18 +234,21 @@ def test_a_flooded_stderr_pipe_is_paused_while_its_lines_are_dropped() -> None:
     """Past the bucket the relay stops reading for a moment, so a flooding pack waits on its own
     full pipe instead of the host reading what it throws away; it reads again afterwards."""
     import asyncio
+    import logging
 
-    from lorenz.isolation import stderr
+    from lorenz import StderrRelay
+    from lorenz.isolation.process import STDERR_LIMITS
 
     async def flood() -> tuple[int, bool, bool]:
-        relay = stderr.StderrRelay("acme", 1, [])
+        name = "lorenz: pack acme [pid 1]"
+        relay = StderrRelay(logging.getLogger("lorenz.isolation"), lambda: name, [], STDERR_LIMITS)
         pipe = _Pipe()
         relay.transport = pipe  # type: ignore[assignment]
         relay.feed(b"within the burst\n" * 10)
         quiet = pipe.pauses
-        relay.feed(b"x\n" * (stderr.LINE_BURST + 100))
+        relay.feed(b"x\n" * (STDERR_LIMITS.line_burst + 100))
         paused = not pipe.reading
-        await asyncio.sleep(stderr.PAUSE_SECONDS * 3)
+        await asyncio.sleep(STDERR_LIMITS.pause_seconds * 3)
         relay.flush()
         return quiet, paused, pipe.reading
 

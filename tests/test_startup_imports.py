@@ -39,6 +39,7 @@ HEAVY_PLUGIN_MODULES = (
     "lorenz_local.client",
     "lorenz_local.store",
     "lorenz_local.board",
+    "lorenz_local.publish",
     "lorenz_mcp.upstream",
     "lorenz_mcp.limits",
 )

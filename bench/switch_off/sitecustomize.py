@@ -29,10 +29,10 @@ def _switch_off() -> None:
     import mcp.server.runner as runner
 
     import lorenz.host.http.security as security
-    import lorenz.host.mcp.replies as replies
     import lorenz.host.mcp.server as mcp_server
     import lorenz.host.recording as recording
     import lorenz.host.reload.live as reload
+    import lorenz.toolcall.replies as replies
 
     if "sdk-request-validation" in _NAMES:
         runner._methods.validate_client_request = lambda *args, **kwargs: None

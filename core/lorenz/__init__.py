@@ -102,6 +102,11 @@ _EXPORTS: dict[str, str] = {
     "redact_text": "lorenz.redact",
     "redact_value": "lorenz.redact",
     "is_secret_key": "lorenz.redact",
+    # supervising a child process
+    "Backoff": "lorenz.backoff",
+    # a child process's stderr in a log
+    "StderrRelay": "lorenz.stderr_relay",
+    "StderrLimits": "lorenz.stderr_relay",
     # reading a pack's or tracker's options
     "ConfigError": "lorenz.settings.errors",
     "resolve_configured_secret": "lorenz.settings.secrets",
@@ -131,6 +136,7 @@ if TYPE_CHECKING:
     from .arguments import as_arguments as as_arguments
     from .arguments import optional_str as optional_str
     from .arguments import require_str as require_str
+    from .backoff import Backoff as Backoff
     from .contracts import Caller as Caller
     from .contracts import PackInstance as PackInstance
     from .contracts import PromptArgument as PromptArgument
@@ -213,6 +219,8 @@ if TYPE_CHECKING:
     from .settings.secrets import resolve_configured_secret as resolve_configured_secret
     from .settings.secrets import resolve_env_reference as resolve_env_reference
     from .settings.validate import needs_tracker_kind as needs_tracker_kind
+    from .stderr_relay import StderrLimits as StderrLimits
+    from .stderr_relay import StderrRelay as StderrRelay
     from .toolcall.execution import report_progress as report_progress
     from .toolcall.execution import run_in_thread as run_in_thread
     from .yaml12 import YamlError as YamlError

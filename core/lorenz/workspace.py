@@ -32,12 +32,12 @@ from .settings import (
 )
 from .settings.model import Settings
 from .toolcall.enabled import EnabledTools
-from .toolcall.wire import refuse_unsafe_arguments
 
 if TYPE_CHECKING:
     import httpx
 
     from .contracts import RuntimeTrackerClient
+    from .toolcall.call import ToolTable
     from .toolcall.client_input import ClientInput
 
 __all__ = ["Workspace", "find_workflow", "open_workspace"]
@@ -103,6 +103,14 @@ class Workspace:
         """``{tool name: pack name}`` for every mounted tool."""
         return {name: pack.name for name, pack in self.mounted.owners.items()}
 
+    @functools.cached_property
+    def tools(self) -> ToolTable:
+        """The mounted tools, as :func:`lorenz.toolcall.call.call_tool` calls them."""
+        from .toolcall.call import ToolTable  # anyio: only when a tool runs
+
+        specs, owners = self.mounted.specs, self.mounted.owners
+        return ToolTable(settings=self.settings, specs=specs, owners=owners, unsupported=self.unsupported)
+
     async def call(
         self,
         name: str,
@@ -112,31 +120,19 @@ class Workspace:
         progress: ProgressSink | None = None,
         client_input: ClientInput | None = None,
     ) -> ToolResult:
-        """Run one mounted tool as the MCP host does (arguments checked against its ``inputSchema``
-        first, within the tool timeout); never raises."""
-        from .toolcall.execution import ToolRunner  # anyio: only when a tool runs
-        from .toolcall.schemas import compile_schema, validate_arguments
+        """Run one mounted tool as the MCP host does (:func:`lorenz.toolcall.call.call_tool`); its
+        result, or the failure that replaced it. Never raises."""
+        from .toolcall.call import call_tool  # anyio: only when a tool runs
+        from .toolcall.execution import ToolRunner
 
-        name = name.strip()
-        pack = self.mounted.owners.get(name)
-        # In-process: no token, so every mounted tool that is not switched off.
-        enabled = EnabledTools(self.mounted.owners)
-        context = ToolContext(
-            settings=self.settings, http=http, progress_sink=progress, enabled=enabled, client_input=client_input
-        )
-        if pack is None:
-            return self.unsupported(name)
-        refused = refuse_unsafe_arguments(name, arguments)
-        if refused is None and not getattr(pack, "validates_arguments", False):  # typed packs name the key
-            spec = next(spec for spec in self.mounted.specs if spec.name == name)
-            refused = validate_arguments(name, arguments, compile_schema(spec.input_schema))
-        if refused is not None:
-            return refused
-        server = self.settings.server
-        outcome = await ToolRunner().run(
-            pack, name, arguments, context, time_limit=server.tool_timeout_seconds, concurrency=server.pack_concurrency
-        )
-        return outcome.result
+        def context() -> ToolContext:
+            # In-process: no token, so every mounted tool that is not switched off.
+            enabled = EnabledTools(self.mounted.owners)
+            return ToolContext(
+                settings=self.settings, http=http, progress_sink=progress, enabled=enabled, client_input=client_input
+            )
+
+        return (await call_tool(self.tools, name.strip(), arguments, context, ToolRunner())).result
 
     @functools.cached_property
     def project_url(self) -> str | None:

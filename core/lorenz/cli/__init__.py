@@ -71,13 +71,13 @@ def _failed(args: argparse.Namespace, message: str, cause: BaseException | None,
     the traceback of what caused it."""
     from lorenz.redact import redact_text, redacted_traceback
 
-    from .output import json_object, print_json, silence_stdout
+    from .output import json_object, paint, print_json, silence_stdout
 
     message = redact_text(message)  # the environment's secrets: settings may not exist yet
     try:
         if getattr(args, "json", False):
             print_json(json_object(error=message))
-        print(f"lorenz: {message}", file=sys.stderr)
+        print(f"{paint('lorenz:', 'red', sys.stderr)} {message}", file=sys.stderr)
         if args.verbose and cause is not None:
             print(redacted_traceback(cause), file=sys.stderr)
         elif hint and not args.verbose:

@@ -19,8 +19,10 @@ __all__ = [
     "UsageError",
     "counted",
     "json_object",
+    "paint",
     "print_json",
     "progress",
+    "use_colour",
     "silence_stdout",
 ]
 
@@ -35,6 +37,8 @@ PROGRESS_AFTER = 1.0
 """Seconds of silence before the progress line shows up: quick work never draws one."""
 
 _FRAMES = "|/-\\"
+
+_COLOURS = {"red": "31", "green": "32", "yellow": "33", "cyan": "36", "bold": "1"}
 
 
 class UsageError(Exception):
@@ -99,6 +103,20 @@ def progress(label: str, stream: TextIO | None = None) -> Iterator[None]:
             with contextlib.suppress(OSError, ValueError):
                 out.write("\r\033[K")  # erase the line, so what follows starts clean
                 out.flush()
+
+
+def use_colour(stream: TextIO) -> bool:
+    """Colour on a terminal only, and not when ``NO_COLOR`` is set to anything (no-color.org) or
+    ``TERM`` is ``dumb``."""
+    return not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb" and _is_terminal(stream)
+
+
+def paint(text: str, colour: str | None, stream: TextIO | None = None) -> str:
+    """``text`` in ``colour`` (red, green, yellow, cyan, bold) when :func:`use_colour` says so for
+    ``stream`` (stdout), else as it is."""
+    if colour is None or not use_colour(sys.stdout if stream is None else stream):
+        return text
+    return f"\033[{_COLOURS[colour]}m{text}\033[0m"
 
 
 def _is_terminal(stream: TextIO) -> bool:

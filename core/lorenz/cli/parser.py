@@ -18,7 +18,7 @@ from .command import Command
 from .commands import COMMANDS, TABLE
 from .version import VersionAction
 
-__all__ = ["build_parser"]
+__all__ = ["build_parser", "fill_every_command"]
 
 
 def _epilog(command: Command) -> str:
@@ -116,4 +116,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(action=_Commands, dest="command", required=True, metavar="COMMAND")
     for name, (_, line) in TABLE.items():
         sub.add_parser(name, parents=[common], help=line, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.set_defaults(parser=parser)  # for lorenz completion, which lists every command and option
+    return parser
+
+
+def fill_every_command(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``parser`` with every command's subparser filled (importing every command): what ``lorenz
+    completion`` lists."""
+    sub = next(action for action in parser._actions if isinstance(action, _Commands))
+    for name, chosen in sub.choices.items():
+        if chosen.epilog is None:
+            _fill(chosen, COMMANDS[name])
     return parser

@@ -17,7 +17,16 @@ from attrs import frozen
 
 from .output import UsageError
 
-__all__ = ["FrontMatter", "option_value", "read_front_matter", "set_tool_pack", "write_validated"]
+__all__ = [
+    "FrontMatter",
+    "option_value",
+    "read_front_matter",
+    "set_tool_entries",
+    "set_tool_pack",
+    "workflow_keys",
+    "workflow_target",
+    "write_validated",
+]
 
 _FENCE = re.compile(r"---(\r\n|\n|\r)")
 _CLOSING = re.compile(r"^---[ \t]*$", re.MULTILINE)
@@ -72,9 +81,9 @@ def _round_trip(text: str) -> Any:
     return yaml
 
 
-def set_tool_pack(front: FrontMatter, pack: str, options: Mapping[str, Any] | None) -> str | None:
-    """The front matter with ``tools.<pack>`` set to ``options`` (added, or its keys updated), or with
-    ``tools.<pack>`` removed when ``options`` is ``None``; ``None`` when nothing changes."""
+def _load_tools(front: FrontMatter, create: bool) -> tuple[Any, Any, Any]:
+    """``(yaml, the front matter's map, its tools: map)``; the tools map is ``None`` when there is none
+    and ``create`` is false."""
     from ruamel.yaml.comments import CommentedMap
 
     yaml = _round_trip(front.text)
@@ -84,12 +93,50 @@ def set_tool_pack(front: FrontMatter, pack: str, options: Mapping[str, Any] | No
     if not isinstance(data, CommentedMap):
         raise UsageError("the front matter must be a map")
     tools = data.get("tools")
-    if tools is None:
-        if options is None:
-            return None
+    if tools is None and create:
         tools = data["tools"] = CommentedMap()
-    if not isinstance(tools, CommentedMap):
+    if tools is not None and not isinstance(tools, CommentedMap):
         raise UsageError("tools must be a map")
+    return yaml, data, tools
+
+
+def _dumped(yaml: Any, data: Any) -> str:
+    out = io.StringIO()
+    yaml.dump(data, out)
+    text = out.getvalue()
+    return "" if text.strip() in ("{}", "") else text
+
+
+def set_tool_entries(front: FrontMatter, entries: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The front matter with each ``tools.<key>`` set to exactly ``entries[key]`` (added, or replacing
+    what was there): a command list and ``env``/``headers`` maps in flow style, as the docs write them;
+    ``None`` when every entry says so already."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    yaml, data, tools = _load_tools(front, create=True)
+    changed = False
+    for key, options in entries.items():
+        if tools.get(key) == dict(options):
+            continue
+        entry = CommentedMap()
+        for name, value in options.items():
+            if isinstance(value, list | tuple | Mapping):
+                value = CommentedSeq(value) if isinstance(value, list | tuple) else CommentedMap(value)
+                value.fa.set_flow_style()
+            entry[name] = value
+        tools[key] = entry
+        changed = True
+    return _dumped(yaml, data) if changed else None
+
+
+def set_tool_pack(front: FrontMatter, pack: str, options: Mapping[str, Any] | None) -> str | None:
+    """The front matter with ``tools.<pack>`` set to ``options`` (added, or its keys updated), or with
+    ``tools.<pack>`` removed when ``options`` is ``None``; ``None`` when nothing changes."""
+    from ruamel.yaml.comments import CommentedMap
+
+    yaml, data, tools = _load_tools(front, create=options is not None)
+    if tools is None:
+        return None
     if options is None:
         if pack not in tools:
             return None
@@ -106,10 +153,7 @@ def set_tool_pack(front: FrontMatter, pack: str, options: Mapping[str, Any] | No
         elif all(key in entry and entry[key] == value for key, value in options.items()):
             return None  # mounted already, with these options
         entry.update(options)
-    out = io.StringIO()
-    yaml.dump(data, out)
-    text = out.getvalue()
-    return "" if text.strip() in ("{}", "") else text
+    return _dumped(yaml, data)
 
 
 def option_value(text: str) -> tuple[str, Any]:
@@ -145,20 +189,25 @@ def write_validated(path: Path, content: str, validate: Callable[[Path], None]) 
         raise
 
 
+def workflow_target(args: Any, *, create: bool) -> tuple[Path, FrontMatter]:
+    """The workflow ``args`` names (or ``./WORKFLOW.md``) and its front matter; with none and ``create``,
+    ``./WORKFLOW.md`` starting from the embedded default (the local board) it was serving."""
+    from lorenz.workspace import find_workflow
+
+    path = find_workflow(args.workflow, cwd=Path.cwd(), env=os.environ)
+    if path is not None:
+        return path, read_front_matter(path)
+    if create:
+        return Path.cwd() / "WORKFLOW.md", FrontMatter("---\n", "tracker: {kind: local}\n", "---\n")
+    msg = f"no WORKFLOW.md in {Path.cwd()}: write one (a first line ---, tracker: {{kind: local}}, ---) or name it"
+    raise UsageError(msg)
+
+
 def edit_tools(args: Any, pack: str, options: Mapping[str, Any] | None) -> tuple[Path, list[str] | None]:
     """Set (``options``) or remove (``None``) ``tools.<pack>`` in the workflow ``args`` names, validated
     as ``lorenz check`` validates it before it is written; the file, and the pack's mounted tools
     (``None`` when the file already said so and was left alone)."""
-    from lorenz.workspace import find_workflow
-
-    path = find_workflow(args.workflow, cwd=Path.cwd(), env=os.environ)
-    if path is None and options is not None:  # mount: start from the embedded default it was serving
-        path, front = Path.cwd() / "WORKFLOW.md", FrontMatter("---\n", "tracker: {kind: local}\n", "---\n")
-    elif path is None:
-        msg = f"no WORKFLOW.md in {Path.cwd()}: write one (a first line ---, tracker: {{kind: local}}, ---) or name it"
-        raise UsageError(msg)
-    else:
-        front = read_front_matter(path)
+    path, front = workflow_target(args, create=options is not None)
     text = set_tool_pack(front, pack, options)
     if text is None:
         return path, None
@@ -199,6 +248,14 @@ def _validated_tools(args: Any, candidate: Path, shown_as: Path, pack: str) -> l
         return [spec.name for spec in workspace.tool_specs() if owners.get(spec.name) == pack]
     finally:
         workspace.close()
+
+
+def workflow_keys(args: Any) -> list[str]:
+    """The keys of the ``tools:`` map of the workflow ``args`` names, if there is one."""
+    from lorenz.workspace import find_workflow
+
+    path = find_workflow(args.workflow, cwd=Path.cwd(), env=os.environ)
+    return named_packs(path) if path is not None else []
 
 
 def named_packs(path: Path) -> list[str]:

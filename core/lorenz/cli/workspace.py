@@ -110,7 +110,9 @@ def warn(message: str) -> None:
     """One redacted line on stderr (a plugin's message may span lines or quote a secret)."""
     from lorenz.redact import redact_text
 
-    print(f"lorenz: {' '.join(redact_text(message).split())}", file=sys.stderr)
+    from .output import paint
+
+    print(f"{paint('lorenz:', 'yellow', sys.stderr)} {' '.join(redact_text(message).split())}", file=sys.stderr)
 
 
 def show_traceback(args: argparse.Namespace, text: str | None, stream: Any = None) -> None:

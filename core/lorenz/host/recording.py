@@ -26,7 +26,8 @@ from .scope import AFTER_REPLY
 if TYPE_CHECKING:
     from mcp.server import ServerRequestContext
 
-    from .mcp.replies import ToolReply
+    from lorenz.toolcall.replies import ToolReply
+
     from .reload.live import LiveWorkspace, Snapshot
 
 __all__ = ["CallRecorder"]

@@ -1,5 +1,5 @@
 """One isolated pack process as the host sees it: frames in and out over its pipes, and its stderr
-logged under the pack's name (:mod:`lorenz.isolation.stderr`). Everything here runs on the pool's
+logged under the pack's name (:mod:`lorenz.stderr_relay`). Everything here runs on the pool's
 home loop (:mod:`lorenz.isolation.pool`)."""
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import os
 import subprocess
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+from lorenz.stderr_relay import StderrLimits, StderrRelay
 
 from . import reaper
 from .plan import Plan
@@ -28,7 +30,6 @@ from .protocol import (
     small_reads,
     structure,
 )
-from .stderr import StderrRelay
 from .survey import child_command
 
 if TYPE_CHECKING:
@@ -37,6 +38,9 @@ if TYPE_CHECKING:
 __all__ = ["ChildProcess"]
 
 logger = logging.getLogger("lorenz.isolation")
+
+#: Each pack process's stderr: bursts of 200 lines or 256 KiB, then 20 lines and 16 KiB a second.
+STDERR_LIMITS = StderrLimits()
 
 #: After the process exits, how long to wait for its pipes to close (a grandchild may hold them).
 _PIPES_GRACE_SECONDS = 0.5
@@ -88,7 +92,7 @@ class ChildProcess:
         #: Why the host killed it (a timeout, a protocol violation, stopping), if it did.
         self.kill_reason: str | None = None
         self._frames = FrameReader(MAX_CONTROL_FRAME_BYTES)
-        self._stderr = StderrRelay(plan.pack, self.pid, plan.secrets)
+        self._stderr = StderrRelay(logger, self._stderr_name, plan.secrets, STDERR_LIMITS)
         self._stdin: asyncio.WriteTransport | None = None
         self._outputs: list[asyncio.BaseTransport] = []
         self._open_outputs = 2
@@ -148,6 +152,9 @@ class ChildProcess:
 
     # -- input --------------------------------------------------------------------------
 
+    def _stderr_name(self) -> str:
+        return f"lorenz: pack {self.plan.pack} [pid {self.pid}]"
+
     def _stdout(self, data: bytes) -> None:
         try:
             for frame in self._frames.feed(data):
@@ -164,7 +171,7 @@ class ChildProcess:
             limit = self.plan.settings.get("server", {}).get("max_result_bytes", MAX_CONTROL_FRAME_BYTES)
             self._frames.limit = 2 * int(limit) + _REPLY_SLACK_BYTES
             if isinstance(message, Ready):
-                self.pid = self._stderr.pid = message.pid  # the pack's own process (its keeper's child)
+                self.pid = message.pid  # the pack's own process (its keeper's child), as its stderr says
             self.ready.set_result(message)
             return
         if isinstance(frame, dict) and frame.get("op") in ("progress", "log"):

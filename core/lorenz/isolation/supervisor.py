@@ -16,6 +16,7 @@ import os
 import time
 from typing import Any
 
+from lorenz.backoff import Backoff
 from lorenz.plugins.containment import host_interrupted
 from lorenz.results import tool_failure
 from lorenz.sandbox.host import PackSandbox, SandboxUnavailable
@@ -42,8 +43,8 @@ MAX_CRASHES = 5
 CRASH_WINDOW_SECONDS = 60.0
 #: How long a process has to import its pack and list its tools.
 START_TIMEOUT_SECONDS = 30.0
-#: Restart delays after a crash: 0.1 s, doubling per recent crash, at most this.
-_MAX_BACKOFF_SECONDS = 5.0
+#: Restart delays after a crash: 0.1 s, doubling per recent crash, at most 5 s.
+_BACKOFF = Backoff(0.1, 5.0)
 
 
 class StartError(Exception):
@@ -223,7 +224,7 @@ class Supervisor(CallRouter):
                 self._settle(self.waiting.popleft(), tool_failure(self.failed))
 
     def _backoff(self) -> float:
-        return min(0.1 * 2.0 ** max(0, len(self.crashes) - 1), _MAX_BACKOFF_SECONDS)
+        return _BACKOFF.delay(max(1, len(self.crashes)))
 
     # -- stopping -----------------------------------------------------------------------
 

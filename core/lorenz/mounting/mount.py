@@ -344,21 +344,32 @@ def _pack_failure(name: str, exc: PluginError, settings: Settings) -> PackFailur
 async def execute_mounted_tool(
     packs: Sequence[ToolProvider], name: str, input: Any, context: ToolContext
 ) -> ToolResult:
-    """Route a call to the first pack declaring ``name`` and run it in-line (no timeout: the host
-    runs its calls through :class:`lorenz.toolcall.execution.ToolRunner`). Never raises: whatever the pack
-    raises becomes a failure result and an unknown name lists every mounted tool."""
-    from lorenz.toolcall.execution import call_pack, failure_from_exception  # anyio: only when a tool runs
+    """Run ``name`` of the first of ``packs`` declaring it, as the MCP host runs a call
+    (:func:`lorenz.toolcall.call.call_tool`: arguments checked, within the tool timeout, the result
+    checked). Never raises: whatever the pack raises becomes a failure result and an unknown name
+    lists every tool of ``packs``."""
+    from lorenz.toolcall.call import ToolTable, call_tool  # anyio: only when a tool runs
+    from lorenz.toolcall.execution import ToolRunner, failure_from_exception
 
-    every: list[str] = []
+    owners: dict[str, ToolProvider] = {}
+    specs: list[ToolSpec] = []
     for pack in sorted(packs, key=dynamic):  # the packs whose tools are their own claim names first
         try:
-            specs = call_plugin(f"pack {pack.name}", "tool_specs", checked_tool_specs, pack, context.settings)
+            pack_specs = call_plugin(f"pack {pack.name}", "tool_specs", checked_tool_specs, pack, context.settings)
         except PluginError as exc:
             return failure_from_exception(exc, context)
-        if any(spec.name == name for spec in specs):
-            return await call_pack(pack, name, input, context)
-        every.extend(spec.name for spec in specs)
-    return unsupported_tool_failure(name, every)
+        for spec in pack_specs:
+            if spec.name not in owners:
+                owners[spec.name] = pack
+                specs.append(spec)
+        if name in owners:
+            break
+
+    def unsupported(tool: str) -> ToolResult:
+        return unsupported_tool_failure(tool, [spec.name for spec in specs])
+
+    tools = ToolTable(settings=context.settings, specs=specs, owners=owners, unsupported=unsupported)
+    return (await call_tool(tools, name, input, lambda: context, ToolRunner())).result
 
 
 def _skills_of(pack: ToolProvider) -> list[str]:

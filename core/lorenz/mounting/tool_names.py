@@ -50,7 +50,7 @@ def log_dropped(pack: str, item: str, error: str) -> None:
     if len(_logged) >= _REMEMBERED:
         _logged.pop(next(iter(_logged)))
     _logged[key] = None
-    import logging  # not at import: the listing commands that mount nothing dynamic never log
+    import logging  # only when something is dropped: listing commands stay free of logging
 
     logging.getLogger("lorenz.host").warning("lorenz: pack %s: %s", pack, error)
 

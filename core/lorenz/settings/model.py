@@ -100,6 +100,20 @@ class OAuthSettings:
 
 
 @frozen(kw_only=True)
+class CatalogSettings:
+    """``server.catalog``: the budget a caller's ``tools/list`` fits (docs/catalogs.md)."""
+
+    #: Estimated tokens of the listed tools' definitions (``lorenz tools --budget``), at most.
+    budget_tokens: int | None = None
+    #: Listed tools, at most.
+    max_tools: int | None = None
+    #: Globs of tools always listed first, whatever the budget.
+    pinned: tuple[str, ...] = ()
+    #: Whether a caller over budget is served the search and call tools.
+    search: bool = True
+
+
+@frozen(kw_only=True)
 class ServerSettings:
     """How ``lorenz serve`` listens (``server:``)."""
 
@@ -159,6 +173,8 @@ class ServerSettings:
     #: The secret sealing the ``requestState`` of calls that ask the client for input (2026-07-28);
     #: ``None``: a key made per process (every worker and replica needs the same one to share it).
     request_state_key: str | None = field(default=None, repr=False)
+    #: ``server.catalog``: each caller's list fitted to a budget, with a search (``None``: every tool).
+    catalog: CatalogSettings | None = None
 
 
 @frozen(kw_only=True)

@@ -10,6 +10,7 @@ from attrs import frozen
 from ._kinds import McpPort, Port, PositiveInt, PositiveNumber
 from ._structure import structure
 from .auth import AuthSection, parse_auth
+from .catalog import CatalogSection, parse_catalog
 from .errors import ConfigError
 from .model import (
     DEFAULT_CALL_LOG_KEEP,
@@ -80,6 +81,7 @@ class _ServerSection:
     sandboxed_packs: tuple[str, ...] = ()
     sandbox_fallback: Literal["fail", "warn"] = "fail"
     request_state_key: str | None = None
+    catalog: CatalogSection | None = None
     # Accepted for compatibility with existing workflows; nothing here reads them yet.
     trace_dir: str | None = None
     issue_store_path: str | None = None
@@ -124,6 +126,7 @@ def parse_server(raw: Mapping[str, Any], *, env: Mapping[str, str], record_secre
         pack_memory_mb=section.pack_memory_mb,
         pack_processes=section.pack_processes,
         request_state_key=_request_state_key(section.request_state_key, env, record_secret),
+        catalog=parse_catalog(section.catalog),
     )
 
 

@@ -87,7 +87,7 @@ async def run_tool(
 
 def result_text(result: ToolResult) -> str:
     """The text content an MCP client receives for ``result``."""
-    from lorenz.host.mcp.replies import call_result
+    from lorenz.toolcall.replies import call_result
 
     return call_result(result).text
 

@@ -9,6 +9,7 @@ for every text it produced, so a read-modify-write changes only what it means to
 from __future__ import annotations
 
 import io
+import os
 import re
 from datetime import UTC, datetime
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 from attrs import evolve, frozen
 from ruamel.yaml import YAML
 
-from lorenz import YamlError, load_yaml
+from lorenz import YamlError, default_state_type, load_yaml
 
 __all__ = [
     "COMMENTS_MARKER",
@@ -25,7 +26,9 @@ __all__ = [
     "check_storable",
     "comment_line",
     "decode_text",
+    "document_content",
     "iso_timestamp",
+    "issue_record",
     "parse_document",
     "render_document",
 ]
@@ -217,3 +220,31 @@ def iso_timestamp(moment: datetime) -> str:
 def comment_line(body: str, now: datetime) -> str:
     """``- <timestamp> agent: <body>``."""
     return f"- {iso_timestamp(now)} agent: {body}"
+
+
+def issue_record(issue_id: str, document: BoardDocument, st: os.stat_result) -> dict[str, Any]:
+    """The tracker record of ``document``, dated by its file's ``st`` (birth time where kept)."""
+    birth = getattr(st, "st_birthtime", None)
+    created = birth if birth is not None else min(st.st_ctime, st.st_mtime)
+    return {
+        "id": issue_id,
+        "identifier": issue_id,
+        "title": document.title or issue_id,
+        "description": document.description or None,
+        "state": document.status,
+        "stateType": default_state_type(document.status) or "backlog",
+        "labels": list(document.labels),
+        "created_at": iso_timestamp(datetime.fromtimestamp(created, UTC)),
+        "updated_at": iso_timestamp(datetime.fromtimestamp(st.st_mtime, UTC)),
+    }
+
+
+def document_content(issue_id: str, document: BoardDocument) -> dict[str, Any]:
+    """``{id, status, title, description, comments: [line, ...]}`` with the raw status."""
+    return {
+        "id": issue_id,
+        "status": document.status,
+        "title": document.title,
+        "description": document.description,
+        "comments": document.comment_lines(),
+    }

@@ -13,19 +13,23 @@ import contextlib
 import errno
 import os
 import stat
+from collections.abc import Iterator
 
 __all__ = [
     "BoardIOError",
     "IssueNotFoundError",
     "NotRegularFileError",
     "file_kind",
+    "io_error",
     "link_file",
     "open_lock_file",
     "os_error_text",
+    "read_error",
     "read_regular",
     "remove_quietly",
     "sync_dir",
     "sync_file",
+    "worded",
     "write_new_file",
 ]
 
@@ -92,6 +96,32 @@ def os_error_text(exc: OSError) -> str:
     if exc.strerror:
         return exc.strerror
     return str(exc) or type(exc).__name__
+
+
+def io_error(action: str, exc: OSError) -> BoardIOError:
+    """``exc`` worded for an agent: ``<action>: <reason>``; already-worded errors pass through."""
+    if isinstance(exc, BoardIOError) and not isinstance(exc, NotRegularFileError):
+        return exc
+    return BoardIOError(f"{action}: {os_error_text(exc)}")
+
+
+def read_error(issue_id: str, exc: OSError) -> BoardIOError:
+    """``exc`` worded for a read of ``issue_id``; a missing file is :class:`IssueNotFoundError`."""
+    if isinstance(exc, FileNotFoundError):
+        return IssueNotFoundError(f"local board issue not found: {issue_id}")
+    return io_error(f"failed to read board issue {issue_id}", exc)
+
+
+@contextlib.contextmanager
+def worded(action: str) -> Iterator[None]:
+    """Re-raise an ``OSError`` from the block worded by :func:`io_error`."""
+    try:
+        yield
+    except OSError as exc:
+        error = io_error(action, exc)
+        if error is exc:
+            raise
+        raise error from exc
 
 
 def _not_regular(path: str, st: os.stat_result) -> NotRegularFileError:

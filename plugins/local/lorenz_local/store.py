@@ -1,81 +1,57 @@
 """``BoardStore``: ids, reads, and crash-safe, multi-process-safe writes of one board directory.
 
-A write goes to an fsynced temp file, published by ``os.replace`` (updates) or a no-overwrite
-``os.link`` (creates), then the directory is fsynced: a reader sees the old or the new file, never a
-torn one. Writes run under :func:`~.locks.board_lock`; reads take no lock. A hostile entry (symlink,
-FIFO, directory, device) is reported as an invalid issue file and never opened (:mod:`.files`), and
+Writes run under :func:`~.locks.board_lock` and are published by :mod:`.publish`: a reader sees
+the old or the new file, never a torn one; reads take no lock. A hostile entry (symlink, FIFO,
+directory, device) is reported as an invalid issue file and never opened (:mod:`.files`), and
 errors never carry the board's absolute path. Every method is blocking file I/O.
 """
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import hashlib
 import os
-import random
 import re
 import stat
-import string
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from attrs import evolve, frozen
 
-from lorenz import Issue, default_state_type, normalize_issue
+from lorenz import Issue, normalize_issue
 
-from . import files
+from . import files, publish
 from .board import (
     BoardDocument,
     BoardFormatError,
     check_storable,
     comment_line,
     decode_text,
-    iso_timestamp,
+    document_content,
+    issue_record,
     parse_document,
     render_document,
 )
 from .cache import CACHE, SNAPSHOTS, BoardSnapshot, CachedFile, FileSignature
-from .files import BoardIOError, IssueNotFoundError, NotRegularFileError, file_kind, os_error_text, remove_quietly
+from .files import NotRegularFileError, file_kind, io_error, os_error_text, read_error, worded
 from .locks import LOCK_FILE_NAME, board_lock, file_lock, process_lock
 from .options import DEFAULT_ID_PREFIX, PREFIX_RULE, is_valid_prefix, json_text
 
 __all__ = [
-    "MAX_CREATE_ATTEMPTS",
     "MalformedIssueError",
     "RACY_WINDOW_NS",
     "SNAPSHOT_MAX_AGE",
-    "TEMP_SWEEP_INTERVAL",
     "BoardStore",
     "SkippedFile",
 ]
 
-MAX_CREATE_ATTEMPTS = 64
 #: Longest time ``records()`` trusts an unchanged directory before stat'ing every file again.
 SNAPSHOT_MAX_AGE = 2.0
 #: How long after its last change a directory's or file's signature is not trusted: the coarsest
 #: timestamp granularity expected (FAT's two seconds).
 RACY_WINDOW_NS = 2_000_000_000
-#: Least time between two stale-temp sweeps of one board by updates (a sweep lists the directory).
-TEMP_SWEEP_INTERVAL = 60.0
-_last_sweep: dict[str, float] = {}  # board directory -> time.monotonic() of its last sweep here
-# What link(2) fails with on filesystems that have no hard links.
-_NO_HARD_LINKS = frozenset(
-    code
-    for code in (
-        errno.EPERM,
-        getattr(errno, "ENOTSUP", None),
-        getattr(errno, "EOPNOTSUPP", None),
-        getattr(errno, "ENOSYS", None),
-    )
-    if code is not None
-)
-_BASE36 = string.digits + string.ascii_lowercase
-# The temp files this module writes: `<id>.md.<pid>.<token>.tmp` and `.lorenz-create.<pid>.<token>.tmp`.
-_TEMP_NAME = re.compile(r"(?:\.lorenz-create|[^/\\]+\.md)\.[0-9]+\.[0-9a-z]+\.tmp", re.ASCII)
 
 
 @frozen
@@ -87,10 +63,6 @@ class SkippedFile:
 
     def to_dict(self) -> dict[str, str]:
         return {"id": self.id, "error": self.error}
-
-
-def _random_token() -> str:
-    return "".join(random.choices(_BASE36, k=8))
 
 
 def _lf(text: str) -> str:
@@ -108,36 +80,8 @@ def _settled(signature: FileSignature, entry: CachedFile) -> bool:
     return signature[1] < entry.read_ns - RACY_WINDOW_NS
 
 
-def _stat_iso(seconds: float) -> str:
-    return iso_timestamp(datetime.fromtimestamp(seconds, UTC))
-
-
 def _not_regular(issue_id: str, kind: str) -> BoardFormatError:
     return BoardFormatError(f"board issue {issue_id} is {kind}, not a regular file")
-
-
-def _io_error(action: str, exc: OSError) -> BoardIOError:
-    """``exc`` worded for an agent: ``<action>: <reason>``; already-worded errors pass through."""
-    if isinstance(exc, BoardIOError) and not isinstance(exc, NotRegularFileError):
-        return exc
-    return BoardIOError(f"{action}: {os_error_text(exc)}")
-
-
-def _read_error(issue_id: str, exc: OSError) -> BoardIOError:
-    if isinstance(exc, FileNotFoundError):
-        return IssueNotFoundError(f"local board issue not found: {issue_id}")
-    return _io_error(f"failed to read board issue {issue_id}", exc)
-
-
-@contextlib.contextmanager
-def _worded(action: str) -> Iterator[None]:
-    try:
-        yield
-    except OSError as exc:
-        error = _io_error(action, exc)
-        if error is exc:
-            raise
-        raise error from exc
 
 
 # -- the store --------------------------------------------------------------------------------------
@@ -196,11 +140,15 @@ class BoardStore:
         except FileNotFoundError:
             return []
         except OSError as exc:
-            raise _io_error("failed to read board directory", exc) from exc
+            raise io_error("failed to read board directory", exc) from exc
         match = self._id_pattern.fullmatch
         ids = [name[:-3] for name in names if name.endswith(".md") and match(name[:-3])]
         ids.sort(key=self._number)
         return ids
+
+    def _allocate(self) -> tuple[str, str]:
+        issue_id = self.next_id()
+        return issue_id, self.path_for(issue_id)
 
     def next_id(self) -> str:
         """``<prefix><max + 1>``: gaps are never reused."""
@@ -214,7 +162,7 @@ class BoardStore:
         try:
             return os.lstat(path)
         except OSError as exc:
-            raise _read_error(issue_id, exc) from exc
+            raise read_error(issue_id, exc) from exc
 
     def _read_bytes(self, issue_id: str, path: str) -> tuple[os.stat_result, bytes]:
         """Raises :class:`BoardFormatError` for a non-regular file, else a worded ``OSError``."""
@@ -223,7 +171,7 @@ class BoardStore:
         except NotRegularFileError as exc:
             raise _not_regular(issue_id, exc.kind) from exc
         except OSError as exc:
-            raise _read_error(issue_id, exc) from exc
+            raise read_error(issue_id, exc) from exc
 
     def _load(self, issue_id: str, path: str, st: os.stat_result | None = None) -> CachedFile:
         """The parsed file, from the cache when its ``lstat`` signature is unchanged; a
@@ -368,7 +316,7 @@ class BoardStore:
 
     def read_content(self, issue_id: str) -> dict[str, Any]:
         """``{id, status, title, description, comments: [line, ...]}`` with the raw status."""
-        return _content(issue_id, self._document(issue_id))
+        return document_content(issue_id, self._document(issue_id))
 
     def cached_content(self, issue_id: object) -> dict[str, Any] | None:
         """:meth:`read_content` when the file is unchanged since it was last parsed (one
@@ -381,7 +329,7 @@ class BoardStore:
         hit = CACHE.get(path, _signature(st)) if stat.S_ISREG(st.st_mode) else None
         if hit is None or hit.document is None or not _settled(_signature(st), hit):
             return None
-        return _content(str(issue_id), hit.document)
+        return document_content(str(issue_id), hit.document)
 
     # -- writes ------------------------------------------------------------------------------------
 
@@ -409,25 +357,11 @@ class BoardStore:
         st = self._lstat(issue_id, path)
         if not stat.S_ISREG(st.st_mode):
             raise _not_regular(issue_id, file_kind(st.st_mode))
-        with _worded(f"failed to write board issue {issue_id}"), board_lock(self.directory):
-            last = _last_sweep.get(self._dir)
-            if last is None or time.monotonic() - last >= TEMP_SWEEP_INTERVAL:
-                with contextlib.suppress(OSError):  # housekeeping never fails an update
-                    self._sweep_stale_temps()
+        with worded(f"failed to write board issue {issue_id}"), board_lock(self.directory):
+            publish.sweep_if_due(self._dir)
             _, data = self._read_bytes(issue_id, path)  # fresh from disk: the cache may predate our lock
             document = change(parse_document(decode_text(data, issue_id), issue_id))
-            self._replace(path, render_document(document).encode("utf-8"))
-
-    def _replace(self, target: str, data: bytes) -> None:
-        """Atomically replace ``target``: a symlink there is replaced itself, never written through."""
-        temp = f"{target}.{os.getpid()}.{_random_token()}.tmp"
-        try:
-            files.write_new_file(temp, data)
-            os.replace(temp, target)
-            files.sync_dir(self._dir)
-        except BaseException:
-            remove_quietly(temp)
-            raise
+            publish.replace_file(self._dir, path, render_document(document).encode("utf-8"))
 
     def create(self, title: str, body: str | None = None, status: str | None = None) -> Issue:
         """Create ``<prefix><max + 1>`` (status ``Todo`` unless given) and return it."""
@@ -442,93 +376,14 @@ class BoardStore:
         clean_title = " ".join(re.split(r"\r\n|\r|\n", title)).strip()
         document = BoardDocument(status=new_status, title=clean_title, description=_lf(body or ""))
         data = render_document(document).encode("utf-8")
-        with _worded("failed to create a board issue"), process_lock(self._dir):
+        with worded("failed to create a board issue"), process_lock(self._dir):
             # Inside the in-process lock, so one creator builds (and fsyncs) a new directory chain.
-            self._ensure_directory()
+            publish.ensure_directory(self.directory)
             with file_lock(self.directory / LOCK_FILE_NAME):
-                issue_id = self._publish(data)
+                issue_id = publish.publish_new(self._dir, data, self._allocate)
         return self.read(issue_id)
-
-    def _sweep_stale_temps(self) -> None:
-        """Remove temp files left by writers that died mid-write (e.g. SIGKILL).
-
-        Only called under the board lock, and every writer holds that lock for as long as its
-        temp file exists, so any temp file seen here belongs to a dead writer.
-        """
-        _last_sweep[self._dir] = time.monotonic()
-        with os.scandir(self._dir) as entries:
-            stale = [entry.path for entry in entries if _TEMP_NAME.fullmatch(entry.name)]
-        for path in stale:
-            remove_quietly(path)  # a symlink named like a temp file goes, never its target
-
-    def _publish(self, data: bytes) -> str:
-        self._sweep_stale_temps()
-        temp = os.path.join(self._dir, f".lorenz-create.{os.getpid()}.{_random_token()}.tmp")
-        try:
-            files.write_new_file(temp, data)
-            for _ in range(MAX_CREATE_ATTEMPTS):
-                issue_id = self.next_id()
-                target = self.path_for(issue_id)
-                try:
-                    files.link_file(temp, target)
-                except FileExistsError:
-                    continue  # someone outside the lock took it: recount
-                except OSError as exc:
-                    if exc.errno not in _NO_HARD_LINKS:
-                        raise
-                    # A filesystem without hard links (FAT, some FUSE mounts): every writer of
-                    # this board holds the board lock, so check-then-rename cannot race here.
-                    if os.path.lexists(target):
-                        continue
-                    os.replace(temp, target)
-                files.sync_dir(self._dir)
-                return issue_id
-            msg = f"failed to allocate a board id after {MAX_CREATE_ATTEMPTS} attempts"
-            raise RuntimeError(msg)
-        finally:
-            remove_quietly(temp)
-
-    def _ensure_directory(self) -> None:
-        """``mkdir -p`` the board, then fsync every parent that gained an entry."""
-        missing: list[Path] = []
-        probe = self.directory
-        while not probe.exists() and probe.parent != probe:
-            missing.append(probe)
-            probe = probe.parent
-        if not missing:
-            return
-        os.makedirs(self._dir, exist_ok=True)
-        stop = missing[-1].parent
-        parent = self.directory.parent
-        while True:
-            files.sync_dir(os.fspath(parent))
-            if parent == stop:
-                break
-            parent = parent.parent
 
 
 def _build_entry(issue_id: str, document: BoardDocument, st: os.stat_result) -> CachedFile:
-    birth = getattr(st, "st_birthtime", None)
-    record = {
-        "id": issue_id,
-        "identifier": issue_id,
-        "title": document.title or issue_id,
-        "description": document.description or None,
-        "state": document.status,
-        "stateType": default_state_type(document.status) or "backlog",
-        "labels": list(document.labels),
-        "created_at": _stat_iso(birth if birth is not None else min(st.st_ctime, st.st_mtime)),
-        "updated_at": _stat_iso(st.st_mtime),
-    }
-    issue = normalize_issue(record)
+    issue = normalize_issue(issue_record(issue_id, document, st))
     return CachedFile(document=document, issue=issue, record=issue.to_query_row(with_url=False))
-
-
-def _content(issue_id: str, document: BoardDocument) -> dict[str, Any]:
-    return {
-        "id": issue_id,
-        "status": document.status,
-        "title": document.title,
-        "description": document.description,
-        "comments": document.comment_lines(),
-    }

@@ -20,7 +20,7 @@ import pytest
 from lorenz import Settings, ToolResult, TrackerContext, TrackerSettings, discover
 from lorenz.testing import parse_config
 from lorenz_local import files as files_module
-from lorenz_local import store as store_module
+from lorenz_local import publish as publish_module
 from lorenz_local.files import BoardIOError, NotRegularFileError, read_regular
 from lorenz_local.locks import LOCK_FILE_NAME
 from lorenz_local.store import BoardStore
@@ -263,10 +263,10 @@ def test_a_symlink_at_the_temp_path_is_never_written_through(tmp_path: Path, mon
     store.create("Target")
     outside = tmp_path / "outside.md"
     outside.write_text(SECRET)
-    monkeypatch.setattr(store_module, "_random_token", lambda: "planted")
+    monkeypatch.setattr(publish_module, "_random_token", lambda: "planted")
     temp = tmp_path / "board" / f"BOARD-1.md.{os.getpid()}.planted.tmp"
     temp.symlink_to(outside)
-    monkeypatch.setitem(store_module._last_sweep, os.fspath(store.directory), time.monotonic())  # no sweep
+    monkeypatch.setitem(publish_module._last_sweep, os.fspath(store.directory), time.monotonic())  # no sweep
     with pytest.raises(OSError, match=r"^failed to write board issue BOARD-1: File exists$"):
         promptly(lambda: store.update_status("BOARD-1", "Done"))
     assert not temp.is_symlink()

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from lorenz_local import files as files_module
+from lorenz_local import publish as publish_module
 from lorenz_local import store as store_module
 from lorenz_local.files import BoardIOError
 from lorenz_local.locks import LOCK_FILE_NAME
@@ -456,7 +457,7 @@ def test_updates_sweep_temp_files_of_dead_writers_at_most_once_per_interval(
         write(tmp_path, name, "x")
     store.update_status("BOARD-1", "Done")  # within the interval: no directory scan
     assert md_files(tmp_path) == sorted(["BOARD-1.md", *orphans, *keep])
-    monkeypatch.setattr(store_module, "TEMP_SWEEP_INTERVAL", 0.0)
+    monkeypatch.setattr(publish_module, "TEMP_SWEEP_INTERVAL", 0.0)
     store.append_comment("BOARD-1", "swept")
     assert md_files(tmp_path) == sorted(["BOARD-1.md", *keep])
     assert store.read_content("BOARD-1")["comments"][-1].endswith("agent: swept")

@@ -1,6 +1,6 @@
-"""A stdio upstream's stderr: read on a thread of its own, each line logged redacted under the
-instance's name (its ``tools:`` key, read per line) within a rate limit (a flooding server gets a
-few lines a second logged and the rest counted), and its end reported, since it ends when the
+"""A stdio upstream's stderr: read 8 KiB at a time on a thread of its own and logged through
+:class:`lorenz.StderrRelay` (redacted, under the instance's name read per line, a few lines a
+second; the rest counted and noted as dropped), and its end reported, since it ends when the
 server does."""
 
 from __future__ import annotations
@@ -8,19 +8,17 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import time
 from collections.abc import Callable, Sequence
 
-from lorenz import redact_text
+from lorenz import StderrLimits, StderrRelay
 
-__all__ = ["LINES_PER_SECOND", "StderrPipe"]
+__all__ = ["LIMITS", "StderrPipe"]
 
 logger = logging.getLogger("lorenz_mcp")
 
-#: Lines logged per second and upstream; the rest are counted and reported as dropped.
-LINES_PER_SECOND = 20
-_MAX_LINE = 2000
-#: Bytes of a line read at once: the rest of a longer line is read and skipped in pieces this size.
+#: 20 lines a second per upstream (no byte bound), each cut at 2,000 characters.
+LIMITS = StderrLimits(line_burst=20, lines_per_second=20, byte_burst=None, bytes_per_second=None, max_line_chars=2000)
+#: Bytes read at once: a longer line's rest is read and skipped in pieces this size.
 _READ = 8192
 
 
@@ -33,7 +31,7 @@ class StderrPipe:
         #: What to hand the process as its stderr (closed here once it is spawned).
         self.writer = os.fdopen(write_fd, "w")
         self._label = label
-        self._secrets = tuple(secrets)
+        self._relay = StderrRelay(logger, lambda: f"pack {label()}", tuple(secrets), LIMITS)
         self._on_end = on_end
 
     def start(self) -> None:
@@ -47,25 +45,10 @@ class StderrPipe:
         self._reader.close()
 
     def _read(self) -> None:
-        window, logged, dropped, rest_of_line = time.monotonic(), 0, 0, False
         try:
-            while raw := self._reader.readline(_READ):
-                if rest_of_line:  # the end of a line longer than _READ: not logged
-                    rest_of_line = not raw.endswith(b"\n")
-                    continue
-                rest_of_line = not raw.endswith(b"\n")
-                now = time.monotonic()
-                if now - window >= 1.0:
-                    if dropped:
-                        logger.warning("pack %s: %d stderr lines dropped (rate limit)", self._label(), dropped)
-                    window, logged, dropped = now, 0, 0
-                if logged >= LINES_PER_SECOND:
-                    dropped += 1
-                    continue
-                logged += 1
-                line = raw.decode("utf-8", "replace").rstrip()[:_MAX_LINE]
-                if line:
-                    logger.warning("pack %s: %s", self._label(), redact_text(line, self._secrets))
+            while chunk := self._reader.read1(_READ):
+                self._relay.feed(chunk)
+            self._relay.flush()
         except (OSError, ValueError):
             pass
         finally:

@@ -19,19 +19,19 @@ import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
-from lorenz import redact_text
+from lorenz import Backoff, redact_text
 
+from .connect import connect
 from .limits import ProgressThrottle, is_too_large, too_large
 from .offers import Offers, list_offers
 from .options import McpOptions, resolve_references
-from .stderr import StderrPipe
 
 __all__ = ["Progress", "Upstream", "UpstreamError"]
 
 logger = logging.getLogger("lorenz_mcp")
 
-_FIRST_BACKOFF = 0.1
-_MAX_BACKOFF = 30.0
+#: Reconnection delays: 0.1 s, doubling per failure in a row, at most 30 s.
+_BACKOFF = Backoff(0.1, 30.0)
 #: A connection that lasted this long resets the back-off.
 _STABLE_SECONDS = 60.0
 _STOP_TIMEOUT = 10.0
@@ -242,7 +242,7 @@ class Upstream:
     async def _supervise(self) -> None:
         import anyio
 
-        backoff = _FIRST_BACKOFF
+        failures = 0
         while not self._stopping:
             broken = self._broken = asyncio.Event()
             began = self._loop.time()
@@ -276,78 +276,35 @@ class Upstream:
                 self._first.set()
             if self._stopping:
                 return
-            if self._loop.time() - began > _STABLE_SECONDS:
-                backoff = _FIRST_BACKOFF
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, _MAX_BACKOFF)
+            failures = 1 if self._loop.time() - began > _STABLE_SECONDS else failures + 1
+            await asyncio.sleep(_BACKOFF.delay(failures))
             self.restarts += 1
             logger.warning("pack %s: restarting MCP server %s", self.label, self.options.describe())
 
     async def _connect(self, stack: contextlib.AsyncExitStack, broken: asyncio.Event) -> Any:
-        from mcp import Client
-        from mcp_types import Implementation
+        from .retry import idempotent_tools
 
-        from . import __version__
-
-        server: Any
-        if self.options.command is not None:
-            from .stdio import bounded_stdio
-
-            def ended() -> None:
-                with contextlib.suppress(RuntimeError):
-                    self._loop.call_soon_threadsafe(broken.set)
-
-            # Its own session and process group, and an environment of the declared variables
-            # over the SDK's few basics (HOME, LOGNAME, PATH, SHELL, TERM, USER): no host secret.
-            stderr = StderrPipe(lambda: self.label, self._secrets, ended)
-            try:
-                command, cwd = self.options.command, self.options.cwd
-                spawn = bounded_stdio(command, self._env, cwd, stderr.writer, self.max_bytes, lambda: self.label)
-                streams = await stack.enter_async_context(spawn)
-            except BaseException:
-                stderr.close()
-                raise
-            stderr.start()
-
-            @contextlib.asynccontextmanager
-            async def spawned() -> Any:
-                yield streams
-
-            server = spawned()
-        else:
-            from mcp.client.streamable_http import streamable_http_client
-
-            from .retry import http_client, idempotent_tools
-
-            def retried(what: str, status: int, delay: float) -> None:
-                describe = self.options.describe()
-                logger.warning(
-                    "pack %s: %s answered %d to %s; retrying in %g s", self.label, describe, status, what, delay
-                )
-
-            assert self.options.url is not None
-
-            def safe() -> frozenset[str]:
-                return idempotent_tools(self._tools or ())
-
-            session = http_client(self._headers, self.options.timeout_seconds, self.max_bytes, safe, retried)
-            http = await stack.enter_async_context(session)
-            server = streamable_http_client(self.options.url, http_client=http, max_sse_event_size=self.max_bytes)
+        def ended() -> None:
+            with contextlib.suppress(RuntimeError):
+                self._loop.call_soon_threadsafe(broken.set)
 
         async def on_message(message: Any) -> None:
             root = getattr(message, "root", message)
             if getattr(root, "method", None) in _LIST_CHANGED:
                 self._loop.create_task(self._relist())
 
-        client = Client(
-            server,
-            # The initialize handshake: every server speaks it, and it delivers list_changed unasked.
-            mode="legacy",
-            message_handler=on_message,
-            client_info=Implementation(name="lorenz-mcp", version=__version__),
-            cache=None,
+        return await connect(
+            stack,
+            self.options,
+            label=lambda: self.label,
+            env=self._env,
+            headers=self._headers,
+            secrets=self._secrets,
+            max_bytes=self.max_bytes,
+            ended=ended,
+            idempotent=lambda: idempotent_tools(self._tools or ()),
+            on_message=on_message,
         )
-        return await stack.enter_async_context(client)
 
     async def _list(self, client: Any) -> tuple[dict[str, Any], ...]:
         tools: list[dict[str, Any]] = []

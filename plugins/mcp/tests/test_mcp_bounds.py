@@ -18,8 +18,7 @@ import pytest
 from mcp.server.mcpserver import Context, MCPServer
 
 import lorenz_mcp.pack
-from lorenz.testing import loopback_server
-from lorenz.workspace import open_workspace
+from lorenz.testing import loopback_server, open_workspace
 from lorenz_mcp.options import parse_options
 from lorenz_mcp.pack import McpPack
 from lorenz_mcp.upstream import Upstream, UpstreamError
@@ -272,6 +271,28 @@ def test_a_long_stderr_line_is_cut_and_the_next_one_logged(caplog: pytest.LogCap
     assert ended.wait(30)
     lines = [record.getMessage() for record in caplog.records]
     assert lines == ["pack noisy: " + "x" * 2000, "pack noisy: after"]
+
+
+def test_a_flooding_upstreams_stderr_is_bounded_and_its_drops_counted(caplog: pytest.LogCaptureFixture) -> None:
+    import re
+    import subprocess
+    import threading
+
+    from lorenz_mcp.stderr import StderrPipe
+
+    caplog.set_level(logging.WARNING, logger="lorenz_mcp")
+    ended = threading.Event()
+    pipe = StderrPipe(lambda: "flood", (), ended.set)
+    write = "import sys; sys.stderr.write('line\\n' * 5000)"
+    child = subprocess.Popen([sys.executable, "-c", write], stderr=pipe.writer)
+    pipe.start()
+    child.wait(30)
+    assert ended.wait(30)
+    messages = [record.getMessage() for record in caplog.records]
+    notes = [re.fullmatch(r"pack flood: (\d+) lines of its stderr dropped \(.*\)", line) for line in messages]
+    logged = [line for line, note in zip(messages, notes, strict=True) if note is None]
+    assert set(logged) == {"pack flood: line"} and len(logged) < 5000
+    assert len(logged) + sum(int(note[1]) for note in notes if note is not None) == 5000
 
 
 def test_lorenz_check_warns_of_a_dropped_upstream_tool_and_passes(tmp_path: Path, script: list[str]) -> None:

@@ -15,6 +15,10 @@ def run(args: argparse.Namespace) -> int:
     from lorenz.cli.workflow_edit import edit_tools, option_value
     from lorenz.plugins.discovery import discover
 
+    if args.provider is not None or args.upstream_command is not None or args.url is not None:
+        from lorenz.cli.mount_mcp import mount_mcp
+
+        return mount_mcp(args)
     options = dict(option_value(text) for text in args.option)
     discovery = discover(plugins=load_plugin_modules(args), unimported=True)
     if discovery.tools.get(args.pack) is None:
@@ -40,7 +44,7 @@ def _workflow_exists(args: argparse.Namespace) -> bool:
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("pack", metavar="PACK", help="the pack's name (lorenz plugins lists them)")
+    parser.add_argument("pack", metavar="PACK", help="the pack's name (lorenz plugins lists them), or the new key")
     add_workflow(parser)
     parser.add_argument(
         "--option",
@@ -50,6 +54,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="one of the pack's options, the value read as YAML (repeatable)",
     )
+    from lorenz.cli.mount_mcp import add_mcp_arguments
+
+    add_mcp_arguments(parser)
 
 
 COMMAND = Command(
@@ -57,11 +64,15 @@ COMMAND = Command(
     description="Add PACK (with --option values) to WORKFLOW.md's tools: map, keeping the file's comments, layout "
     "and body (with no WORKFLOW.md, one is created from the embedded default, the local board); the edited "
     "workflow is validated as lorenz check does before it replaces the file. A running "
-    "lorenz serve picks the change up.",
+    "lorenz serve picks the change up. With --provider mcp, PACK is a new key serving any MCP server "
+    "(--command or --url); an --env or --header value is never written: the entry reads it from "
+    "$NAME, which you export.",
     examples=(
         "lorenz mount weather",
         "lorenz mount weather --option units=imperial",
         "lorenz mount jira ops/WORKFLOW.md",
+        'lorenz mount time --provider mcp --command "uvx mcp-server-time" --prefix time_',
+        "lorenz mount vendor --provider mcp --url https://mcp.example.com/mcp --header Authorization",
     ),
     env=WORKFLOW_ENV,
     arguments=_arguments,

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from lorenz.backoff import Backoff
 from lorenz.settings.model import OAuthSettings
 
 __all__ = [
@@ -59,7 +60,7 @@ class IssuerUnavailable(Exception):
 
 def backoff(failures: int) -> float:
     """How long no fetch follows ``failures`` failed fetches in a row."""
-    return min(BACKOFF_CAP, BACKOFF_FIRST * 2.0 ** min(max(failures, 1) - 1, 16))
+    return Backoff(BACKOFF_FIRST, BACKOFF_CAP).delay(max(failures, 1))
 
 
 def metadata_urls(issuer: str) -> list[str]:

@@ -27,6 +27,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from lorenz.backoff import Backoff
 from lorenz.host.factory import STARTUP_FAILURE, AppOptions, app_from, plugin_reference
 from lorenz.host.startup import StartError, configure_logging
 
@@ -299,9 +300,7 @@ def tend_resource_tracker() -> None:
 
 def backoff(failures: int) -> float:
     """How long a slot waits before its next worker, after ``failures`` failures in a row."""
-    if failures <= 0:
-        return 0.0
-    return min(BACKOFF_CAP_SECONDS, BACKOFF_SECONDS * 2.0 ** min(failures - 1, 32))
+    return Backoff(BACKOFF_SECONDS, BACKOFF_CAP_SECONDS).delay(failures)
 
 
 def _say(message: str) -> None:

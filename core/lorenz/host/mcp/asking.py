@@ -32,9 +32,9 @@ from pydantic import ValidationError
 
 from lorenz.results import failure_result
 from lorenz.toolcall.client_input import ASK, NONE, RETRY, ClientInput, InvalidInputRequest
+from lorenz.toolcall.replies import call_result
 
 from .client_log import session_key
-from .replies import call_result
 
 __all__ = [
     "JSON_REFUSAL",

@@ -23,8 +23,8 @@ from lorenz.host.reload.live import request_snapshot
 from lorenz.mounting.instances import provider_of
 from lorenz.redact import redact_text
 from lorenz.results import ToolResult, error_message
+from lorenz.toolcall.replies import ToolReply
 
-from .replies import ToolReply
 from .skills import RESOURCE_NOT_FOUND
 
 if TYPE_CHECKING:

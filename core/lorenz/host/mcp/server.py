@@ -1,7 +1,7 @@
 """The MCP protocol side: the SDK's low-level ``Server`` over a :class:`LiveWorkspace`.
 
 The SDK owns JSON-RPC, both protocol eras and the transports; this module only answers
-``tools/list`` and ``tools/call`` (:mod:`.replies` maps a :class:`~lorenz.results.ToolResult` onto the wire).
+``tools/list`` and ``tools/call`` (:mod:`lorenz.toolcall.call` runs the call, as for every caller).
 Every failure (bad arguments, an unknown tool, a pack that raised) is an ``isError`` result,
 never a JSON-RPC error, so every client hands it to the model.
 """
@@ -14,8 +14,6 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-import anyio
-import anyio.to_thread
 import mcp_types as types
 import pydantic
 import pydantic_core
@@ -30,20 +28,17 @@ from lorenz.contracts import ToolContext, ToolSpec
 from lorenz.host.ops.tracing import instrument_http, tracing_enabled
 from lorenz.host.recording import CallRecorder
 from lorenz.host.reload.live import request_snapshot
-from lorenz.redact import redact_text, redacted_traceback
-from lorenz.results import ToolResult, error_message, failure_result, tool_failure, unsupported_tool_failure
-from lorenz.toolcall.client_input import InputRequired, InvalidInputRequest
+from lorenz.results import error_message, tool_failure
+from lorenz.toolcall.call import call_tool as run_tool
 from lorenz.toolcall.enabled import EnabledTools
 from lorenz.toolcall.execution import CallOutcome, ClientGone, ToolRunner
-from lorenz.toolcall.schemas import validate_arguments
-from lorenz.toolcall.wire import refuse_unsafe_arguments
+from lorenz.toolcall.replies import ToolReply, call_result
 
 from .asking import SealedRequestState, client_input_for, invalid_request
 from .client_log import ClientLevels
 from .grants import Grant, grant_of
 from .instructions import instructions_for
 from .offers import offer_handlers
-from .replies import RESULT_TOO_LARGE, ToolReply, call_result
 from .skills import skill_handlers
 
 if TYPE_CHECKING:
@@ -218,27 +213,11 @@ def portability_problems(spec: ToolSpec) -> list[str]:
     return problems
 
 
-#: How long asking the unmounted packs for their tools may take (once per snapshot) before an
-#: unknown tool's failure goes out without the "how to mount it" hint.
-_INSTALLED_TOOLS_SECONDS = 5.0
-
-
-async def unsupported(snapshot: Snapshot, name: str) -> ToolResult:
-    """The failure for an unknown tool; unmounted packs are asked for their tools off the loop."""
-    with anyio.move_on_after(_INSTALLED_TOOLS_SECONDS):
-        return await anyio.to_thread.run_sync(snapshot.workspace.unsupported, name, abandon_on_cancel=True)
-    return unsupported_tool_failure(name, [spec.name for spec in snapshot.specs])
-
-
-def _reason(payload: Any) -> Any:
-    error = payload.get("error") if isinstance(payload, dict) else None
-    return error.get("reason") if isinstance(error, dict) else None
-
-
 async def call_tool(
     state: HostState, snapshot: Snapshot, name: str, arguments: Any, ctx: ServerRequestContext[Any, Any] | None = None
 ) -> ToolReply:
-    """Validate, route and run one tool call, and record it; never raises."""
+    """Run one tool call for the request of ``ctx`` (:func:`lorenz.toolcall.call.call_tool`), within
+    what its grant allows, and record it; never raises."""
     started = time.perf_counter()
     name = name.strip()
 
@@ -247,86 +226,40 @@ async def call_tool(
         state.recorder.record(snapshot, name, arguments, reply, outcome.kind, started, ctx, client_gone=True)
 
     left = ClientGone(after_client_left)
+    grant = state.grant(ctx)
+    allows = None if grant.everything else grant.allows
+
+    def context() -> ToolContext:
+        session = ctx.session if ctx is not None else None
+        return ToolContext(
+            settings=snapshot.settings,
+            http=state.client(),
+            progress_sink=session.report_progress if session is not None else None,
+            # Mounted and not switched off: what the caller's token may call of it.
+            enabled=EnabledTools(snapshot.owners, allows),
+            log_sink=state.log_levels.sink(ctx, snapshot.settings, name),
+            client_input=client_input_for(ctx),
+            caller=grant.caller,
+        )
+
     try:
-        reply, kind = await _call_tool(state, snapshot, name, arguments, ctx, left)
+        answer = await run_tool(
+            snapshot.tools,
+            name,
+            arguments,
+            context,
+            state.runner,
+            visible=allows,
+            when_left=left,
+            check_requests=invalid_request,
+        )
     except BaseException:  # cancelled by the client (or the host stopping): the pack's task was cancelled too
         if not left.following:  # the runner records it once the pack's work has ended
             cancelled = call_result(tool_failure(f"tool {name} was cancelled"))
             state.recorder.record(snapshot, name, arguments, cancelled, "cancelled", started, ctx, client_gone=True)
         raise
-    state.recorder.record(snapshot, name, arguments, reply, kind, started, ctx)
-    return reply
-
-
-async def _call_tool(
-    state: HostState,
-    snapshot: Snapshot,
-    name: str,
-    arguments: Any,
-    ctx: ServerRequestContext[Any, Any] | None,
-    left: ClientGone,
-) -> tuple[ToolReply, str]:
-    server = snapshot.settings.server
-    try:
-        session = ctx.session if ctx is not None else None
-        sink = session.report_progress if session is not None else None
-        grant = state.grant(ctx)
-        # Mounted and not switched off: what the caller's token may call of it.
-        enabled = EnabledTools(snapshot.owners, None if grant.everything else grant.allows)
-        log_sink = state.log_levels.sink(ctx, snapshot.settings, name)
-        context = ToolContext(
-            settings=snapshot.settings,
-            http=state.client(),
-            progress_sink=sink,
-            enabled=enabled,
-            log_sink=log_sink,
-            client_input=client_input_for(ctx),
-            caller=grant.caller,
-        )
-        if not grant.allows(name):  # a scoped token: other tools do not exist for it
-            allowed = grant.allowed(spec.name for spec in snapshot.specs)
-            return call_result(unsupported_tool_failure(name, allowed)), "rejected"
-        pack = snapshot.owners.get(name)
-        if pack is None:  # lists every mounted tool, and says how to mount an installed one
-            return call_result(await unsupported(snapshot, name)), "rejected"
-        refused = refuse_unsafe_arguments(name, arguments)
-        # Typed packs (lorenz.authoring) refuse bad arguments themselves, naming the key at fault.
-        if refused is None and not getattr(pack, "validates_arguments", False):
-            refused = validate_arguments(name, arguments, snapshot.input_validators.get(name))
-        if refused is not None:
-            return call_result(refused), "rejected"
-        outcome = await state.runner.run(
-            pack,
-            name,
-            arguments,
-            context,
-            time_limit=server.tool_timeout_seconds,
-            concurrency=server.pack_concurrency,
-            when_left=left,
-        )
-        if isinstance(outcome.result, InputRequired):  # the client answers, then retries the call
-            why = invalid_request(outcome.result.requests)
-            if why is not None:  # the pack's bug, said as such: never the SDK's refusal of the result
-                return call_result(
-                    failure_result(InvalidInputRequest(why).answer(name), reason="invalid_input_request")
-                ), "failure"
-            asked = ", ".join(outcome.result.requests)
-            return ToolReply(
-                f"input required: {asked}", None, False, input_required=outcome.result.wire()
-            ), "input_required"
-        spec = snapshot.by_name[name]
-        output = snapshot.output_validators.get(name)
-        reply = call_result(outcome.result, spec, output, max_bytes=server.max_result_bytes)
-        kind = outcome.kind
-        if kind == "success" and reply.is_error:  # too large, or not matching its outputSchema
-            kind = "rejected" if _reason(reply.structured_content) == RESULT_TOO_LARGE else "failure"
-        elif kind == "failure" and _reason(outcome.result.result) == "invalid_arguments":
-            kind = "rejected"  # a typed pack refusing its arguments
-        return reply, kind
-    except Exception as exc:  # a defect here must still reach the model as a tool error
-        logger.error("lorenz: tools/call %s failed\n%s", name, redacted_traceback(exc, snapshot.settings.secrets))
-        text = redact_text(error_message(exc), snapshot.settings.secrets, base_dir=snapshot.settings.base_dir)
-        return call_result(tool_failure(text)), "crash"
+    state.recorder.record(snapshot, name, arguments, answer.reply, answer.kind, started, ctx)
+    return answer.reply
 
 
 class ToolCallParams(pydantic.BaseModel):

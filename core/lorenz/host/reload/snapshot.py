@@ -10,7 +10,7 @@ from attrs import frozen
 
 from lorenz.contracts import ToolProvider, ToolSpec
 from lorenz.host.scope import REQUEST_SNAPSHOT
-from lorenz.toolcall.schemas import Validator, compile_schema
+from lorenz.toolcall.call import ToolTable
 
 if TYPE_CHECKING:
     from lorenz.mounting.mount import PackFailure
@@ -30,9 +30,8 @@ class Snapshot:
     specs: tuple[ToolSpec, ...]
     #: ``{tool name: the pack declaring it}``
     owners: Mapping[str, ToolProvider]
-    by_name: Mapping[str, ToolSpec]
-    input_validators: Mapping[str, Validator | None]
-    output_validators: Mapping[str, Validator | None]
+    #: What calling one of them needs, every schema compiled.
+    tools: ToolTable
     #: The SDK's ``types.Tool`` objects, built lazily by the MCP layer and cached here.
     wire: dict[str, Any]
 
@@ -46,11 +45,13 @@ class Snapshot:
             packs=mounted.packs,
             specs=specs,
             owners=mounted.owners,
-            by_name={spec.name: spec for spec in specs},
-            input_validators={spec.name: compile_schema(spec.input_schema) for spec in specs},
-            output_validators={spec.name: compile_schema(spec.output_schema) for spec in specs},
+            tools=workspace.tools.compile(),
             wire={},
         )
+
+    @property
+    def by_name(self) -> Mapping[str, ToolSpec]:
+        return self.tools.by_name
 
     @property
     def settings(self) -> Any:

@@ -17,7 +17,7 @@ from lorenz.toolcall.wire import ResultTooLarge, encode_payload, json_size_excee
 if TYPE_CHECKING:
     from lorenz.toolcall.schemas import Validator
 
-__all__ = ["RESULT_TOO_LARGE", "ToolReply", "call_result"]
+__all__ = ["RESULT_TOO_LARGE", "ToolReply", "call_result", "checked_reply"]
 
 #: ``reason`` of the failure that replaces a result over ``server.max_result_bytes``.
 RESULT_TOO_LARGE = "result_too_large"
@@ -68,6 +68,18 @@ def call_result(
     it otherwise), and one whose JSON exceeds ``max_bytes`` is not sent: either becomes an
     ``isError`` result naming the problem.
     """
+    return checked_reply(result, spec, output, max_bytes=max_bytes)[1]
+
+
+def checked_reply(
+    result: ToolResult,
+    spec: ToolSpec | None = None,
+    output: Validator | None = None,
+    *,
+    max_bytes: int = DEFAULT_MAX_RESULT_BYTES,
+) -> tuple[ToolResult, ToolReply]:
+    """:func:`call_result`, with the result it answers: ``result`` itself, or the failure that
+    replaced it (too large, not matching the ``outputSchema``)."""
     blocks = getattr(result, "content", None)  # a typed tool's content blocks (images, links...)
     try:
         payload, text = encode_payload(result.payload(), max_bytes=max_bytes)
@@ -77,7 +89,7 @@ def call_result(
     except ResultTooLarge as exc:
         tool = spec.name if spec is not None else "the tool"
         message = f"{tool} returned {exc} (server.max_result_bytes): ask for less, e.g. a smaller limit"
-        return call_result(tool_failure(message, reason=RESULT_TOO_LARGE))
+        return _replaced(tool_failure(message, reason=RESULT_TOO_LARGE))
     if result.success and spec is not None and spec.output_schema is not None:
         problem = None
         if output is not None and not output.is_valid(payload):
@@ -85,7 +97,7 @@ def call_result(
             if error is not None:
                 problem = f"{error.json_path}: {error.message}"
         if problem is not None:
-            return call_result(
+            return _replaced(
                 tool_failure(f"tool {spec.name} returned a result that does not match its outputSchema: {problem}")
             )
     structured = payload if isinstance(payload, dict) else None
@@ -93,4 +105,8 @@ def call_result(
     if isinstance(custom, str):
         text = scrub_surrogates(custom)
     content = tuple(scrub_surrogates(list(blocks))) if isinstance(blocks, tuple) else None
-    return ToolReply(text=text, structured_content=structured, is_error=not result.success, content=content)
+    return result, ToolReply(text=text, structured_content=structured, is_error=not result.success, content=content)
+
+
+def _replaced(failure: ToolResult) -> tuple[ToolResult, ToolReply]:
+    return failure, call_result(failure)
