@@ -28,8 +28,14 @@ TABLE: dict[str, tuple[str, str]] = {
     "uninstall": (".uninstall", "pip uninstall packs from the environment that runs lorenz (asks first)"),
     "mount": (".mount", "mount an installed pack: add it to the workflow's tools: map"),
     "unmount": (".unmount", "unmount a pack: remove it from the workflow's tools: map"),
-    "import": (".import_config", "add the MCP servers of a client's config file (Claude, Cursor, VS Code) to the workflow"),
-    "connect": (".connect", "write an MCP client's config file to reach this host (claude-code, claude-desktop, cursor, vscode)"),
+    "import": (
+        ".import_config",
+        "add the MCP servers of a client's config file (Claude, Cursor, VS Code) to the workflow",
+    ),
+    "connect": (
+        ".connect",
+        "write an MCP client's config file to reach this host (claude-code, claude-desktop, cursor, vscode)",
+    ),
     "calls": (".calls", "summarise a call log: per tool count, failure rate, p50/p95/max, top errors"),
     "skills": (".skills", "list the mounted packs' skills, or export them into a folder"),
     "completion": (".completion", "print a shell completion script (bash, zsh, fish)"),
