@@ -184,7 +184,7 @@ def test_a_third_party_pack_cannot_shadow_a_bundled_one(installed: Path) -> None
     and the impostor's other pack still loads."""
     discovery = discover(env={"LORENZ_LOAD_PLUGINS": _allow_list()})
     local = discovery.tools.get("local")
-    assert local is not None and type(local).__module__.startswith("lorenz_local")
+    assert local is not None and type(local.load()).__module__.startswith("lorenz_local")  # registered lazily
     assert discovery.trackers.get("local") is not None
     clash = next(failure for failure in discovery.failures if failure.distribution == "brk-clash")
     assert clash.error == (

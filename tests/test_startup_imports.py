@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-BUNDLED = "lorenz-local,lorenz-jira,lorenz-linear,lorenz-slack"
+BUNDLED = "lorenz-local,lorenz-jira,lorenz-linear,lorenz-slack,lorenz-mcp"
 
 #: What registering the bundled plugins and listing their tools must not load.
 HEAVY_PLUGIN_MODULES = (
@@ -40,7 +40,14 @@ HEAVY_PLUGIN_MODULES = (
     "lorenz_local.store",
     "lorenz_local.board",
     "lorenz_local.publish",
+    "lorenz_mcp.upstream",
+    "lorenz_mcp.limits",
 )
+#: The tool modules of the packs the embedded default does not mount (issue 40): a plugin registers a
+#: lazy pack (``lorenz.LazyPack``), so neither ``lorenz tools`` nor ``lorenz plugins`` loads them.
+UNMOUNTED_PACK_MODULES = ("lorenz_jira.tools", "lorenz_linear.tools", "lorenz_slack.tools", "lorenz_mcp.pack")
+#: What only listing the ``local`` pack's tools loads: ``lorenz plugins`` lists none.
+LOCAL_TOOL_MODULES = ("lorenz_local.pack", "lorenz_local.kit", "lorenz.authoring")
 HEAVY_LIBRARIES = (
     "httpx",
     "httpx2",
@@ -80,7 +87,12 @@ def _probe(argv: list[str], cwd: Path) -> tuple[int, str, set[str]]:
 
 
 def _heavy(modules: set[str]) -> list[str]:
-    return sorted(name for name in (*HEAVY_PLUGIN_MODULES, *HEAVY_LIBRARIES) if name in modules)
+    heavy = (*HEAVY_PLUGIN_MODULES, *UNMOUNTED_PACK_MODULES, *HEAVY_LIBRARIES)
+    return sorted(name for name in heavy if name in modules)
+
+
+def _commands(modules: set[str]) -> list[str]:
+    return sorted(name for name in modules if name.startswith("lorenz.cli.commands."))
 
 
 @pytest.mark.slow
@@ -90,8 +102,11 @@ def test_lorenz_plugins_imports_no_client_or_transport(tmp_path: Path) -> None:
     for line in ("local (lorenz-local", "jira (lorenz-jira", "linear (lorenz-linear", "slack (lorenz-slack"):
         assert line in out
     assert "packs: jira" in out and "trackers: jira, jira-mcp" in out
-    assert {"lorenz_jira.plugin", "lorenz_slack.tools", "lorenz_local.tracker"} <= modules  # really registered
+    assert "mcp (lorenz-mcp" in out and "packs: mcp" in out
+    assert {"lorenz_jira.plugin", "lorenz_slack.plugin", "lorenz_mcp.plugin", "lorenz_local.tracker"} <= modules
     assert _heavy(modules) == []
+    assert [name for name in LOCAL_TOOL_MODULES if name in modules] == []
+    assert _commands(modules) == ["lorenz.cli.commands.plugins"]
 
 
 @pytest.mark.slow
@@ -103,6 +118,16 @@ def test_lorenz_tools_on_the_embedded_default_imports_no_client_or_parser(tmp_pa
     assert "local_query" in out and "[local]" in out
     assert "lorenz.toolcall.execution" not in modules
     assert _heavy(modules) == []
+    assert _commands(modules) == ["lorenz.cli.commands.tools"]
+
+
+@pytest.mark.slow
+def test_lorenz_tools_all_still_lists_the_packs_it_does_not_mount(tmp_path: Path) -> None:
+    """``--all`` asks every pack for its tools: the lazy packs load then, and only then."""
+    code, out, modules = _probe(["tools", "--all"], tmp_path)
+    assert code == 0, out
+    assert "jira_query" in out and "linear_graphql" in out and "local_query" in out
+    assert {"lorenz_jira.tools", "lorenz_linear.tools", "lorenz_slack.tools"} <= modules
 
 
 @pytest.mark.slow
@@ -115,7 +140,7 @@ def test_a_workflow_with_front_matter_still_parses_and_lists(tmp_path: Path) -> 
     assert "lorenz_local.store" not in modules
 
 
-@pytest.mark.parametrize("package", ["lorenz_local", "lorenz_linear", "lorenz_slack"])
+@pytest.mark.parametrize("package", ["lorenz_local", "lorenz_linear", "lorenz_slack", "lorenz.authoring"])
 def test_lazy_package_exports_resolve(package: str) -> None:
     """Every name a bundled package exports loads on first use, is listed by ``dir()``, and is the
     object its defining module holds."""
@@ -128,6 +153,14 @@ def test_lazy_package_exports_resolve(package: str) -> None:
             assert getattr(importlib.import_module(home), name) is value
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         module.nope  # noqa: B018 - the attribute access is what raises
+
+
+def test_the_authoring_tool_decorator_is_not_shadowed_by_its_module() -> None:
+    """``lorenz.authoring`` loads its names on first use, but ``tool`` (the decorator) shares its name
+    with a submodule, which importing binds on the package: it must stay the decorator."""
+    code = "import lorenz.authoring.tool, lorenz.authoring as a; print(a.tool.__name__, callable(a.tool))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["tool", "True"]
 
 
 @pytest.mark.parametrize(

@@ -130,6 +130,7 @@ _EXPORTS: dict[str, str] = {
     "YamlError": "lorenz.yaml12",
     # packages whose names load on first use
     "lazy_exports": "lorenz.lazy",
+    "LazyPack": "lorenz.lazy",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -177,6 +178,7 @@ if TYPE_CHECKING:
     from .issue import default_state_type as default_state_type
     from .issue import normalize_issue as normalize_issue
     from .issue import normalize_state_type as normalize_state_type
+    from .lazy import LazyPack as LazyPack
     from .lazy import lazy_exports as lazy_exports
     from .middleware import Call as Call
     from .middleware import CallNext as CallNext

@@ -14,14 +14,15 @@ from lorenz.arguments import ArgumentProblem
 from lorenz.results import ToolResult, unsupported_tool_failure
 from lorenz.sandbox.permissions import DeclaredPermissions
 
-from .prompts import Prompt
-from .resources import PackContext, Resource, ResourceTemplate
 from .structure import ArgumentError, structure_strict
 from .tool import CallContext, Tool, failure_result
 
 if TYPE_CHECKING:
     from lorenz.contracts import PromptSpec, ResourceSpec, ToolContext, ToolSpec
     from lorenz.settings.model import Settings
+
+    from .prompts import Prompt
+    from .resources import PackContext, Resource, ResourceTemplate
 
 __all__ = ["DisabledTool", "Pack", "disabled"]
 
@@ -162,7 +163,11 @@ class Pack:
             if duplicates:
                 msg = f"pack {self.name} declares the {what} {', '.join(duplicates)} more than once"
                 raise ValueError(msg)
-        for entry in (*self.resources, *self.prompts):
+        offered = (*self.resources, *self.prompts)
+        if offered:  # a pack that offers none never imports them
+            from .prompts import Prompt
+            from .resources import Resource, ResourceTemplate
+        for entry in offered:
             if not isinstance(entry, Resource | ResourceTemplate | Prompt):
                 msg = f"pack {self.name}: {entry!r} is not a resource(...), resource_template(...) or prompt(...)"
                 raise TypeError(msg)
@@ -271,6 +276,8 @@ class Pack:
     def _pack_context(self, context: ToolContext) -> PackContext:
         options = self._options_for(context.settings)
         log_sink = getattr(context, "log_sink", None)
+        from .resources import PackContext
+
         return PackContext(settings=context.settings, http=context.http, options=options, log_sink=log_sink)
 
     async def read_resource(self, uri: str, context: ToolContext) -> ToolResult:

@@ -14,12 +14,9 @@ from attrs import field, frozen
 from lorenz.arguments import as_arguments, invalid_arguments
 from lorenz.results import FormattedResult, ToolResult, failure_result
 
-from .content import ContentBlock, joined_text, rendered, with_text_after
 from .enrichment import Enrich, enrichment_spec
 from .failures import BASELINE_ERRORS, ErrorContract, ToolFailure, kit_logger, unexpected_failure
-from .inputs import InputRequest, InputRound, Inputs
 from .plan import CallPlan, call_plan, default_text
-from .rounds import run_rounds
 from .schema import KeywordCheck, input_schema, keyword_check, widened_output_schema
 from .structure import ArgumentError, unstructure
 
@@ -30,6 +27,8 @@ if TYPE_CHECKING:
     from lorenz.settings.model import Settings
     from lorenz.toolcall.client_input import ClientInput
 
+    from .content import ContentBlock
+    from .inputs import InputRequest, InputRound, Inputs
     from .logs import ClientLog
 
 __all__ = [
@@ -95,7 +94,7 @@ class CallContext:
     #: How this call may ask its client for input (the host's ``ToolContext.client_input``).
     client_input: ClientInput | None = field(default=None, repr=False)
     #: The client's answers to the rounds asked so far (``ctx.inputs.accepted("confirm", Confirm)``).
-    inputs: Inputs = field(factory=Inputs)
+    inputs: Inputs = field(factory=lambda: _inputs_module().Inputs())
     #: Who is calling (``ToolContext.caller``): subject, client id and scopes of a checked OAuth
     #: token; ``None`` when the host checked none (loopback, a static token, stdio, tests).
     caller: Caller | None = None
@@ -110,6 +109,8 @@ class CallContext:
         """A round of questions for the client, by name: ``return ctx.request_input({"confirm":
         elicit("Delete BOARD-3?", schema=Confirm)})``. The handler is called again with the same
         arguments once they are answered, the answers on ``ctx.inputs``."""
+        from .inputs import InputRequest, InputRound
+
         for name, request in requests.items():
             if not isinstance(request, InputRequest):
                 msg = f"request_input: {name!r} is a {type(request).__name__}, not a request from elicit(), ..."
@@ -295,6 +296,8 @@ class Tool(Generic[In, Out]):
             data = _omitting(data, plan.omitted)
         if self.format is None:
             return data, default_text(data, plan.plain_output and type(output) is self.output), None
+        from .content import rendered
+
         text, blocks = rendered(self.format(output), self.name)
         return data, text, blocks
 
@@ -310,6 +313,8 @@ class Tool(Generic[In, Out]):
             return failure.to_result()
         except Exception as exc:  # a reader that broke its contract
             return unexpected_failure(self.name, exc, context.settings, doing="Reading the arguments")
+        from .rounds import run_rounds  # the call-time modules: listing tools never loads them
+
         try:
             output = await run_rounds(self, context, args)
         except ToolFailure as failure:
@@ -335,6 +340,8 @@ class Tool(Generic[In, Out]):
         if blocks is None:
             data, text = context.enrich.merge(data, text)  # on success only: a failure drops it
             return FormattedResult(success=True, result=data, text=text)
+        from .content import joined_text, with_text_after
+
         data, mirrored = context.enrich.merge(data, "")  # after the last text block
         blocks = with_text_after(blocks, mirrored)
         content = tuple(block.wire() for block in blocks)
@@ -423,3 +430,9 @@ def tool(
         )
 
     return decorate
+
+
+def _inputs_module() -> Any:
+    from . import inputs
+
+    return inputs

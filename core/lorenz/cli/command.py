@@ -47,12 +47,11 @@ def _no_arguments(parser: argparse.ArgumentParser) -> None:
 
 @frozen(kw_only=True)
 class Command:
-    """One ``lorenz`` subcommand: what ``lorenz --help`` and ``lorenz NAME --help`` say about it, its
-    arguments, and the function that runs it (its exit status)."""
+    """One ``lorenz`` subcommand: what ``lorenz NAME --help`` says about it, its arguments, and the
+    function that runs it (its exit status). Its line in ``lorenz --help`` is in
+    :data:`lorenz.cli.commands.TABLE`, so that listing the commands imports none."""
 
     name: str
-    #: its line in ``lorenz --help``
-    help: str
     #: the paragraph atop ``lorenz NAME --help``
     description: str
     examples: tuple[str, ...]

@@ -1,20 +1,24 @@
 """The ``lorenz`` argument parser, built from the command registry: a subparser per command with its
 description, examples and the environment variables it reads, global options accepted before or after
-the command, and a suggestion for a misspelled command."""
+the command, and a suggestion for a misspelled command.
+
+A subparser gets its command's arguments, description and examples only when the command line names
+it, so that only that command's module is imported."""
 
 from __future__ import annotations
 
 import argparse
 import textwrap
+from collections.abc import Sequence
 from typing import Any
 
 from lorenz.settings.suggest import did_you_mean
 
 from .command import Command
-from .commands import COMMANDS
+from .commands import COMMANDS, TABLE
 from .version import VersionAction
 
-__all__ = ["build_parser"]
+__all__ = ["build_parser", "fill_every_command"]
 
 
 def _epilog(command: Command) -> str:
@@ -35,6 +39,31 @@ class _Parser(argparse.ArgumentParser):
             msg = f"invalid choice: {value!r}{did_you_mean(value, names)} (choose from {', '.join(names)})"
             raise argparse.ArgumentError(action, msg)
         super()._check_value(action, value)
+
+
+def _fill(parser: argparse.ArgumentParser, command: Command) -> None:
+    """The named command's subparser: its description, examples, environment and arguments."""
+    parser.description = textwrap.fill(command.description, 100)
+    parser.epilog = _epilog(command)
+    command.arguments(parser)
+
+
+class _Commands(argparse._SubParsersAction):  # type: ignore[type-arg]  # argparse's own subparsers action
+    """Fills the subparser of the command the line names (:func:`_fill`) before it parses the rest."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        name = values[0] if isinstance(values, Sequence) and values else None
+        if isinstance(name, str) and name in TABLE:
+            chosen = self._name_parser_map[name]
+            if chosen.epilog is None:  # not filled yet
+                _fill(chosen, COMMANDS[name])
+        super().__call__(parser, namespace, values, option_string)
 
 
 def _global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
@@ -73,7 +102,7 @@ def _global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The parser for every command in :data:`~lorenz.cli.commands.COMMANDS`; the command's name lands in
+    """The parser for every command in :data:`~lorenz.cli.commands.TABLE`; the command's name lands in
     ``args.command``."""
     parser = _Parser(
         prog="lorenz",
@@ -84,16 +113,18 @@ def build_parser() -> argparse.ArgumentParser:
     _global_options(parser, suppress=False)
     common = _Parser(add_help=False)
     _global_options(common, suppress=True)
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in COMMANDS.values():
-        p = sub.add_parser(
-            command.name,
-            parents=[common],
-            help=command.help,
-            description=textwrap.fill(command.description, 100),
-            epilog=_epilog(command),
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-        command.arguments(p)
+    sub = parser.add_subparsers(action=_Commands, dest="command", required=True, metavar="COMMAND")
+    for name, (_, line) in TABLE.items():
+        sub.add_parser(name, parents=[common], help=line, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.set_defaults(parser=parser)  # for lorenz completion, which lists every command and option
+    return parser
+
+
+def fill_every_command(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``parser`` with every command's subparser filled (importing every command): what ``lorenz
+    completion`` lists."""
+    sub = next(action for action in parser._actions if isinstance(action, _Commands))
+    for name, chosen in sub.choices.items():
+        if chosen.epilog is None:
+            _fill(chosen, COMMANDS[name])
     return parser

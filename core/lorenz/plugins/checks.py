@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from lorenz import __version__
+from lorenz.lazy import LazyPack
 
 from .containment import call_plugin
 
@@ -146,7 +147,8 @@ def pack_shape_problem(pack: Any, owner: str) -> str | None:
     """What a registered tool pack lacks of :class:`~lorenz.ToolProvider` (``None`` when complete)."""
     label, problem = _label_problem(pack, owner, "name")
     problems = [problem] if problem else []
-    problems += _member_problems(pack, owner, ("tool_specs", "execute_tool"), ("validate_options", "check_settings"))
+    optional = () if isinstance(pack, LazyPack) else ("validate_options", "check_settings")  # looked up: loads it
+    problems += _member_problems(pack, owner, ("tool_specs", "execute_tool"), optional)
     if not problems:
         return None
     what = f'tool pack "{label}"' if label else f"tool pack {type(pack).__name__}"

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from lorenz import ToolProvider, TrackerProvider, hookimpl
+from lorenz import LazyPack, ToolProvider, TrackerProvider, hookimpl
 
-from .tools import JiraToolPack
 from .tracker import JiraMcpTracker, JiraTracker
 
 
@@ -20,4 +19,4 @@ def lorenz_register_trackers(register: Callable[[TrackerProvider], None]) -> Non
 @hookimpl
 def lorenz_register_tool_packs(register: Callable[[ToolProvider], None]) -> None:
     """Register the ``jira`` pack both trackers mount."""
-    register(JiraToolPack())
+    register(LazyPack("jira", "lorenz_jira.tools:JiraToolPack"))  # its tools load when listed or mounted

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from lorenz import ToolProvider, TrackerProvider, hookimpl
+from lorenz import LazyPack, ToolProvider, TrackerProvider, hookimpl
 
-from .tools import LinearToolPack
 from .tracker import LinearTracker
 
 TRACKER = LinearTracker()
-PACK = LinearToolPack()
+PACK = LazyPack("linear", "lorenz_linear.tools:LinearToolPack")  # its tools load when listed or mounted
 
 
 @hookimpl

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from lorenz import ToolProvider, TrackerProvider, hookimpl
+from lorenz import LazyPack, ToolProvider, TrackerProvider, hookimpl
 
-from .pack import LocalToolPack
 from .tracker import LocalTrackerProvider
 
 __all__ = ["PACK", "TRACKER", "lorenz_register_tool_packs", "lorenz_register_trackers"]
 
 TRACKER = LocalTrackerProvider()
-PACK = LocalToolPack()
+PACK = LazyPack("local", "lorenz_local.pack:LocalToolPack")  # its tools load when listed or mounted
 
 
 @hookimpl

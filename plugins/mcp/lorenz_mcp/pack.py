@@ -16,7 +16,7 @@ import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attrs import evolve
 
@@ -35,7 +35,9 @@ from lorenz import (
 )
 
 from .options import McpOptions, parse_options, unset_references
-from .upstream import Upstream, UpstreamError
+
+if TYPE_CHECKING:
+    from .upstream import Upstream
 
 __all__ = ["MOUNT_WAIT_SECONDS", "McpPack"]
 
@@ -108,6 +110,8 @@ class McpPack:
         options = self._options(context.settings)
         if options is None:
             return unsupported_tool_failure(name, [])
+        from .upstream import UpstreamError
+
         upstream = self._upstream(options, context.settings)
         try:
             tools = upstream.tools()
@@ -154,6 +158,7 @@ class McpPack:
 
     async def read_resource(self, uri: str, context: ToolContext) -> ToolResult:
         from .offers import failure, read_result
+        from .upstream import UpstreamError
 
         options = self._options(context.settings)
         if options is None or not options.resources:
@@ -165,6 +170,7 @@ class McpPack:
 
     async def get_prompt(self, name: str, arguments: Mapping[str, Any] | None, context: ToolContext) -> ToolResult:
         from .offers import failure, prompt_result
+        from .upstream import UpstreamError
 
         options = self._options(context.settings)
         if options is None or not options.prompts:
@@ -239,6 +245,8 @@ class McpPack:
     def _upstream(self, options: McpOptions, settings: Settings, key: str | None = None) -> Upstream:
         """The running upstream of ``options``, started (named ``key``, else this mount's key) if
         none is."""
+        from .upstream import Upstream  # asyncio, httpx2 and the SDK: only for a pack that is mounted
+
         with self._lock:
             upstream = self._running.get(options.key)
             if upstream is None:

@@ -165,7 +165,7 @@ def _workflow(tmp_path: Path, script: list[str], entries: dict[str, dict[str, An
 
 
 def _pack(workspace: Any) -> McpPack:
-    pack = workspace.discovery.tools.get("mcp")
+    pack = workspace.discovery.tools.get("mcp").load()  # the plugin registers it lazily
     assert isinstance(pack, McpPack)
     return pack
 

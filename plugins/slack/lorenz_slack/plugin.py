@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from lorenz import ToolProvider, TrackerProvider, hookimpl
+from lorenz import LazyPack, ToolProvider, TrackerProvider, hookimpl
 
-from .tools import SlackToolPack
 from .tracker import SlackTrackerProvider
 
 TRACKER = SlackTrackerProvider()
-PACK = SlackToolPack()
+PACK = LazyPack("slack", "lorenz_slack.tools:SlackToolPack")  # its tools load when listed or mounted
 
 
 @hookimpl

@@ -114,7 +114,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 COMMAND = Command(
     name="call",
-    help="run one tool in-process and print its result",
     description="Run one mounted tool in-process, its arguments checked against its inputSchema as the MCP host "
     "does, and print the result as JSON; exit 1 when the tool failed. With --server URL, call it on a running "
     "lorenz serve over MCP instead.",

@@ -122,7 +122,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 COMMAND = Command(
     name="calls",
-    help="summarise a call log: per tool count, failure rate, p50/p95/max, top errors",
     description="Summarise the JSON-lines call log lorenz serve writes (server.call_log, LORENZ_CALL_LOG): per tool "
     "the calls, the failure rate, p50/p95/max durations and the most frequent errors; --follow tails it "
     "(with --json, one JSON object a line).",

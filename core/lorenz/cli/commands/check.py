@@ -158,7 +158,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 COMMAND = Command(
     name="check",
-    help="parse and validate a workflow",
     description="Parse and validate a workflow against the installed plugins; on a mistake, exit 1 with the exact "
     "error naming the key at fault.",
     examples=("lorenz check", "lorenz check path/to/WORKFLOW.md --json", "lorenz check --online"),

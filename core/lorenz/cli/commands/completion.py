@@ -176,7 +176,9 @@ def run(args: argparse.Namespace) -> int:
         from lorenz.cli.output import UsageError
 
         raise UsageError(f"name a shell: lorenz completion {'|'.join(SHELLS)}")
-    print({"bash": _bash, "zsh": _zsh, "fish": _fish}[args.shell](_spec(args.parser)), end="")
+    from lorenz.cli.parser import fill_every_command
+
+    print({"bash": _bash, "zsh": _zsh, "fish": _fish}[args.shell](_spec(fill_every_command(args.parser))), end="")
     return 0
 
 
@@ -187,7 +189,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 COMMAND = Command(
     name="completion",
-    help="print a shell completion script (bash, zsh, fish)",
     description="Print the completion script for SHELL: it completes the commands, their options, the installed "
     "packs after lorenz mount and unmount, and the mounted tools after lorenz call. Load it from your shell's "
     "start-up file, as the first line of the script says.",

@@ -153,7 +153,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 COMMAND = Command(
     name="connect",
-    help="write an MCP client's config file to reach this host (claude-code, claude-desktop, cursor, vscode)",
     description="Add an entry for this host to CLIENT's MCP configuration file, keeping every other entry: "
     "Claude Code's .mcp.json, Cursor's .cursor/mcp.json and VS Code's .vscode/mcp.json in the current "
     "directory, Claude Desktop's claude_desktop_config.json in your home directory. By default the client starts "

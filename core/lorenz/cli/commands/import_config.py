@@ -125,7 +125,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 COMMAND = Command(
     name="import",
-    help="add the MCP servers of a client's config file (Claude, Cursor, VS Code) to the workflow",
     description="Read FILE, an MCP client's configuration (Claude Desktop's claude_desktop_config.json, Claude "
     "Code's .mcp.json, Cursor's .cursor/mcp.json: mcpServers; VS Code's .vscode/mcp.json: servers) and add each "
     "server to WORKFLOW.md's tools: map as a provider: mcp entry under its name, its tools prefixed NAME_ (an "

@@ -161,7 +161,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 COMMAND = Command(
     name="install",
-    help="pip install packs into the environment that runs lorenz, and say what they registered",
     description="pip install packages (names, paths, wheels, -e PATH) into the interpreter that runs lorenz (a pipx "
     "venv included), then list what each new plugin registered (one line each; pip's own output with -v). A "
     "distribution that is no Lorenz pack is uninstalled again. A running lorenz serve picks the change up.",

@@ -59,7 +59,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 COMMAND = Command(
     name="issues",
-    help="list the candidate issues the dispatch tracker hands out now",
     description="Ask the workflow's dispatch tracker for the issues it would hand out now, and list them.",
     examples=("lorenz issues", "lorenz issues --json"),
     env=WORKFLOW_ENV,

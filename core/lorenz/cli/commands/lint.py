@@ -46,7 +46,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 COMMAND = Command(
     name="lint",
-    help="check tool packs: contract, naming, schemas, error contracts, format parity",
     description="Check the installed packs, or the one at PATH (a project directory, a package, a .py file or a "
     "module name), against the pack contract; exit 1 on an error.",
     examples=("lorenz lint", "lorenz lint ./lorenz-acme", "lorenz lint lorenz_acme/plugin.py --json"),

@@ -61,7 +61,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 COMMAND = Command(
     name="mount",
-    help="mount an installed pack: add it to the workflow's tools: map",
     description="Add PACK (with --option values) to WORKFLOW.md's tools: map, keeping the file's comments, layout "
     "and body (with no WORKFLOW.md, one is created from the embedded default, the local board); the edited "
     "workflow is validated as lorenz check does before it replaces the file. A running "

@@ -94,7 +94,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 COMMAND = Command(
     name="new-pack",
-    help="write a new tool pack project (its own distribution) from a template",
     description="Write a complete pack project, its own distribution: typed tools, tests, and the entry point that "
     "makes Lorenz find it once installed.",
     examples=(

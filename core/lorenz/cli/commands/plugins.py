@@ -76,7 +76,6 @@ def run(args: argparse.Namespace) -> int:
 
 COMMAND = Command(
     name="plugins",
-    help="list discovered plugins, what they register, and failures (exit 1 if any)",
     description="Every discovered plugin distribution, its version and the packs and tracker kinds it registered, "
     "and every plugin that failed to load (exit 1 if one did).",
     examples=(

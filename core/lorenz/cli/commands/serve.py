@@ -74,7 +74,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 COMMAND = Command(
     name="serve",
-    help="serve the mounted tools over MCP (Streamable HTTP at /mcp, or stdio)",
     description="Serve the mounted tools over MCP: Streamable HTTP at http://HOST:PORT/mcp (a landing page at /), "
     "or stdio; a change to WORKFLOW.md re-mounts while serving.",
     examples=(

@@ -79,7 +79,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 COMMAND = Command(
     name="skills",
-    help="list the mounted packs' skills, or export them into a folder",
     description="List the skills (SKILL.md directories) the mounted packs ship, or copy them into DIR (e.g. "
     ".claude/skills), de-duplicated, never overwriting a changed file without --force.",
     examples=(

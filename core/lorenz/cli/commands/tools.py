@@ -168,7 +168,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 COMMAND = Command(
     name="tools",
-    help="list the tools a workflow mounts (--all: every installed tool)",
     description="The tools the workflow mounts, each with its pack; --all adds every other installed tool, with its "
     "distribution and whether it is mounted; --budget shows what each tool's definition costs an agent's context, "
     "and the total; --server URL lists what a running lorenz serve serves (to --token).",

@@ -120,7 +120,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 COMMAND = Command(
     name="uninstall",
-    help="pip uninstall packs from the environment that runs lorenz (asks first)",
     description="pip uninstall distributions from the interpreter that runs lorenz, after asking (unless -y). "
     "lorenz-core itself is refused. Names the packs the workflow here still mounts.",
     examples=("lorenz uninstall lorenz-acme", "lorenz uninstall -y lorenz-acme lorenz-weather"),

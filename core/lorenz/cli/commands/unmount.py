@@ -31,7 +31,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 COMMAND = Command(
     name="unmount",
-    help="unmount a pack: remove it from the workflow's tools: map",
     description="Remove PACK from WORKFLOW.md's tools: map, keeping the file's comments, layout and body; the "
     "edited workflow is validated as lorenz check does before it replaces the file.",
     examples=("lorenz unmount weather", "lorenz unmount jira ops/WORKFLOW.md"),
