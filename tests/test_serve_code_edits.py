@@ -227,3 +227,27 @@ def test_edit_with_reload_is_served(editable: tuple[Path, Path], tmp_path: Path,
             assert health["pid"] != pid_before["pid"], "the worker was not replaced"
             assert "a mounted pack's code changed: replacing the workers" in log.read_text()
         assert "Traceback" not in log.read_text()
+
+
+def test_reload_serves_the_fix_of_a_broken_edit(editable: tuple[Path, Path], tmp_path: Path) -> None:
+    """An edit that does not import (a typo mid-edit) does not end the loop: the fix is served."""
+    python, project = editable
+    with serve(python, tmp_path, "--reload") as (base_url, _log):
+        assert description(base_url) == "The first description."
+        (project / "lorenz_fresh" / "__init__.py").write_text("def broken(:\n", encoding="utf-8")
+
+        def broken_served() -> dict[str, Any] | None:
+            health: dict[str, Any] = httpx.get(base_url + "/healthz").json()
+            return health if health["status"] == "degraded" else None
+
+        # The new worker serves without the pack, saying why; the one it replaced kept serving meanwhile.
+        health = until("serving the broken edit", broken_served)
+        assert "SyntaxError" in health["failed"]["plugins"][0]["error"], health
+        write_pack(project, "The fixed description.")
+
+        def fixed() -> bool:
+            tools = rpc(base_url, "tools/list")["tools"]
+            return any(tool["description"] == "The fixed description." for tool in tools)
+
+        until("serving the fix", fixed)
+        assert httpx.get(base_url + "/healthz").json()["status"] == "ok"

@@ -190,7 +190,10 @@ class Supervisor:
                     break
                 self.tend(index)
             tend_resource_tracker()
-            if any(worker.replace_me.is_set() for worker in self.workers):
+            asking = [worker for worker in self.workers if worker.replace_me.is_set()]
+            for worker in asking:
+                worker.replace_me.clear()  # asked once per edit, whether its replacement starts or not
+            if asking:
                 _say("a mounted pack's code changed: replacing the workers")
                 self.restart = True
             if self.restart and not self.stops:

@@ -52,14 +52,15 @@ class CodeEdits:
         self.reload_code: Callable[[frozenset[str]], None] | None = None
 
     def watch(self, snapshot: Snapshot) -> None:
-        """Look at the sources of ``snapshot``'s packs of editable installs from now on."""
-        roots = {}
-        for pack in snapshot.packs:
-            dist = snapshot.distribution_of(_provider(pack).name)
-            found = editable_roots(dist) if dist else ()
-            if found:
-                roots[pack.name] = found
-        self._sources.watch(roots)
+        """Look at the sources of ``snapshot``'s packs of editable installs from now on, and at
+        those of the mounted packs left out and plugins that failed to load: the edit fixing
+        them is served too."""
+        dists = {plugin.name: plugin.distribution for plugin in snapshot.plugin_failures}
+        for failure in snapshot.workspace.mounted.failures:
+            dists[failure.pack] = snapshot.distribution_of(failure.pack) or dists.get(failure.pack)
+        dists.update((pack.name, snapshot.distribution_of(_provider(pack).name)) for pack in snapshot.packs)
+        roots = {name: editable_roots(dist) for name, dist in dists.items() if dist}
+        self._sources.watch({name: found for name, found in roots.items() if found})
 
     def pending(self) -> bool:
         """Whether packs were edited (or a stale one imported afresh) since the last :meth:`apply`;
