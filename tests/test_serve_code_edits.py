@@ -183,7 +183,7 @@ def test_edit_without_reload_says_restart(editable: tuple[Path, Path], tmp_path:
 
         health = until("degraded", degraded)
         said = "pack fresh's code changed; restart lorenz serve to serve it (or serve with --reload)"
-        assert health["restartNeeded"] == [{"distribution": "lorenz-fresh", "version": None, "reason": said}]
+        assert health["restartNeeded"] == [{"distribution": "lorenz-fresh", "version": "0.1.0", "reason": said}]
         assert html.escape(said) in httpx.get(base_url + "/").text
         assert description(base_url) == "The first description."  # said, not half-served
         assert log.read_text().count(said) == 1, log.read_text()

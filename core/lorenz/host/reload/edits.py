@@ -47,6 +47,8 @@ class CodeEdits:
         self._fresh: frozenset[str] = frozenset()
         #: ``{pack: why}`` for the packs whose edited code this process does not serve.
         self._stale: dict[str, PluginFailure] = {}
+        #: ``{pack: its distribution}`` for the packs :meth:`watch` was last given.
+        self._dists: dict[str, str | None] = {}
         #: Set by ``lorenz serve --reload``: serve the edited code of the in-process packs named
         #: (the supervisor replaces this worker). Unset, an edit is reported as needing a restart.
         self.reload_code: Callable[[frozenset[str]], None] | None = None
@@ -59,6 +61,7 @@ class CodeEdits:
         for failure in snapshot.workspace.mounted.failures:
             dists[failure.pack] = snapshot.distribution_of(failure.pack) or dists.get(failure.pack)
         dists.update((pack.name, snapshot.distribution_of(_provider(pack).name)) for pack in snapshot.packs)
+        self._dists = dists
         roots = {name: editable_roots(dist) for name, dist in dists.items() if dist}
         self._sources.watch({name: found for name, found in roots.items() if found})
 
@@ -97,9 +100,12 @@ class CodeEdits:
             for name in sorted(edited - self._stale.keys()):
                 error = f"pack {name}'s code changed; restart lorenz serve to serve it (or serve with --reload)"
                 logger.warning("lorenz: %s", error)
-                dist = snapshot.distribution_of(_provider(packs[name]).name) if name in packs else None
+                dist = self._dists.get(name)
+                version = next(
+                    (i.version for i in snapshot.workspace.discovery.plugins if i.distribution == dist), None
+                )
                 self._stale[name] = PluginFailure(
-                    group=ENTRY_POINT_GROUP, name=name, distribution=dist, version=None, error=error
+                    group=ENTRY_POINT_GROUP, name=name, distribution=dist, version=version, error=error
                 )
         kept = tuple(failure for failure in discovery.restart_needed if failure not in before)
         return evolve(discovery, restart_needed=(*kept, *self.stale()))
