@@ -29,6 +29,8 @@ import pytest
 pytestmark = pytest.mark.slow
 
 _URL = re.compile(r" at (http://127\.0\.0\.1:\d+)/mcp")
+#: Consecutive ``/healthz`` answers that must agree (the kernel may hand a connection to either worker).
+AGREEING = 8
 _HEADERS = {
     "Accept": "application/json, text/event-stream",
     "MCP-Protocol-Version": "2025-11-25",
@@ -170,6 +172,22 @@ def until(what: str, check: Any, seconds: float = 45) -> Any:
     return found
 
 
+def replaced(base_url: str, before: dict[str, Any], *, isolated: bool) -> dict[str, Any] | None:
+    """``/healthz`` once :data:`AGREEING` answers in a row (new connections) come from a new worker,
+    or (``isolated``) name new processes of the pack: the old one takes no more requests."""
+    health: dict[str, Any] = {}
+    for _ in range(AGREEING):
+        health = httpx.get(base_url + "/healthz", headers={"Connection": "close"}).json()
+        if isolated:
+            pids = {pack["pack"]: pack["pids"] for pack in health.get("isolatedPacks", [])}
+            old = {pack["pack"]: pack["pids"] for pack in before.get("isolatedPacks", [])}
+            if pids.get("fresh") in (None, [], old["fresh"]):
+                return None
+        elif health["pid"] == before["pid"]:
+            return None
+    return health
+
+
 def test_edit_without_reload_says_restart(editable: tuple[Path, Path], tmp_path: Path) -> None:
     python, project = editable
     with serve(python, tmp_path) as (base_url, log):
@@ -209,22 +227,19 @@ def test_edit_with_reload_is_served(editable: tuple[Path, Path], tmp_path: Path,
             until("serving the edit", lambda: description(base_url) == "The edited description.")
             # Measured, not asserted (the machine may be loaded).
             print(f"edit served in {time.monotonic() - edited:.2f} s")
+            # Released only once the old process stopped taking requests: the call spans its stop.
+            health = until("replaced everywhere", lambda: replaced(base_url, pid_before, isolated=isolated))
         finally:
             flag.touch()
             in_flight.join(60)
         assert answers, "the call in flight got no answer"
         assert answers[0]["isError"] is False, answers
         assert answers[0]["structuredContent"]["description"] == "The first description."  # the old code's
-        health = httpx.get(base_url + "/healthz").json()
         assert health["status"] == "ok", health
         if isolated:
-            before = {pack["pack"]: pack for pack in pid_before.get("isolatedPacks", [])}
-            after = {pack["pack"]: pack for pack in health.get("isolatedPacks", [])}
-            assert before["fresh"]["pids"] != after["fresh"]["pids"], (before, after)
             assert health["pid"] == pid_before["pid"], "the worker was replaced: restarting the pack's process does"
             assert "the code of fresh changed: restarting its processes" in log.read_text()
         else:
-            assert health["pid"] != pid_before["pid"], "the worker was not replaced"
             assert "a mounted pack's code changed: replacing the workers" in log.read_text()
         assert "Traceback" not in log.read_text()
 
@@ -250,4 +265,5 @@ def test_reload_serves_the_fix_of_a_broken_edit(editable: tuple[Path, Path], tmp
             return any(tool["description"] == "The fixed description." for tool in tools)
 
         until("serving the fix", fixed)
-        assert httpx.get(base_url + "/healthz").json()["status"] == "ok"
+        # The replaced worker may answer a last connection the kernel gave its socket while it stopped.
+        until("healthy again", lambda: httpx.get(base_url + "/healthz").json()["status"] == "ok")
