@@ -256,6 +256,11 @@ def test_plugin_reference(tmp_path: Path) -> None:
     [
         (["serve", "--stdio", "--workers", "2"], "--workers serves HTTP; --stdio is one process"),
         (["serve", "--workers", "0"], "workers must be a whole number, 1 or more"),
+        (["serve", "--stdio", "--reload"], "--reload serves HTTP from workers it replaces; not with --stdio"),
+        (
+            ["serve", "--reload", "--no-reload"],
+            "--reload serves HTTP from workers it replaces; not with --stdio or --no-reload",
+        ),
     ],
 )
 def test_workers_command_line_mistakes(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -31,6 +31,7 @@ def serve(
     env: Mapping[str, str] | None = None,
     workers: int | None = None,
     allow_no_token: bool = False,
+    reload_code: bool = False,
 ) -> int:
     """Serve a workflow's mounted tools until interrupted; the exit code of ``lorenz serve``.
 
@@ -38,7 +39,8 @@ def serve(
     the URL printed says which) by ``workers`` processes (default ``server.workers``), or stdio.
     A workflow that does not load or mount is refused with its exact message (exit 1), and so is
     a bind beyond loopback without a bearer token (unless ``allow_no_token``) and a stateful
-    server with more than one worker.
+    server with more than one worker. ``reload_code`` (``--reload``): serve from workers (one by
+    default) that the supervisor replaces, one at a time, when a mounted pack's code is edited.
     """
     configure_logging()
     cwd = Path.cwd() if cwd is None else cwd
@@ -67,10 +69,20 @@ def serve(
     audience = audience_warning(settings)
     for warning in [*serving_warnings(settings, workers=count), *([audience] if audience else [])]:
         print(f"lorenz: warning: {warning}", file=sys.stderr)
-    if count > 1:
+    if count > 1 or reload_code:
         from .http.workers import run_workers
 
-        return run_workers(live, plugins, workflow=workflow, cwd=cwd, env=env, host=host, port=port, workers=count)
+        return run_workers(
+            live,
+            plugins,
+            workflow=workflow,
+            cwd=cwd,
+            env=env,
+            host=host,
+            port=port,
+            workers=count,
+            reload_code=reload_code,
+        )
 
     from .app import run_http
 

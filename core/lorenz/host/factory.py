@@ -57,6 +57,8 @@ class AppOptions:
     bind_host: str | None = None
     #: Print the workflow's warnings (a worker of ``lorenz serve`` leaves them to its parent).
     warn: bool = True
+    #: ``lorenz serve --reload``: a worker asks to be replaced when a mounted pack's code is edited.
+    reload_code: bool = False
 
     @classmethod
     def from_environment(cls) -> AppOptions:

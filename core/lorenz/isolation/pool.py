@@ -71,6 +71,8 @@ class IsolationPool:
         self._supervisors: dict[str, tuple[Supervisor, IsolatedPack]] = {}
         #: Supervisors :meth:`prepare` is starting, by plan key, until :meth:`pack` takes them.
         self._starting: dict[str, tuple[Supervisor, concurrent.futures.Future[Ready]]] = {}
+        #: Plan keys whose processes run code edited since they started (:meth:`restart`).
+        self._stale: set[str] = set()
         self._lock = threading.Lock()
         _pools.add(self)
 
@@ -137,7 +139,7 @@ class IsolationPool:
 
     def _usable(self, key: str) -> IsolatedPack | None:
         kept = self._supervisors.get(key)
-        if kept is not None and kept[0].failed is None and kept[0].closed is None:
+        if kept is not None and key not in self._stale and kept[0].failed is None and kept[0].closed is None:
             return kept[1]
         return None
 
@@ -181,7 +183,11 @@ class IsolationPool:
         with self._lock:
             replaced = self._supervisors.get(plan.key)
             self._supervisors[plan.key] = (supervisor, proxy)
-        if replaced is not None:  # a failed one, retried by this load
+            edited = plan.key in self._stale
+            self._stale.discard(plan.key)
+        if replaced is not None and edited:  # its calls in flight finish on the old code
+            self._stop([replaced[0]], "its code changed", drain=RELOAD_DRAIN_SECONDS)
+        elif replaced is not None:  # a failed one, retried by this load
             self._stop([replaced[0]], "it was restarted by a reload", drain=0.0)
         logger.info(
             "lorenz: pack %s runs isolated (%s; pid %s)",
@@ -202,6 +208,17 @@ class IsolationPool:
             stopped = [self._supervisors.pop(key)[0] for key in gone]
             stopped += self._take_starting()
         self._stop(stopped, "the workflow no longer runs it", drain=RELOAD_DRAIN_SECONDS)
+
+    def restart(self, packs: Iterable[str]) -> None:
+        """Have the next mount start the isolated packs named (pack or ``tools:`` key) afresh, so
+        they import their code as it is on disk now; their running processes serve until then."""
+        names = set(packs)
+        with self._lock:
+            self._stale |= {
+                key
+                for key, (supervisor, _) in self._supervisors.items()
+                if supervisor.plan.pack in names or supervisor.plan.instance in names
+            }
 
     def _take_starting(self) -> list[Supervisor]:
         """Supervisors started for a load that failed before mounting them (under the lock)."""

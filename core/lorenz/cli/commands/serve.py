@@ -19,6 +19,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.stdio and args.workers is not None:
         raise UsageError("--workers serves HTTP; --stdio is one process")
+    if args.reload and (args.stdio or args.no_reload):
+        raise UsageError("--reload serves HTTP from workers it replaces; not with --stdio or --no-reload")
     # Over --stdio, stdout is the protocol stream: a plugin printing at import must not reach it.
     with stdout_to_stderr() if args.stdio else contextlib.nullcontext():
         plugins = load_plugin_modules(args)
@@ -31,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
         reload=not args.no_reload,
         workers=args.workers,
         allow_no_token=args.allow_no_token,
+        reload_code=args.reload,
     )
 
 
@@ -70,6 +73,12 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--stdio", action="store_true", help="speak MCP over stdin/stdout instead of HTTP")
     parser.add_argument("--no-reload", action="store_true", help="do not watch WORKFLOW.md for changes")
+    parser.add_argument(
+        "--reload",
+        action="store_true",
+        help="serve edits to a mounted editable pack's code: restart its isolated processes, or replace the "
+        "workers one at a time (in-flight calls finish)",
+    )
 
 
 COMMAND = Command(

@@ -3,8 +3,9 @@
 The parent binds the port and supervises; each worker is a fresh (spawned) interpreter that builds
 the app itself (:func:`lorenz.host.factory.app_from`). On Linux each worker listens on a socket of
 its own with ``SO_REUSEPORT``. A worker that fails at start stops the server; one that dies later
-is replaced after a growing back-off; SIGHUP replaces them one at a time; SIGINT/SIGTERM stop them
-(a second signal forces them), and a worker whose parent is gone stops by itself.
+is replaced after a growing back-off; SIGHUP replaces them one at a time, and so does a worker
+asking for it (``--reload``: a mounted pack's code was edited); SIGINT/SIGTERM stop them (a second
+signal forces them), and a worker whose parent is gone stops by itself.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ def run_workers(
     host: str,
     port: int,
     workers: int,
+    reload_code: bool = False,
 ) -> int:
     """Serve ``live``'s workflow on ``host:port`` from ``workers`` processes until SIGINT/SIGTERM."""
     from .listening import announcer, listen
@@ -83,6 +85,7 @@ def run_workers(
         plugins=references,
         bind_host=host,
         warn=False,
+        reload_code=reload_code,
     )
     # The workers run isolated packs of their own: the ones this process started to open the
     # workflow would only sit idle.
@@ -100,7 +103,8 @@ def run_workers(
             return 1
     listener: Listener = (host, port) if REUSE_PORT else sock
     try:
-        code = Supervisor(options, listener, workers).run(announcer(live, host, sock, f" ({workers} workers)"))
+        what = f"{workers} worker{'s' if workers > 1 else ''}{', reloading edited packs' if reload_code else ''}"
+        code = Supervisor(options, listener, workers).run(announcer(live, host, sock, f" ({what})"))
     finally:
         sock.close()
     print("lorenz: stopped", file=sys.stderr)
@@ -112,9 +116,11 @@ class Worker:
 
     def __init__(self, context: SpawnContext, options: AppOptions, listener: Listener) -> None:
         self.ready = context.Event()
+        #: Set by the worker when it cannot serve a pack's edited code itself (``--reload``).
+        self.replace_me = context.Event()
         self.started = time.monotonic()
         self.process: SpawnProcess = context.Process(
-            target=worker_main, args=(options, listener, self.ready), name="lorenz-worker"
+            target=worker_main, args=(options, listener, self.ready, self.replace_me), name="lorenz-worker"
         )
         self.process.start()
 
@@ -184,6 +190,12 @@ class Supervisor:
                     break
                 self.tend(index)
             tend_resource_tracker()
+            asking = [worker for worker in self.workers if worker.replace_me.is_set()]
+            for worker in asking:
+                worker.replace_me.clear()  # asked once per edit, whether its replacement starts or not
+            if asking:
+                _say("a mounted pack's code changed: replacing the workers")
+                self.restart = True
             if self.restart and not self.stops:
                 self.restart = False
                 self.replace_all()
@@ -307,7 +319,7 @@ def _say(message: str) -> None:
     print(f"lorenz: {message}", file=sys.stderr, flush=True)
 
 
-def worker_main(options: AppOptions, listener: Listener, ready: Event) -> None:
+def worker_main(options: AppOptions, listener: Listener, ready: Event, replace_me: Event | None = None) -> None:
     """A worker process: build the app, serve ``listener`` until SIGTERM (or the parent is gone)."""
     from lorenz.host.app import _Server, uvicorn_config
     from lorenz.host.ops.watchdog import exit_past_stuck_threads
@@ -324,6 +336,10 @@ def worker_main(options: AppOptions, listener: Listener, ready: Event) -> None:
     except (StartError, OSError) as exc:
         print(f"lorenz: {exc}", file=sys.stderr, flush=True)
         sys.exit(STARTUP_FAILURE)
+    if options.reload_code and replace_me is not None:
+        live: LiveWorkspace = app.state.live
+        if live.edits is not None:
+            live.edits.reload_code = lambda packs: replace_me.set()
     server = _Server(uvicorn_config(app), on_started=ready.set)
     parent = multiprocessing.parent_process()
     if parent is not None:

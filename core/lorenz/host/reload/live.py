@@ -18,11 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
+from attrs import evolve
 
 from lorenz.redact import redact_text
 from lorenz.results import error_message
 from lorenz.words import counted
 
+from .edits import CodeEdits
 from .installed import InstalledWatch
 from .rediscover import Rediscovery
 from .snapshot import Snapshot, request_snapshot
@@ -114,6 +116,10 @@ class LiveWorkspace:
         self._isolation = workspace.isolation
         self._watched = self._watch_path(workspace)
         self._signature = _signature(self._watched)
+        #: Edits to the mounted packs' code (:mod:`.edits`); ``reload_code`` is set by ``--reload``.
+        self.edits: CodeEdits | None = CodeEdits() if reload else None
+        if self.edits is not None:
+            self.edits.watch(self._snapshot)
         #: The kernel's reports of changes to ``_watched``, on the loop serving requests.
         self._kernel_watch: WorkflowWatch | None = None
         #: The message of the last failed reload, cleared by a successful one.
@@ -186,7 +192,7 @@ class LiveWorkspace:
             return False
         if self._installed.changed():
             self._rediscover = True
-        if self._rediscover or self._remount:
+        if self._rediscover or self._remount or (self.edits is not None and self.edits.pending()):
             return True
         watch = self._kernel_watch
         if watch is not None and watch.vouches():
@@ -275,6 +281,11 @@ class LiveWorkspace:
     def _check(self) -> bool:
         """:meth:`check`, under its lock."""
         discovery = None
+        if self.edits is not None and self.edits.pending():
+            self._discovery = self.edits.apply(
+                self._snapshot, self._discovery or self._snapshot.workspace.discovery, self._isolation
+            )
+            self._remount = True
         installs, self._rediscover = self._rediscover, False
         isolation = self._isolation_changed()
         if installs or isolation:
@@ -307,6 +318,8 @@ class LiveWorkspace:
             )
             return False
         self._discovery = None
+        if self.edits is not None:
+            self.edits.watch(snapshot)
         self._warn_restart_only(snapshot)
         # The snapshot first: a request on the loop that sees the new signature (the file
         # unchanged since this load) must be served the new snapshot, not the one it replaces.
@@ -343,7 +356,7 @@ class LiveWorkspace:
         self._installed.mark()
         if self._rediscovery is None:
             self._rediscovery = Rediscovery()
-        return self._rediscovery.run(
+        discovery = self._rediscovery.run(
             self._discovery or self._snapshot.workspace.discovery,
             plugins=self._plugins,
             env=self._env,
@@ -352,6 +365,9 @@ class LiveWorkspace:
             mounts=mounts_hint(self._watched),
             always=always,
         )
+        if discovery is None or self.edits is None:
+            return discovery
+        return evolve(discovery, restart_needed=(*discovery.restart_needed, *self.edits.stale()))
 
     def _load(self, discovery: Discovery | None = None) -> tuple[Snapshot | None, Exception | None]:
         """The snapshot of the workflow as it is on disk now (over ``discovery`` when discovery
