@@ -92,7 +92,8 @@ class McpPack:
         if not any(tool["name"] == name for tool in tools):
             return unsupported_tool_failure(name, [str(tool["name"]) for tool in tools])
         try:
-            result = await upstream.call(name, input if isinstance(input, Mapping) else {}, context.progress)
+            arguments = input if isinstance(input, Mapping) else {}
+            result = await upstream.call(name, arguments, context.progress, context.client_input)
         except UpstreamError as exc:
             if exc.too_large:
                 return tool_failure(f"{exc}: ask for less", reason="result_too_large")

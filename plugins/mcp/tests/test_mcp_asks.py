@@ -1,0 +1,143 @@
+"""What an upstream MCP server asks the client passes through (issue 45, item 1): an upstream tool's
+sampling, form and URL elicitation and roots requests reach an official SDK client's callbacks over
+stateful HTTP and stdio in the handshake era, and the tool's result reflects the answers; a client
+that cannot answer (no callback, stateless handshake-era HTTP, 2026-07-28) gets a clear ``isError``
+naming why, and the call still ends."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import mcp
+import mcp_types as types
+import pytest
+from mcp import StdioServerParameters
+
+from lorenz.host import serve_in_thread
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+HERE = Path(__file__).parent
+UPSTREAM = [sys.executable, str(HERE / "asking_upstream.py")]
+STATEFUL = "  stateful: true\n  json_response: false\n"
+
+
+def _workflow(tmp_path: Path, server: str = "") -> None:
+    options = json.dumps({"command": UPSTREAM, "timeout_seconds": 30})
+    front = f"tools:\n  mcp: {options}\nserver:\n  tool_timeout_seconds: 30\n{server}"
+    (tmp_path / "WORKFLOW.md").write_text(f"---\n{front}---\n", encoding="utf-8")
+
+
+def _env() -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
+    env["LORENZ_LOAD_PLUGINS"] = "lorenz-mcp"
+    return env
+
+
+@pytest.fixture
+def stateful(tmp_path: Path) -> Iterator[str]:
+    _workflow(tmp_path, STATEFUL)
+    with serve_in_thread(cwd=tmp_path, env=_env(), reload=False) as running:
+        yield running.url
+
+
+class Client:
+    """The client's callbacks: a sampled line, an accepted form, a visited URL, two roots."""
+
+    def __init__(self) -> None:
+        self.asked: list[Any] = []
+
+    async def sample(self, context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+        self.asked.append(params)
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text="Tides turn."), model="tiny-1"
+        )
+
+    async def elicit(self, context: Any, params: Any) -> types.ElicitResult:
+        self.asked.append(params)
+        if params.mode == "url":
+            return types.ElicitResult(action="accept")
+        return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+    async def roots(self, context: Any) -> types.ListRootsResult:
+        self.asked.append("roots")
+        return types.ListRootsResult(roots=[types.Root(uri="file:///work/a"), types.Root(uri="file:///work/b")])
+
+    def open(self, server: Any, **kwargs: Any) -> mcp.Client:
+        kwargs.setdefault("mode", "legacy")
+        callbacks = {"sampling_callback": self.sample, "elicitation_callback": self.elicit}
+        return mcp.Client(server, list_roots_callback=self.roots, **callbacks, **kwargs)
+
+
+def _text(result: Any) -> str:
+    return " ".join(getattr(block, "text", "") for block in result.content)
+
+
+async def _every_request(client: mcp.Client, answers: Client) -> None:
+    sampled = await client.call_tool("sample", {"topic": "the sea"})
+    assert sampled.is_error is False, sampled
+    assert _text(sampled) == "sampled: Tides turn. (tiny-1)"
+    (params,) = answers.asked
+    assert params.max_tokens == 50 and params.messages[0].content.text == "a line on the sea"
+    form = await client.call_tool("form", {})
+    assert _text(form) == "form: accept Ada"
+    assert answers.asked[-1].message == "What is your name?"
+    visit = await client.call_tool("visit", {})
+    assert _text(visit) == "visit: accept"
+    url = answers.asked[-1]
+    assert url.mode == "url" and url.url == "https://example.invalid/sign-in" and url.elicitation_id == "visit-1"
+    roots = await client.call_tool("roots", {})
+    assert _text(roots) == "roots: file:///work/a, file:///work/b"
+    assert answers.asked[-1] == "roots"
+
+
+async def test_every_request_reaches_the_client_over_stateful_http(stateful: str) -> None:
+    answers = Client()
+    async with answers.open(stateful) as client:
+        await _every_request(client, answers)
+
+
+async def test_every_request_reaches_the_client_over_stdio(tmp_path: Path) -> None:
+    _workflow(tmp_path)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "lorenz", "serve", "--stdio"], env=_env())
+    params.cwd = tmp_path
+    answers = Client()
+    async with answers.open(params) as client:
+        await _every_request(client, answers)
+
+
+async def test_a_client_without_the_capability_gets_a_clear_error(stateful: str) -> None:
+    async with mcp.Client(stateful, mode="legacy") as client:
+        sampled = await client.call_tool("sample", {"topic": "the sea"})
+        roots = await client.call_tool("roots", {})
+        after = await client.call_tool("sample", {"topic": "the sea"})
+    assert sampled.is_error is True
+    text = _text(sampled)
+    assert "asked the client for sampling (sampling/createMessage) during sample" in text, text
+    assert "sampling failed: " in text and "the client answered with an error: Sampling not supported" in text, text
+    # The upstream's roots tool says nothing of why: lorenz-mcp adds it.
+    assert roots.is_error is True and "asked the client for roots (roots/list) during roots" in _text(roots)
+    assert after.is_error is True  # the upstream still serves
+
+
+@pytest.mark.parametrize(
+    ("server", "mode", "why"),
+    [("", "legacy", "stateless HTTP"), (STATEFUL, "auto", "2026-07-28")],
+    ids=["handshake-stateless", "2026"],
+)
+async def test_a_client_that_cannot_be_asked_is_told_why(tmp_path: Path, server: str, mode: str, why: str) -> None:
+    _workflow(tmp_path, server)
+    answers = Client()
+    with serve_in_thread(cwd=tmp_path, env=_env(), reload=False) as running:
+        async with answers.open(running.url, mode=mode) as client:
+            form = await client.call_tool("form", {})
+            roots = await client.call_tool("roots", {})
+    assert answers.asked == []
+    for result in (form, roots):
+        assert result.is_error is True, result
+        assert why in _text(result) and "asked the client for" in _text(result), _text(result)
