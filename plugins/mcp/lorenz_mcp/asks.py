@@ -1,13 +1,14 @@
 """What an upstream MCP server asks the client — sampling (``sampling/createMessage``), elicitation
 (form and URL, ``elicitation/create``) and roots (``roots/list``) — routed to the tool call in flight
-that it belongs to and asked of that call's client through ``ToolContext.client_input``.
+that it belongs to and asked of that call's client through ``ToolContext.client_input``: at once
+(handshake era, over stdio or a stateful HTTP session), or by suspending the upstream's call while a
+2026-07-28 client answers an ``input_required`` round (:mod:`.suspend`).
 
 The SDK client's callbacks run on the upstream's loop; the client is asked on the caller's. An
 upstream's request does not say which of its calls it belongs to (over stdio nothing on the wire
 does), so it goes to the one call in flight: while several are, or none, or the call's client cannot
-answer (a stateless handshake-era HTTP client, or a 2026-07-28 client: lorenz-mcp does not yet
-suspend an upstream's call across an ``input_required`` round), the upstream's request is declined
-with an error naming why, and its call goes on to its end.
+answer (a stateless handshake-era HTTP client), the upstream's request is declined with an error
+naming why, and its call goes on to its end.
 """
 
 from __future__ import annotations
@@ -16,20 +17,15 @@ import asyncio
 import concurrent.futures
 import contextlib
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from attrs import field, frozen
 
-__all__ = ["Asks", "RETRY_REFUSAL"]
+__all__ = ["Asks", "Suspend"]
 
-#: Why a 2026-07-28 client is not asked an upstream's request.
-RETRY_REFUSAL = (
-    "this client speaks MCP 2026-07-28, and lorenz-mcp cannot yet suspend an upstream's tool call "
-    "across an input_required round; over stdio or a stateful HTTP session (server.stateful: true, "
-    "server.json_response: false), a client connecting with the handshake (a protocol version before "
-    "2026-07-28) is asked"
-)
+#: Hands a 2026-07-28 call's request to its client (an ``input_required`` round): the answer to come.
+Suspend = Callable[[Mapping[str, Any]], "concurrent.futures.Future[Any]"]
 
 _WHAT = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
 
@@ -39,6 +35,7 @@ class _Call:
     tool: str
     client_input: Any  # lorenz's ClientInput, or None
     loop: asyncio.AbstractEventLoop
+    suspend: Suspend | None
     #: Why each of its requests was declined.
     declined: list[str] = field(factory=list)
 
@@ -52,11 +49,11 @@ class Asks:
         self._ids = itertools.count()
 
     @contextlib.contextmanager
-    def calling(self, tool: str, client_input: Any) -> Iterator[list[str]]:
+    def calling(self, tool: str, client_input: Any, suspend: Suspend | None = None) -> Iterator[list[str]]:
         """While a call of ``tool`` is in flight (entered on the caller's loop): why each of the
         upstream's requests meanwhile was declined."""
         key = next(self._ids)
-        call = self._calls[key] = _Call(tool, client_input, asyncio.get_running_loop())
+        call = self._calls[key] = _Call(tool, client_input, asyncio.get_running_loop(), suspend)
         try:
             yield call.declined
         finally:
@@ -102,12 +99,15 @@ class Asks:
         if client is None or mode not in ("ask", "retry") or (mode == "ask" and client.ask is None):
             why = getattr(client, "refusal", None) or "this call has no client to ask"
             return _declined(f"{what} during {call.tool}, but {why}", calls)
-        if mode == "retry":
-            return _declined(f"{what} during {call.tool}, but {RETRY_REFUSAL}", calls)
         request = {"method": method, **({"params": params} if params is not None else {})}
-        future = asyncio.run_coroutine_threadsafe(client.ask({"upstream": request}), call.loop)
+        if mode == "retry":
+            if call.suspend is None:
+                return _declined(f"{what} during {call.tool}, but this call cannot be suspended", calls)
+            future = call.suspend(request)
+        else:
+            future = asyncio.run_coroutine_threadsafe(_ask(client.ask, request), call.loop)
         try:
-            answers = await asyncio.wrap_future(future)
+            answer = await asyncio.wrap_future(future)
         except (asyncio.CancelledError, concurrent.futures.CancelledError):
             task = asyncio.current_task()
             if not future.cancelled() or (task is not None and task.cancelling()):
@@ -120,9 +120,14 @@ class Asks:
             message = getattr(getattr(exc, "error", None), "message", None) or str(exc) or type(exc).__name__
             return _declined(f"{what} during {call.tool}, and the client answered with an error: {message}", calls)
         try:
-            return result.model_validate(answers["upstream"])
+            return result.model_validate(answer)
         except Exception:
             return types.ErrorData(code=types.INTERNAL_ERROR, message=f"{what}: the client's answer is not valid MCP")
+
+
+async def _ask(ask: Any, request: Mapping[str, Any]) -> Any:
+    answers = await ask({"upstream": request})
+    return answers["upstream"]
 
 
 def _wire(params: Any) -> dict[str, Any]:

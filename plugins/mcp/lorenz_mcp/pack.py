@@ -30,6 +30,7 @@ from lorenz import (
 )
 
 from .options import McpOptions, parse_options, unset_references
+from .suspend import Suspended
 from .upstream import Upstream, UpstreamError
 
 __all__ = ["MOUNT_WAIT_SECONDS", "McpPack"]
@@ -60,6 +61,8 @@ class McpPack:
         #: The instances of the attached configurations that mount each upstream.
         self._claims: dict[str, list[str]] = {}
         self._lock = threading.Lock()
+        #: Upstream calls waiting for a 2026-07-28 client's retry.
+        self._suspended = Suspended()
         atexit.register(self.close)
 
     def validate_options(self, options: Mapping[str, Any]) -> None:
@@ -93,11 +96,13 @@ class McpPack:
             return unsupported_tool_failure(name, [str(tool["name"]) for tool in tools])
         try:
             arguments = input if isinstance(input, Mapping) else {}
-            result = await upstream.call(name, arguments, context.progress, context.client_input)
+            result = await self._suspended.call(upstream, name, arguments, context)
         except UpstreamError as exc:
             if exc.too_large:
                 return tool_failure(f"{exc}: ask for less", reason="result_too_large")
             return tool_failure(str(exc), reason="upstream_unavailable", retryable=True)
+        if isinstance(result, ToolResult):  # a round for a 2026-07-28 client, or why there is none
+            return result
         from .convert import tool_result
 
         wire = result.model_dump(by_alias=True, exclude_none=True, mode="json")
@@ -189,6 +194,7 @@ class McpPack:
         """Stop every upstream."""
         with self._lock:
             upstreams, self._running, self._claims = list(self._running.values()), {}, {}
+        self._suspended.close()
         for upstream in upstreams:
             upstream.close()
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from lorenz import Backoff, redact_text
 
-from .asks import Asks
+from .asks import Asks, Suspend
 from .connect import connect
 from .limits import ProgressThrottle, is_too_large, too_large
 from .offers import Offers, list_offers
@@ -170,11 +170,17 @@ class Upstream:
                 logger.warning("pack %s: telling the host about new tools failed: %s", self.label, exc)
 
     async def call(
-        self, name: str, arguments: Mapping[str, Any], progress: Progress | None, client_input: Any = None
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        progress: Progress | None,
+        client_input: Any = None,
+        suspend: Suspend | None = None,
     ) -> Any:
         """``tools/call`` on the upstream, from any loop: the ``CallToolResult``. Cancelling the
         caller cancels the upstream request (the SDK sends ``notifications/cancelled``); what the
-        upstream asks the client meanwhile is asked through ``client_input`` (:mod:`.asks`)."""
+        upstream asks the client meanwhile is asked through ``client_input`` or handed to
+        ``suspend`` (:mod:`.asks`)."""
         caller = asyncio.get_running_loop()
         sent: list[concurrent.futures.Future[None]] = []
 
@@ -189,7 +195,7 @@ class Upstream:
             finally:
                 throttle.flush()
 
-        with self._asks.calling(name, client_input) as declined:
+        with self._asks.calling(name, client_input, suspend) as declined:
             result = await self._across(self._request(send))
         if declined and result.is_error:  # the client learns why, whatever the upstream made of it
             from mcp_types import TextContent
