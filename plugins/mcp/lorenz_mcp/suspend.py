@@ -121,10 +121,13 @@ class Suspended:
         call = self._pending.pop(nonce, None)
         if call is None:
             return
-        if call.answer is not None:
-            call.answer.cancel()
-        if call.task is not None:
-            call.task.cancel()
+        answer, task = call.answer, call.task
+        if task is None:
+            return
+        # The upstream hears of the cancellation first; its question is dropped once its call ended.
+        task.cancel()
+        if answer is not None:
+            task.add_done_callback(lambda _: answer.cancel())
 
     def close(self) -> None:
         """Cancel every call still waiting for its retry."""

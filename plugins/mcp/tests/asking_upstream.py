@@ -3,6 +3,10 @@ sampled message, a form, a URL visit and its roots; each tool's result says what
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
+import anyio
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -30,8 +34,13 @@ async def sample(topic: str, ctx: Context) -> str:  # type: ignore[type-arg]
 
 @server.tool()
 async def form(ctx: Context) -> str:  # type: ignore[type-arg]
-    """Ask the user their name."""
-    answer = await ctx.elicit("What is your name?", Name)
+    """Ask the user their name (and leave a mark at ``$ASKS_CANCELLED`` when cancelled meanwhile)."""
+    try:
+        answer = await ctx.elicit("What is your name?", Name)
+    except anyio.get_cancelled_exc_class():
+        if os.environ.get("ASKS_CANCELLED"):
+            Path(os.environ["ASKS_CANCELLED"]).write_text("form", encoding="utf-8")  # noqa: ASYNC240
+        raise
     return f"form: {answer.action} {answer.data.name if answer.action == 'accept' else ''}".strip()
 
 

@@ -9,10 +9,13 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
+import httpx
 import mcp
 import mcp_types as types
 import pytest
@@ -24,12 +27,14 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 HERE = Path(__file__).parent
 UPSTREAM = [sys.executable, str(HERE / "asking_upstream.py")]
+MODERN = "2026-07-28"
 STATEFUL = "  stateful: true\n  json_response: false\n"
 
 
-def _workflow(tmp_path: Path, server: str = "") -> None:
-    options = json.dumps({"command": UPSTREAM, "timeout_seconds": 30})
-    front = f"tools:\n  mcp: {options}\nserver:\n  tool_timeout_seconds: 30\n{server}"
+def _workflow(tmp_path: Path, server: str = "", timeout: float = 30) -> None:
+    mark = str(tmp_path / "cancelled")
+    options = json.dumps({"command": UPSTREAM, "timeout_seconds": 30, "env": {"ASKS_CANCELLED": mark}})
+    front = f"tools:\n  mcp: {options}\nserver:\n  tool_timeout_seconds: {timeout}\n{server}"
     (tmp_path / "WORKFLOW.md").write_text(f"---\n{front}---\n", encoding="utf-8")
 
 
@@ -78,7 +83,16 @@ def _text(result: Any) -> str:
     return " ".join(getattr(block, "text", "") for block in result.content)
 
 
+async def _mounted(client: mcp.Client) -> None:
+    """Once the upstream's tools are served (it starts beside the host, and may take a while)."""
+    deadline = time.monotonic() + 60
+    while {tool.name for tool in (await client.list_tools()).tools} != {"sample", "form", "visit", "roots"}:
+        assert time.monotonic() < deadline, "the upstream's tools were never served"
+        await anyio.sleep(0.1)
+
+
 async def _every_request(client: mcp.Client, answers: Client) -> None:
+    await _mounted(client)
     sampled = await client.call_tool("sample", {"topic": "the sea"})
     assert sampled.is_error is False, sampled
     assert _text(sampled) == "sampled: Tides turn. (tiny-1)"
@@ -127,6 +141,7 @@ async def test_every_request_reaches_the_client_over_stdio(tmp_path: Path) -> No
 
 async def test_a_client_without_the_capability_gets_a_clear_error(stateful: str) -> None:
     async with mcp.Client(stateful, mode="legacy") as client:
+        await _mounted(client)
         sampled = await client.call_tool("sample", {"topic": "the sea"})
         roots = await client.call_tool("roots", {})
         after = await client.call_tool("sample", {"topic": "the sea"})
@@ -144,9 +159,51 @@ async def test_a_stateless_handshake_client_is_told_why(tmp_path: Path) -> None:
     answers = Client()
     with serve_in_thread(cwd=tmp_path, env=_env(), reload=False) as running:
         async with answers.open(running.url) as client:
+            await _mounted(client)
             form = await client.call_tool("form", {})
             roots = await client.call_tool("roots", {})
     assert answers.asked == []
     for result in (form, roots):
         assert result.is_error is True, result
         assert "stateless HTTP" in _text(result) and "asked the client for" in _text(result), _text(result)
+
+
+def _post(url: str, body: dict[str, Any]) -> dict[str, Any]:
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": MODERN}
+    headers.update({"Mcp-Method": body["method"], "Mcp-Name": body["params"]["name"]})
+    response = httpx.post(url, json=body, headers=headers, timeout=30)
+    assert response.status_code == 200, response.text
+    reply: dict[str, Any] = response.json()
+    return reply
+
+
+def _call(n: int, name: str, **extra: Any) -> dict[str, Any]:
+    meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+    params = {"name": name, "arguments": {}, "_meta": meta, **extra}
+    return {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": params}
+
+
+def test_a_call_never_retried_is_cancelled_upstream_and_its_retry_told_why(tmp_path: Path) -> None:
+    _workflow(tmp_path, timeout=2)
+
+    async def mounted(url: str) -> None:
+        async with mcp.Client(url) as client:
+            await _mounted(client)
+
+    with serve_in_thread(cwd=tmp_path, env=_env(), reload=False) as running:
+        anyio.run(mounted, running.url)
+        first = _post(running.url, _call(1, "form"))["result"]
+        assert first["resultType"] == "input_required"
+        (request,) = first["inputRequests"].values()
+        assert request["method"] == "elicitation/create"
+        assert request["params"]["message"] == "What is your name?"
+        mark = tmp_path / "cancelled"
+        deadline = time.monotonic() + 20
+        while not mark.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert mark.exists(), "the upstream's call waiting for a retry was never cancelled"
+        answer = {"action": "accept", "content": {"name": "Ada"}}
+        retry = _call(2, "form", requestState=first["requestState"], inputResponses={"upstream": answer})
+        late = _post(running.url, retry)["result"]
+    assert late["isError"] is True
+    assert "is no longer waiting here" in late["content"][0]["text"], late
