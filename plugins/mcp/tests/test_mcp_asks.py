@@ -207,3 +207,28 @@ def test_a_call_never_retried_is_cancelled_upstream_and_its_retry_told_why(tmp_p
         late = _post(running.url, retry)["result"]
     assert late["isError"] is True
     assert "is no longer waiting here" in late["content"][0]["text"], late
+
+
+@pytest.mark.parametrize(("server", "mode"), [(STATEFUL, "legacy"), ("", "auto")], ids=["handshake", "2026"])
+async def test_server_everything_asks_the_client(
+    everything_server: list[str], tmp_path: Path, server: str, mode: str
+) -> None:
+    options = json.dumps({"command": everything_server, "timeout_seconds": 30, "start_timeout_seconds": 60})
+    front = f"tools:\n  mcp: {options}\nserver:\n  tool_timeout_seconds: 30\n{server}"
+    (tmp_path / "WORKFLOW.md").write_text(f"---\n{front}---\n", encoding="utf-8")
+    answers = Client()
+    wanted = {"trigger-sampling-request", "trigger-elicitation-request", "get-roots-list"}
+    with serve_in_thread(cwd=tmp_path, env=_env(), reload=False) as running:
+        async with answers.open(running.url, mode=mode) as client:
+            deadline = time.monotonic() + 60
+            while not wanted <= {tool.name for tool in (await client.list_tools()).tools}:
+                assert time.monotonic() < deadline, "server-everything's asking tools were never served"
+                await anyio.sleep(0.1)
+            sampled = await client.call_tool("trigger-sampling-request", {"prompt": "the sea", "maxTokens": 20})
+            form = await client.call_tool("trigger-elicitation-request", {})
+            roots = await client.call_tool("get-roots-list", {})
+    assert sampled.is_error is False, sampled
+    assert "Tides turn." in _text(sampled) and "tiny-1" in _text(sampled)
+    assert answers.asked[0].messages[0].content.text.endswith("the sea")
+    assert form.is_error is False and "Name: Ada" in _text(form), form
+    assert roots.is_error is False and "file:///work/a" in _text(roots), roots
