@@ -107,7 +107,9 @@ class Suspended:
             asked.cancel()
             call.task.cancel()
             raise
-        if not asked.done():
+        if call.task.done():  # its result, even when a last question came with it: moot now
+            if asked.done():
+                asked.result()[1].cancel()
             asked.cancel()
             return call.task.result()
         request, call.answer = asked.result()
