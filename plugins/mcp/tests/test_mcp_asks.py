@@ -130,12 +130,13 @@ async def test_every_request_reaches_the_client_over_http(tmp_path: Path, server
             await _every_request(client, answers)
 
 
-async def test_every_request_reaches_the_client_over_stdio(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["legacy", "auto"], ids=["handshake", "2026"])
+async def test_every_request_reaches_the_client_over_stdio(tmp_path: Path, mode: str) -> None:
     _workflow(tmp_path)
     params = StdioServerParameters(command=sys.executable, args=["-m", "lorenz", "serve", "--stdio"], env=_env())
     params.cwd = tmp_path
     answers = Client()
-    async with answers.open(params) as client:
+    async with answers.open(params, mode=mode) as client:
         await _every_request(client, answers)
 
 
