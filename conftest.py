@@ -1,6 +1,7 @@
 """Shared pytest configuration: async tests run on asyncio through anyio's pytest plugin, and
 hypothesis profiles: a fast default for the normal suite, ``fuzz`` (``nox -s fuzz``) for long runs.
-Also a backend that never answers, for the timeout tests of the core and every bundled client."""
+Also a backend that never answers, for the timeout tests of the core and every bundled client, and
+the parallel run: ``python -m pytest`` spreads the tests over pytest-xdist workers."""
 
 import os
 import socket
@@ -54,3 +55,36 @@ class ShortTimeouts(httpx.AsyncBaseTransport):
 def short_timeouts() -> ShortTimeouts:
     """A transport that cuts every request's timeout to 0.5 s (``httpx.AsyncClient(transport=...)``)."""
     return ShortTimeouts(0.5)
+
+
+# Set here rather than in pyproject's addopts: an `-n` there is an unknown option under `-p no:xdist`,
+# and that and `-n0` must still run the suite in one process for debugging.
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """The whole suite (``python -m pytest``, no paths) runs on xdist workers, ``--dist loadgroup``;
+    named paths, ``-n``, ``--dist`` or ``--pdb`` run as asked (``-n auto`` spreads a subset)."""
+    # Runs before xdist's own tryfirst hook (a conftest registers after it), which starts the workers.
+    if hasattr(config, "workerinput") or not config.pluginmanager.hasplugin("xdist"):
+        return
+    if config.args_source is not pytest.Config.ArgsSource.TESTPATHS:
+        return
+    if config.option.numprocesses is not None or config.option.dist != "no" or config.option.usepdb:
+        return
+    config.option.numprocesses = "auto"
+    config.option.dist = "loadgroup"
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """Twice the cores: most tests wait on servers, subprocesses and timeouts rather than compute.
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` chooses otherwise."""
+    chosen = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS")
+    return int(chosen) if chosen else 2 * len(os.sched_getaffinity(0))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On an xdist worker the tests marked ``slow``, then ``fuzz``, go first (each in their order):
+    they start while the workers are fresh and the quick ones fill the gaps, rather than one long
+    test ending the run alone."""
+    if hasattr(config, "workerinput"):
+        items.sort(key=lambda item: (item.get_closest_marker("slow") is None, item.get_closest_marker("fuzz") is None))

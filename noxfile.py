@@ -4,7 +4,10 @@
 import nox
 
 nox.options.sessions = ["tests", "lint", "typecheck"]
-PACKAGES = ["core/lorenz", *(f"plugins/{name}/lorenz_{name}" for name in ("local", "jira", "linear", "slack", "mcp"))]
+PACKAGES = [
+    "core/lorenz",
+    *(f"plugins/{name}/lorenz_{name}" for name in ("local", "jira", "linear", "slack", "mcp", "quota")),
+]
 
 
 @nox.session

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import io
 import os
 import re
 import subprocess
@@ -307,3 +308,35 @@ def sandbox_packs() -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+class _Stop(threading.Event):
+    """The follower's stop event, which also says when the follower first waits at the log's end."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.polling = threading.Event()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.polling.set()
+        return super().wait(timeout)
+
+
+@pytest.fixture
+def start_following() -> Iterator[Callable[[Path, io.StringIO], None]]:
+    """``start_following(path, out)``: ``lorenz calls --follow``'s loop on ``path`` in a thread, returned
+    once it waits at the end of the file (what is appended then is what it must print)."""
+    from lorenz.calllog.reader import follow
+
+    stops: list[_Stop] = []
+
+    def start(path: Path, out: io.StringIO) -> None:
+        stop = _Stop()
+        stops.append(stop)
+        kwargs = {"poll_seconds": 0.02, "stop": stop}
+        threading.Thread(target=follow, args=(path, out), kwargs=kwargs, daemon=True).start()
+        assert stop.polling.wait(30), "follow never reached the end of the log"
+
+    yield start
+    for stop in stops:
+        stop.set()

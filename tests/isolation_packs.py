@@ -69,14 +69,17 @@ class Acme:
             os._exit(3)
         if name == "acme_alloc":
             return tool_success({"size": len(bytearray(4 * 1024**3))})
-        if name == "acme_spin":
+        if name == "acme_spin":  # holds its event loop; says it began in the file `began` names, if any
+            if input.get("began"):
+                open(input["began"], "w").close()
             while True:
                 pass
         if name == "acme_thread":  # a thread that never returns, awaited without abandon_on_cancel
             await anyio.to_thread.run_sync(time.sleep, 10**6)
         if name == "acme_sleep":
+            began = time.monotonic()
             await asyncio.sleep(input.get("seconds", 0.5))
-            return tool_success({"pid": os.getpid()})
+            return tool_success({"pid": os.getpid(), "began": began, "ended": time.monotonic()})
         if name == "acme_log":
             print("acme says", input.get("text"), file=sys.stderr)
             print("acme prints to stdout too")

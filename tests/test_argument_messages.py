@@ -81,9 +81,9 @@ def lorenz_register_tool_packs(register: Any) -> None:
 """
 
 BAD = [
-    ({"name": "box", "staus": 1}, 'Unrecognized key: "staus"'),
+    ({"name": "box", "staus": 1}, 'Unrecognized key: "staus" (did you mean "tags"?)'),
     ({}, "name: required"),
-    ({"nmae": "box"}, 'Unrecognized key: "nmae"; name: required'),
+    ({"nmae": "box"}, 'Unrecognized key: "nmae" (did you mean "name"?); name: required'),
     ({"name": 5}, "name: must be a string"),
     ({"name": ""}, "name: must not be empty"),
     ({"name": "box", "sides": 2}, "sides: must be at least 3"),

@@ -256,6 +256,7 @@ async def test_http_status_errors_are_classified(lorenz_host: HostFactory, statu
         (format_datetime(datetime.now(UTC) + timedelta(days=2), usegmt=True), 120),
         ("soon", None),
     ],
+    ids=["seconds", "capped", "http-date", "unreadable"],  # the date changes: parallel workers must agree on names
 )
 async def test_rate_limited_carries_retry_after(lorenz_host: HostFactory, header: str, expected: int | None) -> None:
     """A 429's ``Retry-After`` (seconds or an HTTP date) becomes ``retryAfter``, capped at 120 s."""

@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 WEATHER = ROOT / "examples" / "weather"
 LOCAL = ROOT / "plugins" / "local"
 
-pytestmark = pytest.mark.slow
+# One parallel worker runs the module: the wheels are built once for it.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("core-wheels")]
 
 
 def clean_env() -> dict[str, str]:

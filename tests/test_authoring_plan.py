@@ -147,7 +147,10 @@ async def test_arguments_are_refused_in_the_same_words_by_the_precompiled_checks
         wrong = await pack.execute_tool("plan_measure", {"query": 1, "querry": 2}, context)
     assert ok.success and ok.result == {"value": 2.0, "extra": None}
     assert short.error == "invalid arguments for tool plan_measure: query: must not be empty; limit: must be at most 50"
-    assert wrong.error == 'invalid arguments for tool plan_measure: Unrecognized key: "querry"; query: must be a string'
+    assert wrong.error == (
+        "invalid arguments for tool plan_measure: "
+        'Unrecognized key: "querry" (did you mean "query"?); query: must be a string'
+    )
 
 
 @frozen(kw_only=True)

@@ -95,6 +95,7 @@ def test_cli_new_pack(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkey
     assert capsys.readouterr().err.startswith("lorenz: invalid pack name 'Acme'")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tracker", [False, True])
 def test_generated_project_lints_and_passes_its_tests(tmp_path: Path, tracker: bool) -> None:
     """As generated, the project lints clean and its own tests pass (run from source)."""

@@ -138,6 +138,7 @@ def test_without_fixtures():
 """
 
 
+@pytest.mark.slow
 def test_pytest_plugin_is_opt_in_fixtures(tmp_path: Path) -> None:
     """With ``-p lorenz.testing`` the fixtures work; a test not asking for them sets none up."""
     (tmp_path / "test_plugin_use.py").write_text(textwrap.dedent(PLUGIN_TEST))
@@ -169,6 +170,7 @@ def test_pytest_plugin_is_opt_in_fixtures(tmp_path: Path) -> None:
     assert "lorenz_host" not in plain and "fake_tracker" not in plain
 
 
+@pytest.mark.slow
 def test_plugin_entry_point_name_matches_the_module(tmp_path: Path) -> None:
     """Registered as the ``pytest11`` entry point ``lorenz.testing``, the plugin coexists with ``-p lorenz.testing``."""
     site = tmp_path / "site"

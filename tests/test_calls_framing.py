@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import io
 import json
-import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from lorenz.calllog.reader import follow
 from lorenz.calllog.record import CallRecord
 from lorenz.calllog.writer import CallLog
 
@@ -82,12 +81,13 @@ def test_lorenz_calls_prints_log_texts_escaped_and_capped(tmp_path: Path, capsys
     assert len(errors[0]["error"]) <= 500
 
 
-def test_follow_prints_log_texts_escaped_and_capped(tmp_path: Path) -> None:
+def test_follow_prints_log_texts_escaped_and_capped(
+    tmp_path: Path, start_following: Callable[[Path, io.StringIO], None]
+) -> None:
     path = tmp_path / "calls.jsonl"
     path.write_text("", encoding="utf-8")
     out = io.StringIO()
-    threading.Thread(target=follow, args=(path, out), kwargs={"poll_seconds": 0.02}, daemon=True).start()
-    time.sleep(0.2)
+    start_following(path, out)
     forged_log(tmp_path / "forged.jsonl")
     with path.open("a", encoding="utf-8") as handle:
         handle.write((tmp_path / "forged.jsonl").read_text(encoding="utf-8"))

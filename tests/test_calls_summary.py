@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import io
 import json
-import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from lorenz.calllog.reader import follow, parse_since, read_calls, summarize
+from lorenz.calllog.reader import parse_since, read_calls, summarize
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
@@ -54,12 +54,11 @@ def test_since_is_checked() -> None:
         parse_since("yesterday")
 
 
-def test_follow_prints_new_calls(tmp_path: Path) -> None:
+def test_follow_prints_new_calls(tmp_path: Path, start_following: Callable[[Path, io.StringIO], None]) -> None:
     path = tmp_path / "calls.jsonl"
     path.write_text(LOG[0] + "\n", encoding="utf-8")
     out = io.StringIO()
-    threading.Thread(target=follow, args=(path, out), kwargs={"poll_seconds": 0.02}, daemon=True).start()
-    time.sleep(0.2)
+    start_following(path, out)
     with path.open("a", encoding="utf-8") as handle:
         handle.write(line("local_read_issue", "failure", 3.5, error="not found") + "\n")
     deadline = time.monotonic() + 5

@@ -193,6 +193,15 @@ def test_unknown_pack_in_tools_map(env: Path, capsys: pytest.CaptureFixture[str]
     assert "unsupported tool pack: gitlab (known tool packs: acme)" in capsys.readouterr().err
 
 
+def test_a_mounted_pack_that_is_gone_says_what_to_do(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 44: after an uninstall the workflow still mounts the pack; the refusal names both ways out."""
+    Path("WORKFLOW.md").write_text("---\ntracker: {kind: acme}\ntools: {weather: {}}\n---\n", encoding="utf-8")
+    assert main(["tools"]) == 1
+    err = capsys.readouterr().err
+    assert "unsupported tool pack: weather" in err
+    assert "run lorenz unmount weather to stop mounting it, or lorenz install the pack that provides it" in err
+
+
 def test_plugins_command_does_not_import_mcp(dist_dir: Path, tmp_path: Path) -> None:
     """`lorenz plugins` stays light: the MCP SDK is not imported."""
     code = "import sys; from lorenz.cli import main; main(['plugins', '--json']); print('mcp' in sys.modules)"

@@ -151,3 +151,27 @@ def test_install_of_a_non_plugin_and_a_pip_failure(venv: tuple[Path, Path], tmp_
     failed = lorenz_in(python, "install", str(tmp_path / "nowhere"), cwd=tmp_path)
     assert failed.returncode == 1
     assert "lorenz: pip install failed (exit 1)" in failed.stderr
+
+
+def test_installing_a_pack_the_workflow_mounts_says_so(venv: tuple[Path, Path], tmp_path: Path) -> None:
+    """Issue 44: reinstalling (or upgrading) a pack the workflow mounts says it is mounted, not how to mount it."""
+    python, _ = venv
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "WORKFLOW.md").write_text("---\ntracker: {kind: local}\ntools: {weather: {}}\n---\n", encoding="utf-8")
+    done = lorenz_in(python, "install", "-y", str(WEATHER), cwd=work)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "WORKFLOW.md mounts weather already" in done.stdout.splitlines()
+    assert "to mount" not in done.stdout
+
+
+def test_reinstalling_editable_is_reported(venv: tuple[Path, Path], tmp_path: Path) -> None:
+    """Issue 44: ``install -e`` over the same version is a change (the source is now imported in place)."""
+    python, _ = venv
+    assert lorenz_in(python, "install", "-y", str(WEATHER), cwd=tmp_path).returncode == 0
+    again = lorenz_in(python, "install", "-y", "-e", str(WEATHER), cwd=tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "nothing new installed" not in again.stdout
+    assert "installed lorenz-weather 0.1.0 (now editable): pack weather" in again.stdout.splitlines()
+    back = lorenz_in(python, "install", "-y", str(WEATHER), cwd=tmp_path)
+    assert "installed lorenz-weather 0.1.0 (no longer editable): pack weather" in back.stdout.splitlines()

@@ -66,6 +66,7 @@ def lorenz(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_tools_and_call_on_the_running_server(served: str, tmp_path: Path) -> None:
     listed = lorenz("tools", "--server", served, "--json", "--token", TOKEN)
     assert listed.returncode == 0, listed.stderr
@@ -100,7 +101,44 @@ def test_tools_budget_on_the_running_server(served: str) -> None:
 def test_a_failed_call_exits_1_with_the_in_process_shape(served: str) -> None:
     failed = lorenz("call", "--server", served, "local_read_issue", '{"issueId": "BOARD-404"}', "--token", TOKEN)
     assert failed.returncode == 1
-    assert json.loads(failed.stdout) == {"success": False, "error": "local board issue not found: BOARD-404"}
+    error = json.loads(failed.stdout)
+    assert error["error"] == "local board issue not found: BOARD-404"
+    assert error["result"]["error"]["reason"] == "not_found"
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "key", "hint"),
+    [
+        ("local_read_issue", '{"issueId": "BOARD-404"}', "recovery", None),
+        ("local_read_isue", '{"issueId": "BOARD-1"}', "supportedTools", '"local_read_issue"'),
+        ("local_create_issue", '{"titel": "x"}', "recovery", None),
+    ],
+    ids=["not-found", "misspelt-tool", "bad-arguments"],
+)
+def test_a_failure_prints_the_same_both_ways(
+    served: str, tmp_path: Path, tool: str, arguments: str, key: str, hint: str | None
+) -> None:
+    """Issue 44: the error object (reason, retryable, recovery) and the did-you-mean, locally and
+    through ``--server`` alike."""
+    (tmp_path / "WORKFLOW.md").write_text("---\ntracker: {kind: local}\n---\n", encoding="utf-8")
+    local = subprocess.run(
+        [str(LORENZ), "call", tool, arguments], env=_env(), cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    remote = lorenz("call", "--server", served, tool, arguments, "--token", TOKEN)
+    assert (remote.returncode, json.loads(remote.stdout)) == (local.returncode, json.loads(local.stdout))
+    assert key in json.loads(remote.stdout)["result"]["error"]
+    if hint is not None:
+        for stderr in (local.stderr, remote.stderr):
+            assert f"(did you mean {hint}?)" in stderr.splitlines()[-1]
+
+
+def test_a_url_without_mcp_is_suggested(served: str) -> None:
+    base = served.removesuffix("/mcp")
+    for url in (base, base + "/"):
+        missing = lorenz("call", "--server", url, "local_query", "--token", TOKEN)
+        assert missing.returncode == 1
+        assert missing.stderr.strip().endswith(f"(did you mean {served}?)"), missing.stderr
+        assert "Server returned an error response" not in missing.stderr
 
 
 def test_a_server_that_cannot_be_asked_is_named(served: str) -> None:

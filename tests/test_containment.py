@@ -84,6 +84,7 @@ def test_interrupt_flag_notes_a_real_sigint() -> None:
         signal.signal(signal.SIGINT, previous)
 
 
+@pytest.mark.slow
 def test_the_sigint_test_passes_when_pytest_starts_with_sigint_ignored() -> None:
     """A background job (``pytest &``, CI runners) starts with SIGINT ignored; the test above must
     not depend on the disposition it inherits."""

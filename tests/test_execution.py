@@ -188,8 +188,9 @@ async def test_watchdog_names_the_pack_blocking_the_loop(caplog: pytest.LogCaptu
             await anyio.sleep(0.3)
     finally:
         watchdog.stop()
-    assert watchdog.blocks == 1
-    assert any("pack sleepy blocks the event loop in tool go" in record.message for record in caplog.records)
+    named = [record for record in caplog.records if "pack sleepy blocks the event loop in tool go" in record.message]
+    assert len(named) == 1  # one block, named once (a loaded machine may starve the loop into blocks of its own)
+    assert watchdog.blocks >= 1
 
 
 def test_results_are_bounded_before_they_are_built() -> None:

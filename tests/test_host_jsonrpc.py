@@ -269,6 +269,7 @@ def lorenz_register_tool_packs(register):
 """
 
 
+@pytest.mark.slow
 def test_stdio_answers_what_was_asked_before_its_input_ended(tmp_path: Path) -> None:
     """A client that writes its requests and closes stdin still gets every answer (the SDK alone
     would cancel the calls still running at the end of its input)."""

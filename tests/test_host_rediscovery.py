@@ -3,6 +3,7 @@ new pack can be mounted by editing WORKFLOW.md, without a restart (issue 13)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import shutil
@@ -140,10 +141,12 @@ async def test_a_pack_installed_while_serving_can_be_mounted_without_a_restart(
         assert "latecomer_hello" not in await names(server.url)
         with caplog.at_level(logging.INFO, logger="lorenz.host"):
             install(site)
-            await anyio.sleep(1.5)  # the environment is looked at once a second
+            news = "installed plugins changed (new: lorenz-latecomer"  # logged by the server's thread
+            with anyio.fail_after(10):  # the environment is looked at once a second
+                while not any(news in record.message for record in caplog.records):  # noqa: ASYNC110
+                    await anyio.sleep(0.05)
             write_workflow(workflow, tmp_path / "board", "tools:\n  latecomer: {}\n")
             assert "latecomer_hello" in await eventually(server.url, want=True)
-        assert any("installed plugins changed (new: lorenz-latecomer" in r.message for r in caplog.records)
         async with mcp.Client(server.url) as client:
             result = await client.call_tool("latecomer_hello", {})
             assert result.structured_content == {"hello": "1.0"}
@@ -211,3 +214,76 @@ async def test_an_upgrade_of_shared_modules_says_a_restart_is_needed(
         assert "also belongs to lorenz-sharer" in notice["reason"]
         assert 'id="restart-needed"' in page and "restart lorenz serve to load it" in page
         assert "latecomer_hello" in await names(server.url), "the code loaded keeps serving"
+
+
+def _watching_every_look(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The environment looked at on every :meth:`LiveWorkspace.changed`, not once a second."""
+    import functools
+
+    from lorenz.host.reload import live as live_module
+    from lorenz.host.reload.installed import InstalledWatch
+
+    monkeypatch.setattr(live_module, "InstalledWatch", functools.partial(InstalledWatch, every=0))
+
+
+def test_a_site_directory_touched_without_a_plugin_change_reloads_nothing(
+    tmp_path: Path, site: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 44: the log repeated ``installed plugins changed (new: -; gone: -; changed: -)`` with a
+    reload each time a site directory's mtime moved (a library installed, a file written there)."""
+    from lorenz.host import LiveWorkspace
+
+    _watching_every_look(monkeypatch)
+    write_workflow(tmp_path / "WORKFLOW.md", tmp_path / "board")
+    live = LiveWorkspace.open(cwd=tmp_path, env=ENV)
+    try:
+        before = live.snapshot()
+        (site / "some_library.py").write_text("", encoding="utf-8")
+        _touch(site)
+        with caplog.at_level(logging.INFO, logger="lorenz.host"):
+            assert live.changed() is True  # the mtime moved: worth a look
+            assert live.check() is False
+        assert live.snapshot() is before
+        assert not [
+            r.message for r in caplog.records if "installed plugins changed" in r.message or "reloaded" in r.message
+        ]
+    finally:
+        asyncio.run(live.aclose())
+
+
+def test_a_reinstall_of_the_same_version_is_named_so() -> None:
+    """Issue 44: not ``changed: lorenz-local 0.1.0 -> 0.1.0``."""
+    from lorenz.host.reload.packages import PluginDistribution, plan_reload
+
+    def dist(record: str) -> PluginDistribution:
+        return PluginDistribution(
+            key="lorenz-local",
+            name="lorenz-local",
+            version="0.1.0",
+            record=record,
+            modules=frozenset(),
+            requires=frozenset(),
+        )
+
+    plan = plan_reload({"lorenz-local": dist("a")}, {"lorenz-local": dist("b")})
+    assert plan.summary() == "new: -; gone: -; changed: lorenz-local 0.1.0 reinstalled"
+
+
+def test_reloading_the_embedded_default_names_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 44: ``reloaded …/WORKFLOW.md`` was logged while serving the embedded default (no such file)."""
+    from lorenz.host import LiveWorkspace
+
+    monkeypatch.chdir(tmp_path)
+    live = LiveWorkspace.open(cwd=tmp_path, env={"LORENZ_LOAD_PLUGINS": "lorenz-local"})
+    try:
+        assert live.snapshot().workspace.embedded_default
+        live.remount()
+        with caplog.at_level(logging.INFO, logger="lorenz.host"):
+            assert live.check() is True
+        (reloaded,) = [r.getMessage() for r in caplog.records if "reloaded" in r.getMessage()]
+        assert reloaded.startswith("lorenz: reloaded the embedded default: ")
+        assert "WORKFLOW.md" not in reloaded
+    finally:
+        asyncio.run(live.aclose())

@@ -393,7 +393,7 @@ async def test_slow_reload_serves_the_last_good_snapshot_meanwhile(
     tmp_path: Path, host_pack: ModuleType, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A reload slower than the wait bound serves the old snapshot promptly, and the new one once done."""
-    import time
+    import threading
 
     import anyio
 
@@ -403,12 +403,13 @@ async def test_slow_reload_serves_the_last_good_snapshot_meanwhile(
     workflow = tmp_path / "WORKFLOW.md"
     _touch(workflow, "---\ntracker:\n  kind: demo\n---\n")
     live = LiveWorkspace.open(None, cwd=tmp_path, env=ENV, plugins=[host_pack])
-    live.prepare = lambda snapshot: time.sleep(0.6)  # like `op read` with a slow vault
+    vault = threading.Event()  # like `op read` with a slow vault: answers once the test lets it
+    live.prepare = lambda snapshot: vault.wait(30)
     _touch(workflow, "---\ntracker:\n  kind: demo\ntools:\n  extra: {}\n---\n")
-    started = time.monotonic()
-    assert (await live.current_async()).generation == 0
-    assert (await live.current_async()).generation == 0
-    assert time.monotonic() - started < 0.5
+    with anyio.fail_after(10):  # served while the reload still waits on the vault
+        assert (await live.current_async()).generation == 0
+        assert (await live.current_async()).generation == 0
+    vault.set()
     with anyio.fail_after(5):
         while live.snapshot().generation == 0:  # noqa: ASYNC110 (the reload thread sets no event)
             await anyio.sleep(0.02)
@@ -534,3 +535,25 @@ async def test_a_request_that_arrives_whole_is_answered_before_the_loop_turns() 
     protocol.data_received(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\n{}")  # keep-alive
     assert transport.sent.count(b"HTTP/1.1 200 ") == 2
     protocol.connection_lost(None)
+
+
+def test_a_port_in_use_names_a_free_one(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 44: ``Address already in use`` says what to serve with instead, a port free right now."""
+    import re
+    import socket
+
+    from lorenz.host.http.listening import listen
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert listen("127.0.0.1", port) is None
+    err = capsys.readouterr().err
+    found = re.fullmatch(
+        rf"lorenz: cannot listen on 127\.0\.0\.1:{port}: Address already in use; "
+        r"serve with --port 0 to take a free port, or --port (\d+) \(free now\)\n",
+        err,
+    )
+    assert found is not None, err
+    assert int(found.group(1)) not in (0, port)

@@ -116,17 +116,25 @@ def test_a_reload_while_serving_keeps_kept_packs_and_stops_unmounted_ones(
     anyio.run(scenario)
 
 
-def test_isolated_processes_end_when_the_host_is_killed_even_spinning(served: Any, isolation_packs: ModuleType) -> None:
+def test_isolated_processes_end_when_the_host_is_killed_even_spinning(
+    served: Any, isolation_packs: ModuleType, tmp_path: Path
+) -> None:
     pids = _pids(served)
 
+    began = tmp_path / "began"
+
     def spin() -> None:
-        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "acme_spin", "arguments": {}}}
+        params = {"name": "acme_spin", "arguments": {"began": str(began)}}
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
         headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
         with contextlib.suppress(httpx.HTTPError):  # the host is killed under it
             httpx.post(served.url, json=body, headers=headers, timeout=10)
 
     threading.Thread(target=spin, daemon=True).start()
-    time.sleep(1.0)  # acme's process spins, holding its event loop
+    deadline = time.monotonic() + 30
+    while not began.exists():  # then acme's process spins, holding its event loop
+        assert time.monotonic() < deadline, "acme_spin never began"
+        time.sleep(0.02)
     served.process.send_signal(signal.SIGKILL)
     served.process.wait(timeout=10)
     for pid in [*pids["acme"], *pids["beta"]]:

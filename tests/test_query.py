@@ -583,17 +583,23 @@ def test_query_input_properties_describe_the_envelope() -> None:
 @pytest.mark.parametrize(
     ("arguments", "problem"),
     [
-        ({"where": {"field": "state", "op": "eq", "vaule": "Todo"}}, 'where: Unrecognized key: "vaule"'),
+        (
+            {"where": {"field": "state", "op": "eq", "vaule": "Todo"}},
+            'where: Unrecognized key: "vaule" (did you mean "value"?)',
+        ),
         (
             {"where": {"and": [{"field": "state", "op": "bogus", "value": 1}]}},
             'where.and.0.op: must be one of "eq", "ne", "lt", "lte", "gt", "gte", "in", "nin", "contains", "exists"',
         ),
-        ({"where": {"not": {"or": [{"fild": "id"}]}}}, 'where.not.or.0: Unrecognized key: "fild"'),
+        (
+            {"where": {"not": {"or": [{"fild": "id"}]}}},
+            'where.not.or.0: Unrecognized key: "fild" (did you mean "field"?)',
+        ),
         ({"where": {"field": "title", "op": "contains", "value": "x", "ci": "yes"}}, "where.ci: must be a boolean"),
         ({"order_by": [{"field": "id", "direction": "desc"}]}, 'order_by.0: Unrecognized key: "direction"'),
         ({"order_by": [{"dir": "desc"}]}, "order_by.0.field: required"),
         ({"order_by": [{"field": "id", "dir": "down"}]}, 'order_by.0.dir: must be one of "asc", "desc"'),
-        ({"selcet": ["id"]}, 'Unrecognized key: "selcet"'),
+        ({"selcet": ["id"]}, 'Unrecognized key: "selcet" (did you mean "select"?)'),
     ],
 )
 def test_the_query_envelope_is_strict_at_every_level(arguments: dict[str, Any], problem: str) -> None:

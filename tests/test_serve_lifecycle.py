@@ -24,7 +24,8 @@ from typing import Any
 import httpx
 import pytest
 
-pytestmark = pytest.mark.slow
+# One parallel worker runs the module: the wheels are built once for it.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("fresh-wheels")]
 
 _URL = re.compile(r" at (http://127\.0\.0\.1:\d+)/mcp")
 #: Consecutive answers (each on a new connection, so spread over the workers) that must agree.

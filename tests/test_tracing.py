@@ -69,7 +69,9 @@ async def main(url):
 
 with serve_in_thread(cwd=work, env={{"LORENZ_LOAD_PLUGINS": ""}}, plugins=[host_pack]) as server:
     asyncio.run(main(server.url))
-    time.sleep(0.5)
+    deadline = time.monotonic() + 30  # a span ends once its response is sent, maybe after the client read it
+    while sum(s.name.startswith("tools/call") for s in spans.get_finished_spans()) < 3 and time.monotonic() < deadline:
+        time.sleep(0.02)
 out = []
 for span in spans.get_finished_spans():
     out.append({{"name": span.name, "kind": span.kind.name, "trace": format(span.context.trace_id, "032x"),

@@ -29,8 +29,17 @@ _EXPORTS: dict[str, str] = {
     # asking the client for input (``ToolContext.client_input``)
     "ClientInput": "lorenz.toolcall.client_input",
     "InputRequired": "lorenz.toolcall.client_input",
+    # call middleware (lorenz_call_middleware)
+    "Call": "lorenz.middleware",
+    "CallNext": "lorenz.middleware",
+    "Middleware": "lorenz.middleware",
+    "MiddlewareProvider": "lorenz.middleware",
+    "refusal": "lorenz.middleware",
     # permissions (server.sandboxed_packs)
     "Permissions": "lorenz.sandbox.permissions",
+    "SandboxedCommand": "lorenz.sandbox.command",
+    "sandboxed_command": "lorenz.sandbox.command",
+    "SandboxUnavailable": "lorenz.sandbox.host",
     # results
     "ToolResult": "lorenz.results",
     "tool_success": "lorenz.results",
@@ -172,6 +181,11 @@ if TYPE_CHECKING:
     from .issue import normalize_issue as normalize_issue
     from .issue import normalize_state_type as normalize_state_type
     from .lazy import lazy_exports as lazy_exports
+    from .middleware import Call as Call
+    from .middleware import CallNext as CallNext
+    from .middleware import Middleware as Middleware
+    from .middleware import MiddlewareProvider as MiddlewareProvider
+    from .middleware import refusal as refusal
     from .mounting.mount import MountError as MountError
     from .mounting.mount import PackFailure as PackFailure
     from .mounting.mount import execute_mounted_tool as execute_mounted_tool
@@ -202,6 +216,9 @@ if TYPE_CHECKING:
     from .results import tool_failure as tool_failure
     from .results import tool_success as tool_success
     from .results import unsupported_tool_failure as unsupported_tool_failure
+    from .sandbox.command import SandboxedCommand as SandboxedCommand
+    from .sandbox.command import sandboxed_command as sandboxed_command
+    from .sandbox.host import SandboxUnavailable as SandboxUnavailable
     from .sandbox.permissions import Permissions as Permissions
     from .schemas import plain_text as plain_text
     from .schemas import strict_object_schema as strict_object_schema

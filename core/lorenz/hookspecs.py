@@ -16,6 +16,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from .contracts import ToolProvider, TrackerProvider
+    from .middleware import MiddlewareProvider
 
 __all__ = ["ENTRY_POINT_GROUP", "PROJECT", "hookimpl", "hookspec"]
 
@@ -55,6 +56,21 @@ def lorenz_register_trackers(register: Callable[[TrackerProvider], None]) -> Non
     usually names its own pack in ``default_tool_packs``.
 
     :param register: Adds one tracker. Raises if the kind is taken by a different provider.
+
+    Use in plugins: return nothing; do no I/O here.
+    """
+
+
+@hookspec
+def lorenz_call_middleware(register: Callable[[MiddlewareProvider], None]) -> None:
+    """Register the call middleware this plugin provides.
+
+    Called once per discovery. Call ``register(provider)`` for each
+    :class:`~lorenz.MiddlewareProvider`; names share one namespace across all plugins. Nothing
+    runs until a workflow lists the name in ``server.middleware``: installing a distribution
+    never changes what the host does. See docs/hooks.md.
+
+    :param register: Adds one provider. Raises if the name is taken by a different provider.
 
     Use in plugins: return nothing; do no I/O here.
     """

@@ -32,6 +32,7 @@ from .settings import (
 )
 from .settings.model import Settings
 from .toolcall.enabled import EnabledTools
+from .toolcall.middleware import Layer, build_chain
 
 if TYPE_CHECKING:
     import httpx
@@ -63,6 +64,11 @@ class Workspace:
     def close(self) -> None:
         """Stop the isolated packs' processes (also done at interpreter exit)."""
         self.isolation.close()
+
+    @functools.cached_property
+    def middleware(self) -> tuple[Layer, ...]:
+        """The call middleware ``server.middleware`` names, built once (``()``: none, the common case)."""
+        return build_chain(self.settings, self.discovery.middleware)
 
     @functools.cached_property
     def inventory(self) -> Inventory:
@@ -109,7 +115,13 @@ class Workspace:
         from .toolcall.call import ToolTable  # anyio: only when a tool runs
 
         specs, owners = self.mounted.specs, self.mounted.owners
-        return ToolTable(settings=self.settings, specs=specs, owners=owners, unsupported=self.unsupported)
+        return ToolTable(
+            settings=self.settings,
+            specs=specs,
+            owners=owners,
+            unsupported=self.unsupported,
+            middleware=self.middleware,
+        )
 
     async def call(
         self,
@@ -227,4 +239,5 @@ def open_workspace(
         isolation=isolation or IsolationPool(),
     )
     workspace.mounted  # noqa: B018 - an unknown pack, a bad option or a collision fails here, not on the first call
+    workspace.middleware  # noqa: B018 - and so does an unknown middleware or a bad option of one
     return workspace

@@ -16,7 +16,6 @@ from lorenz.sandbox.permissions import DeclaredPermissions
 
 from .prompts import Prompt
 from .resources import PackContext, Resource, ResourceTemplate
-from .schema import wire_name
 from .structure import ArgumentError, structure_strict
 from .tool import CallContext, Tool, failure_result
 
@@ -182,27 +181,8 @@ class Pack:
             return structure_strict(raw, self.options)
         except ArgumentError as exc:
             label = f"tools.{self.name}"
-            problems = [
-                str(ArgumentProblem((label, *problem.path), self._suggested(problem))) for problem in exc.located
-            ]
+            problems = [str(ArgumentProblem((label, *problem.path), problem.message)) for problem in exc.located]
             raise ValueError("; ".join(problems)) from None
-
-    def _suggested(self, problem: ArgumentProblem) -> str:
-        """An unknown top-level option, with the closest one the pack takes (``"unit"`` → ``"units"``)."""
-        from lorenz.settings.suggest import did_you_mean
-
-        prefix = "Unrecognized key: "
-        if (
-            problem.path
-            or not problem.message.startswith(prefix)
-            or self.options is None
-            or not attrs.has(self.options)
-        ):
-            return problem.message
-        key = json.loads(problem.message.removeprefix(prefix))
-        wire = [(wire_name(self.options, attribute), attribute) for attribute in attrs.fields(self.options)]
-        names = [name if name != attribute.name else attribute.alias or name for name, attribute in wire]
-        return problem.message + did_you_mean(str(key), names)
 
     def validate_options(self, options: Mapping[str, Any]) -> None:
         """The ``ToolProvider`` hook the core calls for ``tools.<pack>`` while loading a workflow."""

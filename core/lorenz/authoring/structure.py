@@ -47,6 +47,14 @@ def _renames(cls: type) -> dict[str, Any]:
     return {f.name: override(rename=wire_name(cls, f)) for f in fields if wire_name(cls, f) != f.name}
 
 
+def _wire_names(cls: Any) -> list[str]:
+    """The keys ``cls`` takes on the wire (a private attribute ``_x`` by its alias ``x``)."""
+    if not attrs.has(cls):
+        return []
+    names = [(wire_name(cls, field), field) for field in attrs.fields(cls)]
+    return [name if name != field.name else field.alias or name for name, field in names]
+
+
 def _wire_path(cls: Any, path: tuple[str | int, ...]) -> tuple[str | int, ...]:
     """``path`` with each attribute name replaced by its field's wire key, following the types down."""
     from lorenz.strict import Key
@@ -174,7 +182,13 @@ def _located(problem: Problem, cls: type) -> list[ArgumentProblem]:
     path = tuple(part if type(part) is int else str(part) for part in _wire_path(cls, problem.path))
     error = problem.error
     if isinstance(error, ForbiddenExtraKeysError):
-        return [ArgumentProblem(path, unrecognized_key(key)) for key in sorted(error.extra_fields)]
+        from lorenz.settings.suggest import did_you_mean
+
+        known = _wire_names(error.cl)
+        return [
+            ArgumentProblem(path, unrecognized_key(key) + did_you_mean(key, known))
+            for key in sorted(error.extra_fields)
+        ]
     if isinstance(error, KeyError):
         return [ArgumentProblem(path, "required")]
     if isinstance(error, WrongType):

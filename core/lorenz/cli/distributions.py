@@ -4,9 +4,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
-from importlib.metadata import distributions
+from importlib.metadata import Distribution, distributions
 
 from attrs import frozen
 
@@ -26,6 +27,8 @@ class Installed:
     entry_points: tuple[str, ...] = ()
     #: the modules those entry points name (``lorenz_acme.plugin``)
     modules: tuple[str, ...] = ()
+    #: installed with ``pip install -e`` (its source tree is imported in place); read for plugins only
+    editable: bool = False
 
     @property
     def label(self) -> str:
@@ -46,8 +49,19 @@ def installed() -> dict[str, Installed]:
             version=dist.version,
             entry_points=tuple(ep.name for ep in points),
             modules=tuple(ep.value for ep in points if ":" not in ep.value),
+            editable=bool(points) and _editable(dist),
         )
     return found
+
+
+def _editable(dist: Distribution) -> bool:
+    """Whether pip recorded ``dist`` as editable (PEP 660's ``direct_url.json``)."""
+    try:
+        recorded = json.loads(dist.read_text("direct_url.json") or "{}")
+    except ValueError:
+        return False
+    info = recorded.get("dir_info") if isinstance(recorded, dict) else None
+    return isinstance(info, dict) and info.get("editable") is True
 
 
 def plugin_owner(module: str) -> Installed | None:

@@ -19,6 +19,7 @@ from .output import UsageError
 
 __all__ = [
     "FrontMatter",
+    "mounted_packs",
     "option_value",
     "read_front_matter",
     "set_tool_entries",
@@ -268,3 +269,19 @@ def named_packs(path: Path) -> list[str]:
         return []
     tools = config.get("tools") if isinstance(config, dict) else None
     return [str(name) for name in tools] if isinstance(tools, dict) else []
+
+
+def mounted_packs(path: Path) -> set[str]:
+    """The packs ``path`` mounts: each ``tools:`` key, or its ``provider`` when it names one; an
+    unreadable file mounts none (what is wrong with it is ``lorenz check``'s to say)."""
+    from lorenz.yaml12 import load_yaml
+
+    try:
+        config = load_yaml(read_front_matter(path).text)
+    except (UsageError, ValueError):
+        return set()
+    tools = config.get("tools") if isinstance(config, dict) else None
+    if not isinstance(tools, dict):
+        return set()
+    entries = [(key, entry.get("provider") if isinstance(entry, dict) else None) for key, entry in tools.items()]
+    return {str(provider) if isinstance(provider, str) else str(key) for key, provider in entries}

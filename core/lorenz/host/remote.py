@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["RemoteError", "remote_call", "remote_tools"]
+from attrs import frozen
+
+__all__ = ["RemoteCall", "RemoteError", "remote_call", "remote_tools"]
 
 _TOKEN_HINT = "set --token or LORENZ_MCP_TOKEN to the server's token"
 
@@ -28,17 +30,32 @@ async def remote_tools(url: str, token: str | None) -> list[dict[str, Any]]:
     return result
 
 
-async def remote_call(url: str, token: str | None, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """The tool's result in ``lorenz call``'s shape: ``{success, result?, error?}``."""
+@frozen
+class RemoteCall:
+    """One call's outcome: ``result`` in ``lorenz call``'s shape, and, when the call failed, the names
+    of the tools the server lists to this token (to tell a misspelt tool from a failing one)."""
 
-    async def work(client: Any) -> dict[str, Any]:
-        return _as_result(await client.call_tool(name, arguments))
+    result: dict[str, Any]
+    listed: tuple[str, ...] | None = None
 
-    result: dict[str, Any] = await _session(url, token, work)
-    return result
+
+async def remote_call(url: str, token: str | None, name: str, arguments: dict[str, Any]) -> RemoteCall:
+    """Call ``name`` and, if it failed, list the server's tools in the same session."""
+
+    async def work(client: Any) -> RemoteCall:
+        result = _as_result(await client.call_tool(name, arguments))
+        if result["success"]:
+            return RemoteCall(result)
+        listed = await client.list_tools()
+        return RemoteCall(result, tuple(tool.name for tool in listed.tools))
+
+    call: RemoteCall = await _session(url, token, work)
+    return call
 
 
 def _as_result(reply: Any) -> dict[str, Any]:
+    """``{success, result?, error?}`` as the in-process ``lorenz call`` prints it: a failure keeps the
+    server's error object (``reason``, ``retryable``, ``recovery``...) under ``result``."""
     structured = reply.structured_content
     texts = [block.text for block in reply.content if getattr(block, "type", None) == "text"]
     payload: Any = structured
@@ -51,7 +68,10 @@ def _as_result(reply: Any) -> dict[str, Any]:
         return {"success": True, "result": payload if payload is not None else {}}
     error = payload.get("error") if isinstance(payload, dict) else payload
     message = error.get("message") if isinstance(error, dict) else error
-    return {"success": False, "error": message if isinstance(message, str) else " ".join(texts) or "tool failed"}
+    summary = message if isinstance(message, str) else " ".join(texts) or "tool failed"
+    if isinstance(error, dict):
+        return {"success": False, "result": payload, "error": summary}
+    return {"success": False, "error": summary}
 
 
 async def _session(url: str, token: str | None, work: Any) -> Any:
@@ -69,7 +89,10 @@ async def _session(url: str, token: str | None, work: Any) -> Any:
             return await work(client)
     except Exception as exc:
         status = await _status(url, headers) if _leaves_mcp_error(exc) else None
-        raise RemoteError(_describe(url, exc, token is not None, status)) from exc
+        described = _describe(url, exc, token is not None, status)
+        if status is not None and status not in (200, 401, 403):  # it answers, but not MCP here
+            described += await _mcp_hint(url, headers)
+        raise RemoteError(described) from exc
 
 
 def _leaves_mcp_error(exc: BaseException) -> bool:
@@ -89,6 +112,15 @@ async def _status(url: str, headers: dict[str, str]) -> int | None:
     except Exception:
         return None
     return response.status_code
+
+
+async def _mcp_hint(url: str, headers: dict[str, str]) -> str:
+    """`` (did you mean <url>/mcp?)`` when the URL lacks the ``/mcp`` path and that URL answers MCP."""
+    path = url.split("?", 1)[0].rstrip("/")
+    if path.endswith("/mcp"):
+        return ""
+    guess = f"{path}/mcp"
+    return f" (did you mean {guess}?)" if await _status(guess, headers) in (200, 401, 403) else ""
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:
@@ -124,4 +156,6 @@ def _refused(url: str, status: int | None, with_token: bool) -> str | None:
         return f"{url}: 403 Forbidden (server.allowed_origins, or what this token may call)"
     if status == 404:
         return f"{url}: 404 Not Found: lorenz serve answers MCP at /mcp"
+    if status == 405:
+        return f"{url}: 405 Method Not Allowed: not an MCP endpoint"
     return None

@@ -81,7 +81,9 @@ def mounts_hint(path: Path | None) -> Mounts | None:
         provider = entry.get("provider") if isinstance(entry, Mapping) else None
         if isinstance(provider, str):
             packs.add(provider.strip())
-    return Mounts(packs=frozenset(packs), tracker=kind)
+    server = config.get("server")
+    middleware = _names(server if isinstance(server, Mapping) else None, "middleware")
+    return Mounts(packs=frozenset(packs), tracker=kind, middleware=frozenset(middleware))
 
 
 def _names(server: Mapping[str, Any] | None, key: str) -> list[str]:

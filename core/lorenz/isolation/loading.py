@@ -66,6 +66,7 @@ def survey(source: Source) -> tuple[Survey, Discovery]:
         op="survey",
         packs=tuple(pack for info in discovery.plugins for pack in info.packs),
         trackers=tuple(kind for info in discovery.plugins for kind in info.trackers),
+        middleware=tuple(name for info in discovery.plugins for name in info.middleware),
         failures=tuple(CONVERTER.structure(failure.to_dict(), SurveyFailure) for failure in discovery.failures),
         permissions={pack.name: declared for pack in discovery.tools if (declared := permissions_of(pack)) is not None},
         settings_dependent=tuple(pack.name for pack in discovery.tools if depends_on_settings(pack)),

@@ -167,6 +167,8 @@ class Survey:
     op: Literal["survey"]
     packs: tuple[str, ...] = ()
     trackers: tuple[str, ...] = ()
+    #: The call middleware it provides (run in the host, so a workflow naming one imports it there).
+    middleware: tuple[str, ...] = ()
     failures: tuple[SurveyFailure, ...] = ()
     #: What each pack declares it needs (its ``permissions``), by pack name.
     permissions: Mapping[str, Permissions] = {}

@@ -214,11 +214,14 @@ def stand_ins_for(
 
 
 def _host_needs(survey: Survey, source: Source, isolate: Sequence[str], mounts: Mounts | None) -> bool:
-    """Whether the host must import the surveyed plugin: for a tracker (trackers run in the host)
-    or an unisolated pack, those the workflow mounts when ``mounts`` says which."""
+    """Whether the host must import the surveyed plugin: for a tracker or call middleware (both run
+    in the host) or an unisolated pack, those the workflow names when ``mounts`` says which."""
     if mounts is None:
-        return bool(survey.trackers) or any(not is_isolated(p, source.distribution, isolate) for p in survey.packs)
+        in_host = bool(survey.trackers or survey.middleware)
+        return in_host or any(not is_isolated(p, source.distribution, isolate) for p in survey.packs)
     if mounts.tracker is not None and mounts.tracker in survey.trackers:
+        return True
+    if mounts.middleware.intersection(survey.middleware):
         return True
     mounted = [pack for pack in survey.packs if pack in mounts.packs]
     return any(not is_isolated(pack, source.distribution, isolate) for pack in mounted)

@@ -30,7 +30,7 @@ __all__ = [
 #: The distributions shipped in this repository. On a name clash they keep the name (see
 #: :func:`lorenz.plugins.discovery.build_registries`): a third-party pack cannot shadow a bundled one.
 FIRST_PARTY_DISTRIBUTIONS = frozenset(
-    {"lorenz-core", "lorenz-local", "lorenz-jira", "lorenz-linear", "lorenz-slack", "lorenz-mcp"}
+    {"lorenz-core", "lorenz-local", "lorenz-jira", "lorenz-linear", "lorenz-slack", "lorenz-mcp", "lorenz-quota"}
 )
 
 _CORE = "lorenz-core"

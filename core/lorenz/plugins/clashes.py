@@ -9,6 +9,7 @@ from typing import Any
 from attrs import frozen
 
 from lorenz.contracts import ToolProvider, TrackerProvider
+from lorenz.middleware import MiddlewareProvider
 
 from .checks import is_first_party
 
@@ -27,6 +28,7 @@ class Contribution:
     version: str | None
     packs: tuple[ToolProvider, ...]
     trackers: tuple[TrackerProvider, ...]
+    middleware: tuple[MiddlewareProvider, ...] = ()
 
     @property
     def label(self) -> str:

@@ -20,6 +20,7 @@ from attrs import evolve
 from lorenz import hookspecs
 from lorenz.contracts import ToolProvider, TrackerProvider
 from lorenz.hookspecs import ENTRY_POINT_GROUP
+from lorenz.middleware import MiddlewareProvider
 from lorenz.redact import redact_text, redacted_traceback
 from lorenz.results import error_message
 
@@ -237,14 +238,17 @@ def _collect(
     owner = _owner(name, dist, version)
     packs: list[ToolProvider] = []
     kinds: list[TrackerProvider] = []
+    middleware: list[MiddlewareProvider] = []
     hooks: dict[str, Callable[[Any], None]] = {
         "lorenz_register_trackers": kinds.append,
         "lorenz_register_tool_packs": packs.append,
+        "lorenz_call_middleware": middleware.append,
     }
     for hook_name, register in hooks.items():
         call_plugin(owner, hook_name, _call_impls, pm, plugin, hook_name, register)
     problems = [tracker_shape_problem(tracker, owner) for tracker in kinds]
     problems += [pack_shape_problem(pack, owner) for pack in packs]
+    problems += [_middleware_shape_problem(provider, owner) for provider in middleware]
     if any(problems):
         raise ValueError("; ".join(problem for problem in problems if problem))
     # Two different objects under one name within a plugin is the plugin's own bug: refuse it whole.
@@ -254,7 +258,21 @@ def _collect(
     for pack in packs:
         scratch_tools.register(pack)
         call_plugin(owner, "registration", note_plugin, pack, plugin)  # runs the pack's __hash__
-    return Contribution(name=name, distribution=dist, version=version, packs=tuple(packs), trackers=tuple(kinds))
+    return Contribution(
+        name=name,
+        distribution=dist,
+        version=version,
+        packs=tuple(packs),
+        trackers=tuple(kinds),
+        middleware=tuple(middleware),
+    )
+
+
+def _middleware_shape_problem(provider: object, owner: str) -> str | None:
+    name = getattr(provider, "name", None)
+    if not isinstance(name, str) or not name.strip() or not callable(getattr(provider, "create", None)):
+        return f"{owner}: a call middleware provider needs a non-blank str `name` and a `create(options, settings)`"
+    return None
 
 
 def build_registries(
@@ -285,14 +303,18 @@ def build_registries(
             all_failures.append(_failure(ENTRY_POINT_GROUP, name, dist, version, exc))
     pack_claims: dict[str, list[tuple[Contribution, Any]]] = {}
     tracker_claims: dict[str, list[tuple[Contribution, Any]]] = {}
+    middleware_claims: dict[str, list[tuple[Contribution, Any]]] = {}
     for contribution in contributions:
         for pack in contribution.packs:
             pack_claims.setdefault(pack.name.strip(), []).append((contribution, pack))
         for tracker in contribution.trackers:
             tracker_claims.setdefault(tracker.kind.strip(), []).append((contribution, tracker))
+        for provider in contribution.middleware:
+            middleware_claims.setdefault(provider.name.strip(), []).append((contribution, provider))
     pack_winners, pack_losers = settle(pack_claims, "pack name")
     tracker_winners, tracker_losers = settle(tracker_claims, "tracker kind")
-    for loser, message in [*tracker_losers, *pack_losers]:
+    middleware_winners, middleware_losers = settle(middleware_claims, "middleware name")
+    for loser, message in [*tracker_losers, *pack_losers, *middleware_losers]:
         all_failures.append(
             PluginFailure(
                 group=ENTRY_POINT_GROUP,
@@ -303,15 +325,18 @@ def build_registries(
             )
         )
     tools, trackers = ToolRegistry(), TrackerRegistry()
+    middleware: list[MiddlewareProvider] = []
     infos: list[PluginInfo] = []
     for contribution in contributions:
         kept_trackers = [t for t in contribution.trackers if tracker_winners.get(t.kind.strip()) is t]
         kept_packs = [p for p in contribution.packs if pack_winners.get(p.name.strip()) is p]
+        kept_middleware = [m for m in contribution.middleware if middleware_winners.get(m.name.strip()) is m]
+        middleware.extend(kept_middleware)
         for tracker in kept_trackers:
             trackers.register(tracker)
         for pack in kept_packs:
             tools.register(pack)
-        if not kept_packs and not kept_trackers and contribution.name not in origins:
+        if not kept_packs and not kept_trackers and not kept_middleware and contribution.name not in origins:
             continue  # an in-process helper object with no registrations
         infos.append(
             PluginInfo(
@@ -320,6 +345,7 @@ def build_registries(
                 version=contribution.version,
                 packs=tuple(p.name.strip() for p in kept_packs),
                 trackers=tuple(t.kind.strip() for t in kept_trackers),
+                middleware=tuple(m.name.strip() for m in kept_middleware),
             )
         )
     return Discovery(
@@ -328,6 +354,7 @@ def build_registries(
         plugins=tuple(infos),
         failures=tuple(all_failures),
         disabled=tuple(disabled),
+        middleware=tuple(middleware),
     )
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
 from .registry import ToolRegistry, TrackerRegistry
+
+if TYPE_CHECKING:
+    from lorenz.middleware import MiddlewareProvider
 
 __all__ = ["Discovery", "Mounts", "PluginFailure", "PluginInfo"]
 
@@ -18,6 +21,8 @@ class Mounts:
 
     packs: frozenset[str] = frozenset()
     tracker: str | None = None
+    #: ``server.middleware``: a plugin providing one runs in the host.
+    middleware: frozenset[str] = frozenset()
 
 
 @frozen(kw_only=True)
@@ -29,15 +34,20 @@ class PluginInfo:
     version: str | None = None
     packs: tuple[str, ...] = ()
     trackers: tuple[str, ...] = ()
+    #: The call middleware it provides (``lorenz_call_middleware``), by name.
+    middleware: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "name": self.name,
             "distribution": self.distribution,
             "version": self.version,
             "packs": list(self.packs),
             "trackers": list(self.trackers),
         }
+        if self.middleware:
+            out["middleware"] = list(self.middleware)
+        return out
 
 
 @frozen(kw_only=True)
@@ -90,6 +100,8 @@ class Discovery:
     #: Plugins uninstalled while ``lorenz serve`` ran (``name`` is the pack each had registered):
     #: a workflow still mounting one gets a pack failure naming it rather than a load error.
     gone: tuple[PluginFailure, ...] = ()
+    #: The call middleware installed plugins provide (active only when a workflow names one).
+    middleware: tuple[MiddlewareProvider, ...] = ()
     #: Plugins whose code changed on disk but cannot be imported afresh in this process: the
     #: server reports them (degraded) until it is restarted.
     restart_needed: tuple[PluginFailure, ...] = ()

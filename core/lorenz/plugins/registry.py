@@ -48,7 +48,11 @@ class ToolRegistry:
                 if known
                 else " (no tool packs registered - register tool packs at the composition root)"
             )
-            msg = f"unsupported tool pack: {shown(name)}{hint}"
+            # After an uninstall the workflow still mounts it: say both ways out.
+            steps = (
+                f"; run lorenz unmount {shown(name)} to stop mounting it, or lorenz install the pack that provides it"
+            )
+            msg = f"unsupported tool pack: {shown(name)}{hint}{steps}"
             raise RegistryError(msg)
         return provider
 

@@ -133,11 +133,10 @@ class Confinement:
         """Stop remembering; the first access the policy refused, if any."""
         attempts = _attempts.get() or []
         _attempts.reset(token)
-        return next(
-            (Denial(kind=kind, target=target) for kind, target in attempts if self._refused(kind, target)), None
-        )
+        return next((Denial(kind=kind, target=target) for kind, target in attempts if self.refuses(kind, target)), None)
 
-    def _refused(self, kind: str, target: str) -> bool:
+    def refuses(self, kind: str, target: str) -> bool:
+        """Whether the policy refuses ``kind`` of access to ``target``."""
         # Called after the call, its hook off: the checks below reach for nothing it records.
         if kind in _ALWAYS_REFUSED:
             return True

@@ -119,12 +119,14 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def ruleset_for(sandbox: Sandbox) -> landlock.Ruleset:
-    """The Landlock ruleset of ``sandbox``: no right anywhere but what is granted here."""
+def ruleset_for(sandbox: Sandbox, *, execute_runtime: bool = False) -> landlock.Ruleset:
+    """The Landlock ruleset of ``sandbox``: no right anywhere but what is granted here
+    (``execute_runtime``: the system's and runtime's directories are executable in any case)."""
     permissions = sandbox.permissions
     execute = landlock.EXECUTE if permissions.subprocess else 0
-    paths: list[tuple[str, int]] = [(path, landlock.READ | execute) for path in _SYSTEM_READ]
-    paths += [(path, landlock.READ | execute) for path in sandbox.runtime_paths]
+    runtime = landlock.READ | (landlock.EXECUTE if execute_runtime else execute)
+    paths: list[tuple[str, int]] = [(path, runtime) for path in _SYSTEM_READ]
+    paths += [(path, runtime) for path in sandbox.runtime_paths]
     paths += [(path, landlock.READ_FILE | landlock.WRITE_FILE) for path in _SYSTEM_WRITE]
     paths += [(path, landlock.READ) for path in permissions.read_paths()]
     paths += [(path, landlock.ALL & ~landlock.EXECUTE | execute) for path in permissions.write_paths()]

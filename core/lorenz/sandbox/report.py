@@ -17,6 +17,7 @@ from .permissions import Permissions, depends_on_settings, permissions_of
 if TYPE_CHECKING:
     from lorenz.contracts import ToolProvider
     from lorenz.plugins.model import Discovery
+    from lorenz.sandbox.command import SandboxedCommand
     from lorenz.settings.model import Settings
 
 __all__ = ["PackPolicy", "pack_policies", "pack_policy"]
@@ -43,6 +44,9 @@ class PackPolicy:
     scratch: str | None = None
     #: Accesses the sandbox refused since the pack started.
     denials: int = 0
+    #: A sandboxed program's runtime directories (read-only) and the name of their preset.
+    runtime: tuple[str, ...] = ()
+    preset: str | None = None
 
     def effective_dict(self) -> dict[str, Any] | None:
         """The effective policy with its paths resolved: what the proxy and the kernel enforce."""
@@ -55,6 +59,7 @@ class PackPolicy:
             "env": list(self.effective.env),
             "subprocess": self.effective.subprocess,
             "scratch": self.scratch,
+            **({"runtime": list(self.runtime), "preset": self.preset} if self.preset or self.runtime else {}),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -88,6 +93,8 @@ class PackPolicy:
         ):
             out.append(f"  {label}: {', '.join(effective.get(key) or []) or '-'}")
         out.append(f"  subprocess: {'yes' if effective.get('subprocess') else 'no'}")
+        if self.preset or self.runtime:
+            out.append(f"  runtime (preset {self.preset or '-'}, read-only): {', '.join(self.runtime) or '-'}")
         out.append(f"  declared by the pack: {self.describe_declared()}")
         if self.added is not None:
             out.append(f"  added in tools.{self.pack}.permissions: {self.added.describe()}")
@@ -110,6 +117,20 @@ def pack_policy(pack: ToolProvider, settings: Settings, discovery: Discovery | N
     dependent = depends_on_settings(source) or bool(getattr(source, "permissions_depend_on_settings", False))
     computed: Permissions | None = getattr(sandboxing, "computed", None)
     declared = computed if computed is not None else _declared(source, settings, in_host=supervisor is None)
+    program = _sandboxed_program(source, pack, settings)
+    if program is not None:
+        return PackPolicy(
+            pack=pack.name,
+            sandboxed=True,
+            confined=True,
+            declared=declared,
+            depends_on_settings=dependent,
+            added=added,
+            effective=program.sandbox.permissions,
+            scratch=program.sandbox.temp_dir,
+            runtime=program.sandbox.runtime_paths,
+            preset=program.preset,
+        )
     if sandboxing is None:
         return PackPolicy(
             pack=pack.name,
@@ -131,6 +152,19 @@ def pack_policy(pack: ToolProvider, settings: Settings, discovery: Discovery | N
         scratch=None if running is None else running.temp_dir,
         denials=sandboxing.denials,
     )
+
+
+def _sandboxed_program(source: object, pack: ToolProvider, settings: Settings) -> SandboxedCommand | None:
+    """The confinement of the program a pack runs itself (``sandboxed(settings)``: an MCP server
+    under ``sandbox: true``), seen through an instance's view of the settings."""
+    hook = getattr(source, "sandboxed", None)
+    if not callable(hook):
+        return None
+    from .command import SandboxedCommand
+
+    view = getattr(pack, "view", None)
+    found = hook(view(settings) if callable(view) else settings)
+    return found if isinstance(found, SandboxedCommand) else None
 
 
 def _declared(source: object, settings: Settings, *, in_host: bool) -> Permissions | None:

@@ -175,6 +175,10 @@ class ServerSettings:
     request_state_key: str | None = field(default=None, repr=False)
     #: ``server.catalog``: each caller's list fitted to a budget, with a search (``None``: every tool).
     catalog: CatalogSettings | None = None
+    #: Call middleware, by name, outermost first (``lorenz_call_middleware``; docs/hooks.md).
+    middleware: tuple[str, ...] = ()
+    #: Each listed middleware's options, as written (its provider validates them).
+    middleware_options: Mapping[str, Mapping[str, Any]] = field(factory=dict, repr=False)
 
 
 @frozen(kw_only=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from attrs import frozen
+from attrs import field, frozen
 
 from ._kinds import McpPort, Port, PositiveInt, PositiveNumber
 from ._structure import structure
@@ -81,6 +81,8 @@ class _ServerSection:
     sandboxed_packs: tuple[str, ...] = ()
     sandbox_fallback: Literal["fail", "warn"] = "fail"
     request_state_key: str | None = None
+    middleware: tuple[str, ...] = ()
+    middleware_options: dict[str, dict[str, Any]] = field(factory=dict)
     catalog: CatalogSection | None = None
     # Accepted for compatibility with existing workflows; nothing here reads them yet.
     trace_dir: str | None = None
@@ -126,8 +128,22 @@ def parse_server(raw: Mapping[str, Any], *, env: Mapping[str, str], record_secre
         pack_memory_mb=section.pack_memory_mb,
         pack_processes=section.pack_processes,
         request_state_key=_request_state_key(section.request_state_key, env, record_secret),
+        middleware=_middleware_names(section.middleware),
+        middleware_options=section.middleware_options,
         catalog=parse_catalog(section.catalog),
     )
+
+
+def _middleware_names(names: tuple[str, ...]) -> tuple[str, ...]:
+    """``server.middleware``: names, each once (which ones exist is known after discovery)."""
+    seen: set[str] = set()
+    for index, name in enumerate(names):
+        if not name.strip():
+            raise ConfigError(f"server.middleware[{index}]: a middleware name must not be blank")
+        if name in seen:
+            raise ConfigError(f"server.middleware[{index}]: {name} is listed twice")
+        seen.add(name)
+    return names
 
 
 #: The shortest ``server.request_state_key`` accepted (the SDK's sealing needs 32 bytes of secret).

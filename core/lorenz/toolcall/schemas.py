@@ -164,7 +164,9 @@ def _problems(error: ValidationError) -> list[ArgumentProblem]:
     if keyword == "additionalProperties" and value is False and isinstance(instance, Mapping):
         known, patterns = schema.get("properties") or {}, schema.get("patternProperties") or {}
         extra = [key for key in instance if key not in known and not any(re.search(p, key) for p in patterns)]
-        return [ArgumentProblem(path, unrecognized_key(key)) for key in sorted(extra)]
+        from lorenz.settings.suggest import did_you_mean
+
+        return [ArgumentProblem(path, unrecognized_key(key) + did_you_mean(key, known)) for key in sorted(extra)]
     if keyword in ("anyOf", "oneOf"):
         return [_alternatives(error, path)]
     if keyword in ("minItems", "maxItems") and schema.get("minItems") == schema.get("maxItems"):

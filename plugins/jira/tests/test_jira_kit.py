@@ -297,6 +297,7 @@ def test_the_kit_text_is_the_json_the_host_sends(output: Any) -> None:
     assert pretty(output) == result_text(tool_success(data))
 
 
+@pytest.mark.slow
 async def test_over_stdio_results_and_failures_fit_the_output_schema(jira: FakeJira, tmp_path: Path) -> None:
     """``lorenz serve --stdio`` started by the SDK client: a result and a declared failure, each
     validating against the advertised outputSchema."""

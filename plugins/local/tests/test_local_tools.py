@@ -375,6 +375,20 @@ async def test_pack_mounts_beside_another_tracker(tmp_path: Path, http: httpx.As
     assert (board / "SIDE-1.md").exists()
 
 
+def test_a_misspelt_argument_key_names_the_closest_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 44: ``titel`` is refused with the key the tool takes, as a misspelt tool name is."""
+    from lorenz.testing import run_cli as main
+
+    monkeypatch.setenv("LORENZ_LOAD_PLUGINS", "lorenz-local")
+    monkeypatch.delenv("LORENZ_WORKFLOW", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert main(["call", "local_create_issue", '{"titel": "Fix it"}']) == 1
+    error = json.loads(capsys.readouterr().out)["result"]["error"]
+    assert error["problems"][0] == {"path": "$", "message": 'Unrecognized key: "titel" (did you mean "title"?)'}
+
+
 def test_lorenz_call_refuses_the_misspelled_status(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -387,7 +401,10 @@ def test_lorenz_call_refuses_the_misspelled_status(
     monkeypatch.chdir(tmp_path)  # no WORKFLOW.md: the embedded default board under .lorenz/local
     assert main(["call", "local_create_issue", '{"title": "t", "staus": "Done"}']) == 1
     out = capsys.readouterr().out
-    assert json.loads(out)["error"] == 'invalid arguments for tool local_create_issue: Unrecognized key: "staus"'
+    assert (
+        json.loads(out)["error"]
+        == 'invalid arguments for tool local_create_issue: Unrecognized key: "staus" (did you mean "status"?)'
+    )
     assert list(tmp_path.rglob("*.md")) == []
     assert main(["call", "local_create_issue", '{"title": "t", "status": "Done"}']) == 0
     assert json.loads(capsys.readouterr().out)["result"]["issue"]["state"] == "Done"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -18,9 +19,14 @@ from .stderr import StderrPipe
 if TYPE_CHECKING:
     from mcp.client.session import MessageHandlerFnT
 
-__all__ = ["connect"]
+    from lorenz import SandboxedCommand
+
+__all__ = ["CONFINED", "connect"]
 
 logger = logging.getLogger("lorenz_mcp")
+
+#: The sandbox each running sandboxed server (by its options' key) runs under: it names denials.
+CONFINED: dict[str, SandboxedCommand] = {}
 
 
 async def connect(
@@ -54,9 +60,13 @@ async def connect(
 
         # Its own session and process group, and an environment of the declared variables
         # over the SDK's few basics (HOME, LOGNAME, PATH, SHELL, TERM, USER): no host secret.
+        command = options.command
+        if options.sandbox:
+            confined, prepared = await _confine(stack, options)
+            command, env = confined.argv, confined.env(os.environ) | prepared | dict(env)
         stderr = StderrPipe(label, secrets, ended)
         try:
-            spawn = bounded_stdio(options.command, env, options.cwd, stderr.writer, max_bytes, label)
+            spawn = bounded_stdio(command, env, options.cwd, stderr.writer, max_bytes, label)
             streams = await stack.enter_async_context(spawn)
         except BaseException:
             stderr.close()
@@ -92,3 +102,27 @@ async def connect(
         **callbacks,
     )
     return await stack.enter_async_context(client)
+
+
+async def _confine(stack: contextlib.AsyncExitStack, options: McpOptions) -> tuple[SandboxedCommand, dict[str, str]]:
+    """The sandbox ``options``' server runs under until ``stack`` closes, its runtime's preset
+    granted, and the variables pointing the runtime at what the preset prepared."""
+    from lorenz import Permissions, sandboxed_command
+
+    from .presets import preset_for
+
+    assert options.command is not None and options.instance is not None
+    permissions = options.permissions or Permissions()
+    preset = preset_for(options.command, os.environ)
+    sandboxed = sandboxed_command(
+        options.instance,
+        options.command,
+        permissions,
+        runtime=preset.read if preset is not None else (),
+        preset=preset.name if preset is not None else None,
+        workflow_dir=options.workflow_dir,
+    )
+    confined = await stack.enter_async_context(sandboxed)
+    CONFINED[options.key] = confined
+    stack.callback(CONFINED.pop, options.key, None)
+    return confined, preset.prepare(confined.sandbox.temp_dir) if preset is not None else {}

@@ -14,7 +14,7 @@ from typing import Any
 
 from attrs import field, frozen
 
-from lorenz import check_url, reject_unknown_keys
+from lorenz import Permissions, check_url, reject_unknown_keys
 
 __all__ = ["KNOWN_KEYS", "McpOptions", "parse_options", "resolve_references", "unset_references"]
 
@@ -28,6 +28,7 @@ KNOWN_KEYS = (
     "timeout_seconds",
     "resources",
     "prompts",
+    "sandbox",
 )
 
 #: How long a start (spawn or connect, handshake, ``tools/list``) may take before the mount fails.
@@ -52,11 +53,19 @@ class McpOptions:
     #: Serve the upstream's resources and resource templates / its prompts (when it has them).
     resources: bool = True
     prompts: bool = True
+    #: Run the stdio server confined to ``permissions`` (``tools.<key>.permissions``, set by the pack).
+    sandbox: bool = False
+    permissions: Permissions | None = None
+    #: The ``tools:`` key whose permissions apply, and the workflow's directory (never readable).
+    instance: str | None = None
+    workflow_dir: str | None = None
 
     @property
     def key(self) -> str:
+        granted = self.permissions.describe() if self.permissions is not None else None
         return json.dumps(
-            [self.command, self.url, dict(self.env), dict(self.headers), self.cwd, self.timeout_seconds],
+            [self.command, self.url, dict(self.env), dict(self.headers), self.cwd, self.timeout_seconds]
+            + ([self.instance, granted, self.workflow_dir] if self.sandbox else []),
             sort_keys=True,
         )
 
@@ -124,13 +133,17 @@ def parse_options(options: Mapping[str, Any], label: str = "tools.mcp") -> McpOp
     if cwd is not None and (not isinstance(cwd, str) or command is None):
         msg = f"{label}.cwd must be a string, for a command upstream"
         raise ValueError(msg)
-    for flag in ("resources", "prompts"):
-        if not isinstance(options.get(flag, True), bool):
+    for flag in ("resources", "prompts", "sandbox"):
+        if not isinstance(options.get(flag, flag != "sandbox"), bool):
             msg = f"{label}.{flag} must be true or false"
             raise ValueError(msg)
+    if options.get("sandbox") and command is None:
+        msg = f"{label}.sandbox only applies to a command upstream (a remote server runs elsewhere)"
+        raise ValueError(msg)
     return McpOptions(
         resources=bool(options.get("resources", True)),
         prompts=bool(options.get("prompts", True)),
+        sandbox=bool(options.get("sandbox", False)),
         command=parsed_command,
         url=url,
         env=env,

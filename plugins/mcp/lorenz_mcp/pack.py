@@ -14,13 +14,18 @@ from __future__ import annotations
 import atexit
 import os
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from attrs import evolve
+
 from lorenz import (
     PackInstance,
+    Permissions,
     PromptSpec,
     ResourceSpec,
+    SandboxedCommand,
     Settings,
     ToolContext,
     ToolResult,
@@ -47,6 +52,25 @@ def _own_key(settings: Settings, provider: str) -> str:
         if instance.provider == provider and key not in (settings.tool_options or {}):
             return key
     return provider
+
+
+def _confined(options: McpOptions, settings: Settings, key: str) -> McpOptions:
+    """``options`` with what a sandboxed server runs under: ``tools.<key>.permissions``."""
+    if not options.sandbox:
+        return options
+    granted = settings.tool_permissions.get(key) or Permissions()
+    return evolve(options, permissions=granted, instance=key, workflow_dir=str(settings.base_dir))
+
+
+def _denial(options: McpOptions, content: Sequence[Any], since: float) -> str | None:
+    """What a sandboxed server's failed call was refused, named with the permission to add."""
+    from .connect import CONFINED
+
+    confined = CONFINED.get(options.key)
+    if confined is None:
+        return None
+    text = "\n".join(str(part.get("text", "")) for part in content if isinstance(part, Mapping))
+    return confined.denial(text, since)
 
 
 class McpPack:
@@ -94,6 +118,7 @@ class McpPack:
             return tool_failure(str(exc), reason="upstream_unavailable", retryable=True)
         if not any(tool["name"] == name for tool in tools):
             return unsupported_tool_failure(name, [str(tool["name"]) for tool in tools])
+        since = time.monotonic()
         try:
             arguments = input if isinstance(input, Mapping) else {}
             result = await self._suspended.call(upstream, name, arguments, context)
@@ -106,7 +131,12 @@ class McpPack:
         from .convert import tool_result
 
         wire = result.model_dump(by_alias=True, exclude_none=True, mode="json")
-        return tool_result(wire.get("content") or [], wire.get("structuredContent"), bool(wire.get("isError")))
+        content = wire.get("content") or []
+        if wire.get("isError") and options.sandbox:
+            denied = _denial(options, content, since)
+            if denied is not None:
+                return tool_failure(denied)
+        return tool_result(content, wire.get("structuredContent"), bool(wire.get("isError")))
 
     # -- resources and prompts (the host's optional offer hooks) ------------------------------------
 
@@ -164,7 +194,7 @@ class McpPack:
             claims = self._claims.setdefault(options.key, [])
             claims.append(instance.name)
             upstream.label = ", ".join(dict.fromkeys(claims))
-            upstream.listeners.append(instance.tools_changed)
+        upstream.listen(instance.tools_changed)
 
     def detach(self, instance: PackInstance) -> None:
         """A configuration is no longer served: stop the upstream if no other one mounts it."""
@@ -185,6 +215,17 @@ class McpPack:
             del self._claims[options.key], self._running[options.key]
         upstream.close()
 
+    def sandboxed(self, settings: Settings) -> SandboxedCommand | None:
+        """The sandbox its server runs under, started (``None``: not sandboxed, or not running)."""
+        from .connect import CONFINED
+
+        options = self._options(settings)
+        if options is None or not options.sandbox:
+            return None
+        upstream = self._upstream(options, settings)
+        upstream.listed(options.start_timeout_seconds)
+        return CONFINED.get(options.key)
+
     def health(self, instance: PackInstance) -> str | None:
         options = self._options(instance.settings)
         upstream = self._running.get(options.key) if options is not None else None
@@ -200,7 +241,7 @@ class McpPack:
 
     def _options(self, settings: Settings) -> McpOptions | None:
         raw = (settings.tool_options or {}).get(self.name)
-        return parse_options(raw) if raw else None
+        return _confined(parse_options(raw), settings, _own_key(settings, self.name)) if raw else None
 
     def _upstream(self, options: McpOptions, settings: Settings, key: str | None = None) -> Upstream:
         """The running upstream of ``options``, started (named ``key``, else this mount's key) if
@@ -222,7 +263,7 @@ class McpPack:
             if instance.provider != self.name or not raw:
                 continue
             try:
-                options = parse_options(raw, f"tools.{key}")
+                options = _confined(parse_options(raw, f"tools.{key}"), settings, key)
             except ValueError:
                 continue
             self._upstream(options, settings, key)

@@ -158,10 +158,21 @@ class Upstream:
         again = " (being restarted)" if not self._stopping else ""
         return f"MCP server {self.options.describe()}: {self.error}{again}"
 
-    def _notify(self) -> None:
+    def listen(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` whenever the lists change from what the host last listed, and at once
+        if they have already: a first listing that came after the mount's wait, but before the
+        host attached, would otherwise go unheard."""
+        self.listeners.append(listener)
+        if self._changed():
+            listener()
+
+    def _changed(self) -> bool:
         tools_changed = self._reported is not None and self._tools != self._reported
         offers_changed = self._reported_offers is not None and self._offers != self._reported_offers
-        if not (tools_changed or offers_changed):
+        return tools_changed or offers_changed
+
+    def _notify(self) -> None:
+        if not self._changed():
             return
         for listener in list(self.listeners):
             try:

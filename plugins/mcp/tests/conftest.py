@@ -1,23 +1,27 @@
 """Real upstream servers for the ``mcp`` pack's tests, and ``lorenz serve`` in a subprocess.
 
 ``mcp-server-time`` (PyPI) gets a venv of its own and ``@modelcontextprotocol/server-everything``
-(npm) a prefix of its own, both under ``.pytest_cache/lorenz-mcp`` and made once; a test needing
-one is skipped, saying why, when it cannot be installed. The SDK's own ``MCPServer`` is served
-over Streamable HTTP from this process.
+(npm) a prefix of its own, both under ``.pytest_cache/lorenz-mcp`` and made once (under a file lock:
+parallel workers share them); a test needing one is skipped, saying why, when it cannot be installed.
+The SDK's own ``MCPServer`` is served over Streamable HTTP from this process.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import anyio
+import mcp
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -26,8 +30,15 @@ _SERVE_URL = re.compile(r" at (http://127\.0\.0\.1:\d+/mcp)")
 
 
 def _install(marker: Path, steps: list[list[str]], what: str) -> None:
-    if marker.exists():
-        return
+    CACHE.mkdir(parents=True, exist_ok=True)
+    # One installer at a time: parallel test workers share the cache, and the second waits for the first.
+    with (CACHE / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not marker.exists():
+            _run_steps(steps, what)
+
+
+def _run_steps(steps: list[list[str]], what: str) -> None:
     for step in steps:
         try:
             done = subprocess.run(step, capture_output=True, text=True, timeout=600, check=False)
@@ -109,6 +120,24 @@ class Served:
 
     def stderr(self) -> str:
         return "".join(self.lines)
+
+    def tools(self) -> set[str]:
+        """The tool names a new client is given now."""
+
+        async def names() -> set[str]:
+            async with mcp.Client(self.url) as client:
+                return {tool.name for tool in (await client.list_tools()).tools}
+
+        return anyio.run(names)
+
+    def until_listed(self, want: set[str], seconds: float = 120) -> None:
+        """Wait until a new client is given ``want`` (among others): an upstream slower than the
+        mount's 5 s wait, as on a loaded machine, is mounted without tools and listed once it answers."""
+        deadline = time.monotonic() + seconds
+        while not want <= (found := self.tools()):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{sorted(want - found)} never listed:\n{self.stderr()}")
+            time.sleep(0.2)
 
     def stop(self) -> None:
         """SIGTERM (the host stops its upstreams on the way out), then SIGKILL if it lingers."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -66,6 +67,7 @@ def test_reload_and_shutdown_stop_the_upstreams_they_drop(time_server: list[str]
     one = {"command": time_server, "env": {"WHICH": "one"}, "prefix": "one_"}
     two = {"command": time_server, "env": {"WHICH": "two"}, "prefix": "two_"}
     served = serve(f"tools:\n  first: {_entry(one)}\n  second: {_entry(two)}\n")
+    served.until_listed({"one_get_current_time", "two_get_current_time"})
     before = _children(served.process.pid)
     assert len(before) == 2, served.stderr()
 
@@ -106,14 +108,17 @@ def test_a_broken_instance_degrades_only_itself(time_server: list[str], serve: A
     assert "/nonexistent/mcp-server" in errors["gone"] and "being restarted" in errors["gone"]
     assert _health(served)["status"] == "degraded"
 
-    async def scenario() -> None:
+    async def names() -> set[str]:
         async with mcp.Client(served.url) as client:
-            tools = {tool.name for tool in (await client.list_tools()).tools}
-            assert tools == {"time_get_current_time", "time_convert_time"}
-            result = await client.call_tool("time_get_current_time", {"timezone": "UTC"})
-            assert result.is_error is False
+            return {tool.name for tool in (await client.list_tools()).tools}
 
-    anyio.run(scenario)
+    async def call() -> bool:
+        async with mcp.Client(served.url) as client:
+            return (await client.call_tool("time_get_current_time", {"timezone": "UTC"})).is_error
+
+    # On a loaded machine the clock may answer after the mount's wait; it is listed once it does.
+    _until(lambda: anyio.run(names) == {"time_get_current_time", "time_convert_time"}, served.stderr)
+    assert anyio.run(call) is False
 
 
 def _changing_upstream() -> Any:
@@ -144,6 +149,7 @@ def test_upstream_list_changed_remounts_and_reaches_clients(changing_upstream: s
     served = serve(
         f"tools:\n  vendor: {_entry({'url': changing_upstream, 'prefix': 'v_'})}\nserver:\n  stateful: true\n"
     )
+    served.until_listed({"v_grow"})
     told = anyio.Event()
 
     async def on_message(message: Any) -> None:
@@ -231,3 +237,36 @@ def test_an_upstream_tool_the_host_cannot_serve_never_blocks_a_reload(serve: Any
         _until(lambda: anyio.run(names) == set(), served.stderr)
         assert _health(served)["reloadFailed"] is False
         assert served.stderr().count("v_bad/name") == 1  # logged once, however often it is mounted again
+
+
+def test_tools_listed_between_the_mount_and_the_attach_reach_the_host(
+    time_server: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An upstream that answers after the mount's wait but before the host attaches its instance
+    still tells the host (it once went unheard, and the instance stayed without tools)."""
+    from lorenz import PackInstance, Settings
+    from lorenz_mcp import pack as mcp_pack
+
+    monkeypatch.setattr(mcp_pack, "MOUNT_WAIT_SECONDS", 0.1)
+    gate = tmp_path / "gate"
+    slow = [
+        sys.executable,
+        "-c",
+        "import os, sys, time\nwhile not os.path.exists(sys.argv[1]): time.sleep(0.05)\n"
+        "os.execv(sys.argv[2], sys.argv[2:])",
+        str(gate),
+        *time_server,
+    ]
+    settings = Settings(tool_options={"mcp": {"command": slow}})
+    pack = mcp_pack.McpPack()
+    changed = threading.Event()
+    instance = PackInstance(name="later", settings=settings, tools_changed=changed.set)
+    try:
+        assert pack.tool_specs(settings) == []  # mounted before the upstream answered
+        gate.write_text("go")
+        _until(lambda: pack.health(instance) is None, lambda: str(pack.health(instance)))  # it answered
+        pack.attach(instance)
+        assert changed.wait(10)
+        assert {spec.name for spec in pack.tool_specs(settings)} == {"get_current_time", "convert_time"}
+    finally:
+        pack.close()

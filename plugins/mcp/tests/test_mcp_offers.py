@@ -36,6 +36,7 @@ def test_server_everything_resources_and_prompts_under_two_instances(
     second = {"provider": "mcp", "command": everything_server, "prefix": "two_", "resources": False}
     front = f"tools:\n  one: {json.dumps(first)}\n  two: {json.dumps(second)}\nserver:\n  call_log: calls.jsonl\n"
     served = serve(front)
+    served.until_listed({"one_echo", "two_echo"})
 
     async def scenario() -> None:
         async with mcp.Client(served.url) as client:

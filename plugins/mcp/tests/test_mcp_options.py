@@ -27,6 +27,8 @@ from lorenz_mcp.options import parse_options, resolve_references, unset_referenc
         ({"url": "http://h/mcp", "env": {"X": "y"}}, "tools.mcp.env only applies to a command upstream"),
         ({"command": ["x"], "start_timeout_seconds": 0}, "tools.mcp.start_timeout_seconds must be a number"),
         ({"command": ["x"], "comand": ["y"]}, 'tools.mcp.comand is not supported (did you mean "command"?)'),
+        ({"command": ["x"], "sandbox": "yes"}, "tools.mcp.sandbox must be true or false"),
+        ({"url": "http://h/mcp", "sandbox": True}, "tools.mcp.sandbox only applies to a command upstream"),
     ],
 )
 def test_bad_options_name_the_key(options: dict[str, Any], message: str) -> None:
@@ -38,6 +40,12 @@ def test_options_key_tells_upstreams_apart() -> None:
     one = parse_options({"command": ["uvx", "mcp-server-time"]})
     two = parse_options({"command": ["uvx", "mcp-server-git"]})
     assert one.key != two.key and one.key == parse_options({"command": ["uvx", "mcp-server-time"]}).key
+
+
+def test_a_sandboxed_server_is_its_own_upstream() -> None:
+    plain = parse_options({"command": ["uvx", "mcp-server-time"]})
+    sandboxed = parse_options({"command": ["uvx", "mcp-server-time"], "sandbox": True})
+    assert sandboxed.sandbox is True and plain.sandbox is False and plain.key != sandboxed.key
 
 
 def test_references_resolve_inside_values_and_unset_ones_are_named() -> None:

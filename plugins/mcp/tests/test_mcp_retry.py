@@ -98,6 +98,7 @@ def flaky() -> Iterator[tuple[Flaky, str]]:
 def test_idempotent_requests_are_retried_and_others_are_not(flaky: tuple[Flaky, str], serve: Any) -> None:
     app, url = flaky
     served = serve(f"tools:\n  vendor: {json.dumps({'provider': 'mcp', 'url': url})}\n")
+    served.until_listed({"lookup", "append"})
 
     async def scenario() -> None:
         async with mcp.Client(served.url) as client:

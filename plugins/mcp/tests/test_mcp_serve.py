@@ -57,6 +57,7 @@ def _calls(served: Any, tmp_path: Path, count: int) -> list[dict[str, Any]]:
 
 def test_mcp_server_time_over_stdio(time_server: list[str], serve: Any, tmp_path: Path) -> None:
     served = serve(_workflow({"command": time_server}))
+    served.until_listed({"get_current_time", "convert_time"})
     assert httpx.get(served.base + "/healthz").json()["status"] == "ok"
 
     async def scenario() -> None:
@@ -83,6 +84,7 @@ def test_server_everything_over_stdio(
     served = serve(
         _workflow({"command": everything_server, "env": {"DECLARED": "yes", "TOKEN": "$MCP_TEST_API_TOKEN"}}), env
     )
+    served.until_listed({"echo", "trigger-long-running-operation"})
     upstream = _children(served.process.pid, "server-everything")
     assert len(upstream) == 1, served.stderr()
     progress: list[tuple[float, float | None]] = []
@@ -193,6 +195,7 @@ def http_upstream() -> Iterator[str]:
 def test_mcpserver_over_streamable_http(http_upstream: str, serve: Any, tmp_path: Path) -> None:
     options = {"url": http_upstream, "headers": {"Authorization": "Bearer $MCP_TEST_VENDOR_TOKEN"}}
     served = serve(_workflow(options, "  tool_timeout_seconds: 2\n"), {"MCP_TEST_VENDOR_TOKEN": "vendor-token-abcdef"})
+    served.until_listed({"add", "stall"})
     progress: list[tuple[float, float | None]] = []
 
     async def on_progress(done: float, total: float | None, message: str | None) -> None:
@@ -243,6 +246,7 @@ def test_an_upstream_that_never_answers_is_bounded_by_its_start_timeout(serve: A
 
 def test_a_call_the_client_cancels_is_cancelled_upstream(http_upstream: str, serve: Any, tmp_path: Path) -> None:
     served = serve(_workflow({"url": http_upstream}, "  tool_timeout_seconds: 600\n"))
+    served.until_listed({"stall"})
 
     async def scenario() -> None:
         async with mcp.Client(served.url) as client:

@@ -37,7 +37,7 @@ def _workflow(time_server: list[str], everything_server: list[str], server: str 
 
 async def _names(client: mcp.Client, want: set[str]) -> set[str]:
     """The listed tool names once ``want`` is among them (an upstream may still be starting)."""
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120  # a bound on the wait: a loaded machine starts them slowly
     while True:
         names = {tool.name for tool in (await client.list_tools()).tools}
         if want <= names or time.monotonic() > deadline:

@@ -82,10 +82,13 @@ def _run_remote(args: argparse.Namespace) -> int:
         raise UsageError("usage: lorenz call --server URL TOOL [JSON-ARGS]")
     tool, raw = args.values[0], (args.values[1] if len(args.values) == 2 else None)
     arguments = _parse_arguments(raw)
+    name = tool.strip()
     with progress(f"running {tool} on {args.server}"):
-        result = remote(args, lambda url, token: remote_call(url, token, tool.strip(), arguments))
-    print_json(result)
-    return 0 if result["success"] else 1
+        call = remote(args, lambda url, token: remote_call(url, token, name, arguments))
+    print_json(call.result)
+    if call.listed is not None and name not in call.listed:
+        warn(f"{args.server} serves no tool {name}{did_you_mean(name, call.listed)}")
+    return 0 if call.result["success"] else 1
 
 
 def _unknown_tool(workspace: Any, tool: str) -> None:

@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     for dist in plugins:
         line, new_packs = _registered(dist, report)
         was = before.get(normalize_distribution(dist.name))
-        print(line.replace(dist.label, f"{dist.label} (was {was.version})", 1) if was else line)
+        print(line.replace(dist.label, f"{dist.label} ({_change(was, dist)})", 1) if was else line)
         packs += new_packs
     if packs and not _consented(packs, report, args):
         names = [dist.name for dist in plugins]
@@ -103,17 +103,36 @@ def run(args: argparse.Namespace) -> int:
         print(f"uninstalled {', '.join(names)}: their permissions were not accepted")
         return 1
     if packs:
-        from pathlib import Path
+        _mount_step(packs)
+    return 0
 
-        from lorenz.mounting.inventory import mount_instruction
-        from lorenz.workspace import find_workflow
 
-        workflow = find_workflow(None, cwd=Path.cwd(), env=os.environ)
+def _change(was: Installed, now: Installed) -> str:
+    """``was 0.1.0``, or what changed when the version did not (``now editable``)."""
+    if was.version != now.version or was.editable == now.editable:
+        return f"was {was.version}"
+    return "now editable" if now.editable else "no longer editable"
+
+
+def _mount_step(packs: list[str]) -> None:
+    """How to mount the new packs, or that the workflow mounts them already (an upgrade)."""
+    from pathlib import Path
+
+    from lorenz.cli.workflow_edit import mounted_packs
+    from lorenz.mounting.inventory import mount_instruction
+    from lorenz.workspace import find_workflow
+
+    workflow = find_workflow(None, cwd=Path.cwd(), env=os.environ)
+    mounted = mounted_packs(workflow) if workflow is not None else set()
+    unmounted = [pack for pack in packs if pack not in mounted]
+    if workflow is not None and len(unmounted) < len(packs):
+        already = [pack for pack in packs if pack in mounted]
+        print(f"{workflow.name} mounts {', '.join(already)} already")
+    if unmounted:
         print(
-            f"to mount {'it' if len(packs) == 1 else 'one'}, {mount_instruction(packs[0], workflow)} "
+            f"to mount {'it' if len(unmounted) == 1 else 'one'}, {mount_instruction(unmounted[0], workflow)} "
             "(lorenz tools --all lists every tool)"
         )
-    return 0
 
 
 def _consented(packs: list[str], report: dict[str, Any], args: argparse.Namespace) -> bool:

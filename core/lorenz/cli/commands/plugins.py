@@ -56,9 +56,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"no plugins loaded{note}" if note else "no plugins installed (lorenz install a lorenz-* distribution)")
     for info in discovery.plugins:
         origin = f"{info.distribution} {info.version}" if info.distribution else "in-process"
+        middleware = f"; middleware: {', '.join(info.middleware)}" if info.middleware else ""
         print(
             f"{info.name} ({origin}): trackers: {', '.join(info.trackers) or '-'}; "
-            f"packs: {', '.join(info.packs) or '-'}"
+            f"packs: {', '.join(info.packs) or '-'}{middleware}"
         )
         if args.verbose:
             for pack in info.packs:

@@ -6,6 +6,7 @@ only this, and stays small.
 
 from __future__ import annotations
 
+import errno
 import socket
 import sys
 from collections.abc import Callable
@@ -56,8 +57,19 @@ def listen(host: str, port: int, *, reuse_port: bool = False) -> socket.socket |
     try:
         return bind_socket(host, port, reuse_port=reuse_port)
     except OSError as exc:
-        print(f"lorenz: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
+        hint = _free_port_hint(host) if exc.errno == errno.EADDRINUSE else ""
+        print(f"lorenz: cannot listen on {host}:{port}: {exc.strerror or exc}{hint}", file=sys.stderr)
         return None
+
+
+def _free_port_hint(host: str) -> str:
+    """``; serve with --port 0 …, or --port N (free now)``: a port the user can take instead."""
+    try:
+        with bind_socket(host, 0) as probe:
+            free = probe.getsockname()[1]
+    except OSError:
+        return "; serve with --port 0 to take a free port"
+    return f"; serve with --port 0 to take a free port, or --port {free} (free now)"
 
 
 def announcer(live: LiveWorkspace, host: str, sock: socket.socket, note: str = "") -> Callable[[], None]:

@@ -32,6 +32,7 @@ from lorenz.results import error_message, tool_failure
 from lorenz.toolcall.call import call_tool as run_tool
 from lorenz.toolcall.enabled import EnabledTools
 from lorenz.toolcall.execution import CallOutcome, ClientGone, ToolRunner
+from lorenz.toolcall.middleware import CallOrigin, close_layers
 from lorenz.toolcall.replies import ToolReply, call_result
 
 from .asking import SealedRequestState, client_input_for, invalid_request
@@ -103,6 +104,7 @@ class HostState:
             self.listen.close()  # ends open listen streams gracefully, so shutdown does not wait on them
         await self.runner.aclose()
         self.recorder.close()
+        await close_layers(self.live.snapshot().workspace.middleware)  # their connections (a Redis client)
         await self.live.aclose()  # the isolated packs' processes
         if self.http is not None:
             await self.http.aclose()
@@ -252,6 +254,7 @@ async def call_tool(
             visible=allows,
             when_left=left,
             check_requests=invalid_request,
+            origin=_origin(grant, ctx) if snapshot.tools.middleware else None,
         )
     except BaseException:  # cancelled by the client (or the host stopping): the pack's task was cancelled too
         if not left.following:  # the runner records it once the pack's work has ended
@@ -260,6 +263,13 @@ async def call_tool(
         raise
     state.recorder.record(snapshot, name, arguments, answer.reply, answer.kind, started, ctx)
     return answer.reply
+
+
+def _origin(grant: Grant, ctx: ServerRequestContext[Any, Any] | None) -> CallOrigin:
+    """Who calls and how, for the workflow's call middleware (never the token itself)."""
+    transport = "in-process" if ctx is None else "stdio" if ctx.request is None else "http"
+    protocol = ctx.protocol_version if ctx is not None else None
+    return CallOrigin(token_name=grant.name, caller=grant.caller, transport=transport, protocol=protocol)
 
 
 class ToolCallParams(pydantic.BaseModel):

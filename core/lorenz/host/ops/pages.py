@@ -23,6 +23,7 @@ from lorenz.host.http.security import MCP_PATH
 from lorenz.host.mcp.grants import FULL, Grant
 from lorenz.host.mcp.instructions import instructions_for
 from lorenz.mounting.instances import provider_of
+from lorenz.toolcall.middleware import layer_health
 
 from .callers import own_call, page_grant, signed_in
 from .pack_permissions import permissions_block, policy_of, sandboxed_pill
@@ -129,6 +130,9 @@ def health_data(
     isolated = snapshot.isolated_status()
     if isolated:
         data["isolatedPacks"] = isolated
+    middleware = layer_health(snapshot.workspace.middleware)
+    if middleware:
+        data["middleware"] = middleware
     if snapshot.degraded:
         data["failed"] = {
             "plugins": [

@@ -275,9 +275,13 @@ class LiveWorkspace:
     def _check(self) -> bool:
         """:meth:`check`, under its lock."""
         discovery = None
-        if self._rediscover or self._isolation_changed():
-            self._rediscover = False
-            discovery = self._discovery = self._discover()
+        installs, self._rediscover = self._rediscover, False
+        isolation = self._isolation_changed()
+        if installs or isolation:
+            # A site directory's mtime moved but no plugin came, went or changed: nothing to reload.
+            discovery = self._discover(always=isolation)
+            if discovery is not None:
+                self._discovery = discovery
         for _ in range(_RELOAD_ATTEMPTS):
             signature = _signature(self._watched)
             if signature == self._signature and discovery is None and not self._remount:
@@ -312,7 +316,7 @@ class LiveWorkspace:
         replaced.detach()  # after the new one attached: what both mount keeps running
         logger.info(
             "lorenz: reloaded %s: %s from %s",
-            self._watched,
+            "the embedded default" if snapshot.workspace.embedded_default else self._watched,
             counted(len(snapshot.specs), "tool"),
             counted(len(snapshot.packs), "pack"),
         )
@@ -330,9 +334,10 @@ class LiveWorkspace:
         isolate = isolation_hint(self._watched)
         return isolate != discovery.isolate or (bool(isolate) and mounts_hint(self._watched) != discovery.mounts)
 
-    def _discover(self) -> Discovery:
-        """Discovery run afresh, for an environment where distributions came or went (or for
-        another ``server.isolated_packs``, which decides what discovery leaves unimported)."""
+    def _discover(self, *, always: bool) -> Discovery | None:
+        """Discovery run afresh, for an environment where distributions came or went (or, ``always``,
+        for another ``server.isolated_packs``, which decides what discovery leaves unimported);
+        ``None`` when no plugin distribution changed and ``always`` is false."""
         from lorenz.isolation.hint import isolation_hint, mounts_hint, sandbox_hint
 
         self._installed.mark()
@@ -345,6 +350,7 @@ class LiveWorkspace:
             isolate=isolation_hint(self._watched),
             sandbox=sandbox_hint(self._watched),
             mounts=mounts_hint(self._watched),
+            always=always,
         )
 
     def _load(self, discovery: Discovery | None = None) -> tuple[Snapshot | None, Exception | None]:

@@ -102,8 +102,16 @@ class ReloadPlan:
     #: ``{distribution key: why its new code cannot load in this process}``.
     restart: Mapping[str, str] = {}
 
+    @property
+    def empty(self) -> bool:
+        """No plugin distribution came, went or changed."""
+        return not (self.new or self.gone or self.changed)
+
     def summary(self) -> str:
-        changed = [f"{old.name} {old.version} -> {new.version}" for old, new in self.changed]
+        changed = [
+            f"{old.name} {old.version} -> {new.version}" if old.version != new.version else f"{new.label} reinstalled"
+            for old, new in self.changed
+        ]
         return (
             f"new: {', '.join(d.label for d in self.new) or '-'}; gone: {', '.join(d.name for d in self.gone) or '-'}"
             f"; changed: {', '.join(changed) or '-'}"

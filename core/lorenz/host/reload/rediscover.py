@@ -51,8 +51,10 @@ class Rediscovery:
         isolate: Sequence[str],
         sandbox: SandboxHint | None = None,
         mounts: Mounts | None = None,
-    ) -> Discovery:
-        """Discovery afresh (``previous`` is the one served until now)."""
+        always: bool = True,
+    ) -> Discovery | None:
+        """Discovery afresh (``previous`` is the one served until now); unless ``always``, ``None``
+        when no plugin distribution came, went or changed and no import path was added."""
         from lorenz.plugins.discovery import discover
 
         added = self._sites.refresh()
@@ -61,11 +63,14 @@ class Rediscovery:
         after = installed_plugins()
         plan = plan_reload(self._installed, after)
         self._installed = after
+        if not always and not added and plan.empty:
+            return None
         dropped = drop_modules(plan.drop)
         if dropped:
             logger.info("lorenz: importing afresh: %s", ", ".join(sorted(plan.drop)))
         discovery = discover(plugins=plugins, env=env, isolate=isolate, sandbox=sandbox, mounts=mounts)
-        logger.info("lorenz: installed plugins changed (%s)", plan.summary())
+        if not plan.empty:
+            logger.info("lorenz: installed plugins changed (%s)", plan.summary())
         for dist in plan.gone:
             packs = [
                 pack

@@ -1,0 +1,49 @@
+"""The runtime presets a sandboxed stdio server gets, chosen from its command."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from lorenz_mcp.presets import preset_for
+
+
+def test_a_venv_program_gets_the_python_preset(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    base = os.path.realpath(sys.base_prefix)
+    (venv / "pyvenv.cfg").write_text(f"home = {base}/bin\n", encoding="utf-8")
+    program = venv / "bin" / "mcp-server-time"
+    program.write_text(f"#!{sys.executable}\nimport mcp_server_time\n", encoding="utf-8")
+    preset = preset_for([str(program)], {"PATH": os.environ["PATH"]})
+    assert preset is not None and preset.name == "python"
+    assert str(venv) in preset.read and base in preset.read
+    assert preset.prepare(str(tmp_path)) == {}
+
+
+def test_npx_gets_a_private_cache_over_the_users(tmp_path: Path) -> None:
+    cache = tmp_path / "npm"
+    (cache / "_cacache" / "index-v5" / "ab").mkdir(parents=True)
+    (cache / "_cacache" / "index-v5" / "ab" / "entry").write_text("index line", encoding="utf-8")
+    (cache / "_cacache" / "content-v2").mkdir()
+    (cache / "_npx" / "5b2d" / "node_modules").mkdir(parents=True)
+    environ = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "npm_config_cache": str(cache)}
+    preset = preset_for(["npx", "-y", "@modelcontextprotocol/server-everything"], environ)
+    assert preset is not None and preset.name == "node" and str(cache) in preset.read
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = preset.prepare(str(scratch))
+    private = scratch / "npm"
+    assert env["npm_config_cache"] == str(private) and env["npm_config_offline"] == "true"
+    assert (private / "_cacache" / "index-v5" / "ab" / "entry").read_text(encoding="utf-8") == "index line"
+    assert not (private / "_cacache" / "index-v5").is_symlink()  # npm rewrites it: a copy
+    assert os.readlink(private / "_cacache" / "content-v2") == str(cache / "_cacache" / "content-v2")
+    assert not (private / "_npx" / "5b2d").is_symlink()  # npx locks in it: a directory of links
+    assert os.readlink(private / "_npx" / "5b2d" / "node_modules") == str(cache / "_npx" / "5b2d" / "node_modules")
+
+
+def test_an_unknown_program_gets_no_preset(tmp_path: Path) -> None:
+    program = tmp_path / "server"
+    program.write_text("#!/bin/sh\n", encoding="utf-8")
+    assert preset_for([str(program)], {"PATH": os.environ["PATH"]}) is None
