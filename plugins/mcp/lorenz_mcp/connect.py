@@ -41,11 +41,13 @@ async def connect(
     ended: Callable[[], None],
     idempotent: Callable[[], frozenset[str]],
     on_message: MessageHandlerFnT,
+    callbacks: Mapping[str, Any],
 ) -> Any:
     """The SDK client, initialized, of a new connection to the server ``options`` names.
 
     ``ended`` is called (from another thread) when a stdio child's stderr ends; ``idempotent``
-    names the tools whose calls may be retried over HTTP; ``on_message`` gets every notification.
+    names the tools whose calls may be retried over HTTP; ``on_message`` gets every notification;
+    ``callbacks`` answer the server's requests to the client (:class:`.asks.Asks`).
     """
     from mcp import Client
     from mcp_types import Implementation
@@ -97,6 +99,7 @@ async def connect(
         message_handler=on_message,
         client_info=Implementation(name="lorenz-mcp", version=__version__),
         cache=None,
+        **callbacks,
     )
     return await stack.enter_async_context(client)
 

@@ -37,6 +37,7 @@ from lorenz import (
 from .options import McpOptions, parse_options, unset_references
 
 if TYPE_CHECKING:
+    from .suspend import Suspended
     from .upstream import Upstream
 
 __all__ = ["MOUNT_WAIT_SECONDS", "McpPack"]
@@ -86,7 +87,16 @@ class McpPack:
         #: The instances of the attached configurations that mount each upstream.
         self._claims: dict[str, list[str]] = {}
         self._lock = threading.Lock()
+        #: Upstream calls waiting for a 2026-07-28 client's retry (made with the first call).
+        self._waiting: Suspended | None = None
         atexit.register(self.close)
+
+    def _suspended(self) -> Suspended:
+        if self._waiting is None:
+            from .suspend import Suspended  # asyncio: only once a call runs
+
+            self._waiting = Suspended()
+        return self._waiting
 
     def validate_options(self, options: Mapping[str, Any]) -> None:
         parse_options(options)
@@ -121,11 +131,14 @@ class McpPack:
             return unsupported_tool_failure(name, [str(tool["name"]) for tool in tools])
         since = time.monotonic()
         try:
-            result = await upstream.call(name, input if isinstance(input, Mapping) else {}, context.progress)
+            arguments = input if isinstance(input, Mapping) else {}
+            result = await self._suspended().call(upstream, name, arguments, context)
         except UpstreamError as exc:
             if exc.too_large:
                 return tool_failure(f"{exc}: ask for less", reason="result_too_large")
             return tool_failure(str(exc), reason="upstream_unavailable", retryable=True)
+        if isinstance(result, ToolResult):  # a round for a 2026-07-28 client, or why there is none
+            return result
         from .convert import tool_result
 
         wire = result.model_dump(by_alias=True, exclude_none=True, mode="json")
@@ -235,6 +248,8 @@ class McpPack:
         """Stop every upstream."""
         with self._lock:
             upstreams, self._running, self._claims = list(self._running.values()), {}, {}
+        if self._waiting is not None:
+            self._waiting.close()
         for upstream in upstreams:
             upstream.close()
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from lorenz import Backoff, redact_text
 
+from .asks import Asks, Suspend
 from .connect import connect
 from .limits import ProgressThrottle, is_too_large, too_large
 from .offers import Offers, list_offers
@@ -92,6 +93,8 @@ class Upstream:
         #: The tools last handed to the host (``None``: never asked); a listing that differs is news.
         self._reported: tuple[dict[str, Any], ...] | None = None
         self._offers = Offers()
+        #: Its calls in flight, to which its requests to the client are routed.
+        self._asks = Asks(options.describe())
         self._reported_offers: Offers | None = None
         #: Called (from the upstream's loop) when its tools changed since the host last listed them.
         self.listeners: list[Callable[[], None]] = []
@@ -177,9 +180,18 @@ class Upstream:
             except Exception as exc:  # the host's callback; it must not stop the supervisor
                 logger.warning("pack %s: telling the host about new tools failed: %s", self.label, exc)
 
-    async def call(self, name: str, arguments: Mapping[str, Any], progress: Progress | None) -> Any:
+    async def call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        progress: Progress | None,
+        client_input: Any = None,
+        suspend: Suspend | None = None,
+    ) -> Any:
         """``tools/call`` on the upstream, from any loop: the ``CallToolResult``. Cancelling the
-        caller cancels the upstream request (the SDK sends ``notifications/cancelled``)."""
+        caller cancels the upstream request (the SDK sends ``notifications/cancelled``); what the
+        upstream asks the client meanwhile is asked through ``client_input`` or handed to
+        ``suspend`` (:mod:`.asks`)."""
         caller = asyncio.get_running_loop()
         sent: list[concurrent.futures.Future[None]] = []
 
@@ -194,7 +206,14 @@ class Upstream:
             finally:
                 throttle.flush()
 
-        result = await self._across(self._request(send))
+        with self._asks.calling(name, client_input, suspend) as declined:
+            result = await self._across(self._request(send))
+        if declined and result.is_error:  # the client learns why, whatever the upstream made of it
+            from mcp_types import TextContent
+
+            said = " ".join(getattr(block, "text", "") for block in result.content)
+            notes = [TextContent(type="text", text=why) for why in dict.fromkeys(declined) if why not in said]
+            result = result.model_copy(update={"content": [*result.content, *notes]})
         # The progress reported before the result reaches our caller before the result does.
         await asyncio.gather(*(asyncio.wrap_future(one) for one in sent), return_exceptions=True)
         return result
@@ -315,6 +334,7 @@ class Upstream:
             ended=ended,
             idempotent=lambda: idempotent_tools(self._tools or ()),
             on_message=on_message,
+            callbacks=self._asks.callbacks(),
         )
 
     async def _list(self, client: Any) -> tuple[dict[str, Any], ...]:
