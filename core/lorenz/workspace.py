@@ -32,7 +32,6 @@ from .settings import (
 )
 from .settings.model import Settings
 from .toolcall.enabled import EnabledTools
-from .toolcall.middleware import Layer, build_chain
 
 if TYPE_CHECKING:
     import httpx
@@ -40,6 +39,7 @@ if TYPE_CHECKING:
     from .contracts import RuntimeTrackerClient
     from .toolcall.call import ToolTable
     from .toolcall.client_input import ClientInput
+    from .toolcall.middleware import Layer
 
 __all__ = ["Workspace", "find_workflow", "open_workspace"]
 
@@ -68,6 +68,11 @@ class Workspace:
     @functools.cached_property
     def middleware(self) -> tuple[Layer, ...]:
         """The call middleware ``server.middleware`` names, built once (``()``: none, the common case)."""
+        server = self.settings.server
+        if not server.middleware and not server.middleware_options:
+            return ()  # and the chain's module (asyncio) stays unimported: listing commands start fast
+        from .toolcall.middleware import build_chain
+
         return build_chain(self.settings, self.discovery.middleware)
 
     @functools.cached_property
