@@ -26,7 +26,7 @@ from attrs import frozen
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-LEFT_OUT = re.compile(r"lorenz_(jira|linear|slack|mcp)\b")
+LEFT_OUT = re.compile(r"lorenz_(jira|linear|slack|mcp|quota)\b")
 
 SHELL_LANGUAGES = {"sh", "shell", "bash", "console"}
 SKIP = re.compile(r"<!--\s*docs-test:\s*skip\s*\((?P<why>[^)]+)\)\s*-->")

@@ -173,7 +173,11 @@ def test_pack_validator_sees_resolved_options() -> None:
 def test_unknown_tool_pack() -> None:
     """An unregistered pack lists the known packs (item 78)."""
     settings = settings_for({"tracker": {"kind": "memory"}, "tools": {"gitlab": {}}})
-    with pytest.raises(ConfigError, match=r"^unsupported tool pack: gitlab \(known tool packs: jira, linear, local\)$"):
+    expected = (
+        r"^unsupported tool pack: gitlab \(known tool packs: jira, linear, local\); run lorenz unmount gitlab "
+        r"to stop mounting it, or lorenz install the pack that provides it$"
+    )
+    with pytest.raises(ConfigError, match=expected):
         validate_dispatch_config(settings, trackers(Tracker("memory")), standard_tools())
 
 
