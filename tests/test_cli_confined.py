@@ -234,6 +234,9 @@ def test_a_plain_workflow_imports_only_the_third_party_plugin_it_mounts(
     assert "evil_probe" not in mounted_only.stdout
     checked = lorenz(world, "check")
     assert checked.returncode == 0, checked.stdout + checked.stderr
+    bare = world["work"].parent / "bare"  # no WORKFLOW.md: the embedded default mounts only local
+    bare.mkdir()
+    assert "evil_probe" not in lorenz(world, "tools", cwd=bare).stdout
 
     server = lorenz_serve(
         world["work"], _environ(world), command=[str(world["python"]), "-m", "lorenz", "serve", "--port", "0"]

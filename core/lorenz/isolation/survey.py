@@ -106,7 +106,10 @@ class IsolatedPackStub:
         self.permissions_depend_on_settings = settings_dependent
 
     def _refuse(self) -> NoReturn:
-        msg = f"pack {self.name} runs in a process of its own (server.isolated_packs) and was not started"
+        msg = (
+            f"pack {self.name} was surveyed in a child, not imported here, and was not started (it runs in a"
+            " process of its own, or the workflow mounts it without naming it: add it to `tools:`)"
+        )
         raise RuntimeError(msg)
 
     def tool_specs(self, settings: Any) -> list[Any]:
