@@ -199,6 +199,13 @@ def lorenz_register_tool_packs(register):
     register(SlowPack())
 """
 
+
+@pytest.fixture(autouse=True)
+def _survey_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test keeps confined survey reports in a cache of its own (``XDG_CACHE_HOME``), never the user's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+
+
 CLI_DISTS = "lorenz-acme,lorenz-broken,lorenz-zed,lorenz-slow"
 
 

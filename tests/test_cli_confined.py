@@ -10,6 +10,7 @@ this environment's packages, as in ``test_cli_install.py``; ``HOME`` is a test d
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -17,7 +18,9 @@ import sys
 import sysconfig
 import textwrap
 from pathlib import Path
+from typing import Any
 
+import mcp
 import pytest
 
 from lorenz.sandbox import landlock
@@ -115,11 +118,12 @@ def world(tmp_path: Path) -> dict[str, Path]:
     return {"python": python, "home": home, "report": report, "project": project, "work": work}
 
 
-def lorenz(world: dict[str, Path], *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def _environ(world: dict[str, Path]) -> dict[str, str]:
     environ = {key: value for key, value in os.environ.items() if not key.startswith(("LORENZ_", "PIP_"))}
     environ.pop("PYTHONPATH", None)
     environ.update(
         HOME=str(world["home"]),
+        XDG_CACHE_HOME=str(world["home"] / ".cache"),
         EVIL_SECRET=SECRET,
         LORENZ_LOAD_PLUGINS="lorenz-local,sbx-evil",
         PIP_NO_BUILD_ISOLATION="0",
@@ -127,10 +131,14 @@ def lorenz(world: dict[str, Path], *args: str, cwd: Path | None = None) -> subpr
         PIP_NO_INDEX="1",
         PIP_DISABLE_PIP_VERSION_CHECK="1",
     )
+    return environ
+
+
+def lorenz(world: dict[str, Path], *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(
         [str(world["python"]), "-m", "lorenz", *args],
         cwd=cwd or world["work"],
-        env=environ,
+        env=_environ(world),
         capture_output=True,
         text=True,
         check=False,
@@ -204,3 +212,61 @@ def test_commands_learn_a_third_party_plugin_from_a_confined_child(world: dict[s
     assert scaffolded.returncode != 0 and 'a pack named "evil" is already installed' in scaffolded.stderr
     removed = lorenz(world, "uninstall", "-y", "sbx-evil")
     assert removed.returncode == 0 and removed.stdout.startswith("uninstalled sbx-evil 1.0"), removed.stderr
+
+
+def test_a_plain_workflow_imports_only_the_third_party_plugin_it_mounts(
+    world: dict[str, Path], lorenz_serve: Any
+) -> None:
+    """A workflow that neither isolates nor sandboxes packs and mounts only ``local``: ``tools``,
+    ``check`` and ``serve`` learn the installed plugin from a confined survey and never run its code
+    here; mounted in a plain workflow, it is imported and served in the host, as the user asked."""
+    assert lorenz(world, "install", str(world["project"])).returncode == 0
+    workflow = world["work"] / "WORKFLOW.md"
+    workflow.write_text("---\ntracker: {kind: local}\ntools:\n  local: {}\n---\nWork the board.\n", encoding="utf-8")
+
+    for _ in range(2):  # surveyed once, then from the cache: the same listing
+        unmounted = lorenz(world, "tools", "--all")
+        assert unmounted.returncode == 0, unmounted.stdout + unmounted.stderr
+        listed = [line.split() for line in unmounted.stdout.splitlines()]
+        assert ["evil_probe", "evil", "sbx-evil", "1.0", "-", "Probe."] in listed, unmounted.stdout
+    mounted_only = lorenz(world, "tools")
+    assert mounted_only.returncode == 0 and "local_query" in mounted_only.stdout
+    assert "evil_probe" not in mounted_only.stdout
+    checked = lorenz(world, "check")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    bare = world["work"].parent / "bare"  # no WORKFLOW.md: the embedded default mounts only local
+    bare.mkdir()
+    assert "evil_probe" not in lorenz(world, "tools", cwd=bare).stdout
+
+    server = lorenz_serve(
+        world["work"], _environ(world), command=[str(world["python"]), "-m", "lorenz", "serve", "--port", "0"]
+    )
+    try:
+
+        async def names() -> set[str]:
+            async with mcp.Client(server.url) as client:
+                return {tool.name for tool in (await client.list_tools()).tools}
+
+        served = asyncio.run(names())
+    finally:
+        server.stop()
+    assert "local_query" in served and "evil_probe" not in served
+    assert not world["report"].exists(), "the host imported a plugin the workflow does not mount"
+
+    # Mounted in a plain workflow: the user asked for it unsandboxed, so the host imports it.
+    workflow.write_text(
+        "---\ntracker: {kind: local}\ntools:\n  local: {}\n  evil: {}\n---\nWork the board.\n", encoding="utf-8"
+    )
+    environ = _environ(world)
+    done = subprocess.run(
+        [str(world["python"]), "-m", "lorenz", "call", "evil_probe"],
+        cwd=world["work"],
+        env=environ,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["result"]["seen"][0] == f"IMPORT_KEY_{KEY}"
+    assert KEY in world["report"].read_text()

@@ -12,10 +12,12 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import httpx
 import pytest
 
+from lorenz.plugins.model import Discovery
 from lorenz.sandbox import landlock
 from lorenz.sandbox.report import pack_policy
 from lorenz.workspace import Workspace, open_workspace
@@ -191,3 +193,74 @@ def test_a_plugin_the_workflow_does_not_mount_is_never_imported_in_the_host(
         assert "snooper" in opened.pack_names() and "sbx_snooper" in sys.modules  # as the workflow asks
     finally:
         opened.close()
+
+
+def _discover(directory: Path) -> Discovery:
+    from lorenz.isolation.hint import in_doubt, isolation_hint, mounts_hint, sandbox_hint
+    from lorenz.plugins.discovery import discover
+
+    path = directory / "WORKFLOW.md"
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
+    env["LORENZ_LOAD_PLUGINS"] = "lorenz-local,sbx-snooper,sbx-grabber"
+    return discover(
+        env=env,
+        isolate=isolation_hint(path),
+        sandbox=sandbox_hint(path),
+        unimported=in_doubt(path),
+        mounts=mounts_hint(path),
+    )
+
+
+def _plain(directory: Path, tools: str) -> None:
+    front = f"tracker:\n  kind: local\n  path: ./board\ntools:\n{tools}"
+    (directory / "WORKFLOW.md").write_text(f"---\n{front}---\nWork the board.\n", encoding="utf-8")
+
+
+def test_a_plain_workflow_imports_a_plugin_whose_survey_failed_only_for_what_nothing_else_provides(
+    home: Path,
+) -> None:
+    """A workflow that neither isolates nor sandboxes: the grabber's import fails confined; it is
+    reported failed and never imported here while every mounted pack is found elsewhere, and
+    imported (as the user asked, unsandboxed) once the workflow mounts what only it may provide."""
+    _plain(home, "  snooper: {}\n")
+    found = _discover(home)
+    assert "sbx_snooper" in sys.modules and getattr(found.tools.get("snooper"), "isolation_source", 1) == 1
+    (grabber,) = [failure for failure in found.failures if failure.distribution == "sbx-grabber"]
+    assert "Permission denied" in grabber.error and "SECRET42" not in grabber.error
+    assert "imported confined at discovery: lorenz runs third-party plugin code unconfined only" in grabber.error
+    assert "sbx_grabber" not in sys.modules  # (the snooper, mounted unsandboxed, ran here as asked)
+
+    _plain(home, "  local: {}\n  grabbed: {}\n")  # provided by no surveyed or bundled plugin
+    found = _discover(home)
+    (grabber,) = [failure for failure in found.failures if failure.distribution == "sbx-grabber"]
+    assert "sbx_grabber" in sys.modules and "never registered while confined" in grabber.error
+
+
+def test_a_confined_survey_is_kept_and_a_corrupt_entry_is_surveyed_afresh(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lorenz.isolation import survey
+
+    started: list[str | None] = []
+    real_start = survey._start
+
+    def counting(source: Any, confine: Any = None) -> Any:
+        started.append(source.distribution)
+        return real_start(source, confine)
+
+    monkeypatch.setattr(survey, "_start", counting)
+    _plain(home, "  local: {}\n")
+    first = _discover(home)
+    assert sorted(started) == ["sbx-grabber", "sbx-snooper"]
+    started.clear()
+    again = _discover(home)
+    assert started == ["sbx-grabber"]  # a failed survey is never kept
+    assert again.tools.get("snooper").permissions == first.tools.get("snooper").permissions  # type: ignore[union-attr]
+
+    (entry,) = list((Path(os.environ["XDG_CACHE_HOME"]) / "lorenz" / "surveys").iterdir())
+    kept = entry.read_bytes()
+    entry.write_bytes(b"not a report")
+    started.clear()
+    afresh = _discover(home)
+    assert sorted(started) == ["sbx-grabber", "sbx-snooper"] and afresh.tools.get("snooper") is not None
+    assert entry.read_bytes() == kept

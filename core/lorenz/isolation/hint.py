@@ -67,9 +67,15 @@ def _server(path: Path | None) -> Mapping[str, Any] | None:
 
 def mounts_hint(path: Path | None) -> Mounts | None:
     """The packs and tracker the workflow at ``path`` names (``tools:`` keys and their
-    ``provider``, ``tracker.kind``, which may name a pack too); ``None`` when it does not load."""
-    config = _config(path)
-    if config is None or path is None:
+    ``provider``, ``tracker.kind``, which may name a pack too), the embedded default's without a
+    workflow; ``None`` when it does not load."""
+    if path is None:
+        from lorenz.settings.parse import EMBEDDED_DEFAULT_CONFIG
+
+        config: Mapping[str, Any] | None = EMBEDDED_DEFAULT_CONFIG
+    else:
+        config = _config(path)
+    if config is None:
         return None
     tracker = config.get("tracker")
     kind = tracker.get("kind") if isinstance(tracker, Mapping) else None

@@ -32,7 +32,7 @@ from lorenz.sandbox.host import SandboxUnavailable
 from lorenz.sandbox.permissions import Permissions
 from lorenz.settings.server import MCP_TOKEN_ENV
 
-from . import reaper
+from . import reaper, survey_cache
 from .hint import listing_hint
 from .plan import is_isolated
 from .protocol import (
@@ -106,7 +106,10 @@ class IsolatedPackStub:
         self.permissions_depend_on_settings = settings_dependent
 
     def _refuse(self) -> NoReturn:
-        msg = f"pack {self.name} runs in a process of its own (server.isolated_packs) and was not started"
+        msg = (
+            f"pack {self.name} was surveyed in a child, not imported here, and was not started (it runs in a"
+            " process of its own, or the workflow mounts it without naming it: add it to `tools:`)"
+        )
         raise RuntimeError(msg)
 
     def tool_specs(self, settings: Any) -> list[Any]:
@@ -162,28 +165,39 @@ def stand_ins_for(
     distribution is known only once it was imported, and ``"*"`` matches every surveyed one (none
     is shipped with Lorenz). With ``mounts``, a plugin providing none of the packs the workflow
     mounts unisolated, nor its tracker, stands in too. ``unimported``: every plugin not bundled
-    stands in, surveyed under the strict policy whatever the workflow says
+    stands in, surveyed under the strict policy whatever the workflow says; so are the surveys of a
+    plain workflow (``mounts`` without ``isolate``), which import no third-party plugin it does not
+    mount
     (:func:`~lorenz.isolation.hint.listing_hint`)."""
-    if unimported:
+    if unimported or not isolate:  # listing, or a plain workflow: nothing loosens the strict policy
         sandbox = sandbox or listing_hint()
     sources = {
         index: Source(distribution=dist, version=version, entry_point=name)
         for index, (name, dist, version, bundled) in enumerate(plugins)
-        if (isolate or unimported) and dist is not None and not bundled
+        if dist is not None and not bundled
     }
-    running: dict[int, tuple[subprocess.Popen[bytes], Sandbox | None]] = {}
+    running: dict[int, tuple[subprocess.Popen[bytes], Sandbox | None, str | None]] = {}
     out: dict[int, StandIn | PluginFailure] = {}
+    outcomes: dict[int, tuple[Survey | str, bool]] = {}
     for index, source in sources.items():
+        key = _cache_key(source, sandbox)
+        cached = _report(survey_cache.load(key) or b"") if key is not None else None
+        if isinstance(cached, Survey) and not cached.failures:
+            outcomes[index] = (cached, True)
+            continue
         try:
-            running[index] = _start(source, sandbox)
+            process, confined = _start(source, sandbox)
         except SandboxUnavailable as exc:
             out[index] = _failure(source, str(exc))
+            continue
+        running[index] = (process, confined, key if confined is not None else None)
     deadline = time.monotonic() + SURVEY_TIMEOUT_SECONDS
-    for index, (process, confined) in running.items():
-        source = sources[index]
-        outcome = _finish(source, process, deadline)
+    for index, (process, confined, key) in running.items():
+        outcomes[index] = (_finish(sources[index], process, deadline, keep=key), confined is not None)
         discard(confined)
-        note = f" (imported confined at discovery: {sandbox.reason})" if confined is not None and sandbox else ""
+    for index, (outcome, was_confined) in sorted(outcomes.items()):
+        source = sources[index]
+        note = f" (imported confined at discovery: {sandbox.reason})" if was_confined and sandbox else ""
         if isinstance(outcome, str):
             out[index] = _failure(source, outcome + note)
         elif outcome.failures:
@@ -338,9 +352,43 @@ def _spawn(launch: Launch, env: dict[str, str]) -> subprocess.Popen[bytes]:
     return process
 
 
-def _finish(source: Source, process: subprocess.Popen[bytes], deadline: float) -> Survey | str:
-    """The survey's report, or why there is none. A survey child sends its pack's tools in a
-    second frame: without it (the pack crashed or hung listing them), the survey stands alone."""
+def _cache_key(source: Source, sandbox: SandboxHint | None) -> str | None:
+    """Where a survey of ``source`` confined by ``sandbox`` is kept (unconfined ones are not)."""
+    if sandbox is None or source.distribution is None:
+        return None
+    return survey_cache.cache_key(
+        source.distribution,
+        source.version,
+        source.entry_point,
+        reason=sandbox.reason,
+        workflow_dir=sandbox.workflow_dir,
+        plugin_files=plugin_files(source.entry_point, source.distribution),
+    )
+
+
+def _report(stdout: bytes) -> Survey | str | None:
+    """The survey in a child's output, why it failed, or ``None`` when it sent nothing. A survey
+    child sends its pack's tools in a second frame: without it (the pack crashed or hung listing
+    them), the survey stands alone."""
+    try:
+        frames = FrameReader(MAX_CONTROL_FRAME_BYTES).feed(stdout)
+        if frames and isinstance(frames[0], dict) and frames[0].get("op") == "failed":
+            return str(structure(frames[0], Failed).error)
+        if frames:
+            survey: Survey = structure(frames[0], Survey)
+            if len(frames) > 1:
+                survey = evolve(survey, specs=structure(frames[1], Survey).specs)
+            return survey
+    except ProtocolError as exc:
+        return f"its survey process sent {exc}"
+    return None
+
+
+def _finish(
+    source: Source, process: subprocess.Popen[bytes], deadline: float, *, keep: str | None = None
+) -> Survey | str:
+    """The survey's report, or why there is none; kept in the cache under ``keep`` when the
+    plugin was surveyed whole (no failure, no time-out)."""
     try:
         stdout, stderr = process.communicate(timeout=max(0.0, deadline - time.monotonic()))
         late = False
@@ -353,17 +401,11 @@ def _finish(source: Source, process: subprocess.Popen[bytes], deadline: float) -
             stdout, stderr = process.communicate()
         late = True
     _log(source, stderr)
-    try:
-        frames = FrameReader(MAX_CONTROL_FRAME_BYTES).feed(stdout)
-        if frames and isinstance(frames[0], dict) and frames[0].get("op") == "failed":
-            return str(structure(frames[0], Failed).error)
-        if frames:
-            survey: Survey = structure(frames[0], Survey)
-            if len(frames) > 1:
-                survey = evolve(survey, specs=structure(frames[1], Survey).specs)
-            return survey
-    except ProtocolError as exc:
-        return f"its survey process sent {exc}"
+    report = _report(stdout)
+    if isinstance(report, Survey) and not report.failures and keep is not None and not late:
+        survey_cache.store(keep, stdout)
+    if report is not None:
+        return report
     if late:
         return f"importing it did not finish within {SURVEY_TIMEOUT_SECONDS:g} s (in its survey process)"
     return f"importing it crashed its survey process ({describe_exit(process.returncode)})"

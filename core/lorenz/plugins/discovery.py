@@ -129,6 +129,7 @@ def load_entry_points(
     sandbox: SandboxHint | None = None,
     unimported: bool = False,
     mounts: Mounts | None = None,
+    failed_surveys: list[tuple[EntryPoint, str | None, str | None, PluginFailure]] | None = None,
 ) -> tuple[dict[str, tuple[str | None, str | None]], list[PluginFailure], list[str]]:
     """Load and register every entry point of ``group``, each contained on its own.
 
@@ -145,9 +146,14 @@ def load_entry_points(
     confined. With ``unimported`` (a command that lists, lints or mounts what is installed), no
     plugin but the bundled ones is imported here at all: each is surveyed in a child confined to
     the strict policy (:mod:`lorenz.sandbox.discovery`) and stands in by stubs of its packs and
-    trackers.
+    trackers. With ``mounts`` but no ``isolate`` (a plain workflow), the same holds for every
+    plugin it does not mount: the host imports a third-party plugin only for a pack, tracker or
+    middleware the workflow names, surveys run under the strict policy, and a plugin whose survey
+    failed goes to ``failed_surveys`` (when given) for :func:`discover` to import only if what the
+    workflow mounts is found nowhere else.
     """
     env = os.environ if env is None else env
+    plain = not isolate and not unimported and mounts is not None
     allowed, denied = _names(env, LOAD_PLUGINS_ENV), _names(env, DISABLE_PLUGINS_ENV) or set()
     loaded: dict[str, tuple[str | None, str | None]] = {}
     failures: list[PluginFailure] = []
@@ -169,14 +175,18 @@ def load_entry_points(
         accepted.append((ep, dist, version))
     stand_ins: Mapping[int, object] = {}
     candidates = [(ep.name, dist, version, is_first_party(dist)) for ep, dist, version in accepted]
-    if isolate or (unimported and not all(bundled for *_, bundled in candidates)):
+    third_party = not all(bundled for *_, bundled in candidates)
+    if isolate or (third_party and (unimported or mounts is not None)):
         from lorenz.isolation.survey import stand_ins_for  # subprocess: only for third-party code
 
         stand_ins = stand_ins_for(candidates, isolate, sandbox, unimported=unimported, mounts=mounts)
     for index, (ep, dist, version) in enumerate(accepted):
         stand_in = stand_ins.get(index)
         if isinstance(stand_in, PluginFailure):  # it failed in its survey process: never imported here
-            failures.append(stand_in)
+            if plain and failed_surveys is not None:
+                failed_surveys.append((ep, dist, version, stand_in))
+            else:
+                failures.append(stand_in)
             continue
         name = ep.name if pm.get_plugin(ep.name) is None else f"{dist}:{ep.name}"
         load = ep.load if stand_in is None else _given(stand_in)
@@ -389,9 +399,16 @@ def discover(
     origins: dict[str, tuple[str | None, str | None]] = {}
     failures: list[PluginFailure] = []
     disabled: list[str] = []
+    failed_surveys: list[tuple[EntryPoint, str | None, str | None, PluginFailure]] = []
     if entry_points_enabled:
         origins, failures, disabled = load_entry_points(
-            pm, env=env, isolate=isolate, sandbox=sandbox, unimported=unimported, mounts=mounts
+            pm,
+            env=env,
+            isolate=isolate,
+            sandbox=sandbox,
+            unimported=unimported,
+            mounts=mounts,
+            failed_surveys=failed_surveys,
         )
     for index, plugin in enumerate(plugins):
         if pm.is_registered(plugin):
@@ -401,5 +418,27 @@ def discover(
             call_plugin(_owner(name, None, None), "registering its hooks", pm.register, plugin, name=name)
         except PluginError as exc:
             failures.append(_failure("in-process", name, None, None, exc))
-    discovery = build_registries(pm, origins=origins, failures=failures, disabled=disabled)
-    return evolve(discovery, isolate=tuple(isolate), mounts=mounts if isolate else None)
+    discovery = build_registries(
+        pm, origins=origins, failures=[*failures, *(f for *_, f in failed_surveys)], disabled=disabled
+    )
+    if failed_surveys and mounts is not None and _unprovided(discovery, mounts):
+        # The workflow mounts, unsandboxed, something only a plugin that failed its survey can
+        # provide: import those here, as it asks (their survey errors give way to the outcome).
+        for ep, dist, version, _ in failed_surveys:
+            name = ep.name if pm.get_plugin(ep.name) is None else f"{dist}:{ep.name}"
+            failure = load_plugin(pm, ep.load, name=name, entry_point=ep.name, dist=dist, version=version)
+            if failure is None:
+                origins[name] = (dist, version)
+            else:
+                failures.append(failure)
+        discovery = build_registries(pm, origins=origins, failures=failures, disabled=disabled)
+    return evolve(discovery, isolate=tuple(isolate), mounts=mounts)
+
+
+def _unprovided(discovery: Discovery, mounts: Mounts) -> bool:
+    """Whether a pack, tracker or middleware ``mounts`` names is missing from ``discovery``."""
+    if any(discovery.tools.get(name) is None for name in mounts.packs if name != mounts.tracker):
+        return True
+    if mounts.tracker is not None and discovery.trackers.get(mounts.tracker) is None:
+        return True
+    return bool(mounts.middleware - {provider.name.strip() for provider in discovery.middleware})

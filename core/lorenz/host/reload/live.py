@@ -345,7 +345,7 @@ class LiveWorkspace:
             return False
         discovery = self._snapshot.workspace.discovery
         isolate = isolation_hint(self._watched)
-        return isolate != discovery.isolate or (bool(isolate) and mounts_hint(self._watched) != discovery.mounts)
+        return isolate != discovery.isolate or mounts_hint(self._watched) != discovery.mounts
 
     def _discover(self, *, always: bool) -> Discovery | None:
         """Discovery run afresh, for an environment where distributions came or went (or, ``always``,
