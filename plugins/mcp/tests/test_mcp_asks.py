@@ -230,6 +230,8 @@ async def test_server_everything_asks_the_client(
             roots = await client.call_tool("get-roots-list", {})
     assert sampled.is_error is False, sampled
     assert "Tides turn." in _text(sampled) and "tiny-1" in _text(sampled)
-    assert answers.asked[0].messages[0].content.text.endswith("the sea")
+    # server-everything may also ask for roots on its own (when a call of it happens to be in flight).
+    (sampling,) = [asked for asked in answers.asked if hasattr(asked, "messages")]
+    assert sampling.messages[0].content.text.endswith("the sea")
     assert form.is_error is False and "Name: Ada" in _text(form), form
     assert roots.is_error is False and "file:///work/a" in _text(roots), roots
