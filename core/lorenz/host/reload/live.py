@@ -345,7 +345,21 @@ class LiveWorkspace:
             return False
         discovery = self._snapshot.workspace.discovery
         isolate = isolation_hint(self._watched)
-        return isolate != discovery.isolate or mounts_hint(self._watched) != discovery.mounts
+        if isolate != discovery.isolate:
+            return True
+        mounts = mounts_hint(self._watched)
+        if isolate:
+            return mounts != discovery.mounts
+        # A plain workflow: only a name the last discovery was not told to import needs another
+        # (rediscovery makes every plugin afresh, restarting upstreams whose entries did not change).
+        known = discovery.mounts
+        if mounts is None or known is None:
+            return mounts != known and mounts is not None
+        return not (
+            mounts.packs <= known.packs
+            and mounts.middleware <= known.middleware
+            and mounts.tracker in (None, known.tracker)
+        )
 
     def _discover(self, *, always: bool) -> Discovery | None:
         """Discovery run afresh, for an environment where distributions came or went (or, ``always``,
