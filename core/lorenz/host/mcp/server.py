@@ -35,7 +35,7 @@ from lorenz.toolcall.execution import CallOutcome, ClientGone, ToolRunner
 from lorenz.toolcall.middleware import CallOrigin, close_layers
 from lorenz.toolcall.replies import ToolReply, call_result
 
-from .asking import SealedRequestState, client_input_for, invalid_request
+from .asking import SealedRequestState, client_capabilities, client_input_for, refused_requests
 from .client_log import ClientLevels
 from .grants import Grant, grant_of
 from .instructions import instructions_for
@@ -253,7 +253,7 @@ async def call_tool(
             state.runner,
             visible=allows,
             when_left=left,
-            check_requests=invalid_request,
+            check_requests=lambda requests: refused_requests(requests, client_capabilities(ctx)),
             origin=_origin(grant, ctx) if snapshot.tools.middleware else None,
         )
     except BaseException:  # cancelled by the client (or the host stopping): the pack's task was cancelled too
