@@ -19,6 +19,8 @@ import mcp_types as types
 import pytest
 from mcp import StdioServerParameters
 
+import lorenz
+from lorenz import ToolSpec, tool_success
 from lorenz.host import serve_in_thread
 from lorenz.toolsearch.cost import context_tokens
 
@@ -177,3 +179,50 @@ async def test_over_stdio(tmp_path: Path, era: str) -> None:
     # in either era, a tool called (through the call tool too) is listed once it is the most used.
     assert ("local_create_issue" in searched) is (era == "legacy"), searched
     assert "local_create_issue" in used, used
+
+
+#: Forty tools of eight services, each doing one of five things.
+SERVICES = ["invoice", "calendar", "wiki", "deploy", "alert", "backup", "payroll", "inventory"]
+VERBS = {
+    "list": "List every {s} record matching a filter.",
+    "get": "Read one {s} record by its id, with all its fields.",
+    "create": "Create a new {s} record from the given fields.",
+    "update": "Change fields of an existing {s} record.",
+    "delete": "Remove a {s} record for good.",
+}
+
+
+class ManyPack:
+    name = "many"
+
+    def tool_specs(self, settings: Any) -> list[ToolSpec]:
+        schema = {"type": "object", "properties": {"id": {"type": "string", "description": "The record's id."}}}
+        return [
+            ToolSpec(name=f"{service}_{verb}", description=text.format(s=service), input_schema=schema)
+            for service in SERVICES
+            for verb, text in VERBS.items()
+        ]
+
+    async def execute_tool(self, name: str, input: Any, context: Any) -> Any:
+        return tool_success({"tool": name, "id": input.get("id")})
+
+
+class ManyPlugin:
+    @lorenz.hookimpl
+    def lorenz_register_tool_packs(self, register: Any) -> None:
+        register(ManyPack())
+
+
+async def test_forty_tools_fit_a_small_budget(tmp_path: Path) -> None:
+    front = "tools:\n  many: {}\nserver:\n  catalog: {budget_tokens: 700}\n"
+    (tmp_path / "WORKFLOW.md").write_text(f"---\n{front}---\n", encoding="utf-8")
+    env = {"LORENZ_LOAD_PLUGINS": "", "PATH": os.environ.get("PATH", "")}
+    with serve_in_thread(cwd=tmp_path, env=env, plugins=[ManyPlugin()], reload=False) as server:
+        async with mcp.Client(server.url) as client:
+            listed = await client.list_tools()
+            found = await client.call_tool(SEARCH, {"query": "remove a payroll record", "limit": 3})
+            called = await client.call_tool(CALL, {"name": "payroll_delete", "arguments": {"id": "p-7"}})
+    names = _names(listed)
+    assert 2 < len(names) < 40 and names[-2:] == [SEARCH, CALL] and _cost(listed) <= 700, names
+    assert found.structured_content["tools"][0]["name"] == "payroll_delete"  # type: ignore[index]
+    assert called.structured_content == {"tool": "payroll_delete", "id": "p-7"}
