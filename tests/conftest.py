@@ -5,12 +5,11 @@ from __future__ import annotations
 import importlib.util
 import io
 import os
-import re
 import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -239,72 +238,6 @@ def isolation_packs() -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-#: The line ``lorenz serve`` prints once it listens (``... at <url>``, then `` (N workers)`` with workers).
-_SERVE_URL = re.compile(r" at (http://127\.0\.0\.1:\d+/mcp)")
-
-
-class LorenzServe:
-    """``lorenz serve --port 0`` (or ``command``) in a subprocess, its URL read off its stderr, which a
-    thread collects as it comes (a ``select`` on the pipe misses lines already in the file object's
-    buffer: a line after the awaited one in the same read would go unseen)."""
-
-    def __init__(
-        self, directory: Path, env: Mapping[str, str], command: Sequence[str] | None = None, timeout: float = 60
-    ) -> None:
-        self.process = subprocess.Popen(
-            list(command or [sys.executable, "-m", "lorenz", "serve", "--port", "0"]),
-            cwd=directory,
-            env=dict(env),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self.lines: list[str] = []
-        self.url = ""
-        ready = threading.Event()
-
-        def read() -> None:
-            assert self.process.stderr is not None
-            for line in self.process.stderr:
-                self.lines.append(line)
-                found = None if self.url else _SERVE_URL.search(line)
-                if found is not None:
-                    self.url = found.group(1)
-                    ready.set()
-
-        self._reader = threading.Thread(target=read, daemon=True)
-        self._reader.start()
-        if not ready.wait(timeout):
-            self.process.kill()
-            self.wait(10)
-            raise AssertionError("no URL printed:\n" + "".join(self.lines))
-
-    def wait(self, timeout: float) -> int:
-        """The exit code, once the process has ended and all of its stderr is read."""
-        code = self.process.wait(timeout=timeout)
-        self._reader.join(timeout)
-        return code
-
-    def stop(self) -> None:
-        """Kill the process if it still runs."""
-        if self.process.poll() is None:
-            self.process.kill()
-            self.wait(10)
-
-    @property
-    def base(self) -> str:
-        return self.url.removesuffix("/mcp")
-
-    def stderr(self) -> str:
-        return "".join(self.lines)
-
-
-@pytest.fixture(scope="session")
-def lorenz_serve() -> type[LorenzServe]:
-    """:class:`LorenzServe` (test modules cannot import this conftest)."""
-    return LorenzServe
 
 
 @pytest.fixture(scope="session")

@@ -18,12 +18,12 @@ import sys
 import sysconfig
 import textwrap
 from pathlib import Path
-from typing import Any
 
 import mcp
 import pytest
 
 from lorenz.sandbox import landlock
+from lorenz.testing import ServedWorkflow
 
 pytestmark = [
     pytest.mark.slow,
@@ -214,9 +214,7 @@ def test_commands_learn_a_third_party_plugin_from_a_confined_child(world: dict[s
     assert removed.returncode == 0 and removed.stdout.startswith("uninstalled sbx-evil 1.0"), removed.stderr
 
 
-def test_a_plain_workflow_imports_only_the_third_party_plugin_it_mounts(
-    world: dict[str, Path], lorenz_serve: Any
-) -> None:
+def test_a_plain_workflow_imports_only_the_third_party_plugin_it_mounts(world: dict[str, Path]) -> None:
     """A workflow that neither isolates nor sandboxes packs and mounts only ``local``: ``tools``,
     ``check`` and ``serve`` learn the installed plugin from a confined survey and never run its code
     here; mounted in a plain workflow, it is imported and served in the host, as the user asked."""
@@ -238,7 +236,7 @@ def test_a_plain_workflow_imports_only_the_third_party_plugin_it_mounts(
     bare.mkdir()
     assert "evil_probe" not in lorenz(world, "tools", cwd=bare).stdout
 
-    server = lorenz_serve(
+    server = ServedWorkflow(
         world["work"], _environ(world), command=[str(world["python"]), "-m", "lorenz", "serve", "--port", "0"]
     )
     try:
