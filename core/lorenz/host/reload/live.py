@@ -26,7 +26,7 @@ from lorenz.words import counted
 
 from .edits import CodeEdits
 from .installed import InstalledWatch
-from .rediscover import Rediscovery
+from .rediscover import Rediscovery, workflow_needs_rediscovery
 from .snapshot import Snapshot, request_snapshot
 
 if TYPE_CHECKING:
@@ -287,7 +287,9 @@ class LiveWorkspace:
             )
             self._remount = True
         installs, self._rediscover = self._rediscover, False
-        isolation = self._isolation_changed()
+        isolation = _signature(self._watched) != self._signature and workflow_needs_rediscovery(
+            self._watched, self._snapshot.workspace.discovery
+        )
         if installs or isolation:
             # A site directory's mtime moved but no plugin came, went or changed: nothing to reload.
             discovery = self._discover(always=isolation)
@@ -335,38 +337,10 @@ class LiveWorkspace:
         )
         return True
 
-    def _isolation_changed(self) -> bool:
-        """Whether the file on disk isolates other packs, or mounts others, than discovery left
-        unimported for."""
-        from lorenz.isolation.hint import mounts_hint
-        from lorenz.isolation.plan import isolation_hint
-
-        if _signature(self._watched) == self._signature:
-            return False
-        discovery = self._snapshot.workspace.discovery
-        isolate = isolation_hint(self._watched)
-        if isolate != discovery.isolate:
-            return True
-        mounts = mounts_hint(self._watched)
-        if isolate:
-            return mounts != discovery.mounts
-        # A plain workflow: only a name the last discovery was not told to import needs another
-        # (rediscovery makes every plugin afresh, restarting upstreams whose entries did not change).
-        known = discovery.mounts
-        if mounts is None or known is None:
-            return mounts != known and mounts is not None
-        return not (
-            mounts.packs <= known.packs
-            and mounts.middleware <= known.middleware
-            and mounts.tracker in (None, known.tracker)
-        )
-
     def _discover(self, *, always: bool) -> Discovery | None:
         """Discovery run afresh, for an environment where distributions came or went (or, ``always``,
         for another ``server.isolated_packs``, which decides what discovery leaves unimported);
         ``None`` when no plugin distribution changed and ``always`` is false."""
-        from lorenz.isolation.hint import isolation_hint, mounts_hint, sandbox_hint
-
         self._installed.mark()
         if self._rediscovery is None:
             self._rediscovery = Rediscovery()
@@ -374,9 +348,7 @@ class LiveWorkspace:
             self._discovery or self._snapshot.workspace.discovery,
             plugins=self._plugins,
             env=self._env,
-            isolate=isolation_hint(self._watched),
-            sandbox=sandbox_hint(self._watched),
-            mounts=mounts_hint(self._watched),
+            workflow=self._watched,
             always=always,
         )
         if discovery is None or self.edits is None:
