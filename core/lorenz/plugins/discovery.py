@@ -21,11 +21,7 @@ from attrs import evolve
 from lorenz import hookspecs
 from lorenz.hookspecs import ENTRY_POINT_GROUP
 
-from .checks import (
-    core_requirement_problem,
-    is_first_party,
-    normalize_distribution,
-)
+from .checks import core_requirement_problem, is_first_party, normalize_distribution
 from .clashes import DISABLE_PLUGINS_ENV
 from .containment import PluginError, call_plugin
 from .model import Discovery, Mounts, PluginFailure
@@ -37,7 +33,6 @@ if TYPE_CHECKING:
 __all__ = [
     "DISABLE_PLUGINS_ENV",
     "LOAD_PLUGINS_ENV",
-    "build_registries",
     "discover",
     "load_entry_points",
     "load_plugin",
