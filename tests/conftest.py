@@ -7,6 +7,7 @@ import io
 import os
 import subprocess
 import sys
+import sysconfig
 import textwrap
 import threading
 from collections.abc import Callable, Iterator
@@ -238,6 +239,25 @@ def isolation_packs() -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture
+def venv(tmp_path: Path) -> tuple[Path, Path]:
+    """``(its python, its site-packages)``: a fresh venv over this environment's packages (a ``.pth``
+    calling ``site.addsitedir``), for a test that installs into the venv that runs ``lorenz``."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True)
+    python = tmp_path / "venv" / "bin" / "python"
+    purelib = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
+    here = sysconfig.get_paths()["purelib"]
+    (purelib / "_lorenz_test_env.pth").write_text(f"import site; site.addsitedir({here!r})\n", encoding="utf-8")
+    return python, purelib
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,6 @@ import json
 import os
 import subprocess
 import sys
-import sysconfig
 import textwrap
 from pathlib import Path
 
@@ -84,19 +83,10 @@ def lorenz_register_tool_packs(register):
 
 
 @pytest.fixture
-def world(tmp_path: Path) -> dict[str, Path]:
+def world(tmp_path: Path, venv: tuple[Path, Path]) -> dict[str, Path]:
     """A venv over this environment, a home with a planted key, the plugin's project, a workflow
     sandboxing every third-party pack (the current directory of every command)."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True)
-    python = tmp_path / "venv" / "bin" / "python"
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    here = sysconfig.get_paths()["purelib"]
-    (Path(purelib) / "_lorenz_test_env.pth").write_text(f"import site; site.addsitedir({here!r})\n", encoding="utf-8")
+    python, _ = venv
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "id_rsa").write_text(KEY, encoding="utf-8")

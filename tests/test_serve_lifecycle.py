@@ -6,7 +6,7 @@ without a restart. Its source edited (issue 44): without ``--reload`` the server
 needed (``/healthz``, the landing page, the log); with it the edit is served, by a replaced worker
 (in-process pack) or a restarted process (isolated pack), and a call in flight meanwhile completes.
 
-The venv is made as in test_cli_install.py (this environment's packages through a ``.pth`` calling
+The venv is conftest's ``venv`` (this environment's packages through a ``.pth`` calling
 ``site.addsitedir``); the two wheels are built once for the module.
 """
 
@@ -17,7 +17,6 @@ import html
 import os
 import subprocess
 import sys
-import sysconfig
 import textwrap
 import threading
 import time
@@ -112,22 +111,6 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return built
 
 
-@pytest.fixture
-def venv(tmp_path: Path) -> Path:
-    """The python of a fresh venv over this environment's packages."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True)
-    python = tmp_path / "venv" / "bin" / "python"
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    here = sysconfig.get_paths()["purelib"]
-    Path(purelib, "_lorenz_test_env.pth").write_text(f"import site; site.addsitedir({here!r})\n", encoding="utf-8")
-    return python
-
-
 def clean_env() -> dict[str, str]:
     """This environment without the developer's LORENZ_/PIP_ settings; pip offline and quick."""
     env = {key: value for key, value in os.environ.items() if not key.startswith(("LORENZ_", "PIP_"))}
@@ -200,34 +183,37 @@ def workflow(tmp_path: Path, *, mounted: bool = True, isolated: bool = False) ->
 
 
 @pytest.fixture
-def editable(venv: Path, tmp_path: Path) -> tuple[Path, Path]:
+def editable(venv: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
     """``(python, project)``: the venv with lorenz-fresh installed editable into it."""
+    python, _ = venv
     project = tmp_path / "lorenz-fresh"
     write_pack(project)
     done = subprocess.run(
-        [str(venv), "-m", "pip", "install", "-q", "-e", str(project)],
+        [str(python), "-m", "pip", "install", "-q", "-e", str(project)],
         env=clean_env(),
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    return venv, project
+    return python, project
 
 
 @pytest.fixture
-def serving(venv: Path, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[str, Path, ServedWorkflow]]:
+def serving(
+    venv: tuple[Path, Path], tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[tuple[str, Path, ServedWorkflow]]:
     """``(base URL, its directory, the server)`` of ``lorenz serve --workers N`` run by the venv,
     mounting nothing yet."""
     work = workflow(tmp_path, mounted=False)
-    with serve(venv, work, "--workers", str(request.param)) as server:
+    with serve(venv[0], work, "--workers", str(request.param)) as server:
         yield server.base, work, server
 
 
 @pytest.mark.xdist_group("fresh-wheels")  # the wheels are built once, on one parallel worker
 @pytest.mark.parametrize("serving", [1, 2], indirect=True, ids=["1-worker", "2-workers"])
 def test_install_upgrade_uninstall_while_serving(
-    serving: tuple[str, Path, ServedWorkflow], venv: Path, wheels: dict[str, Path], tmp_path: Path
+    serving: tuple[str, Path, ServedWorkflow], venv: tuple[Path, Path], wheels: dict[str, Path], tmp_path: Path
 ) -> None:
     base_url, work, server = serving
     project = tmp_path / "lorenz-fresh"
@@ -237,7 +223,7 @@ def test_install_upgrade_uninstall_while_serving(
     seen: dict[str, float] = {}
 
     def step(label: str, want: set[str], *command: str) -> subprocess.CompletedProcess[str]:
-        done = lorenz_in(venv, *command, cwd=work)
+        done = lorenz_in(venv[0], *command, cwd=work)
         assert done.returncode == 0, done.stdout + done.stderr
         seen[label] = settle(base_url, want, since=time.monotonic())
         return done
