@@ -5,12 +5,12 @@ from __future__ import annotations
 import importlib.util
 import io
 import os
-import re
 import subprocess
 import sys
+import sysconfig
 import textwrap
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -241,70 +241,23 @@ def isolation_packs() -> ModuleType:
     return module
 
 
-#: The line ``lorenz serve`` prints once it listens (``... at <url>``, then `` (N workers)`` with workers).
-_SERVE_URL = re.compile(r" at (http://127\.0\.0\.1:\d+/mcp)")
-
-
-class LorenzServe:
-    """``lorenz serve --port 0`` (or ``command``) in a subprocess, its URL read off its stderr, which a
-    thread collects as it comes (a ``select`` on the pipe misses lines already in the file object's
-    buffer: a line after the awaited one in the same read would go unseen)."""
-
-    def __init__(
-        self, directory: Path, env: Mapping[str, str], command: Sequence[str] | None = None, timeout: float = 60
-    ) -> None:
-        self.process = subprocess.Popen(
-            list(command or [sys.executable, "-m", "lorenz", "serve", "--port", "0"]),
-            cwd=directory,
-            env=dict(env),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+@pytest.fixture
+def venv(tmp_path: Path) -> tuple[Path, Path]:
+    """``(its python, its site-packages)``: a fresh venv over this environment's packages (a ``.pth``
+    calling ``site.addsitedir``), for a test that installs into the venv that runs ``lorenz``."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True)
+    python = tmp_path / "venv" / "bin" / "python"
+    purelib = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
             text=True,
-        )
-        self.lines: list[str] = []
-        self.url = ""
-        ready = threading.Event()
-
-        def read() -> None:
-            assert self.process.stderr is not None
-            for line in self.process.stderr:
-                self.lines.append(line)
-                found = None if self.url else _SERVE_URL.search(line)
-                if found is not None:
-                    self.url = found.group(1)
-                    ready.set()
-
-        self._reader = threading.Thread(target=read, daemon=True)
-        self._reader.start()
-        if not ready.wait(timeout):
-            self.process.kill()
-            self.wait(10)
-            raise AssertionError("no URL printed:\n" + "".join(self.lines))
-
-    def wait(self, timeout: float) -> int:
-        """The exit code, once the process has ended and all of its stderr is read."""
-        code = self.process.wait(timeout=timeout)
-        self._reader.join(timeout)
-        return code
-
-    def stop(self) -> None:
-        """Kill the process if it still runs."""
-        if self.process.poll() is None:
-            self.process.kill()
-            self.wait(10)
-
-    @property
-    def base(self) -> str:
-        return self.url.removesuffix("/mcp")
-
-    def stderr(self) -> str:
-        return "".join(self.lines)
-
-
-@pytest.fixture(scope="session")
-def lorenz_serve() -> type[LorenzServe]:
-    """:class:`LorenzServe` (test modules cannot import this conftest)."""
-    return LorenzServe
+            check=True,
+        ).stdout.strip()
+    )
+    here = sysconfig.get_paths()["purelib"]
+    (purelib / "_lorenz_test_env.pth").write_text(f"import site; site.addsitedir({here!r})\n", encoding="utf-8")
+    return python, purelib
 
 
 @pytest.fixture(scope="session")

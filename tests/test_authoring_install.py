@@ -11,12 +11,13 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import anyio
 import httpx
 import mcp
 import pytest
+
+from lorenz.testing import ServedWorkflow
 
 ROOT = Path(__file__).resolve().parents[1]
 WEATHER = ROOT / "examples" / "weather"
@@ -66,9 +67,7 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {path.name.split("-")[0]: path for path in built}
 
 
-def test_weather_wheel_installs_serves_and_uninstalls(
-    wheels: dict[str, Path], tmp_path: Path, lorenz_serve: Any
-) -> None:
+def test_weather_wheel_installs_serves_and_uninstalls(wheels: dict[str, Path], tmp_path: Path) -> None:
     """pip-installed lorenz-weather is discovered, listed, served over MCP, and gone once uninstalled."""
     bin_dir = make_venv(tmp_path / "venv")
     run(
@@ -98,7 +97,7 @@ def test_weather_wheel_installs_serves_and_uninstalls(
     )
     assert called["success"] is True
 
-    server = lorenz_serve(work, clean_env(), [str(bin_dir / "lorenz"), "serve", "--port", "0", "--no-reload"])
+    server = ServedWorkflow(work, clean_env(), [str(bin_dir / "lorenz"), "serve", "--port", "0", "--no-reload"])
     url = server.url
     try:
 

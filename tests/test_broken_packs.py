@@ -21,6 +21,7 @@ import mcp
 import pytest
 
 from lorenz import discover
+from lorenz.testing import ServedWorkflow
 
 RAISES = {
     "exit": "SystemExit(3)",
@@ -230,12 +231,12 @@ def test_lorenz_plugins_survives_sys_exit_at_import_and_exits_1(site: Path, tmp_
 
 
 @pytest.fixture
-def served(site: Path, tmp_path: Path, lorenz_serve: Any) -> Iterator[Any]:
+def served(site: Path, tmp_path: Path) -> Iterator[Any]:
     packs = [pack for pack, seam, _ in _cases() if seam not in ("import", "register")]
     tools = "".join(f"  {pack}: {{}}\n" for pack in [*packs, "brk_good"])
     front = f"tracker:\n  kind: local\n  path: ./board\ntools:\n{tools}server:\n  tool_timeout_seconds: 2\n"
     (tmp_path / "WORKFLOW.md").write_text(f"---\n{front}---\nWork the board.\n", encoding="utf-8")
-    server = lorenz_serve(tmp_path, _env(site))
+    server = ServedWorkflow(tmp_path, _env(site))
     try:
         yield server
     finally:

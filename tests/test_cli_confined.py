@@ -15,15 +15,14 @@ import json
 import os
 import subprocess
 import sys
-import sysconfig
 import textwrap
 from pathlib import Path
-from typing import Any
 
 import mcp
 import pytest
 
 from lorenz.sandbox import landlock
+from lorenz.testing import ServedWorkflow
 
 pytestmark = [
     pytest.mark.slow,
@@ -84,19 +83,10 @@ def lorenz_register_tool_packs(register):
 
 
 @pytest.fixture
-def world(tmp_path: Path) -> dict[str, Path]:
+def world(tmp_path: Path, venv: tuple[Path, Path]) -> dict[str, Path]:
     """A venv over this environment, a home with a planted key, the plugin's project, a workflow
     sandboxing every third-party pack (the current directory of every command)."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True)
-    python = tmp_path / "venv" / "bin" / "python"
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    here = sysconfig.get_paths()["purelib"]
-    (Path(purelib) / "_lorenz_test_env.pth").write_text(f"import site; site.addsitedir({here!r})\n", encoding="utf-8")
+    python, _ = venv
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "id_rsa").write_text(KEY, encoding="utf-8")
@@ -214,9 +204,7 @@ def test_commands_learn_a_third_party_plugin_from_a_confined_child(world: dict[s
     assert removed.returncode == 0 and removed.stdout.startswith("uninstalled sbx-evil 1.0"), removed.stderr
 
 
-def test_a_plain_workflow_imports_only_the_third_party_plugin_it_mounts(
-    world: dict[str, Path], lorenz_serve: Any
-) -> None:
+def test_a_plain_workflow_imports_only_the_third_party_plugin_it_mounts(world: dict[str, Path]) -> None:
     """A workflow that neither isolates nor sandboxes packs and mounts only ``local``: ``tools``,
     ``check`` and ``serve`` learn the installed plugin from a confined survey and never run its code
     here; mounted in a plain workflow, it is imported and served in the host, as the user asked."""
@@ -238,7 +226,7 @@ def test_a_plain_workflow_imports_only_the_third_party_plugin_it_mounts(
     bare.mkdir()
     assert "evil_probe" not in lorenz(world, "tools", cwd=bare).stdout
 
-    server = lorenz_serve(
+    server = ServedWorkflow(
         world["work"], _environ(world), command=[str(world["python"]), "-m", "lorenz", "serve", "--port", "0"]
     )
     try:

@@ -2,7 +2,7 @@
 directory and ``-e``, each followed by what the new distribution registered; the confirmation; and the core
 refusing to uninstall itself.
 
-The venv sees this environment's packages (the core, pip, hatchling) through a ``.pth`` that calls
+The venv (conftest's ``venv``) sees this environment's packages (the core, pip, hatchling) through a ``.pth`` that calls
 ``site.addsitedir``, so nothing is downloaded: ``--system-site-packages`` would give the base interpreter's
 packages, not this venv's. pip's own settings come from the environment, as a user's would.
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
@@ -21,24 +20,6 @@ ROOT = Path(__file__).resolve().parents[1]
 WEATHER = ROOT / "examples" / "weather"
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def venv(tmp_path: Path) -> tuple[Path, Path]:
-    """``(its python, its site-packages)``: a fresh venv over this environment's packages."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True)
-    python = tmp_path / "venv" / "bin" / "python"
-    purelib = Path(
-        subprocess.run(
-            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    )
-    here = sysconfig.get_paths()["purelib"]
-    (purelib / "_lorenz_test_env.pth").write_text(f"import site; site.addsitedir({here!r})\n", encoding="utf-8")
-    return python, purelib
 
 
 def lorenz_in(python: Path, *args: str, cwd: Path, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:

@@ -28,7 +28,7 @@ from lorenz.host import LiveWorkspace, RunningServer, serve_in_thread
 from lorenz.host.app import build_app
 from lorenz.host.http.loopback import serve_app_in_thread
 from lorenz.host.http.protocol import HostConfig
-from lorenz.host.mcp import stateless
+from lorenz.host.mcp import inbound, stateless
 
 MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -151,7 +151,7 @@ def test_the_lean_path_answers_as_the_sdk_transport(
     message, headers = CASES[case]
     lean = answer(server, message, headers)
     with monkeypatch.context() as patch:
-        patch.setattr(stateless, "_plain_json_request", lambda scope: None)  # everything to the SDK
+        patch.setattr(stateless, "plain_json_request", lambda scope: None)  # everything to the SDK
         sdk = answer(server, message, headers)
     assert lean == sdk
 
@@ -167,8 +167,8 @@ def test_the_accept_verdict_is_the_sdks(accept: bytes | None) -> None:
 
     headers = [] if accept is None else [(b"accept", accept)]
     expected, _ = check_accept_headers(Request({"type": "http", "headers": headers}))
-    assert stateless._reads_json(accept) is expected
-    assert stateless._reads_json(accept) is expected  # remembered
+    assert inbound.reads_json(accept) is expected
+    assert inbound.reads_json(accept) is expected  # remembered
 
 
 def test_the_lean_path_serves_the_common_requests(server: RunningServer, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -285,7 +285,7 @@ def test_mcp_param_headers_are_checked_on_the_lean_path_as_by_the_sdk(
     with serve_in_thread(cwd=tmp_path, env={"LORENZ_LOAD_PLUGINS": ""}, plugins=[HeaderPlugin()]) as running:
         lean = answer(running, message, {**headers, **header})
         with monkeypatch.context() as patch:
-            patch.setattr(stateless, "_plain_json_request", lambda scope: None)
+            patch.setattr(stateless, "plain_json_request", lambda scope: None)
             sdk = answer(running, message, {**headers, **header})
     assert lean == sdk
     assert ("result" in lean[1]) is served, lean
@@ -309,7 +309,7 @@ async def test_a_connection_teardown_a_handler_registered_still_runs() -> None:
 
     server: Server[Any] = Server("teardown", on_ping=on_ping)
     exchange = stateless._Exchange(1, ServerMessageMetadata())
-    connection = stateless._born_ready("2025-11-25")
+    connection = inbound.born_ready("2025-11-25")
     connection.exit_stack.callback(closed.append, "closed")
     result = await stateless._serve_one(server, exchange, "ping", None, connection=connection, lifespan_state=None)
     assert result == {}
@@ -319,7 +319,7 @@ async def test_a_connection_teardown_a_handler_registered_still_runs() -> None:
 def test_the_born_ready_connection_is_the_sdks_envelope_connection() -> None:
     from mcp.server.connection import Connection
 
-    ours, sdks = stateless._born_ready("2025-06-18"), Connection.from_envelope("2025-06-18", None, None)
+    ours, sdks = inbound.born_ready("2025-06-18"), Connection.from_envelope("2025-06-18", None, None)
     for attribute in ("protocol_version", "session_id", "client_params", "client_capabilities", "outbound", "state"):
         assert getattr(ours, attribute) == getattr(sdks, attribute), attribute
     assert ours.initialized.is_set() and sdks.initialized.is_set()
@@ -347,7 +347,7 @@ def test_a_connection_from_a_remembered_envelope_is_the_sdks(info: Any, capabili
     routing = {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/list"}
     expected = Connection.from_envelope("2026-07-28", info, capabilities)
     for _ in range(2):  # made by the SDK, then born ready from what it made
-        ours = stateless._envelope_route(message, routing)
+        ours = inbound.envelope_route(message, routing)
         assert ours is not None
         for attribute in ("protocol_version", "session_id", "client_params", "client_capabilities", "outbound"):
             assert getattr(ours, attribute) == getattr(expected, attribute), attribute
@@ -374,7 +374,7 @@ def test_the_remembered_ladder_verdict_is_the_sdks(routing: dict[str, str], para
     message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {**params, "_meta": MODERN_META}}
     assert isinstance(classify_inbound_request(message, headers=headers), InboundModernRoute) is admitted
     for _ in range(3):
-        assert (stateless._envelope_route(message, headers) is not None) is admitted
+        assert (inbound.envelope_route(message, headers) is not None) is admitted
 
 
 def demo_app(directory: Path, host_pack: ModuleType) -> Any:

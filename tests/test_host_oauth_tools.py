@@ -25,7 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 from lorenz import ToolProvider, hookimpl
 from lorenz.authoring import CallContext, Pack, tool
 from lorenz.host import serve_in_thread
-from lorenz.testing import FakeTracker, loopback_server
+from lorenz.testing import FakeTracker, ServedWorkflow, loopback_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -209,7 +209,7 @@ def test_a_tools_auth_scopes_must_be_scope_tokens() -> None:
 
 
 def test_the_caller_and_a_tools_own_scopes_cross_an_isolated_packs_pipe(
-    tmp_path: Path, issuer: Any, isolation_packs: ModuleType, lorenz_serve: Any
+    tmp_path: Path, issuer: Any, isolation_packs: ModuleType
 ) -> None:
     (tmp_path / "site").mkdir()
     site = isolation_packs.write_site(tmp_path / "site")
@@ -219,7 +219,7 @@ def test_the_caller_and_a_tools_own_scopes_cross_an_isolated_packs_pipe(
     env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
     env["LORENZ_LOAD_PLUGINS"] = "lorenz-local,iso-acme"
     env["PYTHONPATH"] = os.pathsep.join([str(site), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    server = lorenz_serve(work, env)
+    server = ServedWorkflow(work, env)
     try:
         url = server.url
         who = issuer.token(aud=url, scope="acme:who", client_id="cli-7")

@@ -11,13 +11,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import mcp
 import pytest
 from mcp import StdioServerParameters
 
 from lorenz.host import serve
+from lorenz.testing import ServedWorkflow
 
 HERE = Path(__file__).parent
 ENV = {"LORENZ_LOAD_PLUGINS": ""}
@@ -80,10 +80,10 @@ def test_missing_local_plugin_says_how_to_install(tmp_path: Path, capsys: pytest
 
 
 @pytest.mark.slow
-def test_http_subprocess_prints_url_and_stops_on_sigterm(tmp_path: Path, lorenz_serve: Any) -> None:
+def test_http_subprocess_prints_url_and_stops_on_sigterm(tmp_path: Path) -> None:
     """`lorenz serve --port 0` prints the bound URL, serves it, and exits 0 on SIGTERM."""
     directory = workspace(tmp_path)
-    server = lorenz_serve(directory, subprocess_env(directory), HOST_PACK_SERVE, timeout=30)
+    server = ServedWorkflow(directory, subprocess_env(directory), HOST_PACK_SERVE, timeout=30)
     try:
         assert server.url.endswith("/mcp")
 
@@ -160,14 +160,14 @@ HOST_PACK_SERVE = [sys.executable, "-m", "lorenz", "-p", "host_pack", "serve", "
 
 
 @pytest.mark.slow
-def test_sigterm_with_an_open_session_stream_stops_promptly(tmp_path: Path, lorenz_serve: Any) -> None:
+def test_sigterm_with_an_open_session_stream_stops_promptly(tmp_path: Path) -> None:
     """SIGTERM ends a stateful session's open GET stream at once: no grace-period wait, no traceback."""
     import threading
 
     import httpx
 
     directory = workspace(tmp_path, "tracker:\n  kind: demo\nserver:\n  stateful: true\n  json_response: false\n")
-    server = lorenz_serve(directory, subprocess_env(directory), HOST_PACK_SERVE, timeout=30)
+    server = ServedWorkflow(directory, subprocess_env(directory), HOST_PACK_SERVE, timeout=30)
     url = server.url
     try:
         headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}

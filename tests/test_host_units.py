@@ -397,9 +397,9 @@ async def test_slow_reload_serves_the_last_good_snapshot_meanwhile(
 
     import anyio
 
-    from lorenz.host.reload import live as reload
+    from lorenz.host.reload import background
 
-    monkeypatch.setattr(reload, "RELOAD_WAIT_SECONDS", 0.1)
+    monkeypatch.setattr(background, "RELOAD_WAIT_SECONDS", 0.1)
     workflow = tmp_path / "WORKFLOW.md"
     _touch(workflow, "---\ntracker:\n  kind: demo\n---\n")
     live = LiveWorkspace.open(None, cwd=tmp_path, env=ENV, plugins=[host_pack])

@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from lorenz.contracts import ToolContext
-from lorenz.host.ops.pages import health_data
+from lorenz.host.ops.status import health_data
 from lorenz.host.reload.live import LiveWorkspace
 from lorenz.isolation.proxy import IsolatedPack
 from lorenz.isolation.supervisor import MAX_CRASHES

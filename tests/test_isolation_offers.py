@@ -19,6 +19,8 @@ import mcp_types as types
 import pytest
 from mcp.client.stdio import StdioServerParameters
 
+from lorenz.testing import ServedWorkflow
+
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
 _HANDSHAKE = "  stateful: true\n  json_response: false\n"
@@ -38,9 +40,9 @@ def _env(site: Path) -> dict[str, str]:
 
 
 @pytest.fixture
-def served(site: Path, tmp_path: Path, isolation_packs: ModuleType, lorenz_serve: Any) -> Iterator[Any]:
+def served(site: Path, tmp_path: Path, isolation_packs: ModuleType) -> Iterator[Any]:
     isolation_packs.workflow(tmp_path, tools="  notes: {}\n", server=_HANDSHAKE)
-    server = lorenz_serve(tmp_path, _env(site))
+    server = ServedWorkflow(tmp_path, _env(site))
     try:
         yield server
     finally:

@@ -23,6 +23,8 @@ import mcp
 import pytest
 from mcp.client.stdio import StdioServerParameters
 
+from lorenz.testing import ServedWorkflow
+
 pytestmark = pytest.mark.slow
 
 
@@ -45,9 +47,9 @@ def _pids(server: Any) -> dict[str, list[int]]:
 
 
 @pytest.fixture
-def served(site: Path, tmp_path: Path, isolation_packs: ModuleType, lorenz_serve: Any) -> Iterator[Any]:
+def served(site: Path, tmp_path: Path, isolation_packs: ModuleType) -> Iterator[Any]:
     isolation_packs.workflow(tmp_path)
-    server = lorenz_serve(tmp_path, _env(site))
+    server = ServedWorkflow(tmp_path, _env(site))
     try:
         yield server
     finally:
@@ -246,11 +248,11 @@ async def test_an_isolated_packs_progress_logs_and_enabled_tools_cross_its_pipe(
 
 
 def test_an_isolated_pack_is_told_only_the_tools_a_scoped_token_may_call(
-    site: Path, tmp_path: Path, isolation_packs: ModuleType, lorenz_serve: Any
+    site: Path, tmp_path: Path, isolation_packs: ModuleType
 ) -> None:
     tokens = "  tokens:\n    - {name: acme-only, token: acme-t0ken-0123456789, tools: [acme_*]}\n"
     isolation_packs.workflow(tmp_path, server=tokens)
-    server = lorenz_serve(tmp_path, _env(site))
+    server = ServedWorkflow(tmp_path, _env(site))
     try:
 
         async def scenario() -> Any:
@@ -268,13 +270,13 @@ def test_an_isolated_pack_is_told_only_the_tools_a_scoped_token_may_call(
 
 
 def test_each_worker_supervises_its_own_isolated_packs_and_none_outlive_sigterm(
-    site: Path, tmp_path: Path, isolation_packs: ModuleType, lorenz_serve: Any
+    site: Path, tmp_path: Path, isolation_packs: ModuleType
 ) -> None:
     """`lorenz serve --workers 2` with isolated packs: each worker runs its own pack processes (its
     calls answered by them), and SIGTERM to the supervisor leaves none of them behind."""
     isolation_packs.workflow(tmp_path)
     command = [sys.executable, "-m", "lorenz", "serve", "--port", "0", "--workers", "2"]
-    server = lorenz_serve(tmp_path, _env(site), command)
+    server = ServedWorkflow(tmp_path, _env(site), command)
     try:
         by_worker: dict[int, dict[str, list[int]]] = {}
         deadline = time.monotonic() + 60

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from lorenz import PromptSpec, ResourceSpec, Settings, ToolContext, ToolSpec, tool_success
-from lorenz.host.ops.pages import health_data
+from lorenz.host.ops.status import health_data
 from lorenz.host.reload.snapshot import Snapshot
 from lorenz.mounting.mount import MountError
 from lorenz.testing import make_pack_host

@@ -2,7 +2,7 @@
 
 One tool refuses a bad argument, returns a result over ``server.max_result_bytes``, returns output
 that breaks its ``outputSchema``, or hangs past ``server.tool_timeout_seconds``; called over HTTP
-by the SDK's client, by ``lorenz call``, through ``lorenz.testing`` and through
+by the SDK's client, by ``lorenz call``, through ``lorenz.testing`` (its host and ``run_tool``) and through
 ``execute_mounted_tool``, each case gets the same answer (success, message, reason).
 """
 
@@ -25,7 +25,7 @@ from lorenz.contracts import ToolContext
 from lorenz.host import serve_in_thread
 from lorenz.mounting.mount import execute_mounted_tool
 from lorenz.results import ToolResult
-from lorenz.testing import make_pack_host
+from lorenz.testing import make_pack_host, run_tool
 
 pytestmark = pytest.mark.anyio
 
@@ -169,5 +169,15 @@ async def test_through_execute_mounted_tool(plugin: Any, tmp_path: Path) -> None
     async with httpx.AsyncClient() as http:
         context = ToolContext(settings=host.settings, http=http)
         answers = [_from_result(await execute_mounted_tool([plugin.PACK], TOOL, args, context)) for args, _ in CASES]
+    assert answers == EXPECTED
+    assert plugin.RAN == ["ok", "big", "bad_output", "hang"]
+
+
+async def test_through_the_kits_run_tool(plugin: Any, tmp_path: Path) -> None:
+    config = {"tracker": {"kind": "lorenz-testing"}, "server": SERVER}
+    host = make_pack_host(plugin.PACK, config=config, base_dir=tmp_path)
+    async with httpx.AsyncClient() as http:
+        context = ToolContext(settings=host.settings, http=http)
+        answers = [_from_result(await run_tool(plugin.PACK, TOOL, args, context)) for args, _ in CASES]
     assert answers == EXPECTED
     assert plugin.RAN == ["ok", "big", "bad_output", "hang"]

@@ -1,4 +1,4 @@
-"""lorenz.http.PaginationGuard: page/item limits and cursor checks and the messages they refuse with."""
+"""lorenz.pagination.PaginationGuard: page/item limits and cursor checks and the messages they refuse with."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from lorenz.http import PaginationError, PaginationGuard
+from lorenz.pagination import PaginationError, PaginationGuard
 
 
 def test_page_limit() -> None:
@@ -112,7 +112,7 @@ def test_cursor_of_exactly_120_json_chars_is_not_truncated() -> None:
 
 def test_pagination_limits_build_guards() -> None:
     """PaginationLimits hands each paging loop a fresh guard with its bounds."""
-    from lorenz.http import PaginationLimits
+    from lorenz.pagination import PaginationLimits
 
     limits = PaginationLimits(max_pages=2, max_items=10)
     guard = limits.guard("jira", "search")

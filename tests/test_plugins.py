@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from lorenz import ToolSpec, discover, hookimpl, tool_success
-from lorenz.plugins.discovery import build_registries, make_manager
+from lorenz.plugins.discovery import make_manager
+from lorenz.plugins.registration import build_registries
 
 ONLY_TEST_DISTS = {"LORENZ_LOAD_PLUGINS": "lorenz-acme,lorenz-broken,lorenz-typo,lorenz-raising"}
 

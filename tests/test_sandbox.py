@@ -23,6 +23,7 @@ import pytest
 
 from lorenz.results import ToolResult
 from lorenz.sandbox import landlock
+from lorenz.testing import ServedWorkflow
 from lorenz.workspace import Workspace, open_workspace
 
 pytestmark = [
@@ -207,12 +208,12 @@ def test_without_landlock_a_sandboxed_pack_does_not_start_unless_the_operator_ac
 
 
 def test_each_denial_reaches_an_mcp_client_as_an_error_naming_the_permission(
-    site: Path, tmp_path: Path, apis: tuple[int, int], lorenz_serve: Any
+    site: Path, tmp_path: Path, apis: tuple[int, int]
 ) -> None:
     _workflow(tmp_path, apis[0])
     env = _env()
     env["PYTHONPATH"] = os.pathsep.join([str(site), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    server = lorenz_serve(tmp_path, env)
+    server = ServedWorkflow(tmp_path, env)
     secret = tmp_path / "secret.txt"
     try:
         health = httpx.get(server.base + "/healthz").json()

@@ -10,7 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import anyio
 import httpx
@@ -18,6 +17,7 @@ import mcp
 import pytest
 
 from lorenz.sandbox import landlock
+from lorenz.testing import ServedWorkflow
 
 pytestmark = [
     pytest.mark.slow,
@@ -111,10 +111,10 @@ def test_a_workflow_without_sandboxed_packs_keeps_its_check_json(tmp_path: Path,
 
 
 def test_the_landing_page_shows_permissions_the_sandboxed_pill_and_denials(
-    tmp_path: Path, sandbox_packs: ModuleType, lorenz_serve: Any
+    tmp_path: Path, sandbox_packs: ModuleType
 ) -> None:
     env = _setup(tmp_path, sandbox_packs)
-    server = lorenz_serve(tmp_path, env)
+    server = ServedWorkflow(tmp_path, env)
     try:
         before = httpx.get(server.base + "/").text
         assert '<span class="pill" data-denials="0">denials: 0</span>' in before

@@ -10,7 +10,6 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -19,6 +18,7 @@ import lorenz.host.reload.live as reload
 import lorenz.host.reload.workflow_watch as workflow_watch
 from lorenz.host import serve_in_thread
 from lorenz.host.reload.workflow_watch import WorkflowWatch
+from lorenz.testing import ServedWorkflow
 
 pytestmark = [pytest.mark.anyio, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")]
 
@@ -217,7 +217,7 @@ def token(index: int) -> str:
 
 
 @pytest.mark.slow
-def test_a_rotated_token_is_refused_to_every_request_sent_after_the_edit(tmp_path: Path, lorenz_serve: Any) -> None:
+def test_a_rotated_token_is_refused_to_every_request_sent_after_the_edit(tmp_path: Path) -> None:
     """`lorenz serve` under load from several clients while another process rotates `server.token`
     by editing WORKFLOW.md in place: no request started after an edit completed is let in with the
     revoked token, and the new one works from then on."""
@@ -231,7 +231,7 @@ def test_a_rotated_token_is_refused_to_every_request_sent_after_the_edit(tmp_pat
     assert asyncio.run(watchable()), "the server watches this directory: the case under test"
     (tmp_path / "WORKFLOW.md").write_text(TOKEN_WORKFLOW.format(token=token(0)))
     env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
-    server = lorenz_serve(tmp_path, dict(env, LORENZ_LOAD_PLUGINS="lorenz-local"))
+    server = ServedWorkflow(tmp_path, dict(env, LORENZ_LOAD_PLUGINS="lorenz-local"))
     editor = subprocess.Popen(
         [sys.executable, "-c", EDITOR, str(tmp_path / "WORKFLOW.md"), TOKEN_WORKFLOW],
         stdin=subprocess.PIPE,

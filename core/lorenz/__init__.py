@@ -107,9 +107,9 @@ _EXPORTS: dict[str, str] = {
     "summarize_body": "lorenz.http",
     "timeout_message": "lorenz.http",
     "describe_timeout": "lorenz.http",
-    "PaginationGuard": "lorenz.http",
-    "PaginationLimits": "lorenz.http",
-    "PaginationError": "lorenz.http",
+    "PaginationGuard": "lorenz.pagination",
+    "PaginationLimits": "lorenz.pagination",
+    "PaginationError": "lorenz.pagination",
     # redaction
     "redact_text": "lorenz.redact",
     "redact_value": "lorenz.redact",
@@ -163,9 +163,6 @@ if TYPE_CHECKING:
     from .contracts import TrackerProvider as TrackerProvider
     from .hookspecs import hookimpl as hookimpl
     from .http import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
-    from .http import PaginationError as PaginationError
-    from .http import PaginationGuard as PaginationGuard
-    from .http import PaginationLimits as PaginationLimits
     from .http import RetryEvent as RetryEvent
     from .http import RetryPolicy as RetryPolicy
     from .http import describe_timeout as describe_timeout
@@ -193,6 +190,9 @@ if TYPE_CHECKING:
     from .mounting.mount import execute_mounted_tool as execute_mounted_tool
     from .mounting.mount import mounted_pack_names as mounted_pack_names
     from .mounting.mount import mounted_tool_specs as mounted_tool_specs
+    from .pagination import PaginationError as PaginationError
+    from .pagination import PaginationGuard as PaginationGuard
+    from .pagination import PaginationLimits as PaginationLimits
     from .plugins.discovery import discover as discover
     from .plugins.discovery import make_manager as make_manager
     from .plugins.model import Discovery as Discovery

@@ -13,7 +13,8 @@ from lorenz.lazy import lazy_exports
 
 # Eager: the function ``tool`` shares its name with its module, which importing the module would
 # otherwise bind here in its place.
-from .tool import CallContext, ErrorContract, FormattedResult, Tool, ToolFailure, failure_result, hints, tool
+from .define import hints, tool
+from .tool import CallContext, ErrorContract, FormattedResult, Tool, ToolFailure, failure_result
 
 #: Each name's module: importing ``lorenz.authoring`` loads none of them, a name its module on first use
 #: (a pack that only lists its tools never loads the call-time ones: inputs, rounds, content rendering).

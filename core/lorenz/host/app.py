@@ -42,7 +42,8 @@ from .http.protocol import HostConfig
 from .http.security import MCP_PATH, SecurityMiddleware
 from .mcp.server import HostState, build_server
 from .mcp.stateless import StatelessEndpoint
-from .ops.pages import healthz, landing_page, server_card
+from .ops.pages import landing_page
+from .ops.status import healthz, server_card
 from .ops.token_form import SCRIPT_PATH, landing_script
 from .ops.tracing import TraceHeaders, configure_server
 from .ops.watchdog import LoopWatchdog, exit_if_stuck, exit_past_stuck_threads, size_thread_pools

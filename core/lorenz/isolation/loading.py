@@ -14,8 +14,9 @@ from lorenz.contracts import ToolSpec
 from lorenz.hookspecs import ENTRY_POINT_GROUP
 from lorenz.plugins.checks import normalize_distribution
 from lorenz.plugins.containment import call_plugin
-from lorenz.plugins.discovery import build_registries, load_plugin, make_manager
+from lorenz.plugins.discovery import load_plugin, make_manager
 from lorenz.plugins.model import Discovery
+from lorenz.plugins.registration import build_registries
 from lorenz.sandbox.permissions import Permissions, depends_on_settings, permissions_of
 from lorenz.settings.model import Settings
 

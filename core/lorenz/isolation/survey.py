@@ -3,11 +3,12 @@
 When the workflow isolates packs, every plugin not shipped with Lorenz is surveyed: a child
 imports its entry point and reports the packs and trackers it registers (or how it failed, a
 crash included). A plugin whose packs all run isolated and that provides no tracker (trackers run
-in the host) is then never imported by the host: :class:`StandIn` registers an
-:class:`IsolatedPackStub` per pack in its place, under the plugin's own name and distribution, so
-name clashes, ``lorenz plugins`` and ``/healthz`` treat it like any other plugin. When the
-workflow sandboxes packs, each survey child (and each child computing a pack's permissions) is
-confined with :mod:`lorenz.sandbox.discovery`'s strict policy before it imports the plugin.
+in the host) is then never imported by the host: a :class:`~.stand_ins.StandIn` registers an
+:class:`~.stand_ins.IsolatedPackStub` per pack in its place, under the plugin's own name and
+distribution, so name clashes, ``lorenz plugins`` and ``/healthz`` treat it like any other plugin.
+When the workflow sandboxes packs, each survey child (and each child computing a pack's
+permissions) is confined with :mod:`lorenz.sandbox.discovery`'s strict policy before it imports
+the plugin.
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 from attrs import evolve
 
-from lorenz.hookspecs import ENTRY_POINT_GROUP, hookimpl
+from lorenz.hookspecs import ENTRY_POINT_GROUP
 from lorenz.plugins.model import PluginFailure
 from lorenz.plugins.paths import plugin_files
 from lorenz.redact import redact_text
@@ -46,9 +47,9 @@ from .protocol import (
     encode,
     structure,
 )
+from .stand_ins import IsolatedPackStub, StandIn, TrackerStub
 
 if TYPE_CHECKING:
-    from lorenz.contracts import ToolSpec
     from lorenz.plugins.model import Mounts
     from lorenz.sandbox.policy import Sandbox
 
@@ -56,9 +57,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SURVEY_TIMEOUT_SECONDS",
-    "IsolatedPackStub",
-    "StandIn",
-    "TrackerStub",
     "child_command",
     "computed_permissions",
     "describe_exit",
@@ -81,73 +79,6 @@ def child_command() -> list[str]:
 def describe_exit(code: int) -> str:
     """``signal 11``, ``exit code 3``."""
     return f"signal {-code}" if code < 0 else f"exit code {code}"
-
-
-class IsolatedPackStub:
-    """A pack discovery left unimported because it runs in a process of its own; mounting puts
-    the process's proxy in its place (:class:`lorenz.isolation.IsolationPool`)."""
-
-    def __init__(
-        self,
-        name: str,
-        source: Source,
-        permissions: Permissions | None = None,
-        *,
-        settings_dependent: bool = False,
-        listed_specs: Sequence[ToolSpec] | None = None,
-    ) -> None:
-        self.name = name
-        self.isolation_source = source
-        #: Its tools as its survey listed them without settings (``None``: listing them raised).
-        self.listed_specs = None if listed_specs is None else tuple(listed_specs)
-        #: What the pack declares (read in its survey process): mounting sandboxes it with them.
-        self.permissions = permissions
-        #: Its permissions are a function of its settings: computed in a child once they are known.
-        self.permissions_depend_on_settings = settings_dependent
-
-    def _refuse(self) -> NoReturn:
-        msg = (
-            f"pack {self.name} was surveyed in a child, not imported here, and was not started (it runs in a"
-            " process of its own, or the workflow mounts it without naming it: add it to `tools:`)"
-        )
-        raise RuntimeError(msg)
-
-    def tool_specs(self, settings: Any) -> list[Any]:
-        self._refuse()
-
-    async def execute_tool(self, name: str, input: Any, context: Any) -> Any:
-        self._refuse()
-
-
-class TrackerStub:
-    """A tracker of a plugin the host surveyed instead of importing: a kind to list, and no
-    client (a workflow using it has the host import the plugin)."""
-
-    def __init__(self, kind: str, source: Source) -> None:
-        self.kind = kind
-        self.isolation_source = source
-
-    def create_client(self, settings: Any, context: Any) -> NoReturn:
-        msg = f"tracker {self.kind} of {self.isolation_source.label} was listed, not imported"
-        raise RuntimeError(msg)
-
-
-class StandIn:
-    """Registers the stubs of a plugin that was surveyed instead of imported."""
-
-    def __init__(self, stubs: Sequence[IsolatedPackStub], trackers: Sequence[TrackerStub] = ()) -> None:
-        self.stubs = tuple(stubs)
-        self.trackers = tuple(trackers)
-
-    @hookimpl
-    def lorenz_register_tool_packs(self, register: Any) -> None:
-        for stub in self.stubs:
-            register(stub)
-
-    @hookimpl
-    def lorenz_register_trackers(self, register: Any) -> None:
-        for tracker in self.trackers:
-            register(tracker)
 
 
 def stand_ins_for(

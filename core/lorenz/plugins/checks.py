@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 #: The distributions shipped in this repository. On a name clash they keep the name (see
-#: :func:`lorenz.plugins.discovery.build_registries`): a third-party pack cannot shadow a bundled one.
+#: :func:`lorenz.plugins.registration.build_registries`): a third-party pack cannot shadow a bundled one.
 FIRST_PARTY_DISTRIBUTIONS = frozenset(
     {"lorenz-core", "lorenz-local", "lorenz-jira", "lorenz-linear", "lorenz-slack", "lorenz-mcp", "lorenz-quota"}
 )

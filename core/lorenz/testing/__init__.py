@@ -5,8 +5,8 @@ Opt-in: the plugin only adds fixtures, nothing runs unless a test asks for one. 
 ``fake_tracker`` (a :class:`FakeTracker` serving fixed issues) are fixtures;
 :func:`assert_pack_contract` and :func:`loopback_server` (a fake API over real HTTP on
 ``127.0.0.1``) are functions; :mod:`.kit` adds the host's own steps (parse and validate a
-workflow, open it, run one tool as the host does, lint a pack, run the CLI). ``docs/writing-a-pack.md``
-shows them in use.
+workflow, open it, run one tool as the host does, lint a pack, run the CLI) and :class:`ServedWorkflow`
+(``lorenz serve`` in a subprocess). ``docs/writing-a-pack.md`` shows them in use.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from .kit import (
     run_tool,
     validate_dispatch_config,
 )
+from .serve import ServedWorkflow
 
 if TYPE_CHECKING:
     import mcp
@@ -54,6 +55,7 @@ __all__ = [
     "FakeTrackerClient",
     "HostFactory",
     "PackHost",
+    "ServedWorkflow",
     "assert_pack_contract",
     "check_pack_settings",
     "fake_tracker",

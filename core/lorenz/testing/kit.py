@@ -68,21 +68,15 @@ def mounted_skill_sources(packs: Sequence[ToolProvider]) -> list[str]:
     return skills(packs)
 
 
-async def run_tool(
-    pack: ToolProvider,
-    name: str,
-    arguments: Any,
-    context: ToolContext,
-    *,
-    time_limit: float = 30.0,
-    concurrency: int = 4,
-) -> ToolResult:
-    """One call of ``pack``'s tool ``name`` through the host's runner: its time limit, concurrency
-    and containment, and ``context.progress_sink`` receiving what the tool reports."""
-    from lorenz.toolcall.execution import ToolRunner
+async def run_tool(pack: ToolProvider, name: str, arguments: Any, context: ToolContext) -> ToolResult:
+    """One call of ``pack``'s tool ``name`` as the MCP host and ``lorenz call`` make it
+    (:func:`lorenz.toolcall.call.call_tool`): arguments checked against the tool's ``inputSchema``,
+    run within ``context.settings.server.tool_timeout_seconds`` and ``pack_concurrency``, the result
+    checked against its ``outputSchema`` and ``max_result_bytes``; ``context.progress_sink`` receives
+    what the tool reports. Never raises."""
+    from lorenz.mounting.mount import execute_mounted_tool
 
-    outcome = await ToolRunner().run(pack, name, arguments, context, time_limit=time_limit, concurrency=concurrency)
-    return outcome.result
+    return await execute_mounted_tool([pack], name, arguments, context)
 
 
 def result_text(result: ToolResult) -> str:

@@ -11,11 +11,9 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
-import re
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -25,9 +23,10 @@ import anyio
 import mcp
 import pytest
 
+from lorenz.testing import ServedWorkflow
+
 ROOT = Path(__file__).resolve().parents[3]
 CACHE = ROOT / ".pytest_cache" / "lorenz-mcp"
-_SERVE_URL = re.compile(r" at (http://127\.0\.0\.1:\d+/mcp)")
 
 
 def _install(marker: Path, steps: list[list[str]], what: str) -> None:
@@ -85,42 +84,8 @@ def everything_server() -> list[str]:
     return [node, str(script), "stdio"]
 
 
-class Served:
-    """``lorenz serve --port 0`` in ``directory``; its URL read off its stderr by a thread."""
-
-    def __init__(self, directory: Path, env: Mapping[str, str], timeout: float = 120) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "lorenz", "serve", "--port", "0"],
-            cwd=directory,
-            env=dict(env),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self.lines: list[str] = []
-        self.url = ""
-        ready = threading.Event()
-
-        def read() -> None:
-            assert self.process.stderr is not None
-            for line in self.process.stderr:
-                self.lines.append(line)
-                found = None if self.url else _SERVE_URL.search(line)
-                if found is not None:
-                    self.url = found.group(1)
-                    ready.set()
-
-        threading.Thread(target=read, daemon=True).start()
-        if not ready.wait(timeout):
-            self.stop()
-            raise AssertionError("no URL printed:\n" + self.stderr())
-
-    @property
-    def base(self) -> str:
-        return self.url.removesuffix("/mcp")
-
-    def stderr(self) -> str:
-        return "".join(self.lines)
+class Served(ServedWorkflow):
+    """``lorenz serve --port 0`` on a workflow, and what a client is given by it."""
 
     def tools(self) -> set[str]:
         """The tool names a new client is given now."""
@@ -140,16 +105,6 @@ class Served:
                 raise AssertionError(f"{sorted(want - found)} never listed:\n{self.stderr()}")
             time.sleep(0.2)
 
-    def stop(self) -> None:
-        """SIGTERM (the host stops its upstreams on the way out), then SIGKILL if it lingers."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
-
 
 @pytest.fixture
 def serve(tmp_path: Path) -> Iterator[Any]:
@@ -159,8 +114,7 @@ def serve(tmp_path: Path) -> Iterator[Any]:
     def start(front_matter: str, env: Mapping[str, str] | None = None) -> Served:
         (tmp_path / "WORKFLOW.md").write_text(f"---\n{front_matter}---\n", encoding="utf-8")
         base = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
-        base["LORENZ_LOAD_PLUGINS"] = "lorenz-mcp"
-        served = Served(tmp_path, {**base, **(env or {})})
+        served = Served(tmp_path, {**base, "LORENZ_LOAD_PLUGINS": "lorenz-mcp", **(env or {})}, timeout=120)
         started.append(served)
         return served
 

@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
-import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,9 +16,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from redis_server import redis_server
 
+from lorenz.testing import ServedWorkflow
+
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 RATE, BURST = 20, 20
-URL = re.compile(r" at (http://127\.0\.0\.1:\d+/mcp)")
 PING = """
 from lorenz import ToolSpec, hookimpl, tool_success
 
@@ -48,44 +46,14 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
-class Serve:
-    """``lorenz serve --port 0`` in a subprocess; its URL read off its stderr by a thread."""
-
-    def __init__(self, directory: Path, *extra: str) -> None:
-        env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
-        env.update(
-            LORENZ_LOAD_PLUGINS="lorenz-quota", PYTHONPATH=os.pathsep.join([str(directory), env.get("PYTHONPATH", "")])
-        )
-        command = [sys.executable, "-m", "lorenz", "-p", "lorenz_ping", "serve", "--port", "0", *extra]
-        self.process = subprocess.Popen(
-            command, cwd=directory, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-        )
-        self.lines: list[str] = []
-        self.url = ""
-        ready = threading.Event()
-
-        def read() -> None:
-            assert self.process.stderr is not None
-            for line in self.process.stderr:
-                self.lines.append(line)
-                found = None if self.url else URL.search(line)
-                if found is not None:
-                    self.url = found.group(1)
-                    ready.set()
-
-        threading.Thread(target=read, daemon=True).start()
-        if not ready.wait(90):
-            self.stop()
-            raise AssertionError("no URL printed:\n" + "".join(self.lines))
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+def serve(directory: Path, *extra: str) -> ServedWorkflow:
+    """``lorenz serve --port 0`` of the ping pack, with quota, in a subprocess."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
+    env.update(
+        LORENZ_LOAD_PLUGINS="lorenz-quota", PYTHONPATH=os.pathsep.join([str(directory), env.get("PYTHONPATH", "")])
+    )
+    command = [sys.executable, "-m", "lorenz", "-p", "lorenz_ping", "serve", "--port", "0", *extra]
+    return ServedWorkflow(directory, env, command, timeout=90)
 
 
 def workflow(directory: Path, redis_url: str) -> None:
@@ -124,7 +92,7 @@ async def hammer(urls: list[str]) -> tuple[int, int, float, float]:
 @pytest.mark.parametrize("shape", ["two replicas", "two workers"])
 async def test_replicas_and_workers_share_one_redis(tmp_path: Path, redis_url: str, shape: str) -> None:
     workflow(tmp_path, redis_url)
-    servers = [Serve(tmp_path), Serve(tmp_path)] if shape == "two replicas" else [Serve(tmp_path, "--workers", "2")]
+    servers = [serve(tmp_path), serve(tmp_path)] if shape == "two replicas" else [serve(tmp_path, "--workers", "2")]
     try:
         urls = [server.url for server in servers]
         if shape == "two workers":

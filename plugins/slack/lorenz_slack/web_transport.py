@@ -143,10 +143,6 @@ class SlackWebTransport(SlackWebApi):
             )
         return SlackChannelScan(mentions=mentions, threaded_roots=threaded)
 
-    async def list_mentions(self, channels: Sequence[str]) -> list[SlackMessage]:
-        """The root requests of a scan."""
-        return list((await self.scan_channels(channels)).mentions)
-
     async def get_message(self, channel: str, ts: str) -> SlackMessage | None:
         """The channel message at exactly ``ts`` (a point read of history), or ``None``."""
         payload = await self.call(

@@ -429,6 +429,7 @@ async def test_a_query_over_several_threads_reports_progress() -> None:
 
     class Pack:  # the slack pack's handlers on the in-memory transport, run as the host runs a pack
         name = "slack"
+        tool_specs = PACK.tool_specs
 
         async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
             return await call(transport, name, input)

@@ -1,32 +1,30 @@
-"""The human-facing routes around ``/mcp``: the landing page, the server card, ``/healthz``.
+"""The human-facing route around ``/mcp``: the landing page (``/healthz`` and the server card are
+:mod:`.status`'s).
 
-Plain server-rendered HTML, every interpolated value escaped. Each route is authorized like
-``/mcp``: with any token configured, an anonymous caller is told only how to connect (and
-``/healthz`` gives it a bare status), a scoped token sees its own tools and calls, and only the
-full token (or a server with no token) sees everything, failures included.
+Plain server-rendered HTML, every interpolated value escaped. Authorized like ``/mcp``: with any
+token configured, an anonymous caller is told only how to connect, a scoped token sees its own
+tools and calls, and only the full token (or a server with no token) sees everything, failures
+included.
 """
 
 from __future__ import annotations
 
 import json
-import os
-from datetime import UTC, datetime
 from html import escape
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse
+from starlette.responses import HTMLResponse
 
 from lorenz import __version__
 from lorenz.host.http.listening import counted
-from lorenz.host.http.security import MCP_PATH
 from lorenz.host.mcp.grants import FULL, Grant
 from lorenz.host.mcp.instructions import instructions_for
 from lorenz.mounting.instances import provider_of
-from lorenz.toolcall.middleware import layer_health
 
 from .callers import own_call, page_grant, signed_in
 from .pack_permissions import permissions_block, policy_of, sandboxed_pill
+from .status import auth_configured, endpoint_url, granted_packs, granted_tools
 from .token_form import FORGET_BUTTON, TOKEN_FORM
 
 if TYPE_CHECKING:
@@ -35,128 +33,10 @@ if TYPE_CHECKING:
     from lorenz.host.reload.live import LiveWorkspace, Snapshot
     from lorenz.mounting.policy import DisabledEntry
 
-__all__ = ["health_data", "healthz", "landing_page", "render_landing", "server_card"]
-
-MCP_VERSION = "2026-07-28"
+__all__ = ["landing_page", "render_landing"]
 
 #: The landing page's call tables: the recent calls, newest first, and the per-tool counters.
 CallView = tuple[list["CallRecord"], list["ToolStats"]]
-
-
-def endpoint_url(request: Request) -> str:
-    """The ``/mcp`` URL as this client reached us (the Host header was validated upstream)."""
-    return f"{request.url.scheme}://{request.url.netloc}{MCP_PATH}"
-
-
-def _auth_configured(snapshot: Snapshot) -> bool:
-    server = snapshot.settings.server
-    return bool(server.token or server.tokens or server.auth)
-
-
-def _tools(snapshot: Snapshot, grant: Grant = FULL) -> list[dict[str, Any]]:
-    out = []
-    for spec in snapshot.specs:
-        if not grant.allows(spec.name):
-            continue
-        entry = spec.to_wire()
-        entry["pack"] = snapshot.pack_of(spec.name)
-        out.append(entry)
-    return out
-
-
-def _packs(snapshot: Snapshot, grant: Grant) -> list[str]:
-    """The packs ``grant`` may call a tool of (every mounted pack for the full grant)."""
-    if grant.everything:
-        return [pack.name for pack in snapshot.packs]
-    names = {snapshot.pack_of(spec.name) for spec in snapshot.specs if grant.allows(spec.name)}
-    return [pack.name for pack in snapshot.packs if pack.name in names]
-
-
-def server_card_data(snapshot: Snapshot, url: str, *, grant: Grant | None) -> dict[str, Any]:
-    """The server card; the packs and tools only for a caller with a grant, limited to it."""
-    token = _auth_configured(snapshot)
-    card: dict[str, Any] = {
-        "mcp_version": MCP_VERSION,
-        "server_name": "lorenz",
-        "server_version": __version__,
-        "server_description": "Lorenz tool packs served over MCP",
-        "endpoints": {"streamable_http": url},
-        "transports": ["streamable-http", "stdio"],
-        "capabilities": {"tools": True, "resources": True, "prompts": True, "logging": False},
-        "authentication": {"required": True, "type": "bearer"} if token else {"required": False, "type": "none"},
-        "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
-    if grant is not None:
-        card["packs"] = _packs(snapshot, grant)
-        card["tools"] = [
-            {key: tool[key] for key in ("name", "title", "description", "pack", "annotations") if key in tool}
-            for tool in _tools(snapshot, grant)
-        ]
-    return card
-
-
-async def server_card(request: Request) -> JSONResponse:
-    live: LiveWorkspace = request.app.state.live
-    snapshot = await live.current_async()
-    card = server_card_data(snapshot, endpoint_url(request), grant=await page_grant(request, snapshot))
-    headers = {"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"}
-    if not _auth_configured(snapshot):  # any page may read a public card; an authorized one is no page's
-        headers["Access-Control-Allow-Origin"] = "*"
-    else:
-        headers["Vary"] = "Authorization"
-    return JSONResponse(card, headers=headers)
-
-
-def health_data(
-    snapshot: Snapshot, *, reload_failed: bool, detailed: bool = True, restart_needed: tuple[str, ...] = ()
-) -> dict[str, Any]:
-    """``/healthz``: ``ok``, or ``degraded`` (still HTTP 200: the host serves the rest) naming the
-    plugins that failed to load and the mounted packs left out; ``pid`` is the worker process that
-    answered, ``generation`` counts the reloads it served; ``settingsNeedRestart`` names the
-    settings changed on disk that only a restart applies. Not ``detailed``: the status and counts
-    only (what a load balancer needs), no names, errors or paths."""
-    data: dict[str, Any] = {
-        "status": "degraded" if snapshot.degraded else "ok",
-        "packs": len(snapshot.packs),
-        "tools": len(snapshot.specs),
-        "reloadFailed": reload_failed,
-        "pid": os.getpid(),
-        "generation": snapshot.generation,
-    }
-    if restart_needed:
-        data["settingsNeedRestart"] = list(restart_needed)
-    if not detailed:
-        return data
-    isolated = snapshot.isolated_status()
-    if isolated:
-        data["isolatedPacks"] = isolated
-    middleware = layer_health(snapshot.workspace.middleware)
-    if middleware:
-        data["middleware"] = middleware
-    if snapshot.degraded:
-        data["failed"] = {
-            "plugins": [
-                {"name": f.name, "distribution": f.distribution, "version": f.version, "error": f.error}
-                for f in snapshot.plugin_failures
-            ],
-            "packs": [failure.to_dict() for failure in snapshot.pack_failures],
-        }
-        if snapshot.restart_needed:
-            data["restartNeeded"] = [
-                {"distribution": f.distribution, "version": f.version, "reason": f.error}
-                for f in snapshot.restart_needed
-            ]
-    return data
-
-
-async def healthz(request: Request) -> JSONResponse:
-    live: LiveWorkspace = request.app.state.live
-    snapshot = await live.current_async()
-    detailed = await page_grant(request, snapshot) is FULL
-    data = health_data(
-        snapshot, reload_failed=live.last_error is not None, detailed=detailed, restart_needed=live.restart_needed()
-    )
-    return JSONResponse(data, headers={"Cache-Control": "no-store", "Vary": "Authorization"})
 
 
 _CSS = """
@@ -262,9 +142,9 @@ def _recent_calls(calls: CallView | None, refresh: int | None, grant: Grant) -> 
 def _inventory(snapshot: Snapshot, grant: Grant) -> list[str]:
     """The packs ``grant`` may use, with their tools (and the operator-disabled ones it would see)."""
     tools_by_pack: dict[str, list[dict[str, Any]]] = {}
-    for tool in _tools(snapshot, grant):
+    for tool in granted_tools(snapshot, grant):
         tools_by_pack.setdefault(str(tool["pack"]), []).append(tool)
-    packs = set(_packs(snapshot, grant))
+    packs = set(granted_packs(snapshot, grant))
     origins = {
         name: " ".join(filter(None, (plugin.distribution, plugin.version)))
         for plugin in snapshot.workspace.discovery.plugins
@@ -323,7 +203,7 @@ def render_landing(
 ) -> str:
     """The landing page: how to connect, and to a caller with a grant what it may use and what it
     has been doing (the failures only to the full grant). ``None``: an anonymous caller."""
-    token = _auth_configured(snapshot)
+    token = auth_configured(snapshot)
     header = ' --header "Authorization: Bearer $LORENZ_MCP_TOKEN"' if token else ""
     curl_auth = ' -H "Authorization: Bearer $LORENZ_MCP_TOKEN"' if token else ""
     inspector_auth = ' --header "Authorization: Bearer $LORENZ_MCP_TOKEN"' if token else ""
@@ -345,7 +225,8 @@ def render_landing(
     parts += signed_in(grant)
     if grant is not None:
         parts.append(
-            f"<p>{counted(len(_tools(snapshot, grant)), 'tool')} from {counted(len(_packs(snapshot, grant)), 'pack')}"
+            f"<p>{counted(len(granted_tools(snapshot, grant)), 'tool')} "
+            f"from {counted(len(granted_packs(snapshot, grant)), 'pack')}"
             f"{' (the embedded default: the local board)' if snapshot.workspace.embedded_default else ''}.</p>"
         )
     parts += [

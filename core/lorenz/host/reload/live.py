@@ -3,8 +3,8 @@
 :class:`LiveWorkspace` holds one immutable :class:`Snapshot` and swaps in a new one when the
 workflow file changed; a new config that fails to load is logged (redacted) and the last good
 snapshot keeps serving. On the event loop, ``await current_async()`` only stats (or asks
-:mod:`.workflow_watch`); the reload runs in a thread, and a slow one does not hold requests up
-beyond :data:`RELOAD_WAIT_SECONDS`.
+:mod:`.workflow_watch`); the reload runs in a thread (:mod:`.background`), and a slow one does not
+hold requests up for long.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -24,9 +23,10 @@ from lorenz.redact import redact_text
 from lorenz.results import error_message
 from lorenz.words import counted
 
+from .background import BackgroundReload
 from .edits import CodeEdits
 from .installed import InstalledWatch
-from .rediscover import Rediscovery
+from .rediscover import Rediscovery, workflow_needs_rediscovery
 from .snapshot import Snapshot, request_snapshot
 
 if TYPE_CHECKING:
@@ -46,10 +46,6 @@ T = TypeVar("T")
 
 #: How many times one reload re-reads a file that keeps changing while it is being loaded.
 _RELOAD_ATTEMPTS = 3
-#: How long after a reload started requests wait for it before the last good snapshot is served.
-RELOAD_WAIT_SECONDS = 1.0
-#: How often a waiting request looks whether the reload finished.
-_RELOAD_POLL_SECONDS = 0.005
 
 Signature = tuple[int, int, int, int]
 
@@ -102,10 +98,8 @@ class LiveWorkspace:
         self._env = dict(os.environ if env is None else env)
         self._reload = reload
         self._lock = threading.Lock()
-        #: While a reload started by :meth:`current_async` runs: the event its thread sets when
-        #: done, and until when requests wait for it (``time.monotonic()``).
-        self._reloading: tuple[threading.Event, float] | None = None
-        self._reloading_lock = threading.Lock()
+        #: The reloads :meth:`current_async` starts.
+        self._background = BackgroundReload(self.check, lambda: self._watched)
         self._snapshot = Snapshot.build(workspace, 0)
         #: The server settings this process started serving with (those of :data:`RESTART_ONLY` hold).
         self._started = self._snapshot.settings.server
@@ -228,44 +222,18 @@ class LiveWorkspace:
     async def current_async(self) -> Snapshot:
         """:meth:`current` for the event loop: only a ``stat`` runs inline.
 
-        When the file changed, one reload starts in a thread of its own, however many requests
-        arrive meanwhile. They wait for it until :data:`RELOAD_WAIT_SECONDS` after it started
-        (so an edit is served at once), then get the last good snapshot while a slow reload
-        (``op read``) carries on; the requests after it finishes get the new one.
+        When the file changed, one reload starts in a thread of its own (:mod:`.background`),
+        however many requests arrive meanwhile. They wait for it until
+        :data:`~.background.RELOAD_WAIT_SECONDS` after it started (so an edit is served at once),
+        then get the last good snapshot while a slow reload (``op read``) carries on; the requests
+        after it finishes get the new one.
         """
         # A reload already running when this request came may have read the file before the edit
         # the request follows: once it is done, look again (a few times: the file may keep changing).
         for _ in range(_RELOAD_ATTEMPTS):
-            if not self.changed():
-                break
-            with self._reloading_lock:
-                if self._reloading is None:
-                    finished = threading.Event()
-                    self._reloading = (finished, time.monotonic() + RELOAD_WAIT_SECONDS)
-                    # A thread of its own, not a worker from the pool: it must run and clear
-                    # `_reloading` even when the request that started it is cancelled first.
-                    threading.Thread(
-                        target=self._reload_in_thread, args=(finished,), name="lorenz-reload", daemon=True
-                    ).start()
-                finished, deadline = self._reloading
-            with anyio.move_on_after(max(0.0, deadline - time.monotonic())):
-                # Polled: the thread cannot set an event of this (or any other) event loop directly,
-                # and the wait is short and only happens while a reload runs.
-                while not finished.is_set():  # noqa: ASYNC110
-                    await anyio.sleep(_RELOAD_POLL_SECONDS)
-            if not finished.is_set():
-                break  # a slow reload: the last good snapshot serves until it is done
+            if not self.changed() or not await self._background.run():
+                break  # unchanged; or a slow reload: the last good snapshot serves until it is done
         return self._snapshot
-
-    def _reload_in_thread(self, finished: threading.Event) -> None:
-        try:
-            self.check()
-        except Exception:  # check() reports load errors itself; this is a defect, never fatal
-            logger.exception("lorenz: reloading %s failed", self._watched)
-        finally:
-            with self._reloading_lock:
-                self._reloading = None
-            finished.set()
 
     def check(self) -> bool:
         """Reload if the workflow file changed since the last look; True when a new config was
@@ -287,7 +255,9 @@ class LiveWorkspace:
             )
             self._remount = True
         installs, self._rediscover = self._rediscover, False
-        isolation = self._isolation_changed()
+        isolation = _signature(self._watched) != self._signature and workflow_needs_rediscovery(
+            self._watched, self._snapshot.workspace.discovery
+        )
         if installs or isolation:
             # A site directory's mtime moved but no plugin came, went or changed: nothing to reload.
             discovery = self._discover(always=isolation)
@@ -335,38 +305,10 @@ class LiveWorkspace:
         )
         return True
 
-    def _isolation_changed(self) -> bool:
-        """Whether the file on disk isolates other packs, or mounts others, than discovery left
-        unimported for."""
-        from lorenz.isolation.hint import mounts_hint
-        from lorenz.isolation.plan import isolation_hint
-
-        if _signature(self._watched) == self._signature:
-            return False
-        discovery = self._snapshot.workspace.discovery
-        isolate = isolation_hint(self._watched)
-        if isolate != discovery.isolate:
-            return True
-        mounts = mounts_hint(self._watched)
-        if isolate:
-            return mounts != discovery.mounts
-        # A plain workflow: only a name the last discovery was not told to import needs another
-        # (rediscovery makes every plugin afresh, restarting upstreams whose entries did not change).
-        known = discovery.mounts
-        if mounts is None or known is None:
-            return mounts != known and mounts is not None
-        return not (
-            mounts.packs <= known.packs
-            and mounts.middleware <= known.middleware
-            and mounts.tracker in (None, known.tracker)
-        )
-
     def _discover(self, *, always: bool) -> Discovery | None:
         """Discovery run afresh, for an environment where distributions came or went (or, ``always``,
         for another ``server.isolated_packs``, which decides what discovery leaves unimported);
         ``None`` when no plugin distribution changed and ``always`` is false."""
-        from lorenz.isolation.hint import isolation_hint, mounts_hint, sandbox_hint
-
         self._installed.mark()
         if self._rediscovery is None:
             self._rediscovery = Rediscovery()
@@ -374,9 +316,7 @@ class LiveWorkspace:
             self._discovery or self._snapshot.workspace.discovery,
             plugins=self._plugins,
             env=self._env,
-            isolate=isolation_hint(self._watched),
-            sandbox=sandbox_hint(self._watched),
-            mounts=mounts_hint(self._watched),
+            workflow=self._watched,
             always=always,
         )
         if discovery is None or self.edits is None:

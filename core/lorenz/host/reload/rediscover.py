@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 from attrs import evolve
 
@@ -22,11 +22,7 @@ from lorenz.plugins.model import Discovery, PluginFailure
 from .packages import drop_modules, installed_plugins, plan_reload
 from .sitepaths import SitePaths
 
-if TYPE_CHECKING:
-    from lorenz.isolation.hint import SandboxHint
-    from lorenz.plugins.model import Mounts
-
-__all__ = ["Rediscovery"]
+__all__ = ["Rediscovery", "workflow_needs_rediscovery"]
 
 logger = logging.getLogger("lorenz.host")
 
@@ -48,13 +44,13 @@ class Rediscovery:
         *,
         plugins: Sequence[object],
         env: Mapping[str, str],
-        isolate: Sequence[str],
-        sandbox: SandboxHint | None = None,
-        mounts: Mounts | None = None,
+        workflow: Path | None,
         always: bool = True,
     ) -> Discovery | None:
-        """Discovery afresh (``previous`` is the one served until now); unless ``always``, ``None``
-        when no plugin distribution came, went or changed and no import path was added."""
+        """Discovery afresh (``previous`` is the one served until now) for what the ``workflow``
+        file isolates, sandboxes and mounts; unless ``always``, ``None`` when no plugin
+        distribution came, went or changed and no import path was added."""
+        from lorenz.isolation.hint import isolation_hint, mounts_hint, sandbox_hint
         from lorenz.plugins.discovery import discover
 
         added = self._sites.refresh()
@@ -68,7 +64,13 @@ class Rediscovery:
         dropped = drop_modules(plan.drop)
         if dropped:
             logger.info("lorenz: importing afresh: %s", ", ".join(sorted(plan.drop)))
-        discovery = discover(plugins=plugins, env=env, isolate=isolate, sandbox=sandbox, mounts=mounts)
+        discovery = discover(
+            plugins=plugins,
+            env=env,
+            isolate=isolation_hint(workflow),
+            sandbox=sandbox_hint(workflow),
+            mounts=mounts_hint(workflow),
+        )
         if not plan.empty:
             logger.info("lorenz: installed plugins changed (%s)", plan.summary())
         for dist in plan.gone:
@@ -105,3 +107,26 @@ class Rediscovery:
                 error=reason,
             )
         return evolve(discovery, gone=tuple(self._gone.values()), restart_needed=tuple(self._stale.values()))
+
+
+def workflow_needs_rediscovery(workflow: Path | None, discovery: Discovery) -> bool:
+    """Whether the ``workflow`` file isolates other packs, or mounts others, than ``discovery``
+    left unimported for."""
+    from lorenz.isolation.hint import isolation_hint, mounts_hint
+
+    isolate = isolation_hint(workflow)
+    if isolate != discovery.isolate:
+        return True
+    mounts = mounts_hint(workflow)
+    if isolate:
+        return mounts != discovery.mounts
+    # A plain workflow: only a name the last discovery was not told to import needs another
+    # (rediscovery makes every plugin afresh, restarting upstreams whose entries did not change).
+    known = discovery.mounts
+    if mounts is None or known is None:
+        return mounts != known and mounts is not None
+    return not (
+        mounts.packs <= known.packs
+        and mounts.middleware <= known.middleware
+        and mounts.tracker in (None, known.tracker)
+    )
