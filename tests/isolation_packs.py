@@ -12,11 +12,11 @@ import asyncio, ctypes, os, subprocess, sys, time
 
 import anyio.to_thread
 
-from lorenz import ToolSpec, hookimpl, tool_success
+from lorenz import ToolSpec, hookimpl, run_in_thread, tool_success
 
 TOOLS = (
     "echo", "pid", "env", "segv", "exit", "alloc", "spin", "thread", "sleep", "log", "big",
-    "spawn", "raise", "forge", "flood", "report", "whoami",
+    "spawn", "raise", "forge", "flood", "report", "whoami", "write",
 )
 
 
@@ -121,6 +121,23 @@ class Acme:
             return tool_success(None if caller is None else attrs.asdict(caller))
         if name == "acme_big":
             return tool_success({"blob": "x" * input["size"]})
+        if name == "acme_write":  # a write in a thread: says it began, waits at the gate, then writes
+            def write():
+                with open(input["began"], "wb") as began:  # FIFOs the test holds open
+                    began.write(b"b")
+                with open(input["gate"], "rb") as gate:
+                    gate.read(1)
+                with open(input["out"], "w") as out:
+                    out.write("written")
+                return tool_success({"written": True})
+
+            if input.get("via") == "asyncio":
+                return await asyncio.to_thread(write)
+            if input.get("via") == "await":  # says it began, then awaits: a cancel stops it there
+                with open(input["began"], "wb") as began:
+                    began.write(b"b")
+                await asyncio.sleep(600)
+            return await run_in_thread(write)
         raise AssertionError(name)
 
 
