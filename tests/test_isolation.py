@@ -247,7 +247,13 @@ def _left_after_it_began(workspace: Workspace, gates: _Gates, via: str) -> tuple
             context = ToolContext(settings=workspace.settings, http=http)
             arguments = {**gates.arguments, "via": via}
             run = ToolRunner().run(
-                _proxy(workspace, "acme"), "acme_write", arguments, context, time_limit=30, concurrency=2, when_left=left
+                _proxy(workspace, "acme"),
+                "acme_write",
+                arguments,
+                context,
+                time_limit=30,
+                concurrency=2,
+                when_left=left,
             )
             caller = asyncio.ensure_future(run)
             await gates.began()
