@@ -218,6 +218,56 @@ def lorenz_register_tool_packs(register):
     register(Pack())
 """
 
+#: A third-party tracker whose default packs another distribution provides (``iso-gamma``'s), and
+#: with ``assignee: me``, ``iso-beta``'s too (defaults that depend on the settings).
+DESK = """
+from lorenz import hookimpl
+
+
+class Client:
+    async def fetch_candidate_issues(self):
+        return []
+
+    async def fetch_issues_by_ids(self, ids):
+        return []
+
+
+class Desk:
+    kind = "desk"
+
+    def create_client(self, settings, context):
+        return Client()
+
+    def default_tool_packs(self, settings):
+        return ["gamma", *(["beta"] if settings.tracker.assignee == "me" else [])]
+
+
+@hookimpl
+def lorenz_register_trackers(register):
+    register(Desk())
+"""
+
+GAMMA = """
+import os
+
+from lorenz import ToolSpec, hookimpl, tool_success
+
+
+class Gamma:
+    name = "gamma"
+
+    def tool_specs(self, settings):
+        return [ToolSpec(name="gamma_pid", description="Pid.")]
+
+    async def execute_tool(self, name, input, context):
+        return tool_success({"pid": os.getpid()})
+
+
+@hookimpl
+def lorenz_register_tool_packs(register):
+    register(Gamma())
+"""
+
 CRASH_AT_IMPORT = """
 import ctypes
 
@@ -346,6 +396,8 @@ DISTRIBUTIONS = {
     "iso-beta": ("iso_beta", BETA),
     "iso-notes": ("iso_notes", NOTES),
     "iso-tracked": ("iso_tracked", TRACKED),
+    "iso-desk": ("iso_desk", DESK),
+    "iso-gamma": ("iso_gamma", GAMMA),
     "iso-crash-import": ("iso_crash_import", CRASH_AT_IMPORT),
     "iso-fail-import": ("iso_fail_import", FAIL_AT_IMPORT),
     "iso-doomed": ("iso_doomed", CRASH_AT_START),

@@ -293,6 +293,44 @@ def test_an_isolated_call_stopped_by_its_caller_leaving_is_reported_cancelled(
     assert call(workspace, "acme_pid").success  # the process serves on
 
 
+@pytest.mark.parametrize("server", ["", "server:\n  isolated_packs: [beta]\n", "server:\n  isolated_packs: ['*']\n"])
+def test_a_trackers_default_pack_from_another_plugin_mounts(installed: Path, tmp_path: Path, server: str) -> None:
+    """``tracker: {kind: desk}`` alone mounts the ``gamma`` pack its tracker names by default,
+    though another installed plugin provides it (imported here unless the workflow isolates it)."""
+    (tmp_path / "WORKFLOW.md").write_text(f"---\ntracker:\n  kind: desk\n{server}---\nWork.\n", encoding="utf-8")
+    opened = open_workspace(cwd=tmp_path, env=_env("lorenz-local,iso-desk,iso-gamma,iso-beta"))
+    try:
+        assert opened.pack_names() == ["gamma"] and not opened.mounted.failures
+        pid = call(opened, "gamma_pid").result["pid"]
+        assert (pid == os.getpid()) is ("*" not in server)
+    finally:
+        opened.close()
+
+
+def test_a_trackers_default_pack_it_names_only_for_its_settings_says_what_to_add(
+    installed: Path, tmp_path: Path
+) -> None:
+    """A default pack the tracker names only once it has the workflow's settings, from a plugin the
+    host did not import: the pack is left out naming the tracker, the pack and what to add."""
+    front = "tracker:\n  kind: desk\n  assignee: me\n"
+    (tmp_path / "WORKFLOW.md").write_text(f"---\n{front}---\nWork.\n", encoding="utf-8")
+    opened = open_workspace(cwd=tmp_path, env=_env("lorenz-local,iso-desk,iso-gamma,iso-beta"))
+    try:
+        assert opened.pack_names() == ["gamma"]
+        [failure] = opened.mounted.failures
+        assert failure.pack == "beta"
+        assert failure.error.startswith("tracker desk mounts pack beta by default (default_tool_packs)")
+        assert "iso-beta 1.0" in failure.error and failure.error.endswith("add `beta: {}` under `tools:` to mount it")
+    finally:
+        opened.close()
+    (tmp_path / "WORKFLOW.md").write_text(f"---\n{front}tools:\n  beta: {{}}\n---\nWork.\n", encoding="utf-8")
+    opened = open_workspace(cwd=tmp_path, env=_env("lorenz-local,iso-desk,iso-gamma,iso-beta"))
+    try:
+        assert opened.pack_names() == ["gamma", "beta"] and not opened.mounted.failures
+    finally:
+        opened.close()
+
+
 def test_a_call_that_waited_for_a_slot_times_out_without_killing_a_healthy_process(
     installed: Path, tmp_path: Path, isolation_packs: ModuleType
 ) -> None:
