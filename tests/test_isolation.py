@@ -236,7 +236,21 @@ class _Gates:
         os.close(self._gate)
 
 
-def _left_after_it_began(workspace: Workspace, gates: _Gates, via: str) -> tuple[CallOutcome, ClientGone]:
+class _Wrapped:
+    """An isolated pack behind another (as a ``tools:`` instance wraps it): the runner runs its
+    calls as tasks of their own, as it does an in-process pack's."""
+
+    def __init__(self, pack: IsolatedPack) -> None:
+        self.name = pack.name
+        self._pack = pack
+
+    async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
+        return await self._pack.execute_tool(name, input, context)
+
+
+def _left_after_it_began(
+    workspace: Workspace, gates: _Gates, via: str, *, wrapped: bool = False
+) -> tuple[CallOutcome, ClientGone]:
     """An ``acme_write`` call whose caller leaves once it began; the gate opens after that. How the
     runner then says the call ended (what the call log records, with ``clientGone``)."""
 
@@ -246,8 +260,9 @@ def _left_after_it_began(workspace: Workspace, gates: _Gates, via: str) -> tuple
         async with httpx.AsyncClient() as http:
             context = ToolContext(settings=workspace.settings, http=http)
             arguments = {**gates.arguments, "via": via}
+            acme = _proxy(workspace, "acme")
             run = ToolRunner().run(
-                _proxy(workspace, "acme"),
+                _Wrapped(acme) if wrapped else acme,
                 "acme_write",
                 arguments,
                 context,
@@ -269,14 +284,14 @@ def _left_after_it_began(workspace: Workspace, gates: _Gates, via: str) -> tuple
         gates.close()
 
 
-@pytest.mark.parametrize("via", ["run_in_thread", "asyncio"])
+@pytest.mark.parametrize(("via", "wrapped"), [("run_in_thread", False), ("asyncio", False), ("run_in_thread", True)])
 def test_an_isolated_call_whose_caller_left_is_reported_as_its_work_ended(
-    workspace: Workspace, tmp_path: Path, via: str
+    workspace: Workspace, tmp_path: Path, via: str, wrapped: bool
 ) -> None:
     """The pack's thread writes after the caller left (a cancel cannot stop a thread): the call
     ended in a write, so it is reported ``success`` with the pack's result, never ``cancelled``."""
     gates = _Gates(tmp_path)
-    outcome, left = _left_after_it_began(workspace, gates, via)
+    outcome, left = _left_after_it_began(workspace, gates, via, wrapped=wrapped)
     assert left.following
     assert gates.out.read_text() == "written"
     assert (outcome.kind, outcome.result.result) == ("success", {"written": True})
