@@ -133,11 +133,18 @@ class TrackerStub:
 
 
 class StandIn:
-    """Registers the stubs of a plugin that was surveyed instead of imported."""
+    """Registers the stubs of a plugin that was surveyed instead of imported. ``in_host``: those of
+    its packs that run in the host when mounted (not isolated)."""
 
-    def __init__(self, stubs: Sequence[IsolatedPackStub], trackers: Sequence[TrackerStub] = ()) -> None:
+    def __init__(
+        self,
+        stubs: Sequence[IsolatedPackStub],
+        trackers: Sequence[TrackerStub] = (),
+        in_host: frozenset[str] = frozenset(),
+    ) -> None:
         self.stubs = tuple(stubs)
         self.trackers = tuple(trackers)
+        self.in_host = in_host
 
     @hookimpl
     def lorenz_register_tool_packs(self, register: Any) -> None:
@@ -223,6 +230,7 @@ def stand_ins_for(
                     for pack in outcome.packs
                 ],
                 [TrackerStub(kind, source) for kind in outcome.trackers],
+                frozenset(pack for pack in outcome.packs if not is_isolated(pack, source.distribution, isolate)),
             )
     return out
 

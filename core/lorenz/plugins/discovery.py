@@ -199,8 +199,7 @@ def load_entry_points(
             continue
         loaded[name] = (dist, version)
         if stand_in is not None and stood_in is not None:
-            packs = frozenset(str(stub.name) for stub in getattr(stand_in, "stubs", ()))
-            stood_in.append(StoodIn(ep, dist, version, name, packs))
+            stood_in.append(StoodIn(ep, dist, version, name, getattr(stand_in, "in_host", frozenset())))
     return loaded, failures, list(disabled)
 
 
@@ -436,7 +435,7 @@ def discover(
         # The workflow mounts what its tracker mounts by default as if it named it: a plugin that
         # stood in for one of those packs, which runs here (not isolated), is imported after all.
         mounts = evolve(mounts, packs=mounts.packs | defaults)
-        wanted = [plugin for plugin in stood_in if plugin.runs_here(defaults, isolate)]
+        wanted = [plugin for plugin in stood_in if plugin.in_host & defaults]
         for plugin in wanted:
             pm.unregister(name=plugin.name)
             failure = load_plugin(

@@ -4,7 +4,6 @@ failed when nothing else provides what the workflow names (:func:`unprovided`)."
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from importlib.metadata import EntryPoint
 
 from attrs import frozen
@@ -19,20 +18,15 @@ __all__ = ["StoodIn", "tracker_defaults", "unprovided"]
 
 @frozen
 class StoodIn:
-    """A plugin discovery registered by a stand-in (surveyed, not imported), and its packs."""
+    """A plugin discovery registered by a stand-in (surveyed, not imported)."""
 
     entry_point: EntryPoint
     distribution: str | None
     version: str | None
     #: The name it is registered under.
     name: str
-    packs: frozenset[str]
-
-    def runs_here(self, mounted: frozenset[str], isolate: Sequence[str]) -> bool:
-        """Whether one of its packs among ``mounted`` runs in the host (``isolate`` leaves it)."""
-        from lorenz.isolation.plan import is_isolated  # only where stand-ins were made
-
-        return any(not is_isolated(pack, self.distribution, isolate) for pack in self.packs & mounted)
+    #: Its packs that run in the host when mounted (the workflow does not isolate them).
+    in_host: frozenset[str]
 
 
 def tracker_defaults(discovery: Discovery, mounts: Mounts | None) -> frozenset[str]:
