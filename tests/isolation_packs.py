@@ -12,11 +12,11 @@ import asyncio, ctypes, os, subprocess, sys, time
 
 import anyio.to_thread
 
-from lorenz import ToolSpec, hookimpl, tool_success
+from lorenz import ToolSpec, hookimpl, run_in_thread, tool_success
 
 TOOLS = (
     "echo", "pid", "env", "segv", "exit", "alloc", "spin", "thread", "sleep", "log", "big",
-    "spawn", "raise", "forge", "flood", "report", "whoami",
+    "spawn", "raise", "forge", "flood", "report", "whoami", "write",
 )
 
 
@@ -121,6 +121,23 @@ class Acme:
             return tool_success(None if caller is None else attrs.asdict(caller))
         if name == "acme_big":
             return tool_success({"blob": "x" * input["size"]})
+        if name == "acme_write":  # a write in a thread: says it began, waits at the gate, then writes
+            def write():
+                with open(input["began"], "wb") as began:  # FIFOs the test holds open
+                    began.write(b"b")
+                with open(input["gate"], "rb") as gate:
+                    gate.read(1)
+                with open(input["out"], "w") as out:
+                    out.write("written")
+                return tool_success({"written": True})
+
+            if input.get("via") == "asyncio":
+                return await asyncio.to_thread(write)
+            if input.get("via") == "await":  # says it began, then awaits: a cancel stops it there
+                with open(input["began"], "wb") as began:
+                    began.write(b"b")
+                await asyncio.sleep(600)
+            return await run_in_thread(write)
         raise AssertionError(name)
 
 
@@ -199,6 +216,56 @@ def lorenz_register_trackers(register):
 @hookimpl
 def lorenz_register_tool_packs(register):
     register(Pack())
+"""
+
+#: A third-party tracker whose default packs another distribution provides (``iso-gamma``'s), and
+#: with ``assignee: me``, ``iso-beta``'s too (defaults that depend on the settings).
+DESK = """
+from lorenz import hookimpl
+
+
+class Client:
+    async def fetch_candidate_issues(self):
+        return []
+
+    async def fetch_issues_by_ids(self, ids):
+        return []
+
+
+class Desk:
+    kind = "desk"
+
+    def create_client(self, settings, context):
+        return Client()
+
+    def default_tool_packs(self, settings):
+        return ["gamma", *(["beta"] if settings.tracker.assignee == "me" else [])]
+
+
+@hookimpl
+def lorenz_register_trackers(register):
+    register(Desk())
+"""
+
+GAMMA = """
+import os
+
+from lorenz import ToolSpec, hookimpl, tool_success
+
+
+class Gamma:
+    name = "gamma"
+
+    def tool_specs(self, settings):
+        return [ToolSpec(name="gamma_pid", description="Pid.")]
+
+    async def execute_tool(self, name, input, context):
+        return tool_success({"pid": os.getpid()})
+
+
+@hookimpl
+def lorenz_register_tool_packs(register):
+    register(Gamma())
 """
 
 CRASH_AT_IMPORT = """
@@ -329,6 +396,8 @@ DISTRIBUTIONS = {
     "iso-beta": ("iso_beta", BETA),
     "iso-notes": ("iso_notes", NOTES),
     "iso-tracked": ("iso_tracked", TRACKED),
+    "iso-desk": ("iso_desk", DESK),
+    "iso-gamma": ("iso_gamma", GAMMA),
     "iso-crash-import": ("iso_crash_import", CRASH_AT_IMPORT),
     "iso-fail-import": ("iso_fail_import", FAIL_AT_IMPORT),
     "iso-doomed": ("iso_doomed", CRASH_AT_START),

@@ -126,6 +126,9 @@ def test_probes_get_healthz_on_the_served_port_with_a_host_the_app_takes(live: L
             assert probe["path"] in routes and "GET" in (routes[probe["path"]] or ()), name
             assert probe["port"] in ports, name
             headers = {header["name"]: header["value"] for header in probe.get("httpHeaders", [])}
+            # A loopback name is taken on the port served only: the probe names the container's.
+            assert headers["Host"] == f"localhost:{ports[probe['port']]}", name
+            headers["Host"] = "localhost:" + server.base_url.rsplit(":", 1)[1]
             assert http.get(server.base_url + probe["path"], headers=headers).status_code == 200, name
         assert http.get(server.base_url + "/healthz", headers={"Host": "10.1.2.3:4040"}).status_code == 421
 

@@ -336,6 +336,38 @@ async def test_opaque_tokens_are_introspected(tmp_path: Path, issuer: Any) -> No
             assert (await _post(running.url, refused, "tools/list", {})).status_code == 401, refused
 
 
+@pytest.mark.parametrize(
+    ("aud", "accepted"),
+    [
+        (None, False),  # no aud at all: maybe a token the issuer gave a client for another resource
+        ([], False),
+        ("", False),
+        ([7, None], False),
+        ({"url": "{url}"}, False),
+        (["{url}", 7], False),  # not a list of audiences
+        ("{url}", True),
+        (["https://other.example/mcp", "{url}/"], True),  # a list naming this server (trailing slash too)
+    ],
+)
+async def test_an_introspection_answer_must_name_this_audience(
+    tmp_path: Path, issuer: Any, aud: Any, accepted: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """As a JWT without ``aud`` is refused, so is an introspection answer: only an ``aud`` (a
+    string or a list) naming this server's audience lets an opaque token in."""
+    introspection = "    introspection: {endpoint: %s/introspect, client_id: lorenz, client_secret: $INTRO}\n"
+    _workflow(tmp_path, issuer, introspection % issuer.base_url)
+    env = {"LORENZ_LOAD_PLUGINS": "", "PATH": os.environ.get("PATH", ""), "INTRO": "intro-secret"}
+    with serve_in_thread(cwd=tmp_path, env=env, plugins=[Plugin()], reload=False) as running:
+        answer: dict[str, Any] = {"active": True, "sub": "bob", "scope": "tools:read"}
+        if aud is not None:
+            answer["aud"] = json.loads(json.dumps(aud).replace("{url}", running.url))
+        issuer.opaque["opaque"] = answer
+        reply = await _post(running.url, "opaque", "tools/list", {})
+    assert reply.status_code == (200 if accepted else 401), reply.text
+    said = [record.getMessage() for record in caplog.records if 'answered without "aud"' in record.getMessage()]
+    assert len(said) == (0 if accepted else 1)  # each answer here names no audience, or this one
+
+
 async def test_static_tokens_keep_working_beside_oauth(tmp_path: Path, issuer: Any) -> None:
     _workflow(tmp_path, issuer, '  tokens:\n    - {token: ci-token-value-1, tools: ["acme_read_*"], name: ci}\n')
     env = {"LORENZ_LOAD_PLUGINS": "", "PATH": os.environ.get("PATH", "")}
@@ -388,6 +420,8 @@ def test_every_worker_accepts_the_token(tmp_path: Path, issuer: Any) -> None:
         url = server.base_url + "/mcp"
         token = issuer.token(aud=url)
         foreign = issuer.token(aud="http://127.0.0.1:9999/mcp")
+        port = server.base_url.rsplit(":", 1)[1]
+        renamed_token = issuer.token(aud=f"http://localhost:{port}/mcp")
 
         async def calls() -> set[int]:
             pids: set[int] = set()
@@ -402,9 +436,12 @@ def test_every_worker_accepts_the_token(tmp_path: Path, issuer: Any) -> None:
                 for _ in range(8):
                     refused = await http.post(url, json=body, headers={"Authorization": "Bearer nope.nope.nope"})
                     assert refused.status_code == 401
-                    # Each worker's audience is the bound port, not what the Host header names.
+                    # Each worker's audience is the bound port, not what the Host header names;
+                    # and a Host naming another port is another server's.
                     spoofed = {"Authorization": f"Bearer {foreign}", "Host": "127.0.0.1:9999"}
-                    assert (await http.post(url, json=body, headers=spoofed)).status_code == 401
+                    assert (await http.post(url, json=body, headers=spoofed)).status_code == 421
+                    renamed = {"Authorization": f"Bearer {renamed_token}", "Host": f"localhost:{port}"}
+                    assert (await http.post(url, json=body, headers=renamed)).status_code == 401
                 for _ in range(40):
                     reply = await http.post(url, json=body)
                     assert reply.status_code == 200, reply.text

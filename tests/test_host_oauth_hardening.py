@@ -89,14 +89,16 @@ async def _post(url: str, token: str, **headers: str) -> httpx.Response:
 @pytest.mark.parametrize(
     ("audience", "host"),
     [
-        ("http://127.0.0.1:9999/mcp", "127.0.0.1:9999"),
-        ("http://localhost:8000/mcp", "localhost:8000"),
-        ("https://127.0.0.1:9999/mcp", "127.0.0.1:9999"),
+        ("http://localhost:{port}/mcp", "localhost:{port}"),  # this server by another name
+        ("http://[::1]:{port}/mcp", "[::1]:{port}"),
+        ("https://127.0.0.1:{port}/mcp", "127.0.0.1:{port}"),  # and another scheme
     ],
 )
 async def test_a_token_for_another_server_is_refused_whatever_the_host_header(
     served: Any, issuer: Any, audience: str, host: str
 ) -> None:
+    port = served.url.rsplit(":", 1)[1].removesuffix("/mcp")
+    audience, host = audience.format(port=port), host.format(port=port)
     foreign = issuer.token(aud=audience, scope="tools:read")
     spoofed = {"Host": host, "X-Forwarded-Proto": audience.split(":", 1)[0]}
     reply = await _post(served.url, foreign, **spoofed)
@@ -112,6 +114,17 @@ async def test_a_token_for_another_server_is_refused_whatever_the_host_header(
     assert document.json()["resource"] == served.url
     # A token for this server is accepted, whatever name the request used to reach it.
     assert (await _post(served.url, issuer.token(aud=served.url), **spoofed)).status_code == 200
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:9999", "localhost:8000", "[::1]:80"])
+async def test_a_host_naming_another_loopback_server_is_misdirected(served: Any, issuer: Any, host: str) -> None:
+    """A loopback name on a port this server does not serve is another server's: 421, before any
+    token is looked at, with a token for that server or for this one."""
+    scheme_host = host.replace("[::1]:80", "[::1]")
+    foreign = issuer.token(aud=f"http://{scheme_host}/mcp", scope="tools:read")
+    for token in (foreign, issuer.token(aud=served.url)):
+        assert (await _post(served.url, token, Host=host)).status_code == 421
+    assert issuer.introspections == []
 
 
 async def test_an_app_told_it_listens_beyond_loopback_refuses_every_token_without_an_audience(
@@ -297,9 +310,13 @@ def test_under_uvicorn_factory_the_audience_is_the_port_bound(tmp_path: Path, is
 
         async def replies() -> list[int]:
             ours, foreign = issuer.token(aud=url), issuer.token(aud="http://127.0.0.1:8000/mcp")
+            port = url.rsplit(":", 1)[1].removesuffix("/mcp")
             return [
                 (await _post(url, ours)).status_code,
+                (
+                    await _post(url, issuer.token(aud=f"http://localhost:{port}/mcp"), Host=f"localhost:{port}")
+                ).status_code,
                 (await _post(url, foreign, Host="127.0.0.1:8000")).status_code,
             ]
 
-        assert anyio.run(replies) == [200, 401]
+        assert anyio.run(replies) == [200, 401, 421]

@@ -45,6 +45,43 @@ def test_host_allowed_defaults_to_loopback(host: str | None, allowed: bool) -> N
     assert host_allowed(host) is allowed
 
 
+@pytest.mark.parametrize(
+    ("host", "allowed"),
+    [
+        ("127.0.0.1:4040", True),
+        ("LOCALHOST:4040", True),
+        ("[::1]:4040", True),
+        ("127.0.0.1:9999", False),  # another server on this machine
+        ("localhost:8000", False),
+        ("[::1]:80", False),
+        ("localhost", False),  # no port: port 80
+        ("localhost:4040x", False),
+        ("127.0.0.1:04040", False),
+    ],
+)
+def test_a_loopback_host_names_this_server_on_its_port_only(host: str, allowed: bool) -> None:
+    """Served on port 4040, a loopback name is this server on 4040 only."""
+    assert host_allowed(host, port=4040) is allowed
+
+
+def test_a_host_without_a_port_names_the_schemes_default() -> None:
+    assert host_allowed("localhost", port=80)
+    assert not host_allowed("localhost", port=80, scheme="https")
+    assert host_allowed("localhost", port=443, scheme="https")
+
+
+def test_the_bound_address_names_this_server_on_its_port_only() -> None:
+    assert host_allowed("10.0.0.5:4040", port=4040, own=["10.0.0.5"])
+    assert not host_allowed("10.0.0.5:4041", port=4040, own=["10.0.0.5"])
+
+
+def test_a_listed_host_is_allowed_on_any_port_it_lists() -> None:
+    """``server.allowed_hosts`` still decides for itself: a port mapped elsewhere (``docker -p``)."""
+    assert host_allowed("localhost:8080", ["localhost:8080"], port=4040)
+    assert host_allowed("localhost:8080", ["localhost"], port=4040)
+    assert not host_allowed("localhost:8081", ["localhost:8080"], port=4040)
+
+
 def test_host_allow_list_entries() -> None:
     """`server.allowed_hosts` entries: a bare host (any port), host:port, host:*."""
     assert host_allowed("mcp.internal:9000", ["mcp.internal"])
@@ -279,3 +316,37 @@ def test_a_refused_origin_is_logged_once(
             assert refused.status_code == 403
     lines = [record.getMessage() for record in caplog.records if "refused-once.example" in record.getMessage()]
     assert lines == [f'lorenz: refused a request from Origin "{origin}"; list it in server.allowed_origins to allow it']
+
+
+async def test_a_loopback_name_on_another_port_is_misdirected(tmp_path: Path, host_pack: ModuleType) -> None:
+    """Served on a loopback port, the server takes its loopback names on that port only: a request
+    naming another port (another server's, or a port this one does not serve) gets 421 naming the
+    key, on ``/mcp`` and every other route; one that lists the name in allowed_hosts is served."""
+    (tmp_path / "WORKFLOW.md").write_text(
+        "---\ntracker:\n  kind: demo\nserver:\n  allowed_hosts: ['localhost:8080']\n---\n"
+    )
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack]) as server:
+        port = int(server.base_url.rsplit(":", 1)[1])
+        other = port + 1 if port < 65535 else port - 1
+        async with httpx.AsyncClient() as http:
+
+            async def status(host: str, path: str = "/mcp") -> int:
+                if path == "/mcp":
+                    return (await http.post(server.url, json=LIST, headers={**HEADERS, "Host": host})).status_code
+                return (await http.get(server.base_url + path, headers={"Host": host})).status_code
+
+            served = [await status(f"{name}:{port}") for name in ("127.0.0.1", "localhost", "[::1]")]
+            refused = [
+                await status(f"{name}:{other}", path)
+                for name in ("127.0.0.1", "localhost", "[::1]")
+                for path in ("/mcp", "/", "/healthz")
+            ]
+            bare = await status("localhost")
+            listed = await status("localhost:8080")
+            reply = await http.post(server.url, json=LIST, headers={**HEADERS, "Host": f"localhost:{other}"})
+    assert served == [200, 200, 200]
+    assert refused == [421] * 9
+    assert bare == 421  # no port: port 80
+    assert listed == 200
+    message = reply.json()["error"]["message"]
+    assert f'"localhost:{other}"' in message and f"port {port}" in message and "server.allowed_hosts" in message

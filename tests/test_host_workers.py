@@ -260,6 +260,30 @@ def test_lorenz_serve_workers_share_the_calls_and_each_reloads(tmp_path: Path) -
         assert f"lorenz: cannot listen on 127.0.0.1:{port}: Address already in use" in second.stderr
 
 
+def test_every_worker_takes_loopback_names_on_the_port_bound_only(tmp_path: Path) -> None:
+    """``lorenz serve --port 0 --workers 2``: each worker knows the port the kernel picked, so a
+    loopback ``Host`` naming it is served by both, and one naming another port gets 421 from both."""
+    directory = whoami_workspace(tmp_path)
+    with lorenz_serve(directory, "-p", "worker_pack.py", "serve", "--port", "0", "--workers", "2") as server:
+        port = int(server.base_url.rsplit(":", 1)[1])
+        other = port + 1 if port < 65535 else port - 1
+        with httpx.Client(timeout=30) as http:
+            answered: set[int] = set()
+            refused: list[int] = []
+            for _ in range(200):
+                if len(answered) == 2 and len(refused) >= 40:
+                    break
+                close = {"Connection": "close"}  # a new connection each time: both workers take some
+                reply = http.get(server.base_url + "/healthz", headers={**close, "Host": f"localhost:{port}"})
+                assert reply.status_code == 200
+                answered.add(reply.json()["pid"])
+                refused.append(
+                    http.get(server.base_url + "/healthz", headers={**close, "Host": f"localhost:{other}"}).status_code
+                )
+    assert len(answered) == 2
+    assert set(refused) == {421}
+
+
 def test_uvicorn_factory_workers_share_the_calls_and_each_reloads(tmp_path: Path) -> None:
     """`uvicorn --factory lorenz.host:create_app --workers 2` in the workflow's directory, with the
     plugin named by LORENZ_PLUGIN_MODULES: both workers answer, and each reloads.

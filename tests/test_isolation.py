@@ -28,7 +28,7 @@ from lorenz.isolation.supervisor import MAX_CRASHES
 from lorenz.plugins.discovery import discover
 from lorenz.results import ToolResult
 from lorenz.settings import ConfigError
-from lorenz.toolcall.execution import ToolRunner
+from lorenz.toolcall.execution import CallOutcome, ClientGone, ToolRunner
 from lorenz.workspace import Workspace, open_workspace
 
 pytestmark = pytest.mark.slow
@@ -204,6 +204,146 @@ def test_a_slow_call_does_not_hold_up_a_quick_one(workspace: Workspace) -> None:
         return quick
 
     assert asyncio.run(scenario()) < 1.0
+
+
+class _Gates:
+    """Two FIFOs an ``acme_write`` call meets: ``began`` (it writes a byte once it is at work) and
+    ``gate`` (it waits for a byte before it writes ``out``)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.out = directory / "out"
+        os.mkfifo(directory / "began")
+        os.mkfifo(directory / "gate")
+        # Opened read-write: the pack's process opens them without blocking, whatever happens here.
+        self._began = os.open(directory / "began", os.O_RDWR | os.O_NONBLOCK)
+        self._gate = os.open(directory / "gate", os.O_RDWR)
+        self.arguments = {"began": str(directory / "began"), "gate": str(directory / "gate"), "out": str(self.out)}
+
+    async def began(self) -> None:
+        loop = asyncio.get_running_loop()
+        ready = loop.create_future()
+        loop.add_reader(self._began, lambda: ready.done() or ready.set_result(None))
+        try:
+            await asyncio.wait_for(ready, 30)
+        finally:
+            loop.remove_reader(self._began)
+
+    def open(self) -> None:
+        os.write(self._gate, b"g")
+
+    def close(self) -> None:
+        os.close(self._began)
+        os.close(self._gate)
+
+
+class _Wrapped:
+    """An isolated pack behind another (as a ``tools:`` instance wraps it): the runner runs its
+    calls as tasks of their own, as it does an in-process pack's."""
+
+    def __init__(self, pack: IsolatedPack) -> None:
+        self.name = pack.name
+        self._pack = pack
+
+    async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
+        return await self._pack.execute_tool(name, input, context)
+
+
+def _left_after_it_began(
+    workspace: Workspace, gates: _Gates, via: str, *, wrapped: bool = False
+) -> tuple[CallOutcome, ClientGone]:
+    """An ``acme_write`` call whose caller leaves once it began; the gate opens after that. How the
+    runner then says the call ended (what the call log records, with ``clientGone``)."""
+
+    async def scenario() -> tuple[CallOutcome, ClientGone]:
+        reported: asyncio.Future[CallOutcome] = asyncio.get_running_loop().create_future()
+        left = ClientGone(reported.set_result)
+        async with httpx.AsyncClient() as http:
+            context = ToolContext(settings=workspace.settings, http=http)
+            arguments = {**gates.arguments, "via": via}
+            acme = _proxy(workspace, "acme")
+            run = ToolRunner().run(
+                _Wrapped(acme) if wrapped else acme,
+                "acme_write",
+                arguments,
+                context,
+                time_limit=30,
+                concurrency=2,
+                when_left=left,
+            )
+            caller = asyncio.ensure_future(run)
+            await gates.began()
+            caller.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await caller
+            gates.open()
+            return await asyncio.wait_for(reported, 30), left
+
+    try:
+        return asyncio.run(scenario())
+    finally:
+        gates.close()
+
+
+@pytest.mark.parametrize(("via", "wrapped"), [("run_in_thread", False), ("asyncio", False), ("run_in_thread", True)])
+def test_an_isolated_call_whose_caller_left_is_reported_as_its_work_ended(
+    workspace: Workspace, tmp_path: Path, via: str, wrapped: bool
+) -> None:
+    """The pack's thread writes after the caller left (a cancel cannot stop a thread): the call
+    ended in a write, so it is reported ``success`` with the pack's result, never ``cancelled``."""
+    gates = _Gates(tmp_path)
+    outcome, left = _left_after_it_began(workspace, gates, via, wrapped=wrapped)
+    assert left.following
+    assert gates.out.read_text() == "written"
+    assert (outcome.kind, outcome.result.result) == ("success", {"written": True})
+
+
+def test_an_isolated_call_stopped_by_its_caller_leaving_is_reported_cancelled(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    """The cancel reached the pack's process while the call awaited: its work stopped there."""
+    gates = _Gates(tmp_path)
+    outcome, _ = _left_after_it_began(workspace, gates, "await")
+    assert (outcome.kind, outcome.result.error) == ("cancelled", "tool acme_write was cancelled")
+    assert not gates.out.exists()
+    assert call(workspace, "acme_pid").success  # the process serves on
+
+
+@pytest.mark.parametrize("server", ["", "server:\n  isolated_packs: [beta]\n", "server:\n  isolated_packs: ['*']\n"])
+def test_a_trackers_default_pack_from_another_plugin_mounts(installed: Path, tmp_path: Path, server: str) -> None:
+    """``tracker: {kind: desk}`` alone mounts the ``gamma`` pack its tracker names by default,
+    though another installed plugin provides it (imported here unless the workflow isolates it)."""
+    (tmp_path / "WORKFLOW.md").write_text(f"---\ntracker:\n  kind: desk\n{server}---\nWork.\n", encoding="utf-8")
+    opened = open_workspace(cwd=tmp_path, env=_env("lorenz-local,iso-desk,iso-gamma,iso-beta"))
+    try:
+        assert opened.pack_names() == ["gamma"] and not opened.mounted.failures
+        pid = call(opened, "gamma_pid").result["pid"]
+        assert (pid == os.getpid()) is ("*" not in server)
+    finally:
+        opened.close()
+
+
+def test_a_trackers_default_pack_it_names_only_for_its_settings_says_what_to_add(
+    installed: Path, tmp_path: Path
+) -> None:
+    """A default pack the tracker names only once it has the workflow's settings, from a plugin the
+    host did not import: the pack is left out naming the tracker, the pack and what to add."""
+    front = "tracker:\n  kind: desk\n  assignee: me\n"
+    (tmp_path / "WORKFLOW.md").write_text(f"---\n{front}---\nWork.\n", encoding="utf-8")
+    opened = open_workspace(cwd=tmp_path, env=_env("lorenz-local,iso-desk,iso-gamma,iso-beta"))
+    try:
+        assert opened.pack_names() == ["gamma"]
+        [failure] = opened.mounted.failures
+        assert failure.pack == "beta"
+        assert failure.error.startswith("tracker desk mounts pack beta by default (default_tool_packs)")
+        assert "iso-beta 1.0" in failure.error and failure.error.endswith("add `beta: {}` under `tools:` to mount it")
+    finally:
+        opened.close()
+    (tmp_path / "WORKFLOW.md").write_text(f"---\n{front}tools:\n  beta: {{}}\n---\nWork.\n", encoding="utf-8")
+    opened = open_workspace(cwd=tmp_path, env=_env("lorenz-local,iso-desk,iso-gamma,iso-beta"))
+    try:
+        assert opened.pack_names() == ["gamma", "beta"] and not opened.mounted.failures
+    finally:
+        opened.close()
 
 
 def test_a_call_that_waited_for_a_slot_times_out_without_killing_a_healthy_process(

@@ -157,16 +157,11 @@ class IsolationPool:
             return pack  # nothing isolated: none of the isolation machinery need load
         from .plan import plan_for
         from .proxy import IsolatedPack
-        from .stand_ins import IsolatedPackStub
-        from .supervisor import START_TIMEOUT_SECONDS, StartError, Supervisor, logger
+        from .supervisor import START_TIMEOUT_SECONDS, Supervisor, logger
 
         plan = plan_for(pack, settings, discovery, os.environ, instance)
         if plan is None:
-            if isinstance(pack, IsolatedPackStub):
-                # Discovery left it unimported for an isolation this workflow no longer asks for.
-                msg = f"pack {pack.name} is no longer isolated but was never imported here; restart the host"
-                raise StartError(msg)
-            return pack
+            return pack  # a stand-in discovery left unimported: mounting says why it is left out
         with self._lock:
             kept = self._usable(plan.key)
             if kept is not None:

@@ -212,6 +212,9 @@ class Reply:
     #: A typed tool's round of questions for the client (``requests``, ``state``): the host asks
     #: them, or hands them to a 2026-07-28 client sealed, and sends the call again with the answers.
     input_required: InputRound | None = None
+    #: How the call ended in the process (``success``, ``failure``, ``crash``, ``timeout``,
+    #: ``cancelled``); the host takes only ``cancelled`` from it: a cancel stopped the work.
+    outcome: str | None = None
 
     def to_result(self) -> ToolResult:
         if self.input_required is not None:
@@ -276,11 +279,16 @@ def encode(message: Any) -> bytes:
     return HEADER.pack(len(body)) + body
 
 
-def reply_result(request_id: int, nonce: str, result: ToolResult, *, denied: str | None = None) -> dict[str, Any]:
-    """The ``result`` frame's content for one call (``denied``: the permission it was refused)."""
+def reply_result(
+    request_id: int, nonce: str, result: ToolResult, *, denied: str | None = None, outcome: str | None = None
+) -> dict[str, Any]:
+    """The ``result`` frame's content for one call (``denied``: the permission it was refused;
+    ``outcome``: how it ended)."""
     text = getattr(result, "text", None)
     content = getattr(result, "content", None)
     extra: dict[str, Any] = {"denied": denied} if denied is not None else {}
+    if outcome is not None:
+        extra["outcome"] = outcome
     if isinstance(result, InputRequired):
         extra["inputRequired"] = {"requests": dict(result.requests), "state": result.state}
     return {

@@ -21,7 +21,7 @@ import attrs
 from lorenz.contracts import send_progress
 from lorenz.results import ToolResult, error_message, failure_result
 from lorenz.toolcall.client_input import ASK, NONE, RETRY, InputRequired
-from lorenz.toolcall.execution import time_left
+from lorenz.toolcall.execution import CallOutcome, carry_on, time_left
 
 from .protocol import MAX_EVENT_MESSAGE_CHARS, Event
 from .routing import new_call
@@ -43,9 +43,9 @@ _MAX_QUEUED_EVENTS = 256
 _DRAIN_SECONDS = 1.0
 
 
-def _resolve(future: asyncio.Future[ToolResult], result: ToolResult) -> None:
+def _resolve(future: asyncio.Future[CallOutcome], outcome: CallOutcome) -> None:
     if not future.done():
-        future.set_result(result)
+        future.set_result(outcome)
 
 
 class _Events:
@@ -175,15 +175,15 @@ class IsolatedPack:
     async def _send(self, name: str, input: Any, context: ToolContext, extra: Mapping[str, Any]) -> ToolResult:
         """One call frame to the pack's processes, and its reply."""
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[ToolResult] = loop.create_future()
+        future: asyncio.Future[CallOutcome] = loop.create_future()
         home = loop is self._home
 
-        def deliver(result: ToolResult) -> None:  # on the home loop
+        def deliver(outcome: CallOutcome) -> None:  # on the home loop
             if home:
-                _resolve(future, result)
+                _resolve(future, outcome)
                 return
             with contextlib.suppress(RuntimeError):  # the caller's loop is closed: nobody is waiting
-                loop.call_soon_threadsafe(_resolve, future, result)
+                loop.call_soon_threadsafe(_resolve, future, outcome)
 
         events = _Events(context) if context.progress_sink is not None or context.log_sink is not None else None
         names = getattr(context.enabled, "names", None)  # a process cannot ask the host back: it is told
@@ -192,6 +192,7 @@ class IsolatedPack:
             "log": context.log_sink is not None,
             "enabled": names() if callable(names) else None,
             "caller": attrs.asdict(context.caller) if context.caller is not None else None,
+            "concurrency": context.settings.server.pack_concurrency,
             **extra,
         }
         left = time_left()  # the host's ToolRunner answers at its deadline: the process is killed then too
@@ -203,18 +204,21 @@ class IsolatedPack:
         else:
             self._home.call_soon_threadsafe(self.supervisor.submit, call)
         try:
-            result = await future
+            outcome = await asyncio.shield(future)
         except asyncio.CancelledError:
             if home:
                 self.supervisor.cancel(call)
             else:
                 self._home.call_soon_threadsafe(self.supervisor.cancel, call)
+            # The process answers once the pack's work has ended (the cancel may come too late
+            # to stop it): that answer, not the cancel, says how the call ended.
+            carry_on(future)
             if events is not None:
                 events.abandon()
             raise
         if events is not None:  # what the call sent before it answered reaches the client first
             await events.drain()
-        return result
+        return outcome.result
 
     def status(self) -> dict[str, Any]:
         return self.supervisor.status()

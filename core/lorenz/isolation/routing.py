@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from attrs import define
 
 from lorenz.results import ToolResult, tool_failure
+from lorenz.toolcall.execution import CallOutcome
 
 from .process import ChildProcess
 from .protocol import Event, Reply, encode
@@ -46,7 +47,8 @@ class Call:
     frame: bytes
     #: Seconds from submission to the tool timeout.
     timeout: float
-    deliver: Callable[[ToolResult], None]
+    #: Called once, with the call's result and how it ended.
+    deliver: Callable[[CallOutcome], None]
     #: Where the call's progress and log events go (on the isolation loop); ``None``: dropped.
     notify: Callable[[Event], None] | None = None
     process: ChildProcess | None = None
@@ -55,13 +57,14 @@ class Call:
     timer: asyncio.TimerHandle | None = None
     done: bool = False
 
-    def finish(self, result: ToolResult) -> None:
+    def finish(self, result: ToolResult, kind: str | None = None) -> None:
+        """Answer the call with ``result``, which ended it as ``kind`` (by default, as it says)."""
         if self.done:
             return
         self.done = True
         if self.timer is not None:
             self.timer.cancel()
-        self.deliver(result)
+        self.deliver(CallOutcome(result, kind or ("success" if result.success else "failure")))
 
 
 _ids = itertools.count(1)
@@ -71,15 +74,24 @@ def new_call(
     tool: str,
     arguments: Any,
     timeout: float,
-    deliver: Callable[[ToolResult], None],
+    deliver: Callable[[CallOutcome], None],
     *,
     notify: Callable[[Event], None] | None = None,
     wants: Mapping[str, Any] | None = None,
 ) -> Call:
     """A call ready to submit (its frame encoded by the caller's thread). ``wants`` tells the pack's
-    process what the call's context offers: ``progress``, ``log``, the ``enabled`` tool names."""
+    process what the call's context offers: ``progress``, ``log``, the ``enabled`` tool names. The
+    process is told the ``timeout`` too (what its :func:`~lorenz.toolcall.execution.time_left` says)."""
     request_id, nonce = next(_ids), secrets.token_hex(16)
-    call = {"op": "call", "id": request_id, "nonce": nonce, "tool": tool, "arguments": arguments, **(wants or {})}
+    call = {
+        "op": "call",
+        "id": request_id,
+        "nonce": nonce,
+        "tool": tool,
+        "arguments": arguments,
+        "timeout": timeout,
+        **(wants or {}),
+    }
     return Call(
         id=request_id, nonce=nonce, tool=tool, frame=encode(call), timeout=timeout, deliver=deliver, notify=notify
     )
@@ -135,7 +147,7 @@ class CallRouter:
         if call.process is None:
             with contextlib.suppress(ValueError):
                 self.waiting.remove(call)
-            self._settle(call, tool_failure(f"tool {call.tool} was cancelled"))
+            self._settle(call, tool_failure(f"tool {call.tool} was cancelled"), "cancelled")
             return
         call.process.send(encode({"op": "cancel", "id": call.id}))
 
@@ -170,13 +182,14 @@ class CallRouter:
                     self.sandboxing.denials += 1
                 else:
                     result = self.sandboxing.explain(result, call.sent_at)
-            self._settle(call, result)
+            # The process says whether a cancel stopped the work; any other end is as the result says.
+            self._settle(call, result, "cancelled" if reply.outcome == "cancelled" and not result.success else None)
 
-    def _settle(self, call: Call, result: ToolResult) -> None:
+    def _settle(self, call: Call, result: ToolResult, kind: str | None = None) -> None:
         self.calls.pop(call.id, None)
         if not self.calls:
             self._idle.set()
-        call.finish(result)
+        call.finish(result, kind)
 
     def _expire(self, call: Call) -> None:
         """A call still running at its tool timeout: its process is killed, unless the call spent
@@ -194,11 +207,12 @@ class CallRouter:
         loop = asyncio.get_running_loop()
         if loop.time() - call.sent_at < self.plan.timeout - _DEADLINE_SLACK_SECONDS:
             process.send(encode({"op": "cancel", "id": call.id}))
-            self._settle(call, tool_failure(f"tool {call.tool} did not finish within {limit}"))
+            self._settle(call, tool_failure(f"tool {call.tool} did not finish within {limit}"), "timeout")
             loop.call_at(call.sent_at + self.plan.timeout, self._overrun, process, call)
             return
         self._overrun(process, call)
-        self._settle(call, tool_failure(f"tool {call.tool} did not finish within {limit}; its process was restarted"))
+        restarted = tool_failure(f"tool {call.tool} did not finish within {limit}; its process was restarted")
+        self._settle(call, restarted, "timeout")
 
     def _overrun(self, process: ChildProcess, call: Call) -> None:
         """Kill ``process`` if it still runs ``call``."""

@@ -1,5 +1,7 @@
 """An isolated pack's process serving its calls: each call frame from the host runs as a task of
-its own, its progress and log messages go back as events, and its reply when it ends."""
+its own (under a :class:`~lorenz.toolcall.execution.ToolRunner`, as in the host), its progress and
+log messages go back as events, and its reply when it ends. A call the host cancels is answered
+once the pack's work (its threads included) has ended, saying how it ended."""
 
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ from lorenz.results import ToolResult, tool_failure
 from lorenz.sandbox.policy import denial_message
 from lorenz.settings.model import Settings
 from lorenz.toolcall.client_input import NONE, RETRY, ClientInput
-from lorenz.toolcall.execution import call_pack, failure_from_exception
+from lorenz.toolcall.execution import CallOutcome, ClientGone, ToolRunner, failure_from_exception
+from lorenz.toolcall.pack_threads import HostExecutor, route_anyio_threads
 from lorenz.toolcall.wire import ResultTooLarge, json_size_exceeds
 
 from .loading import start
@@ -28,6 +31,8 @@ __all__ = ["serve"]
 
 #: Frames from the host are trusted; this only bounds a defect.
 _HOST_FRAME_LIMIT = 1024 * 1024 * 1024
+#: How long past the host's deadline for a call this process would answer it timed out itself.
+_HOST_DEADLINE_FIRST_SECONDS = 5.0
 
 
 class _MemoryGuard:
@@ -89,17 +94,18 @@ class _Calls(asyncio.Protocol):
         self._context = context
         self._out = out
         self._reader = FrameReader(_HOST_FRAME_LIMIT)
-        self._tasks: dict[int, asyncio.Task[None]] = {}
+        self._runner = ToolRunner()
+        #: The task running each call's pack code, by request id (what a cancel cancels).
+        self._tasks: dict[int, asyncio.Task[CallOutcome]] = {}
         self.finished = asyncio.get_running_loop().create_future()
 
     def data_received(self, data: bytes) -> None:
         for frame in self._reader.feed(data):
             op = frame.get("op")
             if op == "call":
-                call = self._run(frame["id"], frame["nonce"], frame["tool"], frame["arguments"], frame)
-                task = asyncio.get_running_loop().create_task(call)
-                if not task.done():  # an eager task may have finished already
-                    self._tasks[frame["id"]] = task
+                asyncio.get_running_loop().create_task(
+                    self._run(frame["id"], frame["nonce"], frame["tool"], frame["arguments"], frame)
+                )
             elif op == "cancel":
                 cancelled = self._tasks.get(frame["id"])
                 if cancelled is not None:
@@ -145,17 +151,14 @@ class _Calls(asyncio.Protocol):
         confinement = self._confinement
         watching = confinement.begin() if confinement is not None else None
         try:
-            pack = self._offerings.get(frame.get("kind", "tool"), self._pack)
-            result = await call_pack(pack, tool, arguments, self._call_context(request_id, nonce, frame))
-        except asyncio.CancelledError:
-            result = tool_failure(f"tool {tool} was cancelled")
+            outcome = await self._outcome(request_id, tool, arguments, frame)
         except BaseException as exc:
-            # What call_pack lets through as the host's own (GeneratorExit; SystemExit or
+            # What the runner lets through as the host's own (GeneratorExit; SystemExit or
             # KeyboardInterrupt after a signal, which this process ignores) is the pack's here:
             # left to the task, it would answer nothing and the call would hang to its timeout.
-            result = failure_from_exception(PluginError(f"pack {self._pack.name}", "execute_tool", exc), self._context)
-        finally:
-            self._tasks.pop(request_id, None)
+            crashed = PluginError(f"pack {self._pack.name}", "execute_tool", exc)
+            outcome = CallOutcome(failure_from_exception(crashed, self._context), "crash")
+        result = outcome.result
         denied = None
         if confinement is not None and watching is not None:
             denial = confinement.end(watching)
@@ -165,7 +168,40 @@ class _Calls(asyncio.Protocol):
         limit = self._context.settings.server.max_result_bytes
         if json_size_exceeds((result.result, getattr(result, "text", None)), limit):
             result = tool_failure(f"{tool} returned {ResultTooLarge(limit)} (server.max_result_bytes): ask for less")
-        self._out.write(encode(reply_result(request_id, nonce, result, denied=denied)))
+        self._out.write(encode(reply_result(request_id, nonce, result, denied=denied, outcome=outcome.kind)))
+
+    async def _outcome(self, request_id: int, tool: str, arguments: Any, frame: Mapping[str, Any]) -> CallOutcome:
+        """How the call ended: when the host cancelled it, once its work (threads included) has."""
+        pack = self._offerings.get(frame.get("kind", "tool"), self._pack)
+        context = self._call_context(request_id, frame["nonce"], frame)
+        server = self._context.settings.server
+        timeout, concurrency = frame.get("timeout"), frame.get("concurrency")
+        ended: asyncio.Future[CallOutcome] = asyncio.get_running_loop().create_future()
+        left = ClientGone(lambda outcome: None if ended.done() else ended.set_result(outcome))
+        work = asyncio.get_running_loop().create_task(
+            self._runner.run(
+                pack,
+                tool,
+                arguments,
+                context,
+                # The host answers at the call's deadline and kills this process: never this first.
+                time_limit=(timeout if isinstance(timeout, (int, float)) else server.tool_timeout_seconds)
+                + _HOST_DEADLINE_FIRST_SECONDS,
+                concurrency=concurrency if isinstance(concurrency, int) else server.pack_concurrency,
+                when_left=left,
+            )
+        )
+        if work.done():  # an eager task may have finished already
+            return work.result()
+        self._tasks[request_id] = work
+        try:
+            return await work
+        except asyncio.CancelledError:
+            if not left.following:  # stopped before the pack's code began
+                return CallOutcome(tool_failure(f"tool {tool} was cancelled"), "cancelled")
+            return await ended
+        finally:
+            self._tasks.pop(request_id, None)
 
     async def aclose(self) -> None:
         for task in list(self._tasks.values()):
@@ -181,6 +217,10 @@ async def serve(launch: Launch, fd_in: int, fd_out: int, confinement: Confinemen
     factory = getattr(asyncio, "eager_task_factory", None)  # 3.12+: a call that never waits needs no loop turn
     if factory is not None:
         loop.set_task_factory(factory)
+    # The pack's threads (however it starts them) are its call's, as in the host: a cancelled call
+    # is answered when they end.
+    loop.set_default_executor(HostExecutor(thread_name_prefix="lorenz-pack-io"))
+    route_anyio_threads()
     hello, pack, settings = start(launch)
     if pack is None:
         write_all(fd_out, encode(hello))

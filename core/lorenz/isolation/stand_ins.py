@@ -67,11 +67,18 @@ class TrackerStub:
 
 
 class StandIn:
-    """Registers the stubs of a plugin that was surveyed instead of imported."""
+    """Registers the stubs of a plugin that was surveyed instead of imported. ``in_host``: those of
+    its packs that run in the host when mounted (not isolated)."""
 
-    def __init__(self, stubs: Sequence[IsolatedPackStub], trackers: Sequence[TrackerStub] = ()) -> None:
+    def __init__(
+        self,
+        stubs: Sequence[IsolatedPackStub],
+        trackers: Sequence[TrackerStub] = (),
+        in_host: frozenset[str] = frozenset(),
+    ) -> None:
         self.stubs = tuple(stubs)
         self.trackers = tuple(trackers)
+        self.in_host = in_host
 
     @hookimpl
     def lorenz_register_tool_packs(self, register: Any) -> None:

@@ -154,6 +154,7 @@ def stand_ins_for(
                     for pack in outcome.packs
                 ],
                 [TrackerStub(kind, source) for kind in outcome.trackers],
+                frozenset(pack for pack in outcome.packs if not is_isolated(pack, source.distribution, isolate)),
             )
     return out
 

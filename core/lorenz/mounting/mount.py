@@ -160,6 +160,19 @@ def mounted_packs(settings: Settings, tools: ToolRegistry, trackers: TrackerRegi
     return packs
 
 
+def _never_imported(name: str, provider: str, source: Any, settings: Settings) -> str:
+    """Why the pack ``tools.<name>`` (served by ``provider``) runs in the host unimported: its
+    plugin was surveyed for another ``server.isolated_packs``, or the tracker named it by default
+    only once it had the settings (discovery imports what it names before it has them)."""
+    if name in (settings.tool_options or {}):
+        return f"pack {provider} is no longer isolated but was never imported here; restart the host"
+    return (
+        f"tracker {settings.tracker.kind} mounts pack {name} by default (default_tool_packs), but names it only"
+        f" with this workflow's settings, so discovery surveyed {getattr(source, 'label', name)} without"
+        f" importing it: add `{name}: {{}}` under `tools:` to mount it"
+    )
+
+
 def _provider_pack(tools: ToolRegistry, name: str, instance: ToolInstance | None) -> ToolProvider:
     """The pack serving ``tools.<name>``; unknown: ``unsupported tool pack`` (with a did-you-mean
     naming ``tools.<name>.provider`` for an instance)."""
@@ -286,6 +299,10 @@ def mount(settings: Settings, discovery: Discovery, isolation: Isolation | None 
             except Exception as exc:  # it cannot start: left out, like a pack whose tool_specs raised
                 failures.append(PackFailure(pack=name, error=redact_text(error_message(exc), settings.secrets)))
                 continue
+        source = getattr(pack, "isolation_source", None)
+        if source is not None:  # still a stand-in: discovery surveyed its plugin, never imported it here
+            failures.append(PackFailure(pack=name, error=_never_imported(name, provider, source, settings)))
+            continue
         if instance is not None and not instance.plain:
             pack = InstancePack(instance, pack)
         try:

@@ -25,6 +25,7 @@ from .checks import core_requirement_problem, is_first_party, normalize_distribu
 from .clashes import DISABLE_PLUGINS_ENV
 from .containment import PluginError, call_plugin
 from .model import Discovery, Mounts, PluginFailure
+from .mounted import StoodIn, tracker_defaults, unprovided
 from .registration import build_registries, owner_label, plugin_failure
 
 if TYPE_CHECKING:
@@ -94,6 +95,7 @@ def load_entry_points(
     unimported: bool = False,
     mounts: Mounts | None = None,
     failed_surveys: list[tuple[EntryPoint, str | None, str | None, PluginFailure]] | None = None,
+    stood_in: list[StoodIn] | None = None,
 ) -> tuple[dict[str, tuple[str | None, str | None]], list[PluginFailure], list[str]]:
     """Load and register every entry point of ``group``, each contained on its own.
 
@@ -114,7 +116,8 @@ def load_entry_points(
     plugin it does not mount: the host imports a third-party plugin only for a pack, tracker or
     middleware the workflow names, surveys run under the strict policy, and a plugin whose survey
     failed goes to ``failed_surveys`` (when given) for :func:`discover` to import only if what the
-    workflow mounts is found nowhere else.
+    workflow mounts is found nowhere else. Each plugin registered by a stand-in goes to ``stood_in``
+    (when given), for :func:`discover` to import when the workflow's tracker mounts its pack.
     """
     env = os.environ if env is None else env
     plain = not isolate and not unimported and mounts is not None
@@ -159,6 +162,8 @@ def load_entry_points(
             failures.append(failure)
             continue
         loaded[name] = (dist, version)
+        if stand_in is not None and stood_in is not None:
+            stood_in.append(StoodIn(ep, dist, version, name, getattr(stand_in, "in_host", frozenset())))
     return loaded, failures, list(disabled)
 
 
@@ -181,14 +186,17 @@ def discover(
     ``plugins`` are registered as they are, after the installed ones: this is how tests add a
     pack without installing anything. One that is already registered (an installed plugin's
     module given again with ``-p``) is taken once. ``isolate`` is the workflow's
-    ``server.isolated_packs``, ``sandbox`` its ``server.sandboxed_packs``, ``mounts`` what it mounts;
-    ``unimported``: import no third-party plugin here (see :func:`load_entry_points`).
+    ``server.isolated_packs``, ``sandbox`` its ``server.sandboxed_packs``, ``mounts`` what it mounts
+    (with the packs its tracker mounts by default, once the tracker is loaded:
+    :mod:`lorenz.plugins.mounted`); ``unimported``: import no third-party plugin here (see
+    :func:`load_entry_points`).
     """
     pm = make_manager()
     origins: dict[str, tuple[str | None, str | None]] = {}
     failures: list[PluginFailure] = []
     disabled: list[str] = []
     failed_surveys: list[tuple[EntryPoint, str | None, str | None, PluginFailure]] = []
+    stood_in: list[StoodIn] = []
     if entry_points_enabled:
         origins, failures, disabled = load_entry_points(
             pm,
@@ -198,6 +206,7 @@ def discover(
             unimported=unimported,
             mounts=mounts,
             failed_surveys=failed_surveys,
+            stood_in=stood_in,
         )
     for index, plugin in enumerate(plugins):
         if pm.is_registered(plugin):
@@ -210,7 +219,30 @@ def discover(
     discovery = build_registries(
         pm, origins=origins, failures=[*failures, *(f for *_, f in failed_surveys)], disabled=disabled
     )
-    if failed_surveys and mounts is not None and _unprovided(discovery, mounts):
+    defaults = tracker_defaults(discovery, mounts) - mounts.packs if mounts is not None and not unimported else None
+    if mounts is not None and defaults:
+        # The workflow mounts what its tracker mounts by default as if it named it: a plugin that
+        # stood in for one of those packs, which runs here (not isolated), is imported after all.
+        mounts = evolve(mounts, packs=mounts.packs | defaults)
+        wanted = [plugin for plugin in stood_in if plugin.in_host & defaults]
+        for plugin in wanted:
+            pm.unregister(name=plugin.name)
+            failure = load_plugin(
+                pm,
+                plugin.entry_point.load,
+                name=plugin.name,
+                entry_point=plugin.entry_point.name,
+                dist=plugin.distribution,
+                version=plugin.version,
+            )
+            if failure is not None:
+                origins.pop(plugin.name, None)
+                failures.append(failure)
+        if wanted:
+            discovery = build_registries(
+                pm, origins=origins, failures=[*failures, *(f for *_, f in failed_surveys)], disabled=disabled
+            )
+    if failed_surveys and mounts is not None and unprovided(discovery, mounts):
         # The workflow mounts, unsandboxed, something only a plugin that failed its survey can
         # provide: import those here, as it asks (their survey errors give way to the outcome).
         for ep, dist, version, _ in failed_surveys:
@@ -222,12 +254,3 @@ def discover(
                 failures.append(failure)
         discovery = build_registries(pm, origins=origins, failures=failures, disabled=disabled)
     return evolve(discovery, isolate=tuple(isolate), mounts=mounts)
-
-
-def _unprovided(discovery: Discovery, mounts: Mounts) -> bool:
-    """Whether a pack, tracker or middleware ``mounts`` names is missing from ``discovery``."""
-    if any(discovery.tools.get(name) is None for name in mounts.packs if name != mounts.tracker):
-        return True
-    if mounts.tracker is not None and discovery.trackers.get(mounts.tracker) is None:
-        return True
-    return bool(mounts.middleware - {provider.name.strip() for provider in discovery.middleware})

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 import anyio.to_thread
 from anyio import CapacityLimiter
-from attrs import frozen
+from attrs import field, frozen
 
 from lorenz.contracts import send_progress
 from lorenz.plugins.containment import PluginError, contain
@@ -36,6 +36,7 @@ __all__ = [
     "ClientGone",
     "ToolRunner",
     "call_pack",
+    "carry_on",
     "failure_from_exception",
     "report_progress",
     "run_in_thread",
@@ -64,6 +65,8 @@ class _PackCall:
     #: When the tool timeout answers this call (the event loop's clock).
     deadline: float
     progress: ProgressSink | None = None
+    #: How the call ends where its work goes on after it was cancelled (:func:`carry_on`).
+    elsewhere: list[asyncio.Future[CallOutcome]] = field(factory=list)
 
 
 _CURRENT: contextvars.ContextVar[_PackCall | None] = contextvars.ContextVar("lorenz_pack_call", default=None)
@@ -138,6 +141,21 @@ async def run_in_thread(function: Callable[..., T], *args: Any) -> T:
     return await owner.run(function, args)
 
 
+def carry_on(outcome: asyncio.Future[CallOutcome]) -> None:
+    """Said by a pack whose calls run elsewhere (an isolated pack's process) as its call is
+    cancelled: the work goes on there, and ``outcome`` (a future of this loop) is how it ends. The
+    call keeps its slot until then, and a caller that left is told that outcome, not ``cancelled``.
+    Does nothing outside :class:`ToolRunner`."""
+    call = _CURRENT.get()
+    if call is None:
+        return
+    call.elsewhere.append(outcome)
+    slot = call.owner.slot
+    if slot is not None:
+        slot.hold()
+        outcome.add_done_callback(lambda _: slot.drop())
+
+
 def time_left() -> float | None:
     """Seconds until the tool timeout answers the running call (``None`` outside
     :class:`ToolRunner`): an isolated pack's process is killed at that moment."""
@@ -154,7 +172,8 @@ class ClientGone:
         self.report = report
         self.following = False
 
-    def follow(self, task: asyncio.Task[CallOutcome], call: _PackCall) -> None:
+    def follow(self, task: asyncio.Task[CallOutcome] | None, call: _PackCall) -> None:
+        """Report how ``call`` ends, run by ``task`` (``None``: in the caller's own task)."""
         self.following = True
         context = contextvars.copy_context()
         slot = call.owner.slot
@@ -162,13 +181,16 @@ class ClientGone:
             slot.when_free(lambda: context.run(self.report, _after_caller_left(task, slot, call)))
 
 
-def _after_caller_left(task: asyncio.Task[CallOutcome], slot: CallSlot, call: _PackCall) -> CallOutcome:
+def _after_caller_left(task: asyncio.Task[CallOutcome] | None, slot: CallSlot, call: _PackCall) -> CallOutcome:
     """How a call cancelled by its caller ended: its own outcome when the pack finished anyway;
-    when the cancel cut the task off from a thread doing its work (before or just after that
-    thread returned), whether that thread raised or returned, and the tool result it returned;
-    ``cancelled`` only when the work was stopped before it finished."""
-    if not task.cancelled():
+    where its work went on (:func:`carry_on`), how it ended there; when the cancel cut the task
+    off from a thread doing its work (before or just after that thread returned), whether that
+    thread raised or returned, and the tool result it returned; ``cancelled`` only when the work
+    was stopped before it finished."""
+    if task is not None and not task.cancelled():
         return task.result()
+    if call.elsewhere and not call.elsewhere[-1].cancelled():
+        return call.elsewhere[-1].result()  # done: the slot was held until it was
     if slot.orphan_errors:
         crashed = PluginError(f"pack {call.pack}", f"a thread of tool {call.tool}", slot.orphan_errors[0])
         return CallOutcome(failure_from_exception(crashed, None), "failure")
@@ -242,6 +264,10 @@ class ToolRunner:
             current, owner = _CURRENT.set(call), CURRENT_OWNER.set(call.owner)
             try:
                 return await _call_pack(pack, name, arguments, context)
+            except BaseException:
+                if when_left is not None and call.elsewhere:
+                    when_left.follow(None, call)
+                raise
             finally:
                 CURRENT_OWNER.reset(owner)
                 _CURRENT.reset(current)

@@ -48,9 +48,17 @@ class CallSlot:
     def hold(self) -> None:
         self._holders += 1
 
+    def drop(self) -> None:
+        """One holder ended (a hold taken with :meth:`hold`)."""
+        self._holders -= 1
+        if self._holders == 0:
+            self._release()
+            for callback in self._when_free:
+                callback()
+
     def end_task(self) -> None:
         self.task_ended = True
-        self._drop()
+        self.drop()
 
     def end_thread(self, error: BaseException | None, value: Any = None, *, cut_off: bool = False) -> bool:
         """A thread ended, returning ``value`` or raising ``error``; whether it counts as an orphan
@@ -58,7 +66,7 @@ class CallSlot:
         orphan = self.task_ended or cut_off
         if orphan:
             self.orphan_ended(error, value)
-        self._drop()
+        self.drop()
         return orphan
 
     def orphan_ended(self, error: BaseException | None, value: Any = None) -> None:
@@ -76,13 +84,6 @@ class CallSlot:
             callback()
         else:
             self._when_free.append(callback)
-
-    def _drop(self) -> None:
-        self._holders -= 1
-        if self._holders == 0:
-            self._release()
-            for callback in self._when_free:
-                callback()
 
 
 class PackThreads:

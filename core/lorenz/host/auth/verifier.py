@@ -5,8 +5,10 @@ A JWT must be signed with an asymmetric algorithm from :data:`ALGORITHMS` (never
 an HMAC, whose key would be public), by a key the issuer publishes, and carry this issuer, this
 server's audience and an unexpired ``exp``; ``nbf``/``exp`` allow :data:`LEEWAY` seconds of skew.
 
-An opaque token's answer is cached (:mod:`.cache`); a token not cached is asked about once at a
-time, within the worker's :class:`~.cache.Budget`. A request never waits longer than
+An opaque token's introspection answer must be ``active``, unexpired, from this issuer (when it
+names one) and name this server's audience in ``aud``, as a JWT must. The answer is cached
+(:mod:`.cache`); a token not cached is asked about once at a time, within the worker's
+:class:`~.cache.Budget`. A request never waits longer than
 :data:`~.keys.KEY_WAIT` for the issuer: past it, or past the budget, or when the issuer fails,
 :class:`~.keys.IssuerUnavailable` (a 503), since the token may well be good.
 """
@@ -70,6 +72,7 @@ class OAuthVerifier:
         self._budget = budget
         self.introspected = IntrospectionCache()
         self._asking: dict[bytes, asyncio.Task[AccessToken | None]] = {}
+        self._said_no_audience = False
 
     async def verify_token(self, token: str) -> AccessToken | None:
         if token.count(".") == 2:
@@ -160,12 +163,28 @@ class OAuthVerifier:
             return None
         if "iss" in claims and claims["iss"] not in _variants(self.settings.issuer):
             return None
-        audiences = claims.get("aud")
-        audiences = [audiences] if isinstance(audiences, str) else audiences
-        # An introspected token without an audience is taken as the issuer vouching for it here.
-        if isinstance(audiences, list) and not set(audiences) & set(_variants(self.audience)):
+        # Like a JWT's, the answer must name this server: one without an audience may be a token
+        # the issuer gave a client for another resource, which this server must not take.
+        aud = claims.get("aud")
+        named = {name for name in ([aud] if isinstance(aud, str) else aud if isinstance(aud, list) else []) if name}
+        if not all(isinstance(name, str) for name in named) or not named:
+            self._no_audience(settings.endpoint)
+            return None
+        if not named & set(_variants(self.audience)):
             return None
         return self._access_token(token, claims)
+
+    def _no_audience(self, endpoint: str) -> None:
+        """Say (once) why every token the issuer introspects is refused: its answers name no ``aud``."""
+        if not self._said_no_audience:
+            self._said_no_audience = True
+            logger.warning(
+                'lorenz: the introspection endpoint %s answered without "aud" (a string or a list of strings): '
+                "the token is refused, as a JWT without one is; have the issuer name this server's audience (%s) "
+                "in its answers",
+                endpoint,
+                self.audience,
+            )
 
     def _access_token(self, token: str, claims: Mapping[str, Any]) -> AccessToken:
         client_id = claims.get("client_id", claims.get("azp"))

@@ -66,13 +66,33 @@ def _matches(host: str, port: str | None, patterns: Iterable[str]) -> bool:
     return False
 
 
-def host_allowed(value: str | None, extra: Iterable[str] = ()) -> bool:
-    """Whether a ``Host`` header names this server: loopback on any port, or an ``extra`` entry
-    (``host``, ``host:port`` or ``host:*``; a bare host allows any port)."""
+def host_allowed(
+    value: str | None,
+    extra: Iterable[str] = (),
+    *,
+    port: int | None = None,
+    scheme: str = "http",
+    own: Iterable[str] = (),
+) -> bool:
+    """Whether a ``Host`` header names this server: a loopback name (or an ``own`` name: the
+    address it is bound to) with the ``port`` it is served on (the socket's; a ``Host`` without
+    one names the scheme's default port; any port when the socket has none), or an ``extra``
+    entry (``host``, ``host:port`` or ``host:*``; a bare host allows any port)."""
     if not value:
         return False
-    host, port = _split_host(value)
-    return host in LOOPBACK_HOSTS or _matches(host, port, extra)
+    host, given = _split_host(value)
+    if host in LOOPBACK_HOSTS or host in own:
+        named = given if given is not None else "443" if scheme == "https" else "80"
+        if port is None or named == str(port):
+            return True
+    return _matches(host, given, extra)
+
+
+def _refused_host(host: str | None, port: int | None) -> str:
+    """The 421's message, naming the setting that would allow the ``Host``."""
+    shown = json.dumps((host or "")[:200])
+    served = f" (this server is served on port {port})" if port is not None else ""
+    return f"Host {shown} does not name this server{served}; add it to server.allowed_hosts in WORKFLOW.md to allow it"
 
 
 def origin_allowed(
@@ -192,10 +212,11 @@ class SecurityMiddleware:
         # A request that passed the checks goes straight to the MCP transport: the framework's
         # router and exception layers add nothing there (the SDK answers its own errors).
         self.mcp_endpoint = mcp_endpoint if mcp_endpoint is not None else app
-        # A specific non-loopback bind address is how clients reach us, so its name is ours too.
+        # A specific non-loopback bind address is how clients reach us, so its name (on the port
+        # served) is ours too.
         if bind_host and ":" in bind_host and not bind_host.startswith("["):
             bind_host = f"[{bind_host}]"
-        self.bind_hosts: tuple[str, ...] = (bind_host,) if bind_host and bind_host not in _WILDCARDS else ()
+        self.bind_hosts: tuple[str, ...] = (bind_host.lower(),) if bind_host and bind_host not in _WILDCARDS else ()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -204,14 +225,18 @@ class SecurityMiddleware:
         current = self.server_settings(scope)
         server = await current if inspect.isawaitable(current) else current
         host = _header(scope, b"host")
-        if not host_allowed(host, (*server.allowed_hosts, *self.bind_hosts)):
-            await _send_json(send, 421, {"error": {"code": "misdirected", "message": "Invalid Host header"}})
+        local = scope.get("server")
+        port = local[1] if local and isinstance(local[1], int) else None  # the socket's: --port 0 included
+        scheme = scope.get("scheme", "http")
+        if not host_allowed(host, server.allowed_hosts, port=port, scheme=scheme, own=self.bind_hosts):
+            refused = {"error": {"code": "misdirected", "message": _refused_host(host, port)}}
+            await _send_json(send, 421, refused)
             return
         if scope["path"] != MCP_PATH:
             await self.app(scope, receive, send)
             return
         origin = _header(scope, b"origin")
-        if not origin_allowed(origin, server.allowed_origins, host=host, scheme=scope.get("scheme", "http")):
+        if not origin_allowed(origin, server.allowed_origins, host=host, scheme=scheme):
             await _send_json(send, 403, {"error": {"code": "forbidden", "message": _refused_origin(origin)}})
             return
         cors: list[tuple[bytes, bytes]] = []
