@@ -25,6 +25,7 @@ HEAVY_PLUGIN_MODULES = (
     "lorenz_jira.mcp_payloads",
     "lorenz_jira.normalize",
     "lorenz_jira.adf",
+    "lorenz_jira.backend",  # the transports' protocol, with lorenz.http (issue 40)
     "lorenz_linear.client",
     "lorenz_linear.projects",
     "lorenz_linear.responses",
@@ -40,6 +41,8 @@ HEAVY_PLUGIN_MODULES = (
     "lorenz_local.store",
     "lorenz_local.board",
     "lorenz_local.publish",
+    "lorenz_local.tools",  # the board operations: a call imports them, listing reads the typed tools' specs
+    "lorenz_local.files",
     "lorenz_mcp.upstream",
     "lorenz_mcp.limits",
 )
@@ -55,7 +58,7 @@ HEAVY_LIBRARIES = (
     "anyio",
     "jsonschema",
     "ruamel",
-    "packaging.requirements",
+    "packaging",  # a plain `lorenz-core>=0.1.0` is compared without it
     "cattrs",  # the embedded default's sections take the fast path (tests/test_settings_structure.py)
     "importlib_metadata",  # the standard library's importlib.metadata reads entry points
     # Standard library modules only the commands that run something need:
@@ -64,6 +67,11 @@ HEAVY_LIBRARIES = (
     "concurrent.futures",
     "subprocess",  # `install`, `uninstall`
     "logging",
+    # Lorenz's own modules that only a call needs (issue 40): the query DSL's parsing and evaluation
+    # (listing a query tool needs its inputSchema only, `lorenz.query_schema`) and the HTTP helpers.
+    "lorenz.query",
+    "lorenz._query_eval",
+    "lorenz.http",
 )
 
 PROBE = """
