@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import operator
-import os
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -19,6 +18,7 @@ from lorenz import __version__
 from lorenz.lazy import LazyPack
 
 from .containment import call_plugin
+from .entry_index import location, normalize_distribution
 
 __all__ = [
     "FIRST_PARTY_DISTRIBUTIONS",
@@ -39,11 +39,6 @@ _CORE = "lorenz-core"
 _OPTIONAL_TRACKER_HOOKS = ("parse_options", "validate_dispatch", "default_tool_packs", "project_url")
 
 
-def normalize_distribution(name: str) -> str:
-    """A distribution name as pip compares them (PEP 503): ``Lorenz_Acme`` → ``lorenz-acme``."""
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def is_first_party(distribution: str | None) -> bool:
     """Whether ``distribution`` is one shipped with Lorenz, trusted to run in the host unconfined: a
     bundled name *and* its metadata in the directory that holds lorenz-core's. A name alone is
@@ -57,12 +52,7 @@ def is_first_party(distribution: str | None) -> bool:
 
 @functools.cache
 def _location(name: str) -> str | None:
-    from importlib.metadata import PackageNotFoundError, distribution
-
-    try:
-        return os.path.realpath(str(distribution(name).locate_file("")))
-    except PackageNotFoundError:  # a core run from a bare checkout: nothing counts as shipped
-        return None
+    return location(name)  # None: a core run from a bare checkout, where nothing counts as shipped
 
 
 #: The name a requirement starts with (PEP 508), and a requirement that is a name followed by nothing
