@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
 
 from lorenz import __version__
-from lorenz.plugins.checks import core_requirement_problem, normalize_distribution
+from lorenz.plugins.checks import _release_fits, core_requirement_problem, normalize_distribution
 
 
 def reference_problem(distribution: str, version: str | None, requires: Iterable[str] | None) -> str | None:
@@ -71,6 +72,28 @@ def test_fast_path_agrees_with_the_full_parser(requires: list[str]) -> None:
     assert core_requirement_problem("acme", "1.0", requires) == reference_problem("acme", "1.0", requires)
 
 
+RELEASES = st.lists(st.integers(0, 12), min_size=1, max_size=4).map(lambda parts: ".".join(map(str, parts)))
+CLAUSES = st.builds(
+    lambda op, sp, v: f"{sp}{op}{sp}{v}{sp}",
+    st.sampled_from([">=", "<=", "==", "!=", "<", ">"]),
+    st.sampled_from(["", " "]),
+    RELEASES,
+)
+
+
+@given(st.lists(CLAUSES, min_size=1, max_size=3).map(",".join), RELEASES)
+def test_plain_release_clauses_are_decided_as_packaging_decides(specifiers: str, core: str) -> None:
+    """Plain releases on both sides (``>=0.1.0``, ``<1,!=0.2``) are compared without ``packaging``,
+    with the verdict ``SpecifierSet`` gives (zero padding: ``==0.1`` is ``0.1.0``)."""
+    assert _release_fits(specifiers, core) is SpecifierSet(specifiers).contains(core, prereleases=True)
+
+
+@pytest.mark.parametrize("specifiers", [">=0.1a1", "~=0.1", "==0.1.*", ">=0.1,", "===0.1.0", ">=0.1.0.post1", ">=v1"])
+def test_anything_but_plain_releases_is_left_to_packaging(specifiers: str) -> None:
+    assert _release_fits(specifiers, "0.1.0") is None
+    assert _release_fits(">=0.1", "0.1.0rc1") is None
+
+
 @pytest.mark.parametrize(
     ("requires", "problem"),
     [
@@ -91,14 +114,15 @@ def test_verdicts(requires: list[str], problem: str | None) -> None:
 
 @pytest.mark.slow
 def test_the_bundled_plugins_need_no_pep508_parser() -> None:
-    """The four bundled distributions' requirements are decided without ``packaging.requirements``."""
+    """The bundled distributions' requirements (``lorenz-core``, ``lorenz-core>=0.1.0``) are decided
+    without ``packaging`` at all."""
     code = (
         "import sys, importlib.metadata as md\n"
         "from lorenz.plugins.checks import core_requirement_problem, normalize_distribution\n"
-        "for name in ('lorenz-local', 'lorenz-jira', 'lorenz-linear', 'lorenz-slack'):\n"
+        "for name in ('lorenz-local', 'lorenz-jira', 'lorenz-linear', 'lorenz-slack', 'lorenz-mcp', 'lorenz-quota'):\n"
         "    dist = md.distribution(name)\n"
         "    assert core_requirement_problem(name, dist.version, dist.requires) is None\n"
-        "print('packaging.requirements' in sys.modules)\n"
+        "print(any(name.startswith('packaging') for name in sys.modules))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"

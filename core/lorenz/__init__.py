@@ -91,7 +91,7 @@ _EXPORTS: dict[str, str] = {
     "pick_fields": "lorenz.query",
     "parse_filter": "lorenz.query",
     "matches_filter": "lorenz.query",
-    "query_input_properties": "lorenz.query",
+    "query_input_properties": "lorenz.query_schema",
     "query_echo": "lorenz.query",
     "check_list_argument": "lorenz.query",
     # settings
@@ -209,7 +209,7 @@ if TYPE_CHECKING:
     from .query import parse_select as parse_select
     from .query import pick_fields as pick_fields
     from .query import query_echo as query_echo
-    from .query import query_input_properties as query_input_properties
+    from .query_schema import query_input_properties as query_input_properties
     from .redact import is_secret_key as is_secret_key
     from .redact import redact_text as redact_text
     from .redact import redact_value as redact_value

@@ -11,14 +11,14 @@ from typing import Any
 import lorenz
 from lorenz.plugins.checks import normalize_distribution
 
-from .distributions import installed, left_out
-
 __all__ = ["VersionAction", "version_text"]
 
 
 def version_text() -> str:
     """``lorenz --version``: the core, the interpreter, and every installed plugin distribution with its
     version (read from metadata, nothing imported), like ``pytest -VV``."""
+    from .distributions import installed, left_out
+
     home = Path(lorenz.__file__).resolve().parent
     lines = [f"lorenz {lorenz.__version__} from {home} (Python {sys.version.split()[0]})"]
     plugins = sorted((d for d in installed().values() if d.entry_points), key=lambda d: normalize_distribution(d.name))

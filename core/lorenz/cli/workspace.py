@@ -11,7 +11,6 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from .distributions import plugin_owner
 from .output import UsageError
 
 __all__ = ["allow_list_note", "known_pack_hint", "load_plugin_modules", "open_for_command", "show_traceback", "warn"]
@@ -34,10 +33,13 @@ def load_plugin_modules(args: argparse.Namespace) -> list[object]:
     from lorenz.plugins.paths import import_plugins_dir
 
     plugins = [import_plugin(name) for name in args.plugin]
-    for name, module in zip(args.plugin, plugins, strict=True):
-        owner = plugin_owner(getattr(module, "__name__", ""))
-        if owner is not None:
-            warn(f"-p {name}: already installed ({owner.label}); using the installed plugin")
+    if plugins:
+        from .distributions import plugin_owner  # reads every distribution's metadata: only for -p
+
+        for name, module in zip(args.plugin, plugins, strict=True):
+            owner = plugin_owner(getattr(module, "__name__", ""))
+            if owner is not None:
+                warn(f"-p {name}: already installed ({owner.label}); using the installed plugin")
     for folder in args.plugins_dir:
         try:
             plugins += import_plugins_dir(Path(folder))

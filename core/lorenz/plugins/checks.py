@@ -9,15 +9,16 @@ as a bare ``AttributeError`` in the middle of a tool call.
 from __future__ import annotations
 
 import functools
-import os
+import operator
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from lorenz import __version__
 from lorenz.lazy import LazyPack
 
 from .containment import call_plugin
+from .entry_index import location, normalize_distribution
 
 __all__ = [
     "FIRST_PARTY_DISTRIBUTIONS",
@@ -38,11 +39,6 @@ _CORE = "lorenz-core"
 _OPTIONAL_TRACKER_HOOKS = ("parse_options", "validate_dispatch", "default_tool_packs", "project_url")
 
 
-def normalize_distribution(name: str) -> str:
-    """A distribution name as pip compares them (PEP 503): ``Lorenz_Acme`` → ``lorenz-acme``."""
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def is_first_party(distribution: str | None) -> bool:
     """Whether ``distribution`` is one shipped with Lorenz, trusted to run in the host unconfined: a
     bundled name *and* its metadata in the directory that holds lorenz-core's. A name alone is
@@ -56,12 +52,7 @@ def is_first_party(distribution: str | None) -> bool:
 
 @functools.cache
 def _location(name: str) -> str | None:
-    from importlib.metadata import PackageNotFoundError, distribution
-
-    try:
-        return os.path.realpath(str(distribution(name).locate_file("")))
-    except PackageNotFoundError:  # a core run from a bare checkout: nothing counts as shipped
-        return None
+    return location(name)  # None: a core run from a bare checkout, where nothing counts as shipped
 
 
 #: The name a requirement starts with (PEP 508), and a requirement that is a name followed by nothing
@@ -92,15 +83,54 @@ def core_requirement_problem(distribution: str, version: str | None, requires: I
     return None
 
 
-def _plainly_fits(specifiers: str | None, core_version: str) -> bool:
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+#: A specifier clause comparing with a plain release (``>=0.1.0``, ``< 1``): no pre-, post- or dev-release,
+#: epoch, local label or wildcard, which is what the bundled plugins and most others write.
+_RELEASE_CLAUSE = re.compile(r"\s*(>=|<=|==|!=|<|>)\s*([0-9]+(?:\.[0-9]+)*)\s*")
+_RELEASE = re.compile(r"[0-9]+(?:\.[0-9]+)*")
+_COMPARE: dict[str, Callable[[Any, Any], bool]] = {
+    ">=": operator.ge,
+    "<=": operator.le,
+    ">": operator.gt,
+    "<": operator.lt,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
 
+
+def _plainly_fits(specifiers: str | None, core_version: str) -> bool:
     if specifiers is None:
         return True
+    verdict = _release_fits(specifiers, core_version)
+    if verdict is not None:
+        return verdict
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
     try:
         return SpecifierSet(specifiers).contains(core_version, prereleases=True)
     except InvalidSpecifier:
         return False  # the full parser has the last word
+
+
+def _release_fits(specifiers: str, core_version: str) -> bool | None:
+    """Whether a plain release ``core_version`` satisfies ``specifiers`` when every clause compares it
+    with a plain release (PEP 440: release segments compared as numbers, the shorter padded with
+    zeros); ``None`` for anything else, left to ``packaging.specifiers`` (~10 ms to import)."""
+    if _RELEASE.fullmatch(core_version) is None:
+        return None
+    fits = True
+    for clause in specifiers.split(","):
+        match = _RELEASE_CLAUSE.fullmatch(clause)
+        if match is None:
+            return None
+        ours, theirs = _release(core_version), _release(match[2])
+        width = max(len(ours), len(theirs))
+        ours, theirs = ours + (0,) * (width - len(ours)), theirs + (0,) * (width - len(theirs))
+        fits = fits and _COMPARE[match[1]](ours, theirs)
+    return fits
+
+
+def _release(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
 
 
 def _full_requirement_problem(text: str, distribution: str, version: str | None, core_version: str) -> str | None:

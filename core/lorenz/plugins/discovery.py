@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from importlib.metadata import EntryPoint, entry_points
 from typing import TYPE_CHECKING
 
 import pluggy
@@ -24,6 +23,7 @@ from lorenz.hookspecs import ENTRY_POINT_GROUP
 from .checks import core_requirement_problem, is_first_party, normalize_distribution
 from .clashes import DISABLE_PLUGINS_ENV
 from .containment import PluginError, call_plugin
+from .entry_index import PluginEntryPoint, plugin_entry_points
 from .model import Discovery, Mounts, PluginFailure
 from .mounted import StoodIn, tracker_defaults, unprovided
 from .registration import build_registries, owner_label, plugin_failure
@@ -48,14 +48,6 @@ def make_manager() -> pluggy.PluginManager:
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     return pm
-
-
-def _dist_of(ep: EntryPoint) -> tuple[str | None, str | None, list[str] | None]:
-    dist = getattr(ep, "dist", None)
-    if dist is None:
-        return None, None, None
-    meta = dist.metadata  # parsed anew on every access: read the three headers from one parse
-    return meta.get("Name"), meta.get("Version"), meta.get_all("Requires-Dist") or dist.requires
 
 
 def _names(env: Mapping[str, str], key: str) -> set[str] | None:
@@ -94,7 +86,7 @@ def load_entry_points(
     sandbox: SandboxHint | None = None,
     unimported: bool = False,
     mounts: Mounts | None = None,
-    failed_surveys: list[tuple[EntryPoint, str | None, str | None, PluginFailure]] | None = None,
+    failed_surveys: list[tuple[PluginEntryPoint, str | None, str | None, PluginFailure]] | None = None,
     stood_in: list[StoodIn] | None = None,
 ) -> tuple[dict[str, tuple[str | None, str | None]], list[PluginFailure], list[str]]:
     """Load and register every entry point of ``group``, each contained on its own.
@@ -125,10 +117,10 @@ def load_entry_points(
     loaded: dict[str, tuple[str | None, str | None]] = {}
     failures: list[PluginFailure] = []
     disabled: dict[str, None] = {}
-    found = [(ep, *_dist_of(ep)) for ep in entry_points(group=group)]
-    found.sort(key=lambda item: (normalize_distribution(item[1] or ""), item[0].name))
-    accepted: list[tuple[EntryPoint, str | None, str | None]] = []
-    for ep, dist, version, requires in found:
+    found = sorted(plugin_entry_points(group), key=lambda ep: (normalize_distribution(ep.distribution or ""), ep.name))
+    accepted: list[tuple[PluginEntryPoint, str | None, str | None]] = []
+    for ep in found:
+        dist, version, requires = ep.distribution, ep.version, ep.requires
         key = normalize_distribution(dist) if dist is not None else None
         if allowed is not None and (key is None or key not in allowed):
             continue
@@ -195,7 +187,7 @@ def discover(
     origins: dict[str, tuple[str | None, str | None]] = {}
     failures: list[PluginFailure] = []
     disabled: list[str] = []
-    failed_surveys: list[tuple[EntryPoint, str | None, str | None, PluginFailure]] = []
+    failed_surveys: list[tuple[PluginEntryPoint, str | None, str | None, PluginFailure]] = []
     stood_in: list[StoodIn] = []
     if entry_points_enabled:
         origins, failures, disabled = load_entry_points(

@@ -4,13 +4,12 @@ failed when nothing else provides what the workflow names (:func:`unprovided`)."
 
 from __future__ import annotations
 
-from importlib.metadata import EntryPoint
-
 from attrs import frozen
 
 from lorenz.settings.model import Settings
 
 from .containment import PluginError, call_plugin
+from .entry_index import PluginEntryPoint
 from .model import Discovery, Mounts
 
 __all__ = ["StoodIn", "tracker_defaults", "unprovided"]
@@ -20,7 +19,7 @@ __all__ = ["StoodIn", "tracker_defaults", "unprovided"]
 class StoodIn:
     """A plugin discovery registered by a stand-in (surveyed, not imported)."""
 
-    entry_point: EntryPoint
+    entry_point: PluginEntryPoint
     distribution: str | None
     version: str | None
     #: The name it is registered under.

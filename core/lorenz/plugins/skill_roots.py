@@ -13,13 +13,13 @@ import importlib.util
 import os
 import sys
 import weakref
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
 from lorenz.hookspecs import ENTRY_POINT_GROUP
 
 from .checks import normalize_distribution
+from .entry_index import plugin_entry_points
 
 __all__ = ["confine_skill_entries", "note_plugin", "pack_roots"]
 
@@ -55,11 +55,9 @@ def module_root(module: str) -> list[Path]:
 
 def _entry_point_module(distribution: str | None, name: str) -> str | None:
     wanted = normalize_distribution(distribution or "")
-    for ep in entry_points(group=ENTRY_POINT_GROUP, name=name):
-        dist = getattr(ep, "dist", None)
-        found = (dist.metadata["Name"] or dist.name) if dist is not None else ""
-        if normalize_distribution(found) == wanted:
-            return str(ep.module)
+    for ep in plugin_entry_points(ENTRY_POINT_GROUP):
+        if ep.name == name and normalize_distribution(ep.distribution or "") == wanted:
+            return ep.module
     return None
 
 

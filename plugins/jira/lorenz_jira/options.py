@@ -18,8 +18,6 @@ from lorenz import (
     string_option,
 )
 
-from .backend import JiraError
-
 __all__ = [
     "CONFIG_ALIASES",
     "DEFAULT_ISSUE_TYPE",
@@ -158,6 +156,8 @@ class McpOptions:
         """The configured tool for ``operation`` (its default when unset); blank raises."""
         name = self.tools.get(operation, DEFAULT_MCP_TOOLS[operation])
         if not name.strip():
+            from .backend import JiraError  # the transports' module: not loaded to register the tracker
+
             raise JiraError(f"tracker.mcp.tools.{operation} is required")
         return name
 

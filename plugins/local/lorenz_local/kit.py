@@ -11,10 +11,7 @@ from lorenz import (
     ToolResult,
     as_arguments,
     error_message,
-    parse_query_spec,
-    parse_select,
     plain_text,
-    query_echo,
     require_str,
     strict_object_schema,
     string_schema,
@@ -22,11 +19,14 @@ from lorenz import (
 )
 from lorenz.authoring import ArgumentError, CallContext, FormattedResult, Pack, Tool, hints, tool, unstructure
 
-from . import tools as board
 from .models import (
     BOARD_UNAVAILABLE,
+    DEFAULT_SELECT,
+    ISSUE_ID,
     ISSUE_NOT_FOUND,
     MALFORMED_ISSUE,
+    QUERY_PROPERTIES,
+    ROW_FIELDS,
     CommentArgs,
     Commented,
     CreateArgs,
@@ -38,7 +38,6 @@ from .models import (
     StatusArgs,
 )
 from .options import validate_pack_options
-from .tools import DEFAULT_SELECT, ISSUE_ID, QUERY_PROPERTIES, ROW_FIELDS
 
 __all__ = ["TypedLocalPack", "local_tools"]
 
@@ -65,6 +64,8 @@ def _required(*keys: str) -> Callable[[Any, ArgumentError], ToolResult | None]:
 
 def _query_refusal(raw: Any, error: ArgumentError) -> ToolResult | None:
     """A query the kit refuses is worded by the query DSL where it words the problem, as before."""
+    from lorenz import parse_query_spec, parse_select
+
     args = as_arguments(raw)
     try:
         parse_query_spec(args)
@@ -76,6 +77,8 @@ def _query_refusal(raw: Any, error: ArgumentError) -> ToolResult | None:
 
 async def _board(name: str, ctx: CallContext, args: Any) -> ToolResult:
     from lorenz import run_in_thread
+
+    from . import tools as board
 
     given = {key: value for key, value in unstructure(args).items() if value is not None}
     # File I/O (and fsync) blocks: keep it off the event loop serving other agents.
@@ -189,6 +192,8 @@ async def read_issue(ctx: CallContext, args: IssueArgs) -> Any:
     enrichment=("echo", "notice"),
 )
 async def query(ctx: CallContext, args: QueryArgs) -> Any:
+    from lorenz import parse_query_spec, parse_select, query_echo
+
     result = await _board("local_query", ctx, args)
     data = result.result
     if not result.success or not isinstance(data, dict):

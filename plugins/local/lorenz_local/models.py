@@ -10,10 +10,15 @@ from typing import Any
 
 from attrs import field, frozen
 
+from lorenz import query_input_properties, string_schema
 from lorenz.authoring import ErrorContract, describe
 
 __all__ = [
     "BOARD_UNAVAILABLE",
+    "DEFAULT_SELECT",
+    "ISSUE_ID",
+    "QUERY_PROPERTIES",
+    "ROW_FIELDS",
     "ISSUE_NOT_FOUND",
     "MALFORMED_ISSUE",
     "CommentArgs",
@@ -29,6 +34,15 @@ __all__ = [
 ]
 
 _ID = "Board issue id: the board's id prefix plus a number, e.g. BOARD-12."
+
+# The advertised inputSchema pieces (the board operations in :mod:`.tools` use the same defaults).
+DEFAULT_SELECT = ("id", "title", "state", "stateType", "labels")
+ROW_FIELDS = "id, identifier, title, description, state, stateType, labels, createdAt, updatedAt"
+ISSUE_ID = string_schema(_ID)
+QUERY_PROPERTIES = query_input_properties(
+    f"Row fields to return (default {', '.join(DEFAULT_SELECT)}); also description, identifier, "
+    'createdAt, updatedAt, and "comments" for each issue\'s comment lines.'
+)
 
 ISSUE_NOT_FOUND = ErrorContract(
     reason="not_found",

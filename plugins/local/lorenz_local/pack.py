@@ -15,7 +15,6 @@ from lorenz import Permissions, Settings, ToolContext, ToolResult, ToolSpec
 
 from .options import pack_board_config, validate_pack_options
 from .paths import env_references, resolve_board_dir
-from .tools import cached_read
 
 __all__ = ["LocalToolPack", "local_tool_specs"]
 
@@ -54,6 +53,8 @@ class LocalToolPack:
         validate_pack_options(options)
 
     async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
+        from .tools import cached_read  # the board operations load on the first call, not to list tools
+
         if name == "local_read_issue" and (cached := cached_read(input, context.settings)) is not None:
             return cached
         result: ToolResult = await _typed_pack().execute_tool(name, input, context)

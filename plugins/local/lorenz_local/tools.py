@@ -21,15 +21,14 @@ from lorenz import (
     parse_query_spec,
     parse_select,
     pick_fields,
-    query_input_properties,
     require_str,
-    string_schema,
     tool_failure,
     tool_success,
     unsupported_tool_failure,
 )
 
 from .files import IssueNotFoundError, NotRegularFileError, os_error_text
+from .models import DEFAULT_SELECT, ISSUE_ID, QUERY_PROPERTIES, ROW_FIELDS
 from .options import pack_board_config
 from .paths import resolve_board_dir
 
@@ -47,15 +46,6 @@ __all__ = [
     "run_local_tool",
 ]
 
-DEFAULT_SELECT = ("id", "title", "state", "stateType", "labels")
-ROW_FIELDS = "id, identifier, title, description, state, stateType, labels, createdAt, updatedAt"
-
-
-ISSUE_ID = string_schema("Board issue id: the board's id prefix plus a number, e.g. BOARD-12.")
-QUERY_PROPERTIES = query_input_properties(
-    f"Row fields to return (default {', '.join(DEFAULT_SELECT)}); also description, identifier, "
-    'createdAt, updatedAt, and "comments" for each issue\'s comment lines.'
-)
 TOOL_NAMES: tuple[str, ...] = (
     "local_update_status",
     "local_comment",
