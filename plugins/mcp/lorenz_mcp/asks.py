@@ -127,6 +127,8 @@ class Asks:
 
 async def _ask(ask: Any, request: Mapping[str, Any]) -> Any:
     answers = await ask({"upstream": request})
+    if "upstream" not in answers:  # the client left it out: never consent
+        raise LookupError("the client gave no answer")
     return answers["upstream"]
 
 
