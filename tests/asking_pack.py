@@ -92,7 +92,7 @@ async def steps(ctx: CallContext, args: NoArgs) -> Any:
     await ctx.progress(2, 5, "indexing\x1b[31m pages")
     go = Path(os.environ["ASKING_GO"])
     for _ in range(600):  # at most 30 s, then the test has failed anyway
-        if go.exists():
+        if await asyncio.to_thread(go.exists):
             break
         await asyncio.sleep(0.05)
     return {"done": True}
