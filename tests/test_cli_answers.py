@@ -99,16 +99,35 @@ def test_yes_accepts_confirmations_only(work: Path) -> None:
 
 @pytest.mark.slow
 def test_roots_are_the_current_directory_and_sampling_is_declined(work: Path) -> None:
+    """Roots answer with the current directory; a request for a model's reply fails the call saying
+    lorenz call has no model (as a client without one answers it over MCP)."""
     roots = call(work, "asking_roots")
     assert roots.returncode == 0, roots.stderr
     assert result(roots)["result"] == {"roots": [work.resolve().as_uri()]}
     draft = call(work, "asking_draft")
-    assert draft.returncode == 0, draft.stderr
-    assert result(draft)["result"] == {"action": "cancel", "text": None}  # never consent
-    assert (
-        "lorenz: asking_draft asked the client's model to write a reply (sampling/createMessage): lorenz call has "
-        "no model to ask, so 'draft' is declined"
-    ) in draft.stderr.splitlines()
+    assert draft.returncode == 1
+    why = "'draft' asks the client's model to write a reply (sampling/createMessage), and lorenz call has no model"
+    assert result(draft)["error"] == f"asking_draft asked the client for input and got no answer: {why}"
+    assert result(draft)["result"]["error"]["reason"] == "client_input_failed"
+    assert f"lorenz: asking_draft: {why}" in draft.stderr.splitlines()
+
+
+@pytest.mark.slow
+def test_call_server_answers_as_the_in_process_call(work: Path, lorenz_serve: Any) -> None:
+    """Over --server, the same flags answer the same questions and a question left unanswered prints
+    the same failure object, exit status and hint as in-process."""
+    server = lorenz_serve(work, _env(), [str(SCRIPT), "-p", str(PACK), "serve", "--port", "0"])
+    try:
+        for args in (["asking_confirm", "--answer", 'confirm={"confirm": true}'], ["asking_roots"], ["asking_confirm"]):
+            local = call(work, *args)
+            remote = call(work, "--server", server.url, *args)
+            assert (remote.returncode, remote.stdout) == (local.returncode, local.stdout), remote.stderr
+            assert remote.stderr == local.stderr
+        assert result(local)["result"]["error"]["reason"] == "client_input_failed"
+        declined = call(work, "--server", server.url, "asking_details", "--yes", "--decline")
+        assert result(declined)["result"] == {"action": "decline", "content": None}
+    finally:
+        server.stop()
 
 
 @pytest.mark.slow

@@ -2,7 +2,8 @@
 content, or ``accept``/``decline``/``cancel``), ``--yes`` (a confirmation: booleans true, the rest
 their defaults), ``--decline``, else on a terminal a prompt per form field (:mod:`.form_fields`);
 without a terminal, a question nobody answered fails the call saying which flag to pass. Roots are
-the current directory; a sampling request is declined (the CLI has no model). The call's
+the current directory; a sampling request fails the call (the CLI has no model), as a client
+without one answers it over MCP. The call's
 ``ClientInput`` asks now (``ASK``), so the tool goes on in the same call."""
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ class Answerer:
         return ClientInput(mode=ASK, ask=self.ask)
 
     async def ask(self, requests: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-        """Each request's wire result, by name; a request left out (sampling) counts as cancelled."""
+        """Each request's wire result, by name."""
         if asyncio.get_running_loop() is not self._loop:  # a pack's own loop: the terminal is on ours
             future = asyncio.run_coroutine_threadsafe(self.ask(requests), self._loop)
             return await asyncio.wrap_future(future)
@@ -90,25 +91,23 @@ class Answerer:
         async with self._turn:
             for name, wire in requests.items():
                 self._asked.append(name)
-                answer = await self._answer(name, wire.get("method"), wire.get("params") or {})
-                if answer is not None:
-                    answers[name] = answer
+                answers[name] = await self._answer(name, wire.get("method"), wire.get("params") or {})
         return answers
 
-    def unasked(self) -> list[str]:
-        """The ``--answer`` names the tool never asked (a typo, or a question it did not need)."""
-        return [name for name in self._given if name not in self._asked]
+    def warn_unasked(self) -> None:
+        """Note each ``--answer`` the tool never asked for (a typo, or a question it did not need)."""
+        for name in self._given:
+            if name not in self._asked:
+                warn(f"--answer {name}: {self._tool} asked no question of that name")
 
-    async def _answer(self, name: str, method: Any, params: Mapping[str, Any]) -> dict[str, Any] | None:
+    async def _answer(self, name: str, method: Any, params: Mapping[str, Any]) -> dict[str, Any]:
         if method == "roots/list":
             cwd = Path.cwd()
             return {"roots": [{"uri": cwd.as_uri(), "name": cwd.name or str(cwd)}]}
         if method != "elicitation/create":
-            warn(
-                f"{self._tool} asked the client's model to write a reply ({method}): lorenz call has no model "
-                f"to ask, so {name!r} is declined"
-            )
-            return None
+            message = f"{name!r} asks the client's model to write a reply ({method}), and lorenz call has no model"
+            warn(f"{self._tool}: {message}")
+            raise _Unanswered(message)
         if name in self._given:
             return self._checked(name, params, self._given[name])
         url = params.get("mode") == "url"

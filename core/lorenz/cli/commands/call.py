@@ -15,6 +15,7 @@ from lorenz.settings.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from lorenz.cli.answers import Answerer
+    from lorenz.contracts import ProgressSink
 
 __all__ = ["COMMAND"]
 
@@ -59,25 +60,29 @@ async def _call(workspace: Any, tool: str, arguments: Any, answerer: Callable[[]
 
     from lorenz.http import DEFAULT_TIMEOUT
 
+    client = answerer()
+    async with httpx.AsyncClient(timeout=DEFAULT_TIMEOUT) as http:
+        input_ = client.client_input()
+        result = await workspace.call(tool, arguments, http, progress=_reporter(line), client_input=input_)
+    client.warn_unasked()
+    return result
+
+
+def _reporter(line: Progress) -> ProgressSink:
     async def report(done: float, total: float | None, message: str | None) -> None:
         line.report(done, total, message)
 
-    client = answerer()
-    async with httpx.AsyncClient(timeout=DEFAULT_TIMEOUT) as http:
-        result = await workspace.call(tool, arguments, http, progress=report, client_input=client.client_input())
-    for name in client.unasked():
-        warn(f"--answer {name}: {tool.strip()} asked no question of that name")
-    return result
+    return report
 
 
 def run(args: argparse.Namespace) -> int:
     from lorenz.cli.answers import Answerer, parse_answers
 
+    given = parse_answers(args.answer)  # a malformed --answer is refused before anything runs
     if args.server:
-        return _run_remote(args)
+        return _run_remote(args, given)
     workflow, tool, raw = _split_call_args(args.values)
     arguments = _parse_arguments(raw)
-    given = parse_answers(args.answer)
     workspace = open_for_command(args, workflow)
     with progress(f"running {tool}") as line:
         import asyncio  # ~20 ms: only the commands that run async work pay for it
@@ -92,17 +97,26 @@ def run(args: argparse.Namespace) -> int:
     return 0 if result.success else 1
 
 
-def _run_remote(args: argparse.Namespace) -> int:
-    """``--server URL TOOL [JSON-ARGS]``: the tool as the running server serves it, to this token."""
-    from lorenz.host.remote import remote_call
+def _run_remote(args: argparse.Namespace, given: dict[str, dict[str, Any]]) -> int:
+    """``--server URL TOOL [JSON-ARGS]``: the tool as the running server serves it, to this token, its
+    questions answered as in-process."""
+    from lorenz.cli.answers import Answerer
+    from lorenz.host.remote import RemoteCall, remote_call
 
     if not 1 <= len(args.values) <= 2:
         raise UsageError("usage: lorenz call --server URL TOOL [JSON-ARGS]")
     tool, raw = args.values[0], (args.values[1] if len(args.values) == 2 else None)
     arguments = _parse_arguments(raw)
     name = tool.strip()
-    with progress(f"running {tool} on {args.server}"):
-        call = remote(args, lambda url, token: remote_call(url, token, name, arguments))
+    with progress(f"running {tool} on {args.server}") as line:
+
+        async def work(url: str, token: str | None) -> RemoteCall:
+            client = Answerer(name, given, yes=args.yes, decline=args.decline, line=line)
+            call = await remote_call(url, token, name, arguments, ask=client.ask, progress=_reporter(line))
+            client.warn_unasked()
+            return call
+
+        call = remote(args, work)
     print_json(call.result)
     if call.listed is not None and name not in call.listed:
         warn(f"{args.server} serves no tool {name}{did_you_mean(name, call.listed)}")
