@@ -83,9 +83,12 @@ class Progress:
     def report(self, done: float, total: float | None = None, message: str | None = None) -> None:
         """The work's own progress (``3/10 writing notes``), shown after the label from the next frame."""
         count = f"{done:g}/{total:g}" if total is not None else f"{done:g}"
-        # A pack's message: no escape sequence of its own reaches the terminal.
-        text = "".join(char if char.isprintable() else " " for char in message or "")
-        self._detail = f": {count} {text}".rstrip()
+        self.say(f"{count} {message or ''}")
+
+    def say(self, text: str) -> None:
+        """What the work is doing now (``Collecting lorenz-acme``), shown after the label."""
+        # A pack's or a program's text: no escape sequence of its own reaches the terminal.
+        self._detail = ": " + "".join(char if char.isprintable() else " " for char in text).strip()
 
     @contextlib.contextmanager
     def hold(self) -> Iterator[None]:
