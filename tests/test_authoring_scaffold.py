@@ -255,3 +255,10 @@ async def test_example_pack_shows_enrichment_and_a_confirmed_write(tmp_path: Pat
     saved = await host.call("acme_save_note", {"name": "todo", "text": "x"}, answers=yes)
     assert saved.result == {"note": "notes/todo.md", "saved": True}
     assert (tmp_path / "notes" / "todo.md").read_text(encoding="utf-8") == "x\n"
+    # Issue 44: sandboxed, it may write where its notes go (notes_dir, relative to WORKFLOW.md), and only there.
+    from lorenz.sandbox.permissions import permissions_of
+
+    elsewhere = make_pack_host(tools.PACK, base_dir=tmp_path, options={"acme": {"notes_dir": "memo"}})
+    declared = permissions_of(tools.PACK, elsewhere.settings)
+    assert declared is not None and declared.to_dict()["write"] == [str(tmp_path / "memo")]
+    assert declared.describe() == f"write: {tmp_path / 'memo'}; no subprocess"
