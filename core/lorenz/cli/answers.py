@@ -154,8 +154,9 @@ class Answerer:
 
 
 def _interactive() -> bool:
+    """Whether a person can be asked: stdin to type on and stderr to read the questions, terminals both."""
     try:
-        return sys.stdin is not None and sys.stdin.isatty()
+        return sys.stdin is not None and sys.stdin.isatty() and sys.stderr.isatty()
     except (AttributeError, ValueError):
         return False
 
