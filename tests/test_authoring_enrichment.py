@@ -342,3 +342,25 @@ async def test_the_documented_snippets_run(tmp_path: Path) -> None:
     assert outcome.mcp.structured_content is not None and outcome.mcp.structured_content["total"] == 0
     alerts = await host.call("weather_list_alerts", {"city": "Oslo"})
     assert alerts.result == {"alerts": [], "next_tools": []}  # weather_set_alert is not mounted here
+
+
+async def test_the_calling_an_api_snippet_uses_its_endpoint_option() -> None:
+    section = DOC.read_text(encoding="utf-8").split("## 7. Calling an API\n", 1)[1].split("\n### ", 1)[0]
+    (code,) = [part.split("```", 1)[0] for part in section.split("```python\n")[1:]]
+    space: dict[str, Any] = {}
+    exec(compile(code, str(DOC), "exec"), space)
+    seen: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(str(request.url))
+        if request.url.params["city"] == "Atlantis":
+            return httpx.Response(404)
+        return httpx.Response(200, json={"summary": "sunny"})
+
+    options = {"weather": {"endpoint": "http://staging.test/v2"}}
+    host = make_pack_host(space["weather"], options=options, transport=httpx.MockTransport(answer))
+    done = await host.call("weather_get_forecast", {"city": "Oslo"})
+    missing = await host.call("weather_get_forecast", {"city": "Atlantis"})
+    assert done.result == {"city": "Oslo", "summary": "sunny"}
+    assert seen[0] == "http://staging.test/v2/forecast?city=Oslo"
+    assert missing.success is False and missing.result["error"]["reason"] == "city_not_found"
