@@ -142,10 +142,11 @@ async def save_note(ctx: CallContext, args: SaveNoteArgs) -> SavedNote | InputRo
 
 
 def permissions(settings: Settings) -> Permissions:
-    """What the pack may reach when an operator sandboxes it: template_pack_save_note writes under
-    notes_dir, and nothing else. Declare the hosts, paths and environment variables your tools need
-    (network=["api.example.com:443"], env=["API_TOKEN"]); `lorenz install` shows them."""
-    options: TemplatePackOptions = PACK.parse_options((settings.tool_options or {}).get(PACK.name))
+    """What the pack may reach when an operator sandboxes it: the notes' directory (notes_dir),
+    where the save tool writes, and nothing else. Declare the hosts, paths and environment
+    variables your tools need (network=["api.example.com:443"], env=["API_TOKEN"])."""
+    raw = (settings.tool_options or {}).get(PACK.name)
+    options: TemplatePackOptions = PACK.parse_options(raw)
     return Permissions(write=[str(settings.base_dir / options.notes_dir)])
 
 
