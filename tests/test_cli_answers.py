@@ -224,11 +224,27 @@ def test_the_progress_line_shows_the_tools_own_progress(work: Path, tmp_path: Pa
     the label on the terminal's progress line, erased once the call ends; stdout holds the result."""
     go = tmp_path / "go"
     terminal = Terminal(work, "asking_steps", env=_env(ASKING_GO=str(go)))
-    terminal.expect("running asking_steps: 2/5 indexing [31m pages (1 s)")
+    terminal.expect("running asking_steps: 2/5 indexing [31m pages (")  # then the seconds so far
     go.touch()
     code, stdout = terminal.finish()
     assert code == 0, terminal.screen
     assert "\x1b[31m" not in terminal.screen
+    assert json.loads(stdout) == {"success": True, "result": {"done": True}}
+
+
+@pytest.mark.slow
+def test_the_progress_line_shows_a_served_tools_progress_too(work: Path, tmp_path: Path, lorenz_serve: Any) -> None:
+    """With --server, the tool's progress notifications reach the same line."""
+    go = tmp_path / "go"
+    server = lorenz_serve(work, _env(ASKING_GO=str(go)), [str(SCRIPT), "-p", str(PACK), "serve", "--port", "0"])
+    try:
+        terminal = Terminal(work, "--server", server.url, "asking_steps", env=_env(COLUMNS="200"))
+        terminal.expect(f"running asking_steps on {server.url}: 2/5 indexing [31m pages (")
+        go.touch()
+        code, stdout = terminal.finish()
+    finally:
+        server.stop()
+    assert code == 0, terminal.screen
     assert json.loads(stdout) == {"success": True, "result": {"done": True}}
 
 
