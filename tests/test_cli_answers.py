@@ -281,3 +281,7 @@ def test_form_fields_typed_checked_and_confirmed() -> None:
     assert confirmation(list(fields.values())) is None  # title and size have no default
     assert confirmation(fields_of({"properties": {"ok": {"type": "boolean"}, "n": {"type": "integer", "default": 2}}}))
     assert example(list(fields.values())) == {"title": "...", "size": "s", "ok": True}
+    # A server's key or choice reaches the terminal as words, never as an escape sequence.
+    hostile = fields_of({"properties": {"x\x1b[2J": {"enum": ["a\x1b]0;pwned\x07"]}}, "required": ["x\x1b[2J"]})
+    (message,) = problems(hostile, {"x\x1b[2J": "b"})
+    assert "\x1b" not in message and "\x07" not in message and message.startswith("x [2J must be one of a ]0;pwned")

@@ -186,6 +186,10 @@ def _say(text: str = "", end: str = "\n") -> None:
     sys.stderr.flush()
 
 
+_DECLINED: Any = object()
+_SKIPPED: Any = object()
+
+
 async def _prompt(tool: str, name: str, params: Mapping[str, Any], fields: list[Field]) -> dict[str, Any]:
     """Ask on the terminal (stderr, so stdout keeps only the result): a link to open and a yes, or
     each form field in turn, typed by the form's schema. Ctrl-D declines."""
@@ -209,10 +213,6 @@ async def _prompt(tool: str, name: str, params: Mapping[str, Any], fields: list[
     return {"action": "accept", "content": content}
 
 
-_DECLINED: Any = object()
-_SKIPPED: Any = object()
-
-
 async def _ask_field(field: Field) -> Any:
     """One field's value as typed (its default on Enter; skipped when optional)."""
     if field.title or field.description:
@@ -226,8 +226,9 @@ async def _ask_field(field: Field) -> Any:
         shown = field.default if isinstance(field.default, str) else json.dumps(field.default, ensure_ascii=False)
         default = f" [{printable(shown)}]"
     optional = "" if field.required or field.has_default else " (optional)"
+    name = printable(field.name)  # the server's key: words on the terminal, never escape sequences
     while True:
-        _say(f"  {field.name} ({hint.get(field.kind, field.kind)}){optional}{default}: ", end="")
+        _say(f"  {name} ({hint.get(field.kind, field.kind)}){optional}{default}: ", end="")
         text = await _read_line()
         if text is None:
             return _DECLINED
@@ -236,7 +237,7 @@ async def _ask_field(field: Field) -> Any:
                 return field.default
             if not field.required:
                 return _SKIPPED
-            _say(f"  {field.name} is required")
+            _say(f"  {name} is required")
             continue
         try:
             return parse_typed(field, text)

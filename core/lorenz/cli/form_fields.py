@@ -47,10 +47,11 @@ class Field:
         return self.default is not _NO_DEFAULT
 
     def type_name(self) -> str:
+        values = ", ".join(printable(value) for value, _ in self.choices)
         if self.kind == "choice":
-            return "one of " + ", ".join(value for value, _ in self.choices)
+            return f"one of {values}"
         if self.kind == "choices":
-            return "a list of " + ", ".join(value for value, _ in self.choices)
+            return f"a list of {values}" if values else "a list of strings"
         return {"boolean": "a boolean", "integer": "an integer", "number": "a number"}.get(self.kind, "a string")
 
 
@@ -119,7 +120,8 @@ def fields_of(schema: Any) -> list[Field]:
 
 def problem(field: Field, value: Any) -> str | None:
     """Why ``value`` does not fit ``field``, or ``None``."""
-    wrong = f"{field.name} must be {field.type_name()}, not {_json(value)}"
+    name = printable(field.name)  # a server's key: words in a message, never escape sequences
+    wrong = f"{name} must be {field.type_name()}, not {_json(value)}"
     if field.kind == "boolean":
         return None if isinstance(value, bool) else wrong
     if field.kind in ("integer", "number"):
@@ -127,9 +129,9 @@ def problem(field: Field, value: Any) -> str | None:
         if number is None or not math.isfinite(number) or (field.kind == "integer" and not isinstance(value, int)):
             return wrong
         if field.minimum is not None and number < field.minimum:
-            return f"{field.name} must be at least {field.minimum:g}, not {_json(value)}"
+            return f"{name} must be at least {field.minimum:g}, not {_json(value)}"
         if field.maximum is not None and number > field.maximum:
-            return f"{field.name} must be at most {field.maximum:g}, not {_json(value)}"
+            return f"{name} must be at most {field.maximum:g}, not {_json(value)}"
         return None
     values = [choice for choice, _ in field.choices]
     if field.kind == "choices":
@@ -139,9 +141,9 @@ def problem(field: Field, value: Any) -> str | None:
     if not isinstance(value, str) or (field.kind == "choice" and value not in values):
         return wrong
     if field.min_length is not None and len(value) < field.min_length:
-        return f"{field.name} must be at least {field.min_length} characters long"
+        return f"{name} must be at least {field.min_length} characters long"
     if field.max_length is not None and len(value) > field.max_length:
-        return f"{field.name} must be at most {field.max_length} characters long"
+        return f"{name} must be at most {field.max_length} characters long"
     return None
 
 
@@ -158,7 +160,7 @@ def problems(fields: Sequence[Field], content: Any) -> list[str]:
         if field.name in content:
             found += [why for why in [problem(field, content[field.name])] if why]
         elif field.required:
-            found.append(f"{field.name} is required ({field.type_name()})")
+            found.append(f"{printable(field.name)} is required ({field.type_name()})")
     return found
 
 
