@@ -303,3 +303,42 @@ def test_lint_path_leaves_no_trace(tmp_path: Path) -> None:
     assert lint_path(tmp_path / "proj").errors == []
     assert "lorenz_tracey" not in sys.modules and str(tmp_path / "proj") not in sys.path
     assert all(sys.modules.get(name) is module for name, module in before.items())
+
+
+def _wheel(out: Path, files: dict[str, str]) -> Path:
+    """A wheel as a build backend lays it out: the package, and its .dist-info with entry points."""
+    import zipfile
+
+    wheel = out / "lorenz_weather-0.1.0-py3-none-any.whl"
+    info = "lorenz_weather-0.1.0.dist-info"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+        archive.writestr(f"{info}/METADATA", "Metadata-Version: 2.1\nName: lorenz-weather\nVersion: 0.1.0\n")
+        archive.writestr(f"{info}/entry_points.txt", "[lorenz.tool_packs]\nweather = lorenz_weather.plugin\n")
+    return wheel
+
+
+def test_cli_lint_a_built_wheel(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`lorenz lint dist/x.whl` lints what the wheel would install, and leaves no trace of it."""
+    import sys
+
+    package = ROOT / "examples" / "weather" / "lorenz_weather"
+    files = {f"lorenz_weather/{path.name}": path.read_text() for path in package.glob("*.py")}
+    wheel = _wheel(tmp_path, files)
+    assert main(["lint", str(wheel), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["errors"] == 0 and [pack["name"] for pack in report["packs"]] == ["weather"]
+    assert not any(str(tmp_path) in entry or "lorenz-lint-" in entry for entry in sys.path)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    files["lorenz_weather/tools.py"] = files["lorenz_weather/tools.py"].replace('name="weather_', 'name="')
+    assert main(["lint", str(_wheel(broken, files))]) == 1
+    assert "must start with the pack prefix weather_ [name-prefix]" in capsys.readouterr().out
+
+
+def test_cli_lint_refuses_a_wheel_that_unpacks_outside(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    wheel = _wheel(tmp_path, {"../escaped.py": "print('no')\n"})
+    assert main(["lint", str(wheel)]) == 1
+    assert "member '../escaped.py' would unpack outside the wheel's folder" in capsys.readouterr().err
+    assert not (tmp_path.parent / "escaped.py").exists()

@@ -15,6 +15,7 @@ host reading, as fast as it can write, what it only throws away.
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import time
 from collections.abc import Callable, Collection
@@ -46,8 +47,9 @@ class StderrLimits:
 
 
 class StderrRelay:
-    """One process's stderr, logged to ``logger`` as ``<name()>: <line>``; ``name`` is asked per
-    line, so a renamed instance's lines carry its new name."""
+    """One process's stderr, logged to ``logger`` at ``level`` as ``<name()>: <line>``; ``name`` is
+    asked per line, so a renamed instance's lines carry its new name. ``keep`` > 0 keeps that many
+    last lines in :attr:`recent`, to say what a process that failed wrote last."""
 
     def __init__(
         self,
@@ -55,8 +57,14 @@ class StderrRelay:
         name: Callable[[], str],
         secrets: Collection[str],
         limits: StderrLimits | None = None,
+        *,
+        level: int = logging.WARNING,
+        keep: int = 0,
     ) -> None:
         self._logger = logger
+        self._level = level
+        #: The last ``keep`` lines logged (redacted): what to show when the process fails.
+        self.recent: collections.deque[str] = collections.deque(maxlen=keep)
         self._name = name
         self._secrets = secrets
         self.limits = limits = limits if limits is not None else StderrLimits()
@@ -152,7 +160,10 @@ class StderrRelay:
         text = line[: self._max_line_bytes].decode("utf-8", "replace").rstrip()[: self.limits.max_line_chars]
         if text:
             self._bytes -= len(text)
-            self._logger.warning("%s: %s", self._name(), redact_text(text, self._secrets))
+            redacted = redact_text(text, self._secrets)
+            self._logger.log(self._level, "%s: %s", self._name(), redacted)
+            if self.recent.maxlen:
+                self.recent.append(redacted)
 
     def _drop(self, lines: int) -> None:
         self._dropped += lines
@@ -176,7 +187,8 @@ class StderrRelay:
     def _say_dropped(self) -> None:
         self._note_due = None
         if self._dropped:
-            self._logger.warning(
+            self._logger.log(
+                self._level,
                 "%s: %d lines of its stderr dropped (more than %s a second)",
                 self._name(),
                 self._dropped,

@@ -9,6 +9,7 @@ client that refuses every request, so linting never touches the network or a rea
 from __future__ import annotations
 
 import re
+import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from lorenz.settings.model import Settings
 from .contract import check_contract, run_sync
 from .diagnostics import Diagnostic, LintReport
 from .pack import DisabledTool, Pack
-from .project import load_plugins_at, scratch_imports
+from .project import load_plugins_at, load_wheel_plugins, scratch_imports
 from .provider_rules import auth_rules, offer_rules, spec_rules
 from .typed_rules import contract_rules, reference_rules
 
@@ -155,9 +156,14 @@ def _linted_elsewhere(source: Any) -> LintReport:
 
 
 def lint_path(path: str | Path) -> LintReport:
-    """Lint the packs a project directory, file or module registers (without installing it)."""
+    """Lint the packs a project directory, file, module or built wheel registers (without
+    installing it)."""
     from lorenz.plugins.discovery import discover
 
+    if str(path).endswith(".whl"):
+        with tempfile.TemporaryDirectory(prefix="lorenz-lint-") as unpacked, scratch_imports(Path(unpacked)):
+            plugins = load_wheel_plugins(Path(path), Path(unpacked))
+            return lint_discovery(discover(plugins=plugins, entry_points_enabled=False))
     with scratch_imports(Path(path)):
         plugins = load_plugins_at(Path(path))
         discovery = discover(plugins=plugins, entry_points_enabled=False)

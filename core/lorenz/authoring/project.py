@@ -1,19 +1,21 @@
 """A pack project on disk, imported from source for ``lorenz lint``: its ``lorenz.tool_packs``
-entry points, a package or a file, and the imports undone afterwards."""
+entry points, a package, a file or a built wheel, and the imports undone afterwards."""
 
 from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.metadata
 import re
 import sys
 import tomllib
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
 from lorenz.plugins.paths import import_path, package_root
 
-__all__ = ["load_plugins_at", "scratch_imports"]
+__all__ = ["load_plugins_at", "load_wheel_plugins", "scratch_imports"]
 
 
 def _project_modules(root: Path) -> list[str]:
@@ -67,3 +69,29 @@ def scratch_imports(root: Path) -> Iterator[None]:
             origin = getattr(sys.modules[name], "__file__", None)
             if origin is not None and Path(origin).resolve().is_relative_to(base):
                 del sys.modules[name]
+
+
+def load_wheel_plugins(wheel: Path, into: Path) -> list[object]:
+    """The plugin modules a built wheel's ``lorenz.tool_packs`` entry points name, unpacked into
+    ``into`` (an empty directory) and imported from there, as an install would import them."""
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            for name in archive.namelist():
+                target = (into / name).resolve()
+                if not target.is_relative_to(into.resolve()):
+                    msg = f"{wheel.name}: member {name!r} would unpack outside the wheel's folder"
+                    raise ValueError(msg)
+            archive.extractall(into)
+    except zipfile.BadZipFile as exc:
+        msg = f"{wheel}: not a wheel ({exc})"
+        raise ValueError(msg) from None
+    infos = sorted(into.glob("*.dist-info"))
+    if len(infos) != 1:
+        msg = f"{wheel.name}: {len(infos)} .dist-info folders, where a wheel has one"
+        raise ValueError(msg)
+    points = importlib.metadata.PathDistribution(infos[0]).entry_points.select(group="lorenz.tool_packs")
+    if not points:
+        msg = f'{wheel.name} declares no "lorenz.tool_packs" entry point'
+        raise ValueError(msg)
+    sys.path.insert(0, str(into))
+    return [importlib.import_module(point.module) for point in points]

@@ -16,7 +16,10 @@ from lorenz.contracts import ToolSpec
 from lorenz.settings.model import CatalogSettings
 from lorenz.toolsearch.cost import context_tokens
 
-__all__ = ["CALL_TOOL", "SEARCH_TOOL", "Fitted", "fit"]
+__all__ = ["CALL_TOOL", "MAX_QUERY_CHARS", "SEARCH_TOOL", "Fitted", "fit"]
+
+#: Characters of a search's query, at most.
+MAX_QUERY_CHARS = 1000
 
 SEARCH_TOOL = ToolSpec(
     name="lorenz_search_tools",
@@ -30,7 +33,11 @@ SEARCH_TOOL = ToolSpec(
         "type": "object",
         "additionalProperties": False,
         "properties": {
-            "query": {"type": "string", "description": "The need, e.g. 'comment on a Jira issue'."},
+            "query": {
+                "type": "string",
+                "maxLength": MAX_QUERY_CHARS,
+                "description": "The need, e.g. 'comment on a Jira issue'.",
+            },
             "limit": {"type": "integer", "minimum": 1, "maximum": 20, "description": "Tools to return (default 5)."},
         },
         "required": ["query"],

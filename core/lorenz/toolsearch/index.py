@@ -18,12 +18,11 @@ from typing import Any
 from attrs import frozen
 
 from lorenz.contracts import ToolSpec
+from lorenz.toolsearch.budget import MAX_QUERY_CHARS
 from lorenz.toolsearch.typos import Vocabulary
 
 __all__ = ["MAX_QUERY_CHARS", "Allowed", "CatalogSearch", "SearchHit", "ToolIndex"]
 
-#: A query longer than this is refused: a need fits in a sentence or two.
-MAX_QUERY_CHARS = 1000
 #: What a caller may see: the set of its tools' names, or a test of one name.
 Allowed = Set[str] | Callable[[str], bool]
 

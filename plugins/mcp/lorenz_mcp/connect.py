@@ -38,14 +38,15 @@ async def connect(
     headers: Mapping[str, str],
     secrets: Sequence[str],
     max_bytes: int,
-    ended: Callable[[], None],
+    ended: Callable[[Sequence[str]], None],
     idempotent: Callable[[], frozenset[str]],
     on_message: MessageHandlerFnT,
     callbacks: Mapping[str, Any],
 ) -> Any:
     """The SDK client, initialized, of a new connection to the server ``options`` names.
 
-    ``ended`` is called (from another thread) when a stdio child's stderr ends; ``idempotent``
+    ``ended`` is called (from another thread) with its last lines when a stdio child's stderr
+    ends; ``idempotent``
     names the tools whose calls may be retried over HTTP; ``on_message`` gets every notification;
     ``callbacks`` answer the server's requests to the client (:class:`.asks.Asks`).
     """

@@ -314,7 +314,15 @@ class Upstream:
     async def _connect(self, stack: contextlib.AsyncExitStack, broken: asyncio.Event) -> Any:
         from .retry import idempotent_tools
 
-        def ended() -> None:
+        def ended(last: Sequence[str]) -> None:
+            if not self._stopping:  # what it wrote last says why, whatever the log level shows
+                said = " | ".join(last) if last else "nothing"
+                logger.warning(
+                    "pack %s: MCP server %s exited; its stderr ended with: %s",
+                    self.label,
+                    self.options.describe(),
+                    said,
+                )
             with contextlib.suppress(RuntimeError):
                 self._loop.call_soon_threadsafe(broken.set)
 

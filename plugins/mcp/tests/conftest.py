@@ -9,6 +9,7 @@ The SDK's own ``MCPServer`` is served over Streamable HTTP from this process.
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import re
 import shutil
@@ -166,3 +167,20 @@ def serve(tmp_path: Path) -> Iterator[Any]:
     yield start
     for served in started:
         served.stop()
+
+
+@pytest.fixture
+def stderr_log(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
+    """``caplog`` holding what upstreams' stderr relays log (``lorenz.stderr``, from INFO), however
+    an earlier test in this process configured the ``lorenz`` loggers."""
+    logger = logging.getLogger("lorenz.stderr")
+    level, propagate = logger.level, logger.propagate
+    logger.addHandler(caplog.handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    try:
+        yield caplog
+    finally:
+        logger.removeHandler(caplog.handler)
+        logger.setLevel(level)
+        logger.propagate = propagate

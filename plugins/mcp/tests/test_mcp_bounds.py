@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -192,8 +193,10 @@ def test_mounting_waits_once_for_every_slow_upstream(
         _pack(workspace).close()
 
 
-def test_stderr_lines_name_the_instance(tmp_path: Path, script: list[str], caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.WARNING, logger="lorenz_mcp")
+def test_stderr_lines_name_the_instance(
+    tmp_path: Path, script: list[str], stderr_log: pytest.LogCaptureFixture
+) -> None:
+    caplog = stderr_log
     path = _workflow(
         tmp_path, script, {"first": {"env": {"WHICH": "w1"}, "prefix": "a_"}, "second": {"env": {"WHICH": "w2"}}}
     )
@@ -255,15 +258,15 @@ def test_a_relisting_over_the_cap_is_named_while_the_last_listing_serves() -> No
             bounded.close()
 
 
-def test_a_long_stderr_line_is_cut_and_the_next_one_logged(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_long_stderr_line_is_cut_and_the_next_one_logged(stderr_log: pytest.LogCaptureFixture) -> None:
     import subprocess
     import threading
 
     from lorenz_mcp.stderr import StderrPipe
 
-    caplog.set_level(logging.WARNING, logger="lorenz_mcp")
+    caplog = stderr_log
     ended = threading.Event()
-    pipe = StderrPipe(lambda: "noisy", (), ended.set)
+    pipe = StderrPipe(lambda: "noisy", (), lambda last: ended.set())
     write = "import sys; sys.stderr.write('x' * 100000 + '\\nafter\\n')"
     child = subprocess.Popen([sys.executable, "-c", write], stderr=pipe.writer)
     pipe.start()
@@ -273,16 +276,16 @@ def test_a_long_stderr_line_is_cut_and_the_next_one_logged(caplog: pytest.LogCap
     assert lines == ["pack noisy: " + "x" * 2000, "pack noisy: after"]
 
 
-def test_a_flooding_upstreams_stderr_is_bounded_and_its_drops_counted(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_flooding_upstreams_stderr_is_bounded_and_its_drops_counted(stderr_log: pytest.LogCaptureFixture) -> None:
     import re
     import subprocess
     import threading
 
     from lorenz_mcp.stderr import StderrPipe
 
-    caplog.set_level(logging.WARNING, logger="lorenz_mcp")
+    caplog = stderr_log
     ended = threading.Event()
-    pipe = StderrPipe(lambda: "flood", (), ended.set)
+    pipe = StderrPipe(lambda: "flood", (), lambda last: ended.set())
     write = "import sys; sys.stderr.write('line\\n' * 5000)"
     child = subprocess.Popen([sys.executable, "-c", write], stderr=pipe.writer)
     pipe.start()
@@ -312,3 +315,24 @@ def test_lorenz_check_warns_of_a_dropped_upstream_tool_and_passes(tmp_path: Path
     )
     assert checked.returncode == 0, checked.stderr
     assert 'pack second: tool a_ok is also declared by the "first" pack' in checked.stderr
+    assert "hello from" not in checked.stderr  # a server's ordinary stderr is not echoed by the CLI
+
+
+def test_an_upstream_that_exits_says_what_it_wrote_last(stderr_log: pytest.LogCaptureFixture) -> None:
+    import threading
+
+    from lorenz_mcp.stderr import StderrPipe
+
+    caplog = stderr_log
+    ended: list[tuple[str, ...]] = []
+    done = threading.Event()
+    pipe = StderrPipe(lambda: "dying", ("s3cret-value",), lambda last: (ended.append(tuple(last)), done.set()))
+    lines = "".join(f"step {n}\\n" for n in range(8)) + "token s3cret-value refused\\n"
+    child = subprocess.Popen(
+        [sys.executable, "-c", f"import sys; sys.stderr.write('{lines}'); sys.exit(3)"], stderr=pipe.writer
+    )
+    pipe.start()
+    child.wait(30)
+    assert done.wait(30)
+    assert ended == [("step 4", "step 5", "step 6", "step 7", "token [REDACTED] refused")]
+    assert {record.levelno for record in caplog.records} == {logging.INFO}

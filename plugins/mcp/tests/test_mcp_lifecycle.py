@@ -5,6 +5,7 @@ upstream's ``tools/list_changed`` re-mounting its tools and reaching the host's 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
@@ -271,3 +272,27 @@ def test_tools_listed_between_the_mount_and_the_attach_reach_the_host(
         assert {spec.name for spec in pack.tool_specs(settings)} == {"get_current_time", "convert_time"}
     finally:
         pack.close()
+
+
+def test_lorenz_check_says_an_upstream_still_starting_is_not_final(time_server: list[str], tmp_path: Path) -> None:
+    import subprocess
+
+    never = [sys.executable, "-c", "import time; time.sleep(60)"]  # never answers initialize
+    entries = {"now": {"command": time_server, "prefix": "now_"}, "later": {"command": never, "prefix": "later_"}}
+    tools = "".join(f"  {key}: {_entry(entry)}\n" for key, entry in entries.items())
+    (tmp_path / "WORKFLOW.md").write_text(f"---\ntools:\n{tools}---\n", encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
+    checked = subprocess.run(
+        [sys.executable, "-m", "lorenz", "check", "--json"],
+        cwd=tmp_path,
+        env={**env, "LORENZ_LOAD_PLUGINS": "lorenz-mcp"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stderr
+    report = json.loads(checked.stdout)
+    assert [entry["pack"] for entry in report["notReady"]] == ["later"], report
+    assert "starting (no tools/list answer yet)" in report["notReady"][0]["error"]
+    assert "pack later is not ready, so its tools may not all be counted" in checked.stderr

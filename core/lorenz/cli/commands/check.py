@@ -12,11 +12,15 @@ from lorenz.cli.workspace import open_for_command, warn
 __all__ = ["COMMAND"]
 
 
-def _check_object(workspace: Any, sandboxed: dict[str, Any]) -> dict[str, Any]:
+def _check_object(workspace: Any, sandboxed: dict[str, Any], unready: list[Any]) -> dict[str, Any]:
     """``check --json``: what the workflow mounts, once it validated."""
     path = workspace.settings.workflow_path
-    # Only when one is: a workflow without sandboxed packs keeps the object it always had.
-    extra = {"sandboxedPacks": {name: policy.to_dict() for name, policy in sandboxed.items()}} if sandboxed else {}
+    # Only when there is one: a workflow without sandboxed or unready packs keeps the object it had.
+    extra: dict[str, Any] = (
+        {"sandboxedPacks": {name: p.to_dict() for name, p in sandboxed.items()}} if sandboxed else {}
+    )
+    if unready:
+        extra["notReady"] = [{"pack": failure.pack, "error": failure.error} for failure in unready]
     return json_object(
         workflow=None if path is None else str(path),
         embeddedDefault=workspace.embedded_default,
@@ -97,6 +101,7 @@ def _online(server: Any) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from lorenz.host.refusals import audience_warning, http_refusal
+    from lorenz.mounting.lifecycle import pack_health
     from lorenz.redact import redact_text
     from lorenz.settings import check_pack_settings
 
@@ -125,17 +130,23 @@ def run(args: argparse.Namespace) -> int:
         warn(f"warning: {shown}: {warning}")
     for drop in workspace.mounted.dropped:  # an upstream's listing: served without it, not an error
         warn(f"warning: {shown}: pack {drop.pack}: {drop.error}")
+    unready = pack_health(workspace.packs(), settings)  # e.g. an upstream still starting: not final
+    for failure in unready:
+        warn(
+            f"warning: {shown}: pack {failure.pack} is not ready, so its tools may not all be counted: {failure.error}"
+        )
     online = _online(server) if args.online else None
     sandboxed = _sandboxed(workspace)
     if args.json:
         extra = {"oauth": online.wire()} if online is not None else {}
-        print_json({**_check_object(workspace, sandboxed), **extra})
+        print_json({**_check_object(workspace, sandboxed, unready), **extra})
         return 0
     for policy in sandboxed.values():
         print("\n".join(policy.lines()))
+    not_ready = f"; not ready: {', '.join(failure.pack for failure in unready)}" if unready else ""
     print(
         f"ok: {where}: tracker {settings.tracker.kind or '-'}, packs {', '.join(workspace.pack_names()) or '-'} "
-        f"({counted(len(specs), 'tool')})"
+        f"({counted(len(specs), 'tool')}{not_ready})"
     )
     if online is not None and server.auth is not None:
         keys = ", ".join(f"{kid} ({alg})" for kid, alg in online.keys)

@@ -41,14 +41,21 @@ def run(args: argparse.Namespace) -> int:
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
     add_json(parser)
-    parser.add_argument("path", nargs="?", help="a project or package folder, .py file or module (default: installed)")
+    parser.add_argument(
+        "path", nargs="?", help="a project or package folder, .py file, module or built wheel (default: installed)"
+    )
 
 
 COMMAND = Command(
     name="lint",
-    description="Check the installed packs, or the one at PATH (a project directory, a package, a .py file or a "
-    "module name), against the pack contract; exit 1 on an error.",
-    examples=("lorenz lint", "lorenz lint ./lorenz-acme", "lorenz lint lorenz_acme/plugin.py --json"),
+    description="Check the installed packs, or the one at PATH (a project directory, a package, a .py file, a "
+    "module name or a built .whl), against the pack contract; exit 1 on an error.",
+    examples=(
+        "lorenz lint",
+        "lorenz lint ./lorenz-acme",
+        "lorenz lint lorenz_acme/plugin.py --json",
+        "lorenz lint dist/lorenz_acme-0.1.0-py3-none-any.whl",
+    ),
     env=PLUGINS_ENV,
     arguments=_arguments,
     run=run,

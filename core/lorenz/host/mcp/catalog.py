@@ -21,17 +21,16 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import mcp_types as types
 
-from lorenz.calllog.reader import read_calls
 from lorenz.results import ToolResult, failure_result
 from lorenz.toolcall.replies import ToolReply, call_result
-from lorenz.toolsearch.budget import CALL_TOOL, SEARCH_TOOL, fit
+from lorenz.toolsearch.budget import CALL_TOOL, MAX_QUERY_CHARS, SEARCH_TOOL, fit
 from lorenz.toolsearch.cost import context_tokens
-from lorenz.toolsearch.index import MAX_QUERY_CHARS, CatalogSearch
 
 from .grants import Grant
 
 if TYPE_CHECKING:
     from lorenz.host.reload.live import Snapshot
+    from lorenz.toolsearch.index import CatalogSearch
 
 __all__ = ["HALF_LIFE_SECONDS", "ServedCatalog", "Usage", "caller_key"]
 
@@ -102,10 +101,19 @@ class ServedCatalog:
     tools each session was shown by a search."""
 
     def __init__(self) -> None:
-        self.search = CatalogSearch()
+        self._search: CatalogSearch | None = None
         self.usage = Usage()
         self._found: OrderedDict[str, set[str]] = OrderedDict()
         self._learned = False
+
+    @property
+    def search(self) -> CatalogSearch:
+        """The search index, made at the first search (SQLite only for a workflow that searches)."""
+        if self._search is None:
+            from lorenz.toolsearch.index import CatalogSearch
+
+            self._search = CatalogSearch()
+        return self._search
 
     async def learn_once(self, log_path: str | None) -> None:
         """Learn from the call log's tail, the first time a budgeted list is served."""
@@ -116,6 +124,8 @@ class ServedCatalog:
             await anyio.to_thread.run_sync(self._learn, log_path)
 
     def _learn(self, log_path: str) -> None:
+        from lorenz.calllog.reader import read_calls  # only for a workflow with server.catalog
+
         try:
             with open(log_path, "rb") as log:
                 size = log.seek(0, os.SEEK_END)
