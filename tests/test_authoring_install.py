@@ -151,3 +151,12 @@ def test_new_pack_project_installs_and_passes_its_tests(wheels: dict[str, Path],
     assert json.loads(linted.stdout)["errors"] == 0
     (tmp_path / "WORKFLOW.md").write_text("---\ntracker:\n  kind: acme\n---\n")
     assert "acme_reverse_text  [acme]" in run(bin_dir / "lorenz", "tools", cwd=tmp_path).stdout
+    # Issue 44: its confirmation answered from the command line, and the note written where it said.
+    note, answer = '{"name": "todo", "text": "Ship it"}', 'confirm={"confirm": true}'
+    saved = run(bin_dir / "lorenz", "call", "acme_save_note", note, "--answer", answer, cwd=tmp_path)
+    assert json.loads(saved.stdout)["result"] == {"note": "notes/todo.md", "saved": True}
+    assert (tmp_path / "notes" / "todo.md").read_text(encoding="utf-8") == "Ship it\n"
+    # The wheelhouse holds the installed (not editable) core, packed from its files: it reinstalls as is.
+    (wheel,) = (project / "wheelhouse").glob("lorenz_core-*-py3-none-any.whl")
+    run(bin_dir / "python", "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", wheel, cwd=tmp_path)
+    assert "acme_reverse_text  [acme]" in run(bin_dir / "lorenz", "tools", cwd=tmp_path).stdout

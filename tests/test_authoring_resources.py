@@ -291,6 +291,29 @@ async def test_a_scoped_token_sees_only_the_packs_it_may_call(tmp_path: Path) ->
             assert len((await client.list_prompts()).prompts) == 2
 
 
+def test_the_landing_page_lists_each_packs_resources_and_prompts(tmp_path: Path) -> None:
+    """Issue 44: under each pack, its resources (templates marked), and its prompts with their
+    arguments (optional ones marked ?), as the caller's token may see them; long lines wrap."""
+    tokens = '  token: $FULL\n  tokens:\n    - {token: $CI, tools: ["other_*"], name: ci}\n'
+    with serve_in_thread(write(tmp_path, tokens), cwd=tmp_path, env=ENV, plugins=[Plugin()]) as server:
+
+        def page(token: str) -> str:
+            response = httpx.get(server.base_url + "/", headers={"Authorization": f"Bearer {token}"}, timeout=10)
+            assert response.status_code == 200
+            return response.text
+
+        full, scoped = page("full-token-value-1"), page("ci-token-value-22")
+    board = full[full.index('<h3 id="pack-board">') : full.index('<h3 id="pack-other">')]
+    assert "<li><code>board://readme</code> — How the board works.</li>" in board
+    assert "<li><code>board://issues/{issue_id}</code> (template) — One issue as JSON.</li>" in board
+    triage = '<li><code>board_triage</code> <span class="muted">(issue_id, tone?)</span> — Triage one issue.</li>'
+    assert triage in board
+    assert "<li><code>other://status</code> — Other&#x27;s status.</li>" in full[full.index('<h3 id="pack-other">') :]
+    assert "board://readme" not in scoped and "board_triage" not in scoped
+    assert "<li><code>other_hello</code> — Say hello.</li>" in scoped
+    assert "white-space:pre-wrap" in full and "overflow-x:auto" not in full
+
+
 def test_a_uri_or_prompt_two_packs_declare_fails_at_mount(tmp_path: Path) -> None:
     clash = Pack(name="clash", tools=[], resources=[status])
 

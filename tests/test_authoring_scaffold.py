@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -159,6 +160,60 @@ def test_generated_project_passes_nox_devcheck(tmp_path: Path, name: str, tracke
     assert f"{10 if tracker else 9} passed" in output
 
 
+def _without_the_core(tmp_path: Path) -> Path:
+    """A directory that shows this environment's packages but lorenz-core (and the bundled plugins that
+    need it): on PYTHONPATH, pip finds every dependency installed and must get the core elsewhere."""
+    view = tmp_path / "deps"
+    view.mkdir()
+    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+        if not entry.name.startswith(("lorenz", "_editable_impl_lorenz", "__editable__")):
+            (view / entry.name).symlink_to(entry)
+    return view
+
+
+@pytest.mark.slow
+def test_devcheck_installs_the_core_from_the_wheelhouse(tmp_path: Path) -> None:
+    """Issue 44: `lorenz new-pack` puts the running core in wheelhouse/, and `nox -s devcheck` in a
+    virtualenv of its own installs it from there where the package index has no lorenz-core (here: no
+    index at all, every other dependency on PYTHONPATH); without the wheelhouse it cannot."""
+    project = tmp_path / "lorenz-acme"
+    assert main(["new-pack", "acme", "--dir", str(project)]) == 0
+    (wheel,) = (project / "wheelhouse").glob("lorenz_core-*-py3-none-any.whl")
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("LORENZ_", "NOX_", "PIP_"))}
+    shims = tmp_path / "shims"  # mypy and pytest run by the session's python, as if installed there
+    shims.mkdir()
+    for tool in ("mypy", "pytest"):
+        (shims / tool).write_text(f'#!/bin/sh\nexec python -m {tool} "$@"\n', encoding="utf-8")
+        (shims / tool).chmod(0o755)
+    env.update(
+        PYTHONPATH=str(_without_the_core(tmp_path)),
+        PATH=os.pathsep.join([str(shims), str(Path(sys.executable).parent), env.get("PATH", "")]),  # ruff
+        PIP_CONFIG_FILE=os.devnull,
+        PIP_NO_INDEX="1",
+        PIP_NO_BUILD_ISOLATION="0",  # (sic) no isolation: the build backend is on PYTHONPATH
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+        VIRTUALENV_NO_PERIODIC_UPDATE="1",
+    )
+
+    def devcheck() -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "nox", "--no-color", "-s", "devcheck"]
+        return subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=600)
+
+    aside = tmp_path / "aside"
+    (project / "wheelhouse").rename(aside)
+    without = devcheck()
+    assert without.returncode != 0
+    assert "No matching distribution found for lorenz-core" in without.stdout + without.stderr
+    aside.rename(project / "wheelhouse")
+    checked = devcheck()
+    output = checked.stdout + checked.stderr
+    assert checked.returncode == 0, output
+    assert f"nox > python -m pip install {wheel}" in output
+    assert "Session devcheck was successful" in output
+    installed = list((project / ".nox" / "devcheck").glob("lib/python3*/site-packages/lorenz/__init__.py"))
+    assert installed, "the core came from the wheelhouse into the session's virtualenv"
+
+
 def test_the_devcheck_installs_the_dev_extra(tmp_path: Path) -> None:
     """Outside the offline test, the session installs the project with its `dev` extra, which brings
     the checkers and the tests' dependencies; the README says `nox -s devcheck`."""
@@ -200,3 +255,10 @@ async def test_example_pack_shows_enrichment_and_a_confirmed_write(tmp_path: Pat
     saved = await host.call("acme_save_note", {"name": "todo", "text": "x"}, answers=yes)
     assert saved.result == {"note": "notes/todo.md", "saved": True}
     assert (tmp_path / "notes" / "todo.md").read_text(encoding="utf-8") == "x\n"
+    # Issue 44: sandboxed, it may write where its notes go (notes_dir, relative to WORKFLOW.md), and only there.
+    from lorenz.sandbox.permissions import permissions_of
+
+    elsewhere = make_pack_host(tools.PACK, base_dir=tmp_path, options={"acme": {"notes_dir": "memo"}})
+    declared = permissions_of(tools.PACK, elsewhere.settings)
+    assert declared is not None and declared.to_dict()["write"] == [str(tmp_path / "memo")]
+    assert declared.describe() == f"write: {tmp_path / 'memo'}; no subprocess"

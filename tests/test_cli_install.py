@@ -10,6 +10,8 @@ packages, not this venv's. pip's own settings come from the environment, as a us
 from __future__ import annotations
 
 import os
+import pty
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -22,15 +24,19 @@ WEATHER = ROOT / "examples" / "weather"
 pytestmark = pytest.mark.slow
 
 
-def lorenz_in(python: Path, *args: str, cwd: Path, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
+def _environ(**env: str) -> dict[str, str]:
     environ = {key: value for key, value in os.environ.items() if not key.startswith(("LORENZ_", "PIP_"))}
     environ.pop("PYTHONPATH", None)
     # Offline and fast: the core and the build backend are there already, nothing to fetch.
     environ.update(PIP_NO_BUILD_ISOLATION="0", PIP_NO_DEPS="1", PIP_DISABLE_PIP_VERSION_CHECK="1", **env)
+    return environ
+
+
+def lorenz_in(python: Path, *args: str, cwd: Path, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(python), "-m", "lorenz", *args],
         cwd=cwd,
-        env=environ,
+        env=_environ(**env),
         input=stdin,
         capture_output=True,
         text=True,
@@ -156,3 +162,39 @@ def test_reinstalling_editable_is_reported(venv: tuple[Path, Path], tmp_path: Pa
     assert "installed lorenz-weather 0.1.0 (now editable): pack weather" in again.stdout.splitlines()
     back = lorenz_in(python, "install", "-y", str(WEATHER), cwd=tmp_path)
     assert "installed lorenz-weather 0.1.0 (no longer editable): pack weather" in back.stdout.splitlines()
+
+
+def test_install_says_what_pip_is_doing_on_a_terminal(venv: tuple[Path, Path], tmp_path: Path) -> None:
+    """Issue 44: on a terminal, the progress line shows pip's latest line while it works (building a
+    directory's wheel takes seconds), erased before the summary; a pipe gets none (the tests above)."""
+    python, _ = venv
+    controller, terminal = pty.openpty()
+    try:
+        done = subprocess.run(
+            [str(python), "-m", "lorenz", "install", "-y", str(WEATHER)],
+            cwd=tmp_path,
+            env=_environ(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=terminal,
+            text=True,
+            timeout=120,
+        )
+        os.close(terminal)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(controller, 4096)
+            except OSError:  # EIO: the terminal side is closed and drained
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(controller)
+    screen = b"".join(chunks).decode("utf-8", "replace")
+    assert done.returncode == 0, screen
+    pip_line = r"\| pip install: (Processing|Building|Installing|Preparing|Successfully) .* \(\d+ s\)"
+    assert re.search(pip_line, screen), screen
+    assert screen.rstrip("\r\n").endswith("\r\x1b[K")
+    assert done.stdout.splitlines()[0] == "installed lorenz-weather 0.1.0: pack weather"

@@ -87,13 +87,26 @@ def left_out(key: str) -> str | None:
 
 def run_pip(*args: str, verbose: bool = False) -> int:
     """``python -m pip ARGS`` in the interpreter that runs ``lorenz``; its exit status. Unless
-    ``verbose``, pip's output is shown only when it fails (on stderr): the command prints its own summary."""
+    ``verbose``, pip's output is shown only when it fails (on stderr): the command prints its own
+    summary, and meanwhile a terminal's progress line says what pip is doing (its latest line)."""
     import subprocess  # only install and uninstall run anything: the other commands never load it
+
+    from .output import progress
 
     command = [sys.executable, "-m", "pip", *args]
     if verbose:
         return subprocess.call(command)
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        sys.stderr.write(done.stdout + done.stderr)
-    return done.returncode
+    output: list[str] = []
+    with (
+        progress(f"pip {args[0]}") as line,
+        subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as pip,
+    ):
+        assert pip.stdout is not None
+        for text in pip.stdout:
+            output.append(text)
+            if text.strip():
+                line.say(text.strip())
+        code = pip.wait()
+    if code != 0:
+        sys.stderr.write("".join(output))
+    return code

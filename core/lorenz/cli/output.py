@@ -16,6 +16,7 @@ from lorenz.words import counted
 
 __all__ = [
     "JSON_VERSION",
+    "Progress",
     "UsageError",
     "counted",
     "json_object",
@@ -67,16 +68,78 @@ def silence_stdout() -> int:
     return SIGPIPE_EXIT
 
 
+class Progress:
+    """The progress line of one block of work (what :func:`progress` yields): :meth:`report` adds the
+    work's own progress to it, :meth:`hold` takes it off the terminal while the user is asked something."""
+
+    def __init__(self, label: str, out: TextIO | None) -> None:
+        self._label = label
+        self._out = out  # None: not a terminal, nothing is drawn
+        self._detail = ""
+        self._lock = threading.Lock()
+        self._held = False
+        self._drawn = False
+
+    def report(self, done: float, total: float | None = None, message: str | None = None) -> None:
+        """The work's own progress (``3/10 writing notes``), shown after the label from the next frame."""
+        count = f"{done:g}/{total:g}" if total is not None else f"{done:g}"
+        self.say(f"{count} {message or ''}")
+
+    def say(self, text: str) -> None:
+        """What the work is doing now (``Collecting lorenz-acme``), shown after the label."""
+        # A pack's or a program's text: no escape sequence of its own reaches the terminal.
+        self._detail = ": " + "".join(char if char.isprintable() else " " for char in text).strip()
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        """Erase the line and draw nothing while the block runs (a question on the same terminal)."""
+        with self._lock:
+            self._held = True
+            self._erase()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._held = False
+
+    def draw(self, frame: int, elapsed: int) -> None:
+        with self._lock:
+            if self._out is None or self._held:
+                return
+            line = " ".join(f"{_FRAMES[frame % len(_FRAMES)]} {self._label}{self._detail} ({elapsed} s)".split())
+            import shutil  # only once a line is drawn
+
+            width = shutil.get_terminal_size().columns - 1  # a wrapped line could not be erased with \r
+            if len(line) > width:
+                line = line[: max(width - 1, 0)] + "…"
+            with contextlib.suppress(OSError, ValueError):
+                self._out.write(f"\r\033[K{line}")
+                self._out.flush()
+                self._drawn = True
+
+    def erase(self) -> None:
+        with self._lock:
+            self._erase()
+
+    def _erase(self) -> None:
+        if self._out is not None and self._drawn:
+            with contextlib.suppress(OSError, ValueError):
+                self._out.write("\r\033[K")  # erase the line, so what follows starts clean
+                self._out.flush()
+            self._drawn = False
+
+
 @contextlib.contextmanager
-def progress(label: str, stream: TextIO | None = None) -> Iterator[None]:
+def progress(label: str, stream: TextIO | None = None) -> Iterator[Progress]:
     """A spinner line ``| fetching issues (3 s)`` on ``stream`` (stderr) while the block runs, drawn only
-    when the stream is a terminal and the work has taken longer than :data:`PROGRESS_AFTER`; erased after."""
+    when the stream is a terminal and the work has taken longer than :data:`PROGRESS_AFTER`; erased after.
+    What the block reports (:meth:`Progress.report`) follows the label: ``| running sync: 3/10 pages (4 s)``."""
     out = sys.stderr if stream is None else stream
     if not _is_terminal(out):
-        yield
+        yield Progress(label, None)
         return
+    line = Progress(label, out)
     done = threading.Event()
-    drawn = threading.Event()
 
     def spin() -> None:
         started = time.monotonic()
@@ -84,25 +147,18 @@ def progress(label: str, stream: TextIO | None = None) -> Iterator[None]:
             return
         frame = 0
         while not done.is_set():
-            elapsed = int(time.monotonic() - started)
-            with contextlib.suppress(OSError, ValueError):
-                out.write(f"\r{_FRAMES[frame % len(_FRAMES)]} {label} ({elapsed} s)")
-                out.flush()
-                drawn.set()
+            line.draw(frame, int(time.monotonic() - started))
             frame += 1
             done.wait(0.1)
 
     spinner = threading.Thread(target=spin, name="lorenz-progress", daemon=True)
     spinner.start()
     try:
-        yield
+        yield line
     finally:
         done.set()
         spinner.join()
-        if drawn.is_set():
-            with contextlib.suppress(OSError, ValueError):
-                out.write("\r\033[K")  # erase the line, so what follows starts clean
-                out.flush()
+        line.erase()
 
 
 def use_colour(stream: TextIO) -> bool:

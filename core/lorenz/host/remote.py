@@ -6,9 +6,15 @@ naming the URL and what to do about it."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
+
+from lorenz.results import failure_result
+
+if TYPE_CHECKING:
+    from lorenz.contracts import ProgressSink
+    from lorenz.toolcall.client_input import AskClient
 
 __all__ = ["RemoteCall", "RemoteError", "remote_call", "remote_tools"]
 
@@ -39,18 +45,72 @@ class RemoteCall:
     listed: tuple[str, ...] | None = None
 
 
-async def remote_call(url: str, token: str | None, name: str, arguments: dict[str, Any]) -> RemoteCall:
-    """Call ``name`` and, if it failed, list the server's tools in the same session."""
+async def remote_call(
+    url: str,
+    token: str | None,
+    name: str,
+    arguments: dict[str, Any],
+    *,
+    ask: AskClient | None = None,
+    progress: ProgressSink | None = None,
+) -> RemoteCall:
+    """Call ``name`` and, if it failed, list the server's tools in the same session. What the tool asks
+    its client (a form, a URL, roots, a model's reply) is asked of ``ask`` as the in-process call asks
+    it (by request name where the server names its requests, from 2026-07-28); one it could not answer
+    fails the call as in-process (``client_input_failed``). Its progress goes to ``progress``."""
+    unanswered: list[str] = []
 
     async def work(client: Any) -> RemoteCall:
-        result = _as_result(await client.call_tool(name, arguments))
+        try:
+            reply = await client.call_tool(name, arguments, progress_callback=progress)
+        except Exception:
+            if not unanswered:
+                raise
+            text = f"{name} asked the client for input and got no answer: {unanswered[0]}"
+            return RemoteCall(failure_result(text, reason="client_input_failed").to_dict())
+        result = _as_result(reply)
         if result["success"]:
             return RemoteCall(result)
         listed = await client.list_tools()
         return RemoteCall(result, tuple(tool.name for tool in listed.tools))
 
-    call: RemoteCall = await _session(url, token, work)
+    callbacks = _callbacks(ask, unanswered) if ask is not None else {}
+    call: RemoteCall = await _session(url, token, work, callbacks)
     return call
+
+
+def _callbacks(ask: AskClient, unanswered: list[str]) -> dict[str, Any]:
+    """The SDK client's callbacks for what a server asks, each answered by ``ask``; what ``ask`` could
+    not answer (its error's message, kept on ``unanswered``) is the ``ErrorData`` that declines it."""
+    import mcp_types as types
+
+    async def answer(context: Any, method: str, params: Any) -> Any:
+        # 2026-07-28 names each request (its key is the context's request id); earlier eras do not.
+        key = context.request_id if isinstance(context.request_id, str) else method.split("/")[0]
+        wire: dict[str, Any] = {"method": method}
+        if params is not None:
+            wire["params"] = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+        try:
+            answers = await ask({key: wire})
+            return answers[key]
+        except Exception as exc:
+            message = str(exc) if not isinstance(exc, KeyError) else f"no answer to {method}"
+            unanswered.append(message)
+            return types.ErrorData(code=types.INVALID_REQUEST, message=message)
+
+    async def elicitation(context: Any, params: Any) -> Any:
+        found = await answer(context, "elicitation/create", params)
+        return found if isinstance(found, types.ErrorData) else types.ElicitResult.model_validate(found)
+
+    async def sampling(context: Any, params: Any) -> Any:
+        found = await answer(context, "sampling/createMessage", params)
+        return found if isinstance(found, types.ErrorData) else types.CreateMessageResult.model_validate(found)
+
+    async def roots(context: Any) -> Any:
+        found = await answer(context, "roots/list", None)
+        return found if isinstance(found, types.ErrorData) else types.ListRootsResult.model_validate(found)
+
+    return {"elicitation_callback": elicitation, "sampling_callback": sampling, "list_roots_callback": roots}
 
 
 def _as_result(reply: Any) -> dict[str, Any]:
@@ -74,7 +134,7 @@ def _as_result(reply: Any) -> dict[str, Any]:
     return {"success": False, "error": summary}
 
 
-async def _session(url: str, token: str | None, work: Any) -> Any:
+async def _session(url: str, token: str | None, work: Any, callbacks: dict[str, Any] | None = None) -> Any:
     import httpx2
     import mcp
     from mcp.client.streamable_http import streamable_http_client
@@ -84,7 +144,7 @@ async def _session(url: str, token: str | None, work: Any) -> Any:
         timeout = httpx2.Timeout(30.0, read=300.0)
         async with (
             httpx2.AsyncClient(headers=headers, timeout=timeout) as http,
-            mcp.Client(streamable_http_client(url, http_client=http)) as client,
+            mcp.Client(streamable_http_client(url, http_client=http), **(callbacks or {})) as client,
         ):
             return await work(client)
     except Exception as exc:

@@ -5,13 +5,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from lorenz.cli.command import SERVER_ENV, WORKFLOW_ENV, Command, add_server, remote
-from lorenz.cli.output import UsageError, print_json, progress
+from lorenz.cli.output import Progress, UsageError, print_json, progress
 from lorenz.cli.workspace import open_for_command, warn
 from lorenz.settings.suggest import did_you_mean
+
+if TYPE_CHECKING:
+    from lorenz.cli.answers import Answerer
+    from lorenz.contracts import ProgressSink
 
 __all__ = ["COMMAND"]
 
@@ -49,42 +53,70 @@ def _parse_arguments(text: str | None) -> Any:
     return value
 
 
-async def _call(workspace: Any, tool: str, arguments: Any) -> Any:
+async def _call(workspace: Any, tool: str, arguments: Any, answerer: Callable[[], Answerer], line: Progress) -> Any:
+    """The call, its progress on ``line``, any question it asks answered by ``answerer()`` (made on
+    the loop it answers on)."""
     import httpx
 
     from lorenz.http import DEFAULT_TIMEOUT
 
+    client = answerer()
     async with httpx.AsyncClient(timeout=DEFAULT_TIMEOUT) as http:
-        return await workspace.call(tool, arguments, http)
+        input_ = client.client_input()
+        result = await workspace.call(tool, arguments, http, progress=_reporter(line), client_input=input_)
+    client.warn_unasked()
+    return result
+
+
+def _reporter(line: Progress) -> ProgressSink:
+    async def report(done: float, total: float | None, message: str | None) -> None:
+        line.report(done, total, message)
+
+    return report
 
 
 def run(args: argparse.Namespace) -> int:
+    from lorenz.cli.answers import Answerer, parse_answers
+
+    given = parse_answers(args.answer)  # a malformed --answer is refused before anything runs
     if args.server:
-        return _run_remote(args)
+        return _run_remote(args, given)
     workflow, tool, raw = _split_call_args(args.values)
     arguments = _parse_arguments(raw)
     workspace = open_for_command(args, workflow)
-    with progress(f"running {tool}"):
+    with progress(f"running {tool}") as line:
         import asyncio  # ~20 ms: only the commands that run async work pay for it
 
-        result = asyncio.run(_call(workspace, tool, arguments))
+        def answerer() -> Answerer:
+            return Answerer(tool.strip(), given, yes=args.yes, decline=args.decline, line=line)
+
+        result = asyncio.run(_call(workspace, tool, arguments, answerer, line))
     print_json(result.to_dict())
     if not result.success and workspace.mounted.pack_of(tool.strip()) is None:
         _unknown_tool(workspace, tool.strip())
     return 0 if result.success else 1
 
 
-def _run_remote(args: argparse.Namespace) -> int:
-    """``--server URL TOOL [JSON-ARGS]``: the tool as the running server serves it, to this token."""
-    from lorenz.host.remote import remote_call
+def _run_remote(args: argparse.Namespace, given: dict[str, dict[str, Any]]) -> int:
+    """``--server URL TOOL [JSON-ARGS]``: the tool as the running server serves it, to this token, its
+    questions answered as in-process."""
+    from lorenz.cli.answers import Answerer
+    from lorenz.host.remote import RemoteCall, remote_call
 
     if not 1 <= len(args.values) <= 2:
         raise UsageError("usage: lorenz call --server URL TOOL [JSON-ARGS]")
     tool, raw = args.values[0], (args.values[1] if len(args.values) == 2 else None)
     arguments = _parse_arguments(raw)
     name = tool.strip()
-    with progress(f"running {tool} on {args.server}"):
-        call = remote(args, lambda url, token: remote_call(url, token, name, arguments))
+    with progress(f"running {tool} on {args.server}") as line:
+
+        async def work(url: str, token: str | None) -> RemoteCall:
+            client = Answerer(name, given, yes=args.yes, decline=args.decline, line=line)
+            call = await remote_call(url, token, name, arguments, ask=client.ask, progress=_reporter(line))
+            client.warn_unasked()
+            return call
+
+        call = remote(args, work)
     print_json(call.result)
     if call.listed is not None and name not in call.listed:
         warn(f"{args.server} serves no tool {name}{did_you_mean(name, call.listed)}")
@@ -106,9 +138,21 @@ def _unknown_tool(workspace: Any, tool: str) -> None:
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.usage = (
-        "%(prog)s [-h] [-p MODULE] [--plugins-dir DIR] [-v] [--server URL [--token TOKEN]] [WORKFLOW] TOOL [JSON-ARGS]"
+        "%(prog)s [-h] [-p MODULE] [--plugins-dir DIR] [-v] [--answer NAME=JSON] [-y] [--decline] "
+        "[--server URL [--token TOKEN]] [WORKFLOW] TOOL [JSON-ARGS]"
     )
     parser.add_argument("values", nargs="+", metavar="[WORKFLOW] TOOL [JSON-ARGS]", help="JSON-ARGS may be - for stdin")
+    parser.add_argument(
+        "--answer",
+        action="append",
+        default=[],
+        metavar="NAME=JSON",
+        help="answer the tool's question NAME: the form's content as JSON, or accept, decline or cancel (repeatable)",
+    )
+    parser.add_argument(
+        "-y", "--yes", action="store_true", help="accept every confirmation (booleans true, the rest their defaults)"
+    )
+    parser.add_argument("--decline", action="store_true", help="decline every question not otherwise answered")
     add_server(parser)
 
 
@@ -116,10 +160,12 @@ COMMAND = Command(
     name="call",
     description="Run one mounted tool in-process, its arguments checked against its inputSchema as the MCP host "
     "does, and print the result as JSON; exit 1 when the tool failed. With --server URL, call it on a running "
-    "lorenz serve over MCP instead.",
+    "lorenz serve over MCP instead. A tool that asks the user (a confirmation, a form) is answered with --answer, "
+    "--yes or --decline, else at a prompt on a terminal; its roots are the current directory.",
     examples=(
         'lorenz call local_read_issue \'{"issueId": "BOARD-1"}\'',
         'echo \'{"title": "Fix it"}\' | lorenz call local_create_issue -',
+        'lorenz call notes_save_note \'{"name": "todo", "text": "Ship it"}\' --answer confirm=\'{"confirm": true}\'',
         'lorenz call --server http://127.0.0.1:4040/mcp local_read_issue \'{"issueId": "BOARD-1"}\'',
     ),
     env=(*WORKFLOW_ENV, *SERVER_ENV),

@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 from lorenz.cli.command import PIP_ENV, PLUGINS_ENV, Command
 from lorenz.cli.distributions import Installed, installed, left_out, run_pip
-from lorenz.cli.output import UsageError
+from lorenz.cli.output import UsageError, progress
 from lorenz.hookspecs import ENTRY_POINT_GROUP
 from lorenz.plugins.checks import normalize_distribution
 from lorenz.words import plural
@@ -90,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not plugins:
         _not_a_pack(changed, before, verbose=args.verbose)
-    report = _plugin_report()
+    with progress("reading what the new plugins registered"):
+        report = _plugin_report()
     packs: list[str] = []
     for dist in plugins:
         line, new_packs = _registered(dist, report)

@@ -28,8 +28,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _created(written: list[Path]) -> None:
+    from lorenz.authoring.scaffold.wheelhouse import write_core_wheel
+
     root = written[0].parent
-    print(f"created {root} ({counted(len(written), 'file')})")
+    wheel = write_core_wheel(root)  # the core devcheck installs, wherever it runs
+    print(f"created {root} ({counted(len(written) + 1, 'file')}; {wheel.relative_to(root)}: this lorenz-core)")
     print(f"next: cd {root} && pip install -e '.[test]' && pytest && lorenz lint . && lorenz plugins")
 
 

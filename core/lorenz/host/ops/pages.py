@@ -23,6 +23,7 @@ from lorenz.host.mcp.instructions import instructions_for
 from lorenz.mounting.instances import provider_of
 
 from .callers import own_call, page_grant, signed_in
+from .pack_offers import offers_block
 from .pack_permissions import permissions_block, policy_of, sandboxed_pill
 from .status import auth_configured, endpoint_url, granted_packs, granted_tools
 from .token_form import FORGET_BUTTON, TOKEN_FORM
@@ -42,7 +43,7 @@ CallView = tuple[list["CallRecord"], list["ToolStats"]]
 _CSS = """
 body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f}
 h1{margin-bottom:0}code,pre{font:13px ui-monospace,monospace;background:#f4f4f6;border-radius:4px}
-pre{padding:.6rem;overflow-x:auto}code{padding:.1rem .25rem}.muted{color:#6e6e73}
+pre{padding:.6rem;white-space:pre-wrap;overflow-wrap:anywhere}code{padding:.1rem .25rem}.muted{color:#6e6e73}
 section.tool{border:1px solid #ddd;border-radius:6px;padding:.2rem 1rem;margin:.8rem 0}
 .disabled{opacity:.55;border-style:dashed}
 .failed{border-color:#c62828;background:#fff5f5}
@@ -189,6 +190,7 @@ def _inventory(snapshot: Snapshot, grant: Grant) -> list[str]:
             parts.append("</section>")
         for entry in muted:
             parts += _disabled_card(entry)
+        parts += offers_block(snapshot, pack.name)
     return parts
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from attrs import field, frozen
-from lorenz import run_in_thread
+from lorenz import Settings, run_in_thread
 from lorenz.authoring import (
     CallContext,
     ErrorContract,
@@ -141,11 +141,18 @@ async def save_note(ctx: CallContext, args: SaveNoteArgs) -> SavedNote | InputRo
     return SavedNote(note=note, saved=True)
 
 
+def permissions(settings: Settings) -> Permissions:
+    """What the pack may reach when an operator sandboxes it: the notes' directory (notes_dir),
+    where the save tool writes, and nothing else. Declare the hosts, paths and environment
+    variables your tools need (network=["api.example.com:443"], env=["API_TOKEN"])."""
+    raw = (settings.tool_options or {}).get(PACK.name)
+    options: TemplatePackOptions = PACK.parse_options(raw)
+    return Permissions(write=[str(settings.base_dir / options.notes_dir)])
+
+
 PACK = Pack(
     name="template_pack",
     options=TemplatePackOptions,
     tools=[reverse_text, save_note],
-    # What the pack may reach when an operator sandboxes it: declare the hosts, paths and
-    # environment variables your tools need (network=["api.example.com:443"], env=["API_TOKEN"]).
-    permissions=Permissions(),
+    permissions=permissions,  # computed from the options: where the notes go
 )
