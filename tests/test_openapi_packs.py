@@ -97,7 +97,7 @@ def test_generated_module_is_marked_and_tools_follow_the_document(projects: dict
     assert replace["title"]["maxLength"] == 200
     assert "noteId" in specs["notes_replace_note"].input_schema["required"]
     assert list(pack.permissions.network) == ["notes.example.test:443"]
-    assert list(pack.permissions.env) == ["NOTES_TOKEN"]
+    assert list(pack.permissions.env) == ["NOTES_BEARER"]
     petstore = _pack(projects, "petstore").PACK
     assert list(petstore.permissions.network) == ["petstore.swagger.io:80"]
     assert [c.reason for c in petstore.tools[2].errors] == ["not_found", "rate_limited"]
@@ -159,7 +159,7 @@ async def test_credential_comes_from_the_option(projects: dict[str, Path], loren
     note = {"id": 5, "title": "Plan", "status": "draft"}
     routes = {"PUT https://notes.example.test/api/notes/5": httpx.Response(200, json=note)}
     pack = _pack(projects, "notes").PACK
-    host = lorenz_host(pack, transport=_api(routes, seen), options={"notes": {"api_key": "s3cret-token"}})
+    host = lorenz_host(pack, transport=_api(routes, seen), options={"notes": {"bearer": "s3cret-token"}})
     outcome = await host.call_tool("notes_replace_note", {"noteId": 5, "title": "Plan"})
     assert outcome.mcp.structured_content == {"id": 5, "title": "Plan", "status": "draft", "body": None, "labels": None}
     assert seen[0].headers["authorization"] == "Bearer s3cret-token"
@@ -171,7 +171,7 @@ async def test_credential_comes_from_the_option(projects: dict[str, Path], loren
     refused = await bare.call_tool("notes_get_note", {"noteId": 5})
     error = (refused.mcp.structured_content or {})["error"]
     assert error["reason"] == "unauthorized"
-    assert "tools.notes.api_key" in error["message"]
+    assert "tools.notes.bearer ($NOTES_BEARER)" in error["message"]
 
 
 @pytest.mark.anyio
@@ -181,7 +181,7 @@ async def test_odd_shapes_reach_the_api_as_documented(projects: dict[str, Path],
     answer = {"fooBar": None, "foo_bar": 1.5, "class": True, "2nd": {"x": "y"}}
     routes = {"GET https://eu.odd.example.test:8443/v2/describe": httpx.Response(200, json=answer)}
     pack = _pack(projects, "odd").PACK
-    host = lorenz_host(pack, transport=_api(routes, seen), options={"odd": {"api_key": "k3y-value"}})
+    host = lorenz_host(pack, transport=_api(routes, seen), options={"odd": {"key": "k3y-value"}})
     outcome = await host.call_tool("odd_describe", {"X-Trace-Id": "t1", "level": 2})
     assert outcome.mcp.structured_content == answer
     assert dict(seen[0].url.params) == {"page": "1", "level": "2", "api_key": "k3y-value"}

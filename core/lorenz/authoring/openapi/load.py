@@ -13,11 +13,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-__all__ = ["FETCH_TIMEOUT_SECONDS", "OpenAPIError", "load_document"]
+__all__ = ["FETCH_TIMEOUT_SECONDS", "REF_MARK", "OpenAPIError", "load_document"]
 
 FETCH_TIMEOUT_SECONDS = 30.0
 #: How deep an inlined ``$ref`` chain may go: past it a recursive schema stays an open object.
 MAX_REF_DEPTH = 12
+#: The key an inlined ``$ref`` leaves behind, naming the component it was (``Pet``): the generated
+#: class's name. A specification extension, so the inlined document stays valid.
+REF_MARK = "x-lorenz-ref"
 
 
 class OpenAPIError(ValueError):
@@ -117,8 +120,10 @@ class _Inliner:
         ref = node.get("$ref")
         if isinstance(ref, str):
             target = urljoin(base, ref)
+            component = ref.rpartition("/")[2] or ref
             if target in chain or len(chain) >= MAX_REF_DEPTH:
-                return {"type": "object", "description": f"(recursive: {ref})"}
+                # A cycle (Node.children: [Node]) ends here, as an object of any shape.
+                return {"type": "object", "description": f"A {component} (recursive: not spelled out again here)."}
             try:
                 resolved = self.registry.resolver(base_uri=base).lookup(ref)
             except (Unresolvable, OpenAPIError) as exc:
@@ -126,7 +131,7 @@ class _Inliner:
                 raise OpenAPIError(f"{self.source}: {where}/$ref: {ref!r} does not resolve ({problem})") from None
             contents = resolved.contents
             siblings = {key: value for key, value in node.items() if key != "$ref"}
-            merged = {**contents, **siblings} if isinstance(contents, Mapping) else contents
+            merged = {REF_MARK: component, **contents, **siblings} if isinstance(contents, Mapping) else contents
             return self.inline(merged, target.partition("#")[0], (*chain, target), where)
         return {key: self.inline(value, base, chain, f"{where}/{_escape(key)}") for key, value in node.items()}
 

@@ -1,4 +1,4 @@
-"""The ``@PACK@`` pack, tested with the lorenz.testing fixtures: the contract, and every tool
+"""The ``template_api`` pack, tested with the lorenz.testing fixtures: the contract, and every tool
 against a mock of the API (``httpx.MockTransport``). Yours to extend: the generator never rewrites it."""
 
 from __future__ import annotations
@@ -9,11 +9,12 @@ import httpx
 import pytest
 from lorenz.testing import HostFactory, assert_pack_contract
 
-from @MODULE@ import PACK
+from lorenz_template_api import PACK
+from lorenz_template_api.generated import CREDENTIALS
 
 pytestmark = pytest.mark.anyio
 TOOLS = sorted(tool.name for tool in PACK.tools)
-OPTIONS = {"@PACK@": {"base_url": "https://api.example.test/base", "api_key": "test-key"}}
+OPTIONS = {"template_api": {"base_url": "https://api.example.test/base", **dict.fromkeys(CREDENTIALS, "test-key")}}
 
 
 @pytest.fixture
