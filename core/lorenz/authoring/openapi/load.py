@@ -121,8 +121,8 @@ class _Inliner:
         if isinstance(ref, str):
             target = urljoin(base, ref)
             component = ref.rpartition("/")[2] or ref
-            if target in chain or len(chain) >= MAX_REF_DEPTH:
-                # A cycle (Node.children: [Node]) ends here, as an object of any shape.
+            if chain.count(target) >= 2 or len(chain) >= MAX_REF_DEPTH:
+                # A cycle (Node.children: [Node]) is spelled out once, then ends as an object of any shape.
                 return {"type": "object", "description": f"A {component} (recursive: not spelled out again here)."}
             try:
                 resolved = self.registry.resolver(base_uri=base).lookup(ref)

@@ -27,7 +27,7 @@ TEMPLATE = files(__package__ or "lorenz.authoring.openapi").joinpath("template")
 TOOL_MARK = "# -- tool "
 #: Where the template's own example of what a document gives starts (it is replaced).
 _CUT = "# -- from the document"
-_SPELLINGS = re.compile(r"template_api|TemplateApi|TEMPLATE_API")
+_SPELLINGS = re.compile(r"template_api|template-api|TemplateApi|TEMPLATE_API")
 _HINTS = {
     "get": {"read_only": True, "idempotent": True, "open_world": True},
     "head": {"read_only": True, "idempotent": True, "open_world": True},
@@ -155,7 +155,8 @@ def _words(text: str) -> str:
 
 def spelled(text: str, pack: str, cls: str) -> str:
     """A template file's text for pack ``pack`` (its class-name stem ``cls``)."""
-    spellings = {"template_api": pack, "TemplateApi": cls, "TEMPLATE_API": pack.upper()}
+    spellings = {"template_api": pack, "template-api": pack.replace("_", "-"), "TemplateApi": cls}
+    spellings["TEMPLATE_API"] = pack.upper()
     return _SPELLINGS.sub(lambda m: spellings[m.group()], text)
 
 
