@@ -68,6 +68,8 @@ def lit(value: Any) -> Expr:
 
 
 def _escape(text: str, quote: str) -> str:
+    if text.isascii() and text.isprintable() and "\\" not in text and quote not in text:
+        return text
     out = []
     for char in text:
         if char == "\\" or char == quote:

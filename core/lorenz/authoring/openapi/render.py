@@ -162,7 +162,8 @@ def spelled(text: str, pack: str, cls: str) -> str:
 
 def _description(op: Operation, title: str) -> str:
     paragraph = op.description.split("\n\n")[0]
-    text = _words(" ".join(t for t in (op.summary, paragraph) if t)) or f"{op.method.upper()} {op.path}"
+    text = _words(". ".join(t.strip().rstrip(".") for t in (op.summary, paragraph) if t.strip()))
+    text = text or f"{op.method.upper()} {op.path}"
     if len(text) > _MAX_DESCRIPTION:
         text = text[:_MAX_DESCRIPTION].rsplit(" ", 1)[0] + "…"
     return text.rstrip(".") + f". Calls {op.method.upper()} {op.path} on {title}."

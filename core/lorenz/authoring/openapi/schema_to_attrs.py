@@ -119,7 +119,9 @@ def _merged(schema: Mapping[str, Any]) -> Mapping[str, Any]:
         for key in ("description", "title", REF_MARK):
             if part.get(key) and not out.get(key):
                 out[key] = part[key]
-    return {**out, "type": "object", "properties": properties, "required": required}
+    out["type"] = "object"
+    out |= {"properties": properties} if properties else {}
+    return out | ({"required": required} if required else {})
 
 
 def _text(schema: Mapping[str, Any], fallback: str) -> str:
@@ -222,8 +224,9 @@ class Models:
     ) -> Field:
         """The field for the API's ``key``; its attribute name not yet in ``taken`` (then added)."""
         schema = schema if isinstance(schema, Mapping) else {}
-        kind, nullable = _types(_merged(schema))
-        text = " ".join((note or "").split()) or _text(schema, f"The API's {key!r} value.")
+        merged = _merged(schema)
+        kind, nullable = _types(merged)
+        text = " ".join((note or "").split()) or _text(merged, f"The API's {key!r} value.")
         annotation, keywords = self._type(key, schema, owner, depth)
         if "examples" not in keywords and "example" in schema:
             keywords["examples"] = [schema["example"]]
