@@ -5,6 +5,7 @@ invalid documents are refused by name."""
 
 from __future__ import annotations
 
+import base64
 import importlib
 import io
 import json
@@ -30,15 +31,17 @@ FIXTURES = Path(__file__).parent / "fixtures" / "openapi"
 PETSTORE = FIXTURES / "petstore.yaml"
 NOTES = FIXTURES / "split" / "notes.json"
 ODD = FIXTURES / "odd.yaml"  # colliding names, awkward text, a key in the query, bodies of other shapes
+SHOP = FIXTURES / "shop.yaml"  # nested objects, a $ref cycle, four security schemes
 
 
 @pytest.fixture(scope="module")
 def projects(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     root = tmp_path_factory.mktemp("openapi")
-    made = {name: root / f"lorenz-{name}" for name in ("petstore", "notes", "odd")}
+    made = {name: root / f"lorenz-{name}" for name in ("petstore", "notes", "odd", "shop")}
     new_openapi_pack("petstore", str(PETSTORE), made["petstore"])
     new_openapi_pack("notes", str(NOTES), made["notes"])
     new_openapi_pack("odd", str(ODD), made["odd"])
+    new_openapi_pack("shop", str(SHOP), made["shop"])
     sys.path[:0] = [str(path) for path in made.values()]
     yield made
     for path in made.values():
@@ -172,6 +175,44 @@ async def test_credential_comes_from_the_option(projects: dict[str, Path], loren
     error = (refused.mcp.structured_content or {})["error"]
     assert error["reason"] == "unauthorized"
     assert "tools.notes.bearer ($NOTES_BEARER)" in error["message"]
+
+
+@pytest.mark.anyio
+async def test_security_schemes_map_to_options_never_echoed(
+    projects: dict[str, Path], lorenz_host: HostFactory
+) -> None:
+    """Each scheme is an option (and a variable) of its own; an operation takes the first of its
+    alternatives whose credentials are set; a missing or refused credential is unauthorized naming
+    the options; no value appears in an answer, a message or the options' repr."""
+    pack = _pack(projects, "shop").PACK
+    assert list(pack.permissions.env) == ["SHOP_BEARER_AUTH", "SHOP_BASIC_AUTH", "SHOP_HEADER_KEY", "SHOP_QUERY_KEY"]
+    secret = "ada:basic-s3cret"
+    seen: list[httpx.Request] = []
+    order = {"id": 1, "status": "open", "customer": {"name": "Ada"}, "lines": []}
+    routes = {
+        "GET https://shop.example.test/v2/orders/1": httpx.Response(200, json=order),
+        "GET https://shop.example.test/v2/orders/2": httpx.Response(401, json={"echo": secret}),
+    }
+    host = lorenz_host(pack, transport=_api(routes, seen), options={"shop": {"basic_auth": secret}})
+    assert (await host.call_tool("shop_get_order", {"orderId": 1})).mcp.is_error is not True
+    assert seen[-1].headers["authorization"] == "Basic " + base64.b64encode(secret.encode()).decode()
+    refused = await host.call_tool("shop_get_order", {"orderId": 2})
+    error = (refused.mcp.structured_content or {})["error"]
+    assert error["reason"] == "unauthorized"
+    assert error["message"].endswith(
+        "answered 401 Unauthorized; the credential sent: tools.shop.basic_auth ($SHOP_BASIC_AUTH)"
+    )
+    missing = await host.call_tool("shop_cancel_order", {"orderId": 1})  # needs the header and the query key
+    error = (missing.mcp.structured_content or {})["error"]
+    assert error["message"] == (
+        "No credential: set tools.shop.header_key ($SHOP_HEADER_KEY) and tools.shop.query_key ($SHOP_QUERY_KEY)."
+    )
+    assert "tools.shop.bearer_auth ($SHOP_BEARER_AUTH) or tools.shop.basic_auth" in str(
+        (await lorenz_host(pack, transport=_api(routes, [])).call_tool("shop_get_order", {"orderId": 1})).mcp
+    )
+    options = importlib.import_module("lorenz_shop.generated").ShopOptions(basic_auth=secret, query_key="q-s3cret")
+    assert secret not in repr(options) and "q-s3cret" not in repr(options)
+    assert all(secret not in str(outcome.mcp) for outcome in (refused, missing))
 
 
 @pytest.mark.anyio
