@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from importlib.resources import files
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -82,6 +83,19 @@ def test_generated_projects_check_clean(projects: dict[str, Path]) -> None:
         timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_template_is_the_project_it_writes_for_its_own_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The template project (real files, checked as code) is, file for file, what the generator
+    writes from fixtures/openapi/template_api.yaml for a pack named template_api."""
+    template = files("lorenz.authoring.openapi").joinpath("template")
+    monkeypatch.chdir(FIXTURES)
+    new_openapi_pack("template_api", "template_api.yaml", tmp_path / "project")
+    for path in ("lorenz_template_api/generated.py", "lorenz_template_api/tools.py", "tests/test_template_api_pack.py"):
+        written = (tmp_path / "project" / path).read_text(encoding="utf-8")
+        assert written == template.joinpath(path).read_text("utf-8"), path
 
 
 def test_generated_module_is_marked_and_tools_follow_the_document(projects: dict[str, Path]) -> None:

@@ -44,7 +44,7 @@ _BOUND = frozenset(
     {"attrs", "base64", "describe", "failure_from", "field", "frozen", "hints", "httpx", "os", "quote", "re"}
     | {"redact_text", "structure_strict", "tool", "types", "typing", "unstructure", "Sequence", "Any", "Literal"}
     | {"TypeVar", "AttrsInstance", "ArgumentError", "CallContext", "ErrorContract", "Tool", "ToolFailure", "R"}
-    | {"Credential"}
+    | {"Credential", "annotations"}
 )
 _RESERVED_OPTIONS = frozenset({"base_url", "timeout_seconds"})
 _MAX_DESCRIPTION = 1000
@@ -174,7 +174,7 @@ class _Module:
 
     def __init__(self, pack: str, api: Api) -> None:
         self.pack, self.api = pack, api
-        self.models = Models(set(_BOUND))
+        self.models = Models(set(_BOUND) | {f"{class_name(pack)}Options"})
         self.funcs: list[str] = []
 
     def tool(self, name: str, op: Operation) -> str:

@@ -41,8 +41,9 @@ _OPENAPI_ONLY = frozenset(
 _COMBINATORS = ("oneOf", "anyOf", "not")
 #: How deep objects nest as classes; deeper ones stay open objects (their schema kept verbatim).
 MAX_NESTING = 6
-#: Names a class body binds or calls: a field named like one would shadow it for the fields after.
-_CLASS_BODY = frozenset({"field", "describe"})
+#: Names a class body calls, or its annotations name (resolved with the class's own names first):
+#: a field named like one would shadow it.
+_CLASS_BODY = frozenset({"field", "describe", "list", "dict", "str", "int", "float", "bool"})
 MAX_CLASS_NAME = 48
 MAX_FIELD_NAME = 40
 

@@ -3,7 +3,7 @@
 They call Template API. Regenerate this module when the API changes (your own changes, which tools
 the pack serves, renamed or extra tools, permissions, belong in tools.py, which is never rewritten):
 
-    lorenz new-pack template_api --from-openapi openapi.yaml --update
+    lorenz new-pack template_api --from-openapi template_api.yaml --update
 """
 
 from __future__ import annotations
@@ -238,20 +238,13 @@ class TemplateApiOptions:
         default=None,
         repr=False,
         metadata=describe(
-            "The API key sent in the X-Api-Key header: write $TEMPLATE_API_API_KEY (resolved from the "
-            "environment), never the key itself."
+            "The API key sent in the X-Api-Key header: write $TEMPLATE_API_API_KEY (resolved from the environment), "
+            "never the value itself.",
         ),
     )
 
 
-# -- tool template_api_get_thing
-@frozen(kw_only=True)
-class Owner:
-    """Who owns a thing."""
-
-    login: str = field(metadata=describe("The owner's login."))
-
-
+# -- tool template_api_get_thing (classes 47ce267cf426)
 @frozen(kw_only=True)
 class GetThingArgs:
     """The arguments of template_api_get_thing."""
@@ -261,10 +254,17 @@ class GetThingArgs:
 
 
 @frozen(kw_only=True)
+class Owner:
+    """Who owns a thing."""
+
+    login: str = field(metadata=describe("The owner's login."))
+
+
+@frozen(kw_only=True)
 class GetThingResult:
     """What template_api_get_thing answers."""
 
-    id: int = field(metadata=describe("The API's 'id' value."))
+    id: int = field(metadata=describe("The thing's id."))
     owner: Owner | None = field(default=None, metadata=describe("Who owns a thing."))
 
 
