@@ -93,7 +93,12 @@ def test_the_template_is_the_project_it_writes_for_its_own_name(
     template = files("lorenz.authoring.openapi").joinpath("template")
     monkeypatch.chdir(FIXTURES)
     new_openapi_pack("template_api", "template_api.yaml", tmp_path / "project")
-    for path in ("lorenz_template_api/generated.py", "lorenz_template_api/tools.py", "tests/test_template_api_pack.py"):
+    written_files = (
+        "lorenz_template_api/generated.py",
+        "lorenz_template_api/tools.py",
+        "tests/test_template_api_pack.py",
+    )
+    for path in (*written_files, "tests/examples.json"):
         written = (tmp_path / "project" / path).read_text(encoding="utf-8")
         assert written == template.joinpath(path).read_text("utf-8"), path
 

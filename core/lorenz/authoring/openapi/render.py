@@ -18,9 +18,19 @@ from attrs import frozen
 from .emit import Expr, Raw, call, docstring, lit, signature, statement
 from .names import class_name, snake
 from .operations import Operation, json_schema_of
-from .schema_to_attrs import Field, Model, Models
+from .schema_to_attrs import Field, Model, Models, json_schema
 
-__all__ = ["TEMPLATE", "TOOL_MARK", "Api", "Credential", "api_of", "render_generated", "spelled", "tool_blocks"]
+__all__ = [
+    "TEMPLATE",
+    "TOOL_MARK",
+    "Api",
+    "Credential",
+    "api_of",
+    "examples_of",
+    "render_generated",
+    "spelled",
+    "tool_blocks",
+]
 
 TEMPLATE = files(__package__ or "lorenz.authoring.openapi").joinpath("template")
 #: The line before each tool's code in generated.py: what ``--update`` compares tool by tool.
@@ -147,6 +157,39 @@ def _success(op: Operation) -> tuple[str, Any] | None:
             return ("object", schema)
         return ("items" if schema.get("type") == "array" else "result", schema)
     return None
+
+
+def _example(content: Mapping[str, Any]) -> tuple[bool, Any]:
+    """Whether a JSON media type of ``content`` has an example, and the first it has."""
+    for media, entry in content.items():
+        if json_schema_of({media: entry}) is None or not isinstance(entry, Mapping):
+            continue
+        if "example" in entry:
+            return True, entry["example"]
+        for example in (entry.get("examples") or {}).values():
+            if isinstance(example, Mapping) and "value" in example:
+                return True, example["value"]
+        schema = entry.get("schema")
+        if isinstance(schema, Mapping) and "example" in schema:
+            return True, schema["example"]
+    return False, None
+
+
+def examples_of(tools: Sequence[tuple[str, Operation]]) -> dict[str, dict[str, Any]]:
+    """Each tool's first documented 2xx answer ``{"status", "body"}``, where the document gives an
+    example that its schema accepts (an example that contradicts its schema tests nothing)."""
+    from jsonschema import Draft202012Validator
+
+    out: dict[str, dict[str, Any]] = {}
+    for name, op in tools:
+        status = next((s for s in sorted(map(str, op.responses)) if s.startswith("2")), None)
+        content = (op.responses.get(status) or {}).get("content") if status else None
+        if not isinstance(content, Mapping) or (schema := json_schema_of(content)) is None:
+            continue
+        found, example = _example(content)
+        if found and Draft202012Validator(json_schema(schema)).is_valid(example):
+            out[name] = {"status": int(status) if status and status.isdigit() else 200, "body": example}
+    return out
 
 
 def _words(text: str) -> str:
