@@ -25,6 +25,7 @@ from lorenz.authoring.lint import lint_path
 from lorenz.authoring.openapi import OpenAPIError, new_openapi_pack
 from lorenz.authoring.openapi.names import MAX_TOOL_NAME, tool_names
 from lorenz.authoring.openapi.operations import operations, select
+from lorenz.authoring.openapi.render import examples_of
 from lorenz.cli import main
 from lorenz.testing import HostFactory
 
@@ -278,6 +279,20 @@ def test_a_large_api_is_not_mirrored_whole() -> None:
         select(ops, include=["odd"], max_tools=3)
     with pytest.raises(OpenAPIError, match="--include nope: no operation id, tag or path matches"):
         select(ops, include=["nope"])
+
+
+def test_only_examples_their_schema_accepts_are_kept() -> None:
+    """The generated tests answer with the document's examples: one that contradicts its schema
+    would test nothing but the document's mistake, so it is left out."""
+    document = _document(3)
+    answers = [{"id": 1}, {"id": "one"}, None]
+    for (path, item), answer in zip(document["paths"].items(), answers, strict=True):
+        schema = {"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"}}}
+        media = {"schema": schema} if answer is None else {"schema": schema, "examples": {"a": {"value": answer}}}
+        item["get"]["responses"] = {"201": {"description": "made", "content": {"application/json": media}}}
+        item["get"]["operationId"] = path.strip("/")
+    ops = operations(document)
+    assert examples_of([(op.operation_id or "", op) for op in ops]) == {"things0": {"status": 201, "body": {"id": 1}}}
 
 
 def test_deprecated_operations_only_when_asked() -> None:
