@@ -218,7 +218,7 @@ async def _over_mcp(url: str, shop: FakeShop) -> None:
             "id": 42,
             "status": "open",
             "customer": {"name": "Ada", "address": {"street": "1 Main St", "city": "Oslo", "postalCode": "01234"}},
-            "lines": [{"sku": "BOOK-1", "quantity": 2}],
+            "lines": [{"lineId": 1, "sku": "BOOK-1", "quantity": 2}],  # lineId is readOnly: answers only
             "total": 31.5,
         }
         assert shop.requests[-1]["headers"]["Authorization"] == f"Bearer {SECRETS['SHOP_BEARER_AUTH']}"
@@ -232,7 +232,7 @@ async def _over_mcp(url: str, shop: FakeShop) -> None:
             "id": 43,
             "status": "open",
             "customer": {"name": "Bob", "address": None},
-            "lines": [{"sku": "PEN-7", "quantity": 1}],
+            "lines": [{"lineId": 2, "sku": "PEN-7", "quantity": 1}],
             "total": None,
         }
         sent = shop.requests[-1]

@@ -228,6 +228,7 @@ class _Module:
         self.funcs.append(func)
         base = class_name(func)[:40]
         taken: set[str] = set()
+        self.models.request = True
         params = [(p, self.models.parameter_field(p, base, taken)) for p in op.parameters]
         body: Expr | None = None
         body_fields: list[Field] = []
@@ -242,6 +243,7 @@ class _Module:
                 body = Raw(f"args.{body_fields[0].name}")
         fields = [f for _, f in params] + body_fields
         args = self.models.add(f"{base}Args", f"The arguments of {name}.", fields)
+        self.models.request = False
         shape, schema = _success(op) or ("result", {})
         result_fields = self.models.object_fields(schema, base) if shape == "object" else None
         if result_fields is None and shape == "object":

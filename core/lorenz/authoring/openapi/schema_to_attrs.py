@@ -138,6 +138,8 @@ class Models:
         self.taken = taken  # every name the module binds
         self.models: list[Model] = []
         self._by_schema: dict[str, str] = {}
+        #: Fields for a request (``readOnly`` properties left out), else for an answer (``writeOnly`` ones).
+        self.request = False
 
     def add(self, name: str, doc: str, fields: list[Field]) -> Model:
         """A class of a name not yet taken (``name``, else ``name2``, ...)."""
@@ -167,14 +169,18 @@ class Models:
             return None
         required = set(schema.get("required") or ())
         taken = set() if taken is None else taken
+        other_side = "readOnly" if self.request else "writeOnly"
         return [
             self.field(str(key), sub, owner=owner, required=key in required, taken=taken, depth=depth)
             for key, sub in schema["properties"].items()
+            if not (isinstance(sub, Mapping) and _merged(sub).get(other_side) is True)
         ]
 
     def _class_of(self, schema: Mapping[str, Any], owner: str, key: str, depth: int) -> str | None:
         """The class for an object schema with properties (made now, or one made before for the same schema)."""
         identity = json.dumps(json_schema(schema), sort_keys=True, default=str)
+        if any(isinstance(p, Mapping) and ("readOnly" in p or "writeOnly" in p) for p in schema["properties"].values()):
+            identity = f"{self.request}:{identity}"  # a request's class and an answer's differ
         if identity in self._by_schema:
             return self._by_schema[identity]
         ref = schema.get(REF_MARK)
