@@ -14,7 +14,7 @@ from typing import Any
 
 from attrs import frozen
 
-__all__ = ["WIDTH", "Call", "Expr", "Raw", "call", "docstring", "lit", "quoted", "statement"]
+__all__ = ["WIDTH", "Call", "Expr", "Raw", "call", "docstring", "lit", "quoted", "signature", "statement"]
 
 WIDTH = 120
 _INDENT = "    "
