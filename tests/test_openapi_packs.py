@@ -23,6 +23,7 @@ import pytest
 
 from lorenz.authoring.lint import lint_path
 from lorenz.authoring.openapi import OpenAPIError, new_openapi_pack
+from lorenz.authoring.openapi.emit import call, lit, statement
 from lorenz.authoring.openapi.names import MAX_TOOL_NAME, tool_names
 from lorenz.authoring.openapi.operations import operations, select
 from lorenz.authoring.openapi.render import examples_of
@@ -421,3 +422,44 @@ def test_cli_asks_on_a_terminal_and_refuses_without_one(
     assert "Operations to generate" in capsys.readouterr().err
     generated = (tmp_path / "proj" / "lorenz_big" / "generated.py").read_text(encoding="utf-8")
     assert generated.count("\n# -- tool ") == 16
+
+
+def test_emitted_source_is_as_ruff_formats_it(tmp_path: Path) -> None:
+    """Strings of every awkward kind (quotes, backslashes, look-alike characters, words longer than
+    a line) and nested calls of every length: what emit writes, ruff format leaves as it is, ruff
+    check finds nothing in, and Python reads back as the same values."""
+    texts = [
+        "plain",
+        'say "hi"',
+        "it's \"quoted\" twice's",
+        "back\\slash \\d and tab\t and newline\n",
+        "Caf\u00e9 \u2013 look\u2011alike \u201cquotes\u201d \U0001f600",
+        "word " * 40,
+        "x" * 300,
+        "https://example.test/" + "very-long-path/" * 12,
+    ]
+    lines = []
+    for i, text in enumerate(texts):
+        value = call("describe", lit(text), examples=lit([text, {"key": text, "n": i}]), minimum=lit(i))
+        lines.append(statement(f"value_{i} = ", call("dict", description=lit(text), metadata=value)))
+        lines.append(statement(f"plain_{i} = ", lit({"k" * (i * 9): [text[:20]] * i})))
+    source = tmp_path / "emitted.py"
+    source.write_text(
+        "def describe(*args: object, **kwargs: object) -> object:\n    return args, kwargs\n\n\n" + "".join(lines)
+    )
+    for command in (["format", "--check", "--diff"], ["check", "--select", "E,W,RUF,UP,F"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "ruff", *command, "--line-length", "120", str(source)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+    namespace: dict[str, Any] = {}
+    exec(compile(source.read_text(encoding="utf-8"), str(source), "exec"), namespace)
+    for i, text in enumerate(texts):
+        assert namespace[f"value_{i}"]["description"] == text
+        assert namespace[f"value_{i}"]["metadata"] == (
+            (text,),
+            {"examples": [text, {"key": text, "n": i}], "minimum": i},
+        )
