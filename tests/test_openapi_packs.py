@@ -5,6 +5,7 @@ invalid documents are refused by name."""
 
 from __future__ import annotations
 
+import base64
 import importlib
 import io
 import json
@@ -12,6 +13,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from importlib.resources import files
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -21,8 +23,10 @@ import pytest
 
 from lorenz.authoring.lint import lint_path
 from lorenz.authoring.openapi import OpenAPIError, new_openapi_pack
+from lorenz.authoring.openapi.emit import call, lit, statement
 from lorenz.authoring.openapi.names import MAX_TOOL_NAME, tool_names
 from lorenz.authoring.openapi.operations import operations, select
+from lorenz.authoring.openapi.render import examples_of
 from lorenz.cli import main
 from lorenz.testing import HostFactory
 
@@ -30,15 +34,17 @@ FIXTURES = Path(__file__).parent / "fixtures" / "openapi"
 PETSTORE = FIXTURES / "petstore.yaml"
 NOTES = FIXTURES / "split" / "notes.json"
 ODD = FIXTURES / "odd.yaml"  # colliding names, awkward text, a key in the query, bodies of other shapes
+SHOP = FIXTURES / "shop.yaml"  # nested objects, a $ref cycle, four security schemes
 
 
 @pytest.fixture(scope="module")
 def projects(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     root = tmp_path_factory.mktemp("openapi")
-    made = {name: root / f"lorenz-{name}" for name in ("petstore", "notes", "odd")}
+    made = {name: root / f"lorenz-{name}" for name in ("petstore", "notes", "odd", "shop")}
     new_openapi_pack("petstore", str(PETSTORE), made["petstore"])
     new_openapi_pack("notes", str(NOTES), made["notes"])
     new_openapi_pack("odd", str(ODD), made["odd"])
+    new_openapi_pack("shop", str(SHOP), made["shop"])
     sys.path[:0] = [str(path) for path in made.values()]
     yield made
     for path in made.values():
@@ -81,6 +87,24 @@ def test_generated_projects_check_clean(projects: dict[str, Path]) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_the_template_is_the_project_it_writes_for_its_own_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The template project (real files, checked as code) is, file for file, what the generator
+    writes from fixtures/openapi/template_api.yaml for a pack named template_api."""
+    template = files("lorenz.authoring.openapi").joinpath("template")
+    monkeypatch.chdir(FIXTURES)
+    new_openapi_pack("template_api", "template_api.yaml", tmp_path / "project")
+    written_files = (
+        "lorenz_template_api/generated.py",
+        "lorenz_template_api/tools.py",
+        "tests/test_template_api_pack.py",
+    )
+    for path in (*written_files, "tests/examples.json"):
+        written = (tmp_path / "project" / path).read_text(encoding="utf-8")
+        assert written == template.joinpath(path).read_text("utf-8"), path
+
+
 def test_generated_module_is_marked_and_tools_follow_the_document(projects: dict[str, Path]) -> None:
     """One tool per operation (the deprecated one left out), annotations from the method, the
     servers' host and the credential's variable as permissions."""
@@ -97,7 +121,7 @@ def test_generated_module_is_marked_and_tools_follow_the_document(projects: dict
     assert replace["title"]["maxLength"] == 200
     assert "noteId" in specs["notes_replace_note"].input_schema["required"]
     assert list(pack.permissions.network) == ["notes.example.test:443"]
-    assert list(pack.permissions.env) == ["NOTES_TOKEN"]
+    assert list(pack.permissions.env) == ["NOTES_BEARER"]
     petstore = _pack(projects, "petstore").PACK
     assert list(petstore.permissions.network) == ["petstore.swagger.io:80"]
     assert [c.reason for c in petstore.tools[2].errors] == ["not_found", "rate_limited"]
@@ -159,7 +183,7 @@ async def test_credential_comes_from_the_option(projects: dict[str, Path], loren
     note = {"id": 5, "title": "Plan", "status": "draft"}
     routes = {"PUT https://notes.example.test/api/notes/5": httpx.Response(200, json=note)}
     pack = _pack(projects, "notes").PACK
-    host = lorenz_host(pack, transport=_api(routes, seen), options={"notes": {"api_key": "s3cret-token"}})
+    host = lorenz_host(pack, transport=_api(routes, seen), options={"notes": {"bearer": "s3cret-token"}})
     outcome = await host.call_tool("notes_replace_note", {"noteId": 5, "title": "Plan"})
     assert outcome.mcp.structured_content == {"id": 5, "title": "Plan", "status": "draft", "body": None, "labels": None}
     assert seen[0].headers["authorization"] == "Bearer s3cret-token"
@@ -171,7 +195,45 @@ async def test_credential_comes_from_the_option(projects: dict[str, Path], loren
     refused = await bare.call_tool("notes_get_note", {"noteId": 5})
     error = (refused.mcp.structured_content or {})["error"]
     assert error["reason"] == "unauthorized"
-    assert "tools.notes.api_key" in error["message"]
+    assert "tools.notes.bearer ($NOTES_BEARER)" in error["message"]
+
+
+@pytest.mark.anyio
+async def test_security_schemes_map_to_options_never_echoed(
+    projects: dict[str, Path], lorenz_host: HostFactory
+) -> None:
+    """Each scheme is an option (and a variable) of its own; an operation takes the first of its
+    alternatives whose credentials are set; a missing or refused credential is unauthorized naming
+    the options; no value appears in an answer, a message or the options' repr."""
+    pack = _pack(projects, "shop").PACK
+    assert list(pack.permissions.env) == ["SHOP_BEARER_AUTH", "SHOP_BASIC_AUTH", "SHOP_HEADER_KEY", "SHOP_QUERY_KEY"]
+    secret = "ada:basic-s3cret"
+    seen: list[httpx.Request] = []
+    order = {"id": 1, "status": "open", "customer": {"name": "Ada"}, "lines": []}
+    routes = {
+        "GET https://shop.example.test/v2/orders/1": httpx.Response(200, json=order),
+        "GET https://shop.example.test/v2/orders/2": httpx.Response(401, json={"echo": secret}),
+    }
+    host = lorenz_host(pack, transport=_api(routes, seen), options={"shop": {"basic_auth": secret}})
+    assert (await host.call_tool("shop_get_order", {"orderId": 1})).mcp.is_error is not True
+    assert seen[-1].headers["authorization"] == "Basic " + base64.b64encode(secret.encode()).decode()
+    refused = await host.call_tool("shop_get_order", {"orderId": 2})
+    error = (refused.mcp.structured_content or {})["error"]
+    assert error["reason"] == "unauthorized"
+    assert error["message"].endswith(
+        "answered 401 Unauthorized; the credential sent: tools.shop.basic_auth ($SHOP_BASIC_AUTH)"
+    )
+    missing = await host.call_tool("shop_cancel_order", {"orderId": 1})  # needs the header and the query key
+    error = (missing.mcp.structured_content or {})["error"]
+    assert error["message"] == (
+        "No credential: set tools.shop.header_key ($SHOP_HEADER_KEY) and tools.shop.query_key ($SHOP_QUERY_KEY)."
+    )
+    assert "tools.shop.bearer_auth ($SHOP_BEARER_AUTH) or tools.shop.basic_auth" in str(
+        (await lorenz_host(pack, transport=_api(routes, [])).call_tool("shop_get_order", {"orderId": 1})).mcp
+    )
+    options = importlib.import_module("lorenz_shop.generated").ShopOptions(basic_auth=secret, query_key="q-s3cret")
+    assert secret not in repr(options) and "q-s3cret" not in repr(options)
+    assert all(secret not in str(outcome.mcp) for outcome in (refused, missing))
 
 
 @pytest.mark.anyio
@@ -181,7 +243,7 @@ async def test_odd_shapes_reach_the_api_as_documented(projects: dict[str, Path],
     answer = {"fooBar": None, "foo_bar": 1.5, "class": True, "2nd": {"x": "y"}}
     routes = {"GET https://eu.odd.example.test:8443/v2/describe": httpx.Response(200, json=answer)}
     pack = _pack(projects, "odd").PACK
-    host = lorenz_host(pack, transport=_api(routes, seen), options={"odd": {"api_key": "k3y-value"}})
+    host = lorenz_host(pack, transport=_api(routes, seen), options={"odd": {"key": "k3y-value"}})
     outcome = await host.call_tool("odd_describe", {"X-Trace-Id": "t1", "level": 2})
     assert outcome.mcp.structured_content == answer
     assert dict(seen[0].url.params) == {"page": "1", "level": "2", "api_key": "k3y-value"}
@@ -218,6 +280,20 @@ def test_a_large_api_is_not_mirrored_whole() -> None:
         select(ops, include=["odd"], max_tools=3)
     with pytest.raises(OpenAPIError, match="--include nope: no operation id, tag or path matches"):
         select(ops, include=["nope"])
+
+
+def test_only_examples_their_schema_accepts_are_kept() -> None:
+    """The generated tests answer with the document's examples: one that contradicts its schema
+    would test nothing but the document's mistake, so it is left out."""
+    document = _document(3)
+    answers = [{"id": 1}, {"id": "one"}, None]
+    for (path, item), answer in zip(document["paths"].items(), answers, strict=True):
+        schema = {"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"}}}
+        media = {"schema": schema} if answer is None else {"schema": schema, "examples": {"a": {"value": answer}}}
+        item["get"]["responses"] = {"201": {"description": "made", "content": {"application/json": media}}}
+        item["get"]["operationId"] = path.strip("/")
+    ops = operations(document)
+    assert examples_of([(op.operation_id or "", op) for op in ops]) == {"things0": {"status": 201, "body": {"id": 1}}}
 
 
 def test_deprecated_operations_only_when_asked() -> None:
@@ -346,3 +422,44 @@ def test_cli_asks_on_a_terminal_and_refuses_without_one(
     assert "Operations to generate" in capsys.readouterr().err
     generated = (tmp_path / "proj" / "lorenz_big" / "generated.py").read_text(encoding="utf-8")
     assert generated.count("\n# -- tool ") == 16
+
+
+def test_emitted_source_is_as_ruff_formats_it(tmp_path: Path) -> None:
+    """Strings of every awkward kind (quotes, backslashes, look-alike characters, words longer than
+    a line) and nested calls of every length: what emit writes, ruff format leaves as it is, ruff
+    check finds nothing in, and Python reads back as the same values."""
+    texts = [
+        "plain",
+        'say "hi"',
+        "it's \"quoted\" twice's",
+        "back\\slash \\d and tab\t and newline\n",
+        "Caf\u00e9 \u2013 look\u2011alike \u201cquotes\u201d \U0001f600",
+        "word " * 40,
+        "x" * 300,
+        "https://example.test/" + "very-long-path/" * 12,
+    ]
+    lines = []
+    for i, text in enumerate(texts):
+        value = call("describe", lit(text), examples=lit([text, {"key": text, "n": i}]), minimum=lit(i))
+        lines.append(statement(f"value_{i} = ", call("dict", description=lit(text), metadata=value)))
+        lines.append(statement(f"plain_{i} = ", lit({"k" * (i * 9): [text[:20]] * i})))
+    source = tmp_path / "emitted.py"
+    source.write_text(
+        "def describe(*args: object, **kwargs: object) -> object:\n    return args, kwargs\n\n\n" + "".join(lines)
+    )
+    for command in (["format", "--check", "--diff"], ["check", "--select", "E,W,RUF,UP,F"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "ruff", *command, "--line-length", "120", str(source)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+    namespace: dict[str, Any] = {}
+    exec(compile(source.read_text(encoding="utf-8"), str(source), "exec"), namespace)
+    for i, text in enumerate(texts):
+        assert namespace[f"value_{i}"]["description"] == text
+        assert namespace[f"value_{i}"]["metadata"] == (
+            (text,),
+            {"examples": [text, {"key": text, "n": i}], "minimum": i},
+        )

@@ -37,7 +37,9 @@ class Operation:
     body: Mapping[str, Any] | None  # the request body's JSON schema
     body_required: bool
     responses: Mapping[str, Any]
-    secured: bool
+    #: Its security requirements: alternatives, each the names of the schemes it needs together
+    #: (an empty one: no credential needed).
+    security: tuple[tuple[str, ...], ...]
 
     @property
     def label(self) -> str:
@@ -70,7 +72,7 @@ def operations(document: Mapping[str, Any]) -> list[Operation]:
             keys = {(p.get("name"), p.get("in")) for p in own}
             params = [p for p in shared if (p.get("name"), p.get("in")) not in keys] + own
             body = op.get("requestBody") or {}
-            security = op.get("security", top_security)
+            security = op.get("security", top_security) or ()
             out.append(
                 Operation(
                     method=method,
@@ -84,7 +86,7 @@ def operations(document: Mapping[str, Any]) -> list[Operation]:
                     body=json_schema_of(body.get("content")),
                     body_required=bool(body.get("required")),
                     responses=op.get("responses") or {},
-                    secured=bool(security),
+                    security=tuple(tuple(map(str, req)) for req in security if isinstance(req, Mapping)),
                 )
             )
     return out
