@@ -31,6 +31,7 @@ from lorenz import (
     ToolResult,
     ToolSpec,
     tool_failure,
+    tool_success,
     unsupported_tool_failure,
 )
 
@@ -194,6 +195,48 @@ class McpPack:
         except UpstreamError as exc:
             return failure(str(exc), exc.code)
 
+    async def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: Mapping[str, str],
+        context_arguments: Mapping[str, str],
+        context: ToolContext,
+    ) -> ToolResult:
+        """The upstream's completions of a prompt's or resource template's argument."""
+        from .offers import failure
+        from .upstream import UpstreamError
+
+        options = self._options(context.settings)
+        if options is None:
+            return tool_success({"values": []})
+        try:
+            return tool_success(
+                await self._upstream(options, context.settings).complete(ref, argument, context_arguments)
+            )
+        except UpstreamError as exc:
+            return failure(str(exc), exc.code)
+
+    async def subscribe_resource(self, uri: str, context: ToolContext) -> ToolResult:
+        """Watch the upstream's resource ``uri`` (its updates reach the host through ``attach``)."""
+        return await self._watch(uri, context, subscribe=True)
+
+    async def unsubscribe_resource(self, uri: str, context: ToolContext) -> ToolResult:
+        return await self._watch(uri, context, subscribe=False)
+
+    async def _watch(self, uri: str, context: ToolContext, *, subscribe: bool) -> ToolResult:
+        from .offers import failure
+        from .upstream import UpstreamError
+
+        options = self._options(context.settings)
+        if options is None or not options.resources:
+            return tool_failure(f"Resource not found: {uri}", reason="not_found")
+        upstream = self._upstream(options, context.settings)
+        try:
+            await (upstream.subscribe(uri) if subscribe else upstream.unsubscribe(uri))
+        except UpstreamError as exc:
+            return failure(str(exc), exc.code)
+        return tool_success({})
+
     # -- the host's lifecycle hooks ---------------------------------------------------------------
 
     def attach(self, instance: PackInstance) -> None:
@@ -208,6 +251,7 @@ class McpPack:
             claims.append(instance.name)
             upstream.label = ", ".join(dict.fromkeys(claims))
         upstream.listen(instance.tools_changed)
+        upstream.update_listeners.append(instance.resource_updated)
 
     def detach(self, instance: PackInstance) -> None:
         """A configuration is no longer served: stop the upstream if no other one mounts it."""
@@ -221,6 +265,8 @@ class McpPack:
                 return
             if instance.tools_changed in upstream.listeners:
                 upstream.listeners.remove(instance.tools_changed)
+            if instance.resource_updated in upstream.update_listeners:
+                upstream.update_listeners.remove(instance.resource_updated)
             claims.remove(instance.name)
             if claims:
                 upstream.label = ", ".join(dict.fromkeys(claims))

@@ -16,12 +16,13 @@ import importlib
 import logging
 import threading
 import time
+import warnings
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
 from lorenz import Backoff, redact_text
 
-from .asks import Asks, Suspend
+from .asks import Asks, Log, Suspend
 from .connect import connect
 from .limits import ProgressThrottle, is_too_large, too_large
 from .offers import Offers, list_offers
@@ -94,15 +95,21 @@ class Upstream:
         self._reported: tuple[dict[str, Any], ...] | None = None
         self._offers = Offers()
         #: Its calls in flight, to which its requests to the client are routed.
-        self._asks = Asks(options.describe())
+        self._asks = Asks(options.describe(), self._redact)
         self._reported_offers: Offers | None = None
         #: Called (from the upstream's loop) when its tools changed since the host last listed them.
         self.listeners: list[Callable[[], None]] = []
+        #: Called (from the upstream's loop) with the URI of a subscribed resource that changed.
+        self.update_listeners: list[Callable[[str], None]] = []
+        #: The resources the host watches: subscribed to again when the upstream restarts.
+        self._subscribed: set[str] = set()
         self.error: str | None = None
         #: Why its last re-listing failed, while it serves the listing before.
         self.list_error: str | None = None
         self.restarts = 0
         self._client: Any = None
+        #: The level last set on the upstream with ``logging/setLevel`` (``None``: never, or it restarted).
+        self._level: str | None = None
         self._connected = asyncio.Event()
         self._broken = asyncio.Event()
         self._stopping = False
@@ -187,11 +194,14 @@ class Upstream:
         progress: Progress | None,
         client_input: Any = None,
         suspend: Suspend | None = None,
+        *,
+        log: Log | None = None,
+        level: str | None = None,
     ) -> Any:
         """``tools/call`` on the upstream, from any loop: the ``CallToolResult``. Cancelling the
         caller cancels the upstream request (the SDK sends ``notifications/cancelled``); what the
         upstream asks the client meanwhile is asked through ``client_input`` or handed to
-        ``suspend`` (:mod:`.asks`)."""
+        ``suspend`` (:mod:`.asks`), and its log messages at ``level`` or above go to ``log``."""
         caller = asyncio.get_running_loop()
         sent: list[concurrent.futures.Future[None]] = []
 
@@ -200,13 +210,14 @@ class Upstream:
                 sent.append(asyncio.run_coroutine_threadsafe(progress(done, total, message), caller))
 
         async def send(client: Any) -> Any:
+            await self._follow_level(client)
             throttle = ProgressThrottle(forward, self._loop)
             try:
                 return await client.call_tool(name, dict(arguments), progress_callback=throttle)
             finally:
                 throttle.flush()
 
-        with self._asks.calling(name, client_input, suspend) as declined:
+        with self._asks.calling(name, client_input, suspend, log, level) as declined:
             result = await self._across(self._request(send))
         if declined and result.is_error:  # the client learns why, whatever the upstream made of it
             from mcp_types import TextContent
@@ -218,6 +229,59 @@ class Upstream:
         await asyncio.gather(*(asyncio.wrap_future(one) for one in sent), return_exceptions=True)
         return result
 
+    async def subscribe(self, uri: str) -> None:
+        """``resources/subscribe`` on the upstream, from any loop; again after each restart."""
+        self._subscribed.add(uri)
+        try:
+            await self._across(self._request(lambda client: self._subscribe(client, uri)))
+        except UpstreamError:
+            self._subscribed.discard(uri)
+            raise
+
+    async def unsubscribe(self, uri: str) -> None:
+        """``resources/unsubscribe`` on the upstream, from any loop."""
+        self._subscribed.discard(uri)
+        await self._across(self._request(lambda client: self._subscribe(client, uri, subscribe=False)))
+
+    async def _subscribe(self, client: Any, uri: str, *, subscribe: bool = True) -> None:
+        resources = client.server_capabilities.resources
+        if resources is None or not resources.subscribe:
+            if not subscribe:
+                return
+            raise UpstreamError(f"MCP server {self.options.describe()} does not offer resource subscriptions")
+        with warnings.catch_warnings():  # deprecated at 2026-07-28; the upstream speaks the handshake era
+            warnings.simplefilter("ignore")
+            await (client.subscribe_resource(uri) if subscribe else client.unsubscribe_resource(uri))
+
+    def _updated(self, uri: str) -> None:
+        if uri not in self._subscribed:
+            return
+        for listener in dict.fromkeys(self.update_listeners):  # one host attached twice over a reload
+            try:
+                listener(uri)
+            except Exception as exc:  # the host's callback; it must not stop the upstream's loop
+                logger.warning("pack %s: telling the host about %s failed: %s", self.label, uri, exc)
+
+    async def _follow_level(self, client: Any) -> None:
+        """Set the upstream's log level (``logging/setLevel``) to the least severe one a call in
+        flight asked for, when it differs from the one set and the upstream has logging; a refusal
+        is the host's to log, never the call's failure."""
+        wanted = self._asks.level()
+        if wanted is None or wanted == self._level or client.server_capabilities.logging is None:
+            return
+        try:
+            with warnings.catch_warnings():  # deprecated at 2026-07-28; the upstream speaks the handshake era
+                warnings.simplefilter("ignore")
+                await client.set_logging_level(wanted)
+            self._level = wanted
+        except Exception as exc:
+            logger.warning(
+                "pack %s: setting the log level of %s failed: %s",
+                self.label,
+                self.options.describe(),
+                self._describe(exc),
+            )
+
     async def read(self, uri: str) -> Any:
         """``resources/read`` on the upstream, from any loop: the ``ReadResourceResult``."""
         return await self._across(self._request(lambda client: client.read_resource(uri, cache_mode="bypass")))
@@ -225,6 +289,26 @@ class Upstream:
     async def prompt(self, name: str, arguments: Mapping[str, str]) -> Any:
         """``prompts/get`` on the upstream, from any loop: the ``GetPromptResult``."""
         return await self._across(self._request(lambda client: client.get_prompt(name, dict(arguments))))
+
+    async def complete(
+        self, ref: Mapping[str, Any], argument: Mapping[str, str], context_arguments: Mapping[str, str]
+    ) -> dict[str, Any]:
+        """``completion/complete`` on the upstream, from any loop: the completion in wire form (no
+        values when the upstream does not declare completions)."""
+
+        async def send(client: Any) -> dict[str, Any]:
+            import mcp_types as types
+
+            if client.server_capabilities.completions is None:
+                return {"values": []}
+            reference = types.PromptReference if ref.get("type") == "ref/prompt" else types.ResourceTemplateReference
+            result = await client.complete(
+                reference.model_validate(dict(ref)), dict(argument), dict(context_arguments) or None
+            )
+            wire: dict[str, Any] = result.completion.model_dump(by_alias=True, exclude_none=True, mode="json")
+            return wire
+
+        return await self._across(self._request(send))  # type: ignore[no-any-return]
 
     async def _across(self, work: Coroutine[Any, Any, Any]) -> Any:
         """Run ``work`` on the upstream's loop; cancelling the caller cancels it there (and the SDK
@@ -286,7 +370,9 @@ class Upstream:
                         offers = await self._list_offers(client)
                         scope.deadline = float("inf")
                         self._tools, self._offers, self.error, self._client = tools, offers, None, client
+                        self._level = None
                         self.list_error = None
+                        await self._resubscribe(client)
                         self._connected.set()
                         self._first.set()
                         self._notify()
@@ -320,8 +406,11 @@ class Upstream:
 
         async def on_message(message: Any) -> None:
             root = getattr(message, "root", message)
-            if getattr(root, "method", None) in _LIST_CHANGED:
+            method = getattr(root, "method", None)
+            if method in _LIST_CHANGED:
                 self._loop.create_task(self._relist())
+            elif method == "notifications/resources/updated":
+                self._updated(str(root.params.uri))
 
         return await connect(
             stack,
@@ -336,6 +425,16 @@ class Upstream:
             on_message=on_message,
             callbacks=self._asks.callbacks(),
         )
+
+    async def _resubscribe(self, client: Any) -> None:
+        """After a restart, the subscriptions the host holds (each update may have been missed: told)."""
+        for uri in sorted(self._subscribed):
+            try:
+                await self._subscribe(client, uri)
+            except Exception as exc:
+                logger.warning("pack %s: subscribing to %s again failed: %s", self.label, uri, self._describe(exc))
+                continue
+            self._updated(uri)
 
     async def _list(self, client: Any) -> tuple[dict[str, Any], ...]:
         tools: list[dict[str, Any]] = []

@@ -40,6 +40,7 @@ from .client_log import ClientLevels
 from .grants import Grant, grant_of
 from .instructions import instructions_for
 from .offers import offer_handlers
+from .resource_updates import ResourceSubscriptions
 from .skills import skill_handlers
 
 if TYPE_CHECKING:
@@ -88,6 +89,8 @@ class HostState:
         #: What each handshake-era session asked for with ``logging/setLevel``.
         self.log_levels = ClientLevels()
         self._sessions: dict[str, ServerSession] = {}
+        #: Who watches which resource (``resources/subscribe``, listen streams).
+        self.subscriptions = ResourceSubscriptions(self, self._bus)
         self._notified_generation = live.snapshot().generation
 
     def client(self) -> httpx.AsyncClient:
@@ -240,6 +243,7 @@ async def call_tool(
             # Mounted and not switched off: what the caller's token may call of it.
             enabled=EnabledTools(snapshot.owners, allows),
             log_sink=state.log_levels.sink(ctx, snapshot.settings, name),
+            log_level=state.log_levels.wanted(ctx) if ctx is not None else None,
             client_input=client_input_for(ctx),
             caller=grant.caller,
         )
@@ -316,7 +320,7 @@ def build_server(state: HostState) -> LorenzServer:
         title="Lorenz",
         on_list_tools=on_list_tools,
         get_tool_input_schema=input_schema,
-        on_subscriptions_listen=state.listen,
+        on_subscriptions_listen=state.subscriptions.listen(state.listen) if state.listen is not None else None,
         **offer_handlers(state, skill_handlers(state.live, state.grant)),
     )
     # Registered as a plain request handler: its result is the wire dict, which the SDK validates
@@ -335,6 +339,12 @@ def build_server(state: HostState) -> LorenzServer:
     # Registered here, not as the constructor's (deprecated) hook: it advertises `logging`, and a
     # handshake-era client opts in to ctx.log messages with it.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, state.log_levels.on_set_level)
+    if state.list_changed:  # handshake-era subscribers are sessions: only kept where they are
+        subscriptions = state.subscriptions
+        server.add_request_handler("resources/subscribe", types.SubscribeRequestParams, subscriptions.on_subscribe)
+        server.add_request_handler(
+            "resources/unsubscribe", types.UnsubscribeRequestParams, subscriptions.on_unsubscribe
+        )
     return server
 
 
