@@ -16,7 +16,6 @@ import importlib
 import logging
 import threading
 import time
-import warnings
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
@@ -25,8 +24,9 @@ from lorenz import Backoff, redact_text
 from .asks import Asks, Log, Suspend
 from .connect import connect
 from .limits import ProgressThrottle, is_too_large, too_large
-from .offers import Offers, list_offers
+from .offers import Offers, complete, list_offers, list_tools
 from .options import McpOptions, resolve_references
+from .watched import NotOffered, Watched
 
 __all__ = ["Progress", "Upstream", "UpstreamError"]
 
@@ -99,17 +99,13 @@ class Upstream:
         self._reported_offers: Offers | None = None
         #: Called (from the upstream's loop) when its tools changed since the host last listed them.
         self.listeners: list[Callable[[], None]] = []
-        #: Called (from the upstream's loop) with the URI of a subscribed resource that changed.
-        self.update_listeners: list[Callable[[str], None]] = []
-        #: The resources the host watches: subscribed to again when the upstream restarts.
-        self._subscribed: set[str] = set()
+        #: The resources the host watches and the log level its calls asked for.
+        self.watched = Watched(lambda: self.label, self._describe)
         self.error: str | None = None
         #: Why its last re-listing failed, while it serves the listing before.
         self.list_error: str | None = None
         self.restarts = 0
         self._client: Any = None
-        #: The level last set on the upstream with ``logging/setLevel`` (``None``: never, or it restarted).
-        self._level: str | None = None
         self._connected = asyncio.Event()
         self._broken = asyncio.Event()
         self._stopping = False
@@ -210,7 +206,7 @@ class Upstream:
                 sent.append(asyncio.run_coroutine_threadsafe(progress(done, total, message), caller))
 
         async def send(client: Any) -> Any:
-            await self._follow_level(client)
+            await self.watched.follow_level(client, self._asks.level())
             throttle = ProgressThrottle(forward, self._loop)
             try:
                 return await client.call_tool(name, dict(arguments), progress_callback=throttle)
@@ -231,56 +227,23 @@ class Upstream:
 
     async def subscribe(self, uri: str) -> None:
         """``resources/subscribe`` on the upstream, from any loop; again after each restart."""
-        self._subscribed.add(uri)
+        self.watched.uris.add(uri)
         try:
             await self._across(self._request(lambda client: self._subscribe(client, uri)))
         except UpstreamError:
-            self._subscribed.discard(uri)
+            self.watched.uris.discard(uri)
             raise
 
     async def unsubscribe(self, uri: str) -> None:
         """``resources/unsubscribe`` on the upstream, from any loop."""
-        self._subscribed.discard(uri)
-        await self._across(self._request(lambda client: self._subscribe(client, uri, subscribe=False)))
+        self.watched.uris.discard(uri)
+        await self._across(self._request(lambda client: self.watched.send(client, uri, subscribe=False)))
 
-    async def _subscribe(self, client: Any, uri: str, *, subscribe: bool = True) -> None:
-        resources = client.server_capabilities.resources
-        if resources is None or not resources.subscribe:
-            if not subscribe:
-                return
-            raise UpstreamError(f"MCP server {self.options.describe()} does not offer resource subscriptions")
-        with warnings.catch_warnings():  # deprecated at 2026-07-28; the upstream speaks the handshake era
-            warnings.simplefilter("ignore")
-            await (client.subscribe_resource(uri) if subscribe else client.unsubscribe_resource(uri))
-
-    def _updated(self, uri: str) -> None:
-        if uri not in self._subscribed:
-            return
-        for listener in dict.fromkeys(self.update_listeners):  # one host attached twice over a reload
-            try:
-                listener(uri)
-            except Exception as exc:  # the host's callback; it must not stop the upstream's loop
-                logger.warning("pack %s: telling the host about %s failed: %s", self.label, uri, exc)
-
-    async def _follow_level(self, client: Any) -> None:
-        """Set the upstream's log level (``logging/setLevel``) to the least severe one a call in
-        flight asked for, when it differs from the one set and the upstream has logging; a refusal
-        is the host's to log, never the call's failure."""
-        wanted = self._asks.level()
-        if wanted is None or wanted == self._level or client.server_capabilities.logging is None:
-            return
+    async def _subscribe(self, client: Any, uri: str) -> None:
         try:
-            with warnings.catch_warnings():  # deprecated at 2026-07-28; the upstream speaks the handshake era
-                warnings.simplefilter("ignore")
-                await client.set_logging_level(wanted)
-            self._level = wanted
-        except Exception as exc:
-            logger.warning(
-                "pack %s: setting the log level of %s failed: %s",
-                self.label,
-                self.options.describe(),
-                self._describe(exc),
-            )
+            await self.watched.send(client, uri)
+        except NotOffered:
+            raise UpstreamError(f"MCP server {self.options.describe()} does not offer resource subscriptions") from None
 
     async def read(self, uri: str) -> Any:
         """``resources/read`` on the upstream, from any loop: the ``ReadResourceResult``."""
@@ -296,19 +259,8 @@ class Upstream:
         """``completion/complete`` on the upstream, from any loop: the completion in wire form (no
         values when the upstream does not declare completions)."""
 
-        async def send(client: Any) -> dict[str, Any]:
-            import mcp_types as types
-
-            if client.server_capabilities.completions is None:
-                return {"values": []}
-            reference = types.PromptReference if ref.get("type") == "ref/prompt" else types.ResourceTemplateReference
-            result = await client.complete(
-                reference.model_validate(dict(ref)), dict(argument), dict(context_arguments) or None
-            )
-            wire: dict[str, Any] = result.completion.model_dump(by_alias=True, exclude_none=True, mode="json")
-            return wire
-
-        return await self._across(self._request(send))  # type: ignore[no-any-return]
+        work = self._request(lambda client: complete(client, ref, argument, context_arguments))
+        return await self._across(work)  # type: ignore[no-any-return]
 
     async def _across(self, work: Coroutine[Any, Any, Any]) -> Any:
         """Run ``work`` on the upstream's loop; cancelling the caller cancels it there (and the SDK
@@ -366,13 +318,12 @@ class Upstream:
                 with anyio.CancelScope(deadline=anyio.current_time() + self.options.start_timeout_seconds) as scope:
                     async with contextlib.AsyncExitStack() as stack:
                         client = await self._connect(stack, broken)
-                        tools = await self._list(client)
+                        tools = await list_tools(client)
                         offers = await self._list_offers(client)
                         scope.deadline = float("inf")
                         self._tools, self._offers, self.error, self._client = tools, offers, None, client
-                        self._level = None
                         self.list_error = None
-                        await self._resubscribe(client)
+                        await self.watched.restarted(client)
                         self._connected.set()
                         self._first.set()
                         self._notify()
@@ -410,7 +361,7 @@ class Upstream:
             if method in _LIST_CHANGED:
                 self._loop.create_task(self._relist())
             elif method == "notifications/resources/updated":
-                self._updated(str(root.params.uri))
+                self.watched.updated(str(root.params.uri))
 
         return await connect(
             stack,
@@ -426,27 +377,6 @@ class Upstream:
             callbacks=self._asks.callbacks(),
         )
 
-    async def _resubscribe(self, client: Any) -> None:
-        """After a restart, the subscriptions the host holds (each update may have been missed: told)."""
-        for uri in sorted(self._subscribed):
-            try:
-                await self._subscribe(client, uri)
-            except Exception as exc:
-                logger.warning("pack %s: subscribing to %s again failed: %s", self.label, uri, self._describe(exc))
-                continue
-            self._updated(uri)
-
-    async def _list(self, client: Any) -> tuple[dict[str, Any], ...]:
-        tools: list[dict[str, Any]] = []
-        cursor = None
-        for _ in range(100):  # a server that pages forever is not followed forever
-            page = await client.list_tools(cursor=cursor)
-            tools.extend(tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in page.tools)
-            cursor = page.next_cursor
-            if cursor is None:
-                break
-        return tuple(tools)
-
     async def _relist(self) -> None:
         import anyio
 
@@ -455,7 +385,7 @@ class Upstream:
             return
         try:
             with anyio.fail_after(self.options.timeout_seconds):
-                self._tools = await self._list(client)
+                self._tools = await list_tools(client)
                 self._offers = await self._list_offers(client)
             self.list_error = None
             self._notify()
