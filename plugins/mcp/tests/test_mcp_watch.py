@@ -66,8 +66,8 @@ async def _client(tmp_path: Path, transport: str, server: str, mode: str, **kwar
 
 
 async def _mounted(client: mcp.Client) -> None:
-    deadline = time.monotonic() + 60
-    while {tool.name for tool in (await client.list_tools()).tools} != {"m_touch", "m_chatty"}:
+    deadline = time.monotonic() + 120  # a bound on a loaded machine, not a timing assertion
+    while {tool.name for tool in (await client.list_tools()).tools} != {"m_touch", "m_chatty", "m_ask_later"}:
         assert time.monotonic() < deadline, "the upstream's tools were never served"
         await anyio.sleep(0.1)
 
@@ -153,7 +153,11 @@ async def _completions(client: mcp.Client) -> None:
         await client.complete(types.PromptReference(type="ref/prompt", name="greet"), {"name": "name", "value": ""})
 
 
-@pytest.mark.parametrize(("server", "mode"), [(s, m) for _, s, m in HTTP], ids=[i for i, _, _ in HTTP])
+#: Completions need no session: the default stateless JSON endpoint (its lean path) answers them too.
+COMPLETING = [*HTTP, ("handshake-json", "", "legacy"), ("2026-json", "", "auto")]
+
+
+@pytest.mark.parametrize(("server", "mode"), [(s, m) for _, s, m in COMPLETING], ids=[i for i, _, _ in COMPLETING])
 async def test_completions_return_the_upstreams_values_over_http(tmp_path: Path, server: str, mode: str) -> None:
     async with _client(tmp_path, "http", server, mode) as client:
         await _completions(client)
@@ -203,3 +207,26 @@ async def test_a_caller_that_asked_for_no_log_messages_gets_none(tmp_path: Path)
     async with _client(tmp_path, "http", STREAMING, "auto", logging_callback=logged) as client:
         result = await client.call_tool("m_chatty", {})
     assert _text(result) == "level: never set" and lines == []
+
+
+async def test_an_upstreams_request_while_none_of_its_calls_is_in_flight_is_declined(tmp_path: Path) -> None:
+    """It belongs to no caller: no client is asked, and the upstream is told why."""
+    asked: list[str] = []
+
+    async def roots(context: Any) -> types.ListRootsResult:
+        asked.append("roots")
+        return types.ListRootsResult(roots=[types.Root(uri="file:///work/a")])
+
+    gate, out = tmp_path / "gate", tmp_path / "out"
+    async with _client(tmp_path, "http", STATEFUL, "legacy", list_roots_callback=roots) as client:
+        armed = await client.call_tool("m_ask_later", {"gate": str(gate), "out": str(out)})
+        assert _text(armed) == "armed"
+        gate.write_text("go", encoding="utf-8")
+        deadline = time.monotonic() + 20
+        while not out.exists():
+            assert time.monotonic() < deadline, "the upstream never asked"
+            await anyio.sleep(0.05)
+    said = out.read_text(encoding="utf-8")
+    assert said.startswith("declined: MCP server ") and "asked the client for roots (roots/list)" in said
+    assert said.endswith("while no tool call of it was in flight"), said
+    assert asked == []

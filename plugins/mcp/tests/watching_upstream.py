@@ -1,20 +1,27 @@
 """An upstream MCP server (the SDK's ``MCPServer``, over stdio) with subscribable resources,
 completions and log messages: ``memo://note`` may be subscribed to and ``touch`` says it changed;
 the template ``memo://notes/{name}`` and the prompt ``greet`` complete their ``name``; ``chatty``
-logs at three levels and says which level it was last set to (``logging/setLevel``)."""
+logs at three levels and says which level it was last set to (``logging/setLevel``); ``ask_later``
+asks the client for its roots once its own call is over."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.shared.exceptions import MCPError
 
 server = MCPServer("lorenz-mcp-watching-upstream")
 NAMES = ["Ada", "Alan", "Grace"]
 #: What the host asked of it: the URIs it watches, and the log level it was set to.
 watched: set[str] = set()
 level: list[str] = []
+tasks: list[asyncio.Task[None]] = []
 
 
 @server.resource("memo://note", mime_type="text/plain")
@@ -57,6 +64,26 @@ async def chatty(ctx: Context) -> str:  # type: ignore[type-arg]
     await ctx.info("an info line", logger_name="chatty")
     await ctx.warning("a warning line", logger_name="chatty")
     return "level: " + (level[-1] if level else "never set")
+
+
+@server.tool()
+async def ask_later(gate: str, out: str, ctx: Context) -> str:  # type: ignore[type-arg]
+    """Once ``gate`` exists (this call long over), ask the client for its roots; write what came
+    back to ``out``."""
+    session = ctx.session
+
+    async def later() -> None:
+        while not os.path.exists(gate):  # noqa: ASYNC110, ASYNC240
+            await anyio.sleep(0.02)
+        try:
+            listed = await session.list_roots()
+            said = "roots: " + ", ".join(str(root.uri) for root in listed.roots)
+        except MCPError as exc:
+            said = f"declined: {exc.error.message}"
+        Path(out).write_text(said, encoding="utf-8")  # noqa: ASYNC240
+
+    tasks.append(asyncio.get_running_loop().create_task(later()))
+    return "armed"
 
 
 async def _subscribe(ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
