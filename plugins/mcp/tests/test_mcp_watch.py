@@ -59,7 +59,7 @@ async def _client(tmp_path: Path, transport: str, server: str, mode: str, **kwar
             await _mounted(client)
             yield client
         return
-    with serve_in_thread(cwd=tmp_path, env=_env(), reload=False) as running:
+    with serve_in_thread(cwd=tmp_path, env=_env()) as running:
         async with mcp.Client(running.url, mode=mode, **kwargs) as client:
             await _mounted(client)
             yield client
@@ -67,7 +67,7 @@ async def _client(tmp_path: Path, transport: str, server: str, mode: str, **kwar
 
 async def _mounted(client: mcp.Client) -> None:
     deadline = time.monotonic() + 120  # a bound on a loaded machine, not a timing assertion
-    while {tool.name for tool in (await client.list_tools()).tools} != {"m_touch", "m_chatty", "m_ask_later"}:
+    while {tool.name for tool in (await client.list_tools()).tools} != {"m_touch", "m_chatty", "m_ask_later", "m_grow"}:
         assert time.monotonic() < deadline, "the upstream's tools were never served"
         await anyio.sleep(0.1)
 
@@ -230,3 +230,32 @@ async def test_an_upstreams_request_while_none_of_its_calls_is_in_flight_is_decl
     assert said.startswith("declined: MCP server ") and "asked the client for roots (roots/list)" in said
     assert said.endswith("while no tool call of it was in flight"), said
     assert asked == []
+
+
+@pytest.mark.parametrize(("server", "mode"), [(s, m) for _, s, m in HTTP], ids=[i for i, _, _ in HTTP])
+async def test_an_upstreams_new_resources_and_prompts_reach_the_clients(tmp_path: Path, server: str, mode: str) -> None:
+    """Its resources/ and prompts/list_changed re-list it; the host tells its clients both lists changed."""
+    told: set[str] = set()
+    both = anyio.Event()
+
+    async def handler(message: Any) -> None:
+        method = getattr(message, "method", None)
+        if method in ("notifications/resources/list_changed", "notifications/prompts/list_changed"):
+            told.add(method)
+            if len(told) == 2:
+                both.set()
+
+    async with _client(tmp_path, "http", server, mode, message_handler=handler) as client:
+        if client.protocol_version == "2026-07-28":
+            async with client.listen(resources_list_changed=True, prompts_list_changed=True) as subscription:
+                assert _text(await client.call_tool("m_grow", {})) == "grown"
+                with anyio.fail_after(30):
+                    kinds = {type(await subscription.__anext__()).__name__ for _ in range(2)}
+            assert kinds == {"ResourcesListChanged", "PromptsListChanged"}
+        else:
+            assert _text(await client.call_tool("m_grow", {})) == "grown"
+            with anyio.fail_after(30):
+                await both.wait()
+        resources = {str(resource.uri) for resource in (await client.list_resources()).resources}
+        prompts = {prompt.name for prompt in (await client.list_prompts()).prompts}
+    assert "memo://fresh" in resources and {"m_greet", "m_farewell"} <= prompts

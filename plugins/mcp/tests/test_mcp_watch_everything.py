@@ -39,7 +39,7 @@ async def _everything(
     (tmp_path / "WORKFLOW.md").write_text(f"---\n{front}---\n", encoding="utf-8")
     env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
     env["LORENZ_LOAD_PLUGINS"] = "lorenz-mcp"
-    with serve_in_thread(cwd=tmp_path, env=env, reload=False) as running:
+    with serve_in_thread(cwd=tmp_path, env=env) as running:
         async with mcp.Client(running.url, mode=mode, **kwargs) as client:
             deadline = time.monotonic() + 60
             while "toggle-subscriber-updates" not in {tool.name for tool in (await client.list_tools()).tools}:

@@ -2,7 +2,7 @@
 completions and log messages: ``memo://note`` may be subscribed to and ``touch`` says it changed;
 the template ``memo://notes/{name}`` and the prompt ``greet`` complete their ``name``; ``chatty``
 logs at three levels and says which level it was last set to (``logging/setLevel``); ``ask_later``
-asks the client for its roots once its own call is over."""
+asks the client for its roots once its own call is over; ``grow`` adds a resource and a prompt."""
 
 from __future__ import annotations
 
@@ -64,6 +64,23 @@ async def chatty(ctx: Context) -> str:  # type: ignore[type-arg]
     await ctx.info("an info line", logger_name="chatty")
     await ctx.warning("a warning line", logger_name="chatty")
     return "level: " + (level[-1] if level else "never set")
+
+
+@server.tool()
+async def grow(ctx: Context) -> str:  # type: ignore[type-arg]
+    """Add a resource and a prompt, and say the lists changed."""
+
+    def fresh() -> str:
+        return "fresh"
+
+    def farewell(name: str) -> str:
+        return f"Goodbye, {name}!"
+
+    server.resource("memo://fresh", mime_type="text/plain")(fresh)
+    server.prompt()(farewell)
+    await ctx.session.send_resource_list_changed()
+    await ctx.session.send_prompt_list_changed()
+    return "grown"
 
 
 @server.tool()

@@ -20,7 +20,13 @@ import pydantic_core
 from mcp.server import Server, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ToolsListChanged,
+)
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from lorenz import __version__
@@ -92,6 +98,7 @@ class HostState:
         #: Who watches which resource (``resources/subscribe``, listen streams).
         self.subscriptions = ResourceSubscriptions(self, self._bus)
         self._notified_generation = live.snapshot().generation
+        self._offered = _offered(live.snapshot())
 
     def client(self) -> httpx.AsyncClient:
         if self.http is None:
@@ -135,23 +142,42 @@ class HostState:
 
     async def notify_if_changed(self) -> None:
         """Tell clients about a reload, once per reload: ``notifications/tools/list_changed`` to every
-        remembered handshake-era session, and a tools event on every 2026-07-28 listen stream."""
-        generation = self.live.snapshot().generation
-        if generation == self._notified_generation:
+        remembered handshake-era session, and a tools event on every 2026-07-28 listen stream; and
+        likewise ``resources/list_changed`` and ``prompts/list_changed`` when those lists changed."""
+        snapshot = self.live.snapshot()
+        if snapshot.generation == self._notified_generation:
             return
-        self._notified_generation = generation
+        self._notified_generation = snapshot.generation
+        offered, self._offered = self._offered, _offered(snapshot)
+        resources, prompts = offered[0] != self._offered[0], offered[1] != self._offered[1]
         if self._bus is not None:
             await self._bus.publish(ToolsListChanged())
+            if resources:
+                await self._bus.publish(ResourcesListChanged())
+            if prompts:
+                await self._bus.publish(PromptsListChanged())
         for key, session in list(self._sessions.items()):
             try:
                 await session.send_tool_list_changed()
+                if resources:
+                    await session.send_resource_list_changed()
+                if prompts:
+                    await session.send_prompt_list_changed()
             except Exception as exc:  # the session ended; stop tracking it
                 logger.debug("dropping session %s: %s", key[:16], error_message(exc))
                 self._sessions.pop(key, None)
 
 
+def _offered(snapshot: Snapshot) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """The resources (and templates) and the prompts ``snapshot`` serves, to compare across reloads."""
+    offers = snapshot.workspace.mounted.offers
+    resources = (*(spec for spec, _ in offers.resources), *(spec for spec, _, _ in offers.templates))
+    return resources, tuple(spec for spec, _ in offers.prompts)
+
+
 class LorenzServer(Server[Any]):
-    """The SDK server, advertising ``tools.listChanged`` when reloads are pushed to sessions."""
+    """The SDK server, advertising ``listChanged`` (tools, resources, prompts) when reloads are
+    pushed to sessions."""
 
     def __init__(self, state: HostState, **kwargs: Any) -> None:
         self._state = state
@@ -185,7 +211,10 @@ class LorenzServer(Server[Any]):
         extensions: dict[str, dict[str, Any]] | None = None,
     ) -> InitializationOptions:
         if notification_options is None:
-            notification_options = NotificationOptions(tools_changed=self._list_changed)
+            changed = self._list_changed
+            notification_options = NotificationOptions(
+                tools_changed=changed, resources_changed=changed, prompts_changed=changed
+            )
         return super().create_initialization_options(notification_options, experimental_capabilities, extensions)
 
 
