@@ -142,19 +142,23 @@ class ResourceSubscriptions:
             raise MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}")
         pack = found[1]
         count, watching = self._watched.get(uri, (0, pack))
-        if count == 0:
-            subscribe = getattr(pack, "subscribe_resource", None)
-            if not callable(subscribe):
-                raise MCPError(types.INVALID_PARAMS, f"resource {uri} cannot be subscribed to: its pack has no updates")
-            context = ToolContext(settings=snapshot.settings, http=self._state.client())
-            result = await _contained(lambda: subscribe(uri, context), snapshot.settings)
-            if not result.success:
-                text = redact_text(
-                    result.error or "failed", snapshot.settings.secrets, base_dir=snapshot.settings.base_dir
-                )
-                raise MCPError(types.INTERNAL_ERROR, f"subscribing to {uri} failed: {text}")
-            watching = pack
-        self._watched[uri] = (count + 1, watching)
+        if count > 0:
+            self._watched[uri] = (count + 1, watching)
+            return
+        subscribe = getattr(pack, "subscribe_resource", None)
+        if not callable(subscribe):
+            raise MCPError(types.INVALID_PARAMS, f"resource {uri} cannot be subscribed to: its pack has no updates")
+        self._watched[uri] = (1, pack)  # counted before the wait: a second watcher meanwhile adds to it
+        context = ToolContext(settings=snapshot.settings, http=self._state.client())
+        result = await _contained(lambda: subscribe(uri, context), snapshot.settings)
+        if not result.success:
+            count, _ = self._watched.get(uri, (1, pack))
+            if count > 1:
+                self._watched[uri] = (count - 1, pack)
+            else:
+                self._watched.pop(uri, None)
+            text = redact_text(result.error or "failed", snapshot.settings.secrets, base_dir=snapshot.settings.base_dir)
+            raise MCPError(types.INTERNAL_ERROR, f"subscribing to {uri} failed: {text}")
 
     async def _unwatch(self, uri: str) -> None:
         watched = self._watched.get(uri)
