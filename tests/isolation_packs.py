@@ -113,7 +113,8 @@ class Acme:
             await context.log("debug", "acme detail")
             await context.progress(2, 2, "done")
             tools = ("beta_pid", "acme_report", "acme_missing")
-            return tool_success({"enabled": [tool for tool in tools if context.is_enabled(tool)]})
+            enabled = [tool for tool in tools if context.is_enabled(tool)]
+            return tool_success({"enabled": enabled, "logLevel": context.log_level})
         if name == "acme_whoami":  # who the host says is calling (a token never crosses the pipe)
             import attrs
 

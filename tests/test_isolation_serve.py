@@ -242,7 +242,7 @@ async def test_an_isolated_packs_progress_logs_and_enabled_tools_cross_its_pipe(
         result = await client.call_tool("acme_report", {}, progress_callback=on_progress)
     assert result.is_error is False
     # Over stdio the caller holds every grant: beta's tool is callable, an unknown one is not.
-    assert result.structured_content == {"enabled": ["beta_pid", "acme_report"]}
+    assert result.structured_content == {"enabled": ["beta_pid", "acme_report"], "logLevel": "info"}
     assert progress == [(1, 2, "half way"), (2, 2, "done")]
     assert logged == [("warning", "acme is half way")]  # debug is below the level the client asked for
 
@@ -266,7 +266,7 @@ def test_an_isolated_pack_is_told_only_the_tools_a_scoped_token_may_call(
     finally:
         server.process.kill()
         server.process.wait()
-    assert result.is_error is False and result.structured_content == {"enabled": ["acme_report"]}
+    assert result.is_error is False and result.structured_content == {"enabled": ["acme_report"], "logLevel": None}
 
 
 def test_each_worker_supervises_its_own_isolated_packs_and_none_outlive_sigterm(

@@ -168,6 +168,9 @@ class ToolContext:
     #: Where :meth:`log` goes (the host's ``notifications/message`` sender, set only when the client
     #: asked for log messages); ``None``: nowhere.
     log_sink: LogSink | None = field(default=None, repr=False)
+    #: The least severe MCP level (``debug`` … ``emergency``) the client asked log messages at for
+    #: this call (``logging/setLevel``, or a 2026-07-28 request's log-level ``_meta``); ``None``: none.
+    log_level: str | None = None
     #: How the call may ask its client for input (:mod:`lorenz.toolcall.client_input`); ``None``: it
     #: cannot. Read by :mod:`lorenz.authoring`'s ``ctx.request_input``.
     client_input: ClientInput | None = field(default=None, repr=False)
@@ -240,12 +243,14 @@ class PackInstance:
     ``name`` is the ``tools:`` key it is served under (the pack's own name unless it is an
     instance), ``settings`` the settings as the pack sees them, and ``tools_changed()`` (safe from
     any thread) asks the host to list the pack's tools, resources and prompts again and tell its
-    clients that they changed.
+    clients that they changed; ``resource_updated(uri)`` (also from any thread) tells the clients
+    subscribed to the pack's resource ``uri`` that it changed (``notifications/resources/updated``).
     """
 
     name: str
     settings: Settings
     tools_changed: Callable[[], None] = field(default=lambda: None)
+    resource_updated: Callable[[str], None] = field(default=lambda uri: None)
 
 
 @runtime_checkable

@@ -183,6 +183,8 @@ def plan_for(
     distribution = source.distribution if source is not None else None
     if not is_isolated(pack.name, distribution, server.isolated_packs, instance):
         return None
+    if is_sandboxed(pack.name, distribution, server, instance) and getattr(pack, "sandboxes_itself", False) is True:
+        return None  # it confines the third party's program it runs, in the host (``sandboxed(settings)``)
     if source is None:
         msg = (
             f"pack {pack.name} cannot run isolated (server.isolated_packs): it was handed to the host as an "

@@ -190,6 +190,7 @@ class IsolatedPack:
         wants = {
             "progress": context.progress_sink is not None,
             "log": context.log_sink is not None,
+            "logLevel": context.log_level if context.log_sink is not None else None,
             "enabled": names() if callable(names) else None,
             "caller": attrs.asdict(context.caller) if context.caller is not None else None,
             "concurrency": context.settings.server.pack_concurrency,

@@ -137,11 +137,13 @@ class _Calls(asyncio.Protocol):
             out.write(encode({"op": "log", "id": request_id, "nonce": nonce, "level": level, "message": message}))
 
         enabled = frame.get("enabled")
+        level = frame.get("logLevel")
         return ToolContext(
             settings=self._context.settings,
             http=self._context.http,
             progress_sink=progress if frame.get("progress") else None,
             log_sink=log if frame.get("log") else None,
+            log_level=level if frame.get("log") and isinstance(level, str) else None,
             enabled=frozenset(enabled).__contains__ if isinstance(enabled, list) else None,
             client_input=_client_input(frame.get("input")),
             caller=_caller(frame.get("caller")),

@@ -13,7 +13,7 @@ from typing import Any
 from attrs import evolve, frozen
 
 from lorenz.contracts import PackInstance, PromptSpec, ResourceSpec, ToolContext, ToolProvider, ToolSpec
-from lorenz.results import ToolResult, tool_failure
+from lorenz.results import ToolResult, tool_failure, tool_success
 from lorenz.settings.errors import ConfigError
 from lorenz.settings.model import Settings, ToolInstance
 from lorenz.settings.tools import TOOL_NAME_RE, reword_for_instance
@@ -141,6 +141,35 @@ class InstancePack:
             return tool_failure(f"Unknown prompt: {name}", reason="not_found")
         inner = evolve(context, settings=self.view(context.settings))
         result: ToolResult = await render(self.own_name(name), arguments, inner)
+        return result
+
+    async def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: Mapping[str, str],
+        context_arguments: Mapping[str, str],
+        context: ToolContext,
+    ) -> ToolResult:
+        complete = getattr(self.inner, "complete", None)
+        if not callable(complete):
+            return tool_success({"values": []})
+        if ref.get("type") == "ref/prompt":
+            ref = {**ref, "name": self.own_name(str(ref.get("name")))}
+        inner = evolve(context, settings=self.view(context.settings))
+        result: ToolResult = await complete(ref, argument, context_arguments, inner)
+        return result
+
+    async def subscribe_resource(self, uri: str, context: ToolContext) -> ToolResult:
+        return await self._watch("subscribe_resource", uri, context)
+
+    async def unsubscribe_resource(self, uri: str, context: ToolContext) -> ToolResult:
+        return await self._watch("unsubscribe_resource", uri, context)
+
+    async def _watch(self, hook: str, uri: str, context: ToolContext) -> ToolResult:
+        method = getattr(self.inner, hook, None)
+        if not callable(method):
+            return tool_failure(f"pack {self.name} does not tell of changes to its resources")
+        result: ToolResult = await method(uri, evolve(context, settings=self.view(context.settings)))
         return result
 
     def attach(self, instance: PackInstance) -> None:

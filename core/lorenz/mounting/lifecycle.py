@@ -21,12 +21,26 @@ __all__ = ["attach_packs", "detach_packs", "pack_health"]
 logger = logging.getLogger("lorenz.host")
 
 
-def _instances(packs: Sequence[ToolProvider], settings: Settings, changed: Callable[[], None]) -> list[PackInstance]:
-    return [PackInstance(name=pack.name, settings=settings, tools_changed=changed) for pack in packs]
+def _instances(
+    packs: Sequence[ToolProvider],
+    settings: Settings,
+    changed: Callable[[], None],
+    updated: Callable[[str], None] = lambda uri: None,
+) -> list[PackInstance]:
+    return [
+        PackInstance(name=pack.name, settings=settings, tools_changed=changed, resource_updated=updated)
+        for pack in packs
+    ]
 
 
-def _each(packs: Sequence[ToolProvider], hook: str, settings: Settings, changed: Callable[[], None]) -> None:
-    for pack, instance in zip(packs, _instances(packs, settings, changed), strict=True):
+def _each(
+    packs: Sequence[ToolProvider],
+    hook: str,
+    settings: Settings,
+    changed: Callable[[], None],
+    updated: Callable[[str], None] = lambda uri: None,
+) -> None:
+    for pack, instance in zip(packs, _instances(packs, settings, changed, updated), strict=True):
         method = getattr(pack, hook, None)
         if not callable(method):
             continue
@@ -36,9 +50,15 @@ def _each(packs: Sequence[ToolProvider], hook: str, settings: Settings, changed:
             logger.warning("lorenz: %s", redact_text(str(exc), settings.secrets))
 
 
-def attach_packs(packs: Sequence[ToolProvider], settings: Settings, changed: Callable[[], None]) -> None:
-    """Tell each pack that a configuration mounting it is about to be served."""
-    _each(packs, "attach", settings, changed)
+def attach_packs(
+    packs: Sequence[ToolProvider],
+    settings: Settings,
+    changed: Callable[[], None],
+    updated: Callable[[str], None] = lambda uri: None,
+) -> None:
+    """Tell each pack that a configuration mounting it is about to be served (``changed``: its
+    tools changed; ``updated``: a resource of it changed)."""
+    _each(packs, "attach", settings, changed, updated)
 
 
 def detach_packs(packs: Sequence[ToolProvider], settings: Settings) -> None:

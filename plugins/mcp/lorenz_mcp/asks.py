@@ -10,6 +10,9 @@ does), so it goes to the one call in flight: while several are, or none, or the 
 answer (a stateless handshake-era HTTP client), the upstream's request is declined with an error
 naming why, and its call goes on to its end; so is one the call's client did not declare it can answer
 (a client's SDK fails the whole call on a request it cannot answer).
+
+The upstream's log messages (``notifications/message``) go the same way, redacted: to the client of
+the one call in flight when it asked for messages at that level; any other goes to the host's log.
 """
 
 from __future__ import annotations
@@ -18,17 +21,27 @@ import asyncio
 import concurrent.futures
 import contextlib
 import itertools
-from collections.abc import Callable, Iterator, Mapping
+import json
+import logging
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from typing import Any
 
 from attrs import field, frozen
 
-__all__ = ["Asks", "Suspend"]
+__all__ = ["LEVELS", "Asks", "Log", "Suspend"]
+
+logger = logging.getLogger("lorenz_mcp")
 
 #: Hands a 2026-07-28 call's request to its client (an ``input_required`` round): the answer to come.
 Suspend = Callable[[Mapping[str, Any]], "concurrent.futures.Future[Any]"]
 
 _WHAT = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
+
+
+#: Hands one of the upstream's log messages to a call's client: ``(level, text)``.
+Log = Callable[[str, str], Coroutine[Any, Any, None]]
+#: The MCP log levels, least severe first.
+LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
 @frozen
@@ -37,6 +50,9 @@ class _Call:
     client_input: Any  # lorenz's ClientInput, or None
     loop: asyncio.AbstractEventLoop
     suspend: Suspend | None
+    log: Log | None = None
+    #: The least severe level its client asked log messages at (``None``: none).
+    level: str | None = None
     #: Why each of its requests was declined.
     declined: list[str] = field(factory=list)
 
@@ -44,29 +60,58 @@ class _Call:
 class Asks:
     """The calls in flight on one upstream, and the SDK client callbacks that route its requests."""
 
-    def __init__(self, describe: str) -> None:
+    def __init__(self, describe: str, redact: Callable[[str], str] = str) -> None:
         self._describe = describe
+        self._redact = redact
         self._calls: dict[int, _Call] = {}
         self._ids = itertools.count()
 
     @contextlib.contextmanager
-    def calling(self, tool: str, client_input: Any, suspend: Suspend | None = None) -> Iterator[list[str]]:
+    def calling(
+        self,
+        tool: str,
+        client_input: Any,
+        suspend: Suspend | None = None,
+        log: Log | None = None,
+        level: str | None = None,
+    ) -> Iterator[list[str]]:
         """While a call of ``tool`` is in flight (entered on the caller's loop): why each of the
-        upstream's requests meanwhile was declined."""
+        upstream's requests meanwhile was declined. Its log messages go to ``log``."""
         key = next(self._ids)
-        call = self._calls[key] = _Call(tool, client_input, asyncio.get_running_loop(), suspend)
+        wanted = level if log is not None and level in LEVELS else None
+        call = self._calls[key] = _Call(tool, client_input, asyncio.get_running_loop(), suspend, log, wanted)
         try:
             yield call.declined
         finally:
             del self._calls[key]
 
+    def level(self) -> str | None:
+        """The least severe level a call in flight asked log messages at (``None``: none did)."""
+        levels = [LEVELS.index(call.level) for call in self._calls.values() if call.level is not None]
+        return LEVELS[min(levels)] if levels else None
+
     def callbacks(self) -> dict[str, Any]:
-        """The SDK ``Client``'s callbacks (so it declares sampling, elicitation and roots)."""
+        """The SDK ``Client``'s callbacks (so it declares sampling, elicitation and roots, and hears
+        the upstream's log messages)."""
         return {
             "sampling_callback": self._sampling,
             "elicitation_callback": self._elicitation,
             "list_roots_callback": self._roots,
+            "logging_callback": self._log,
         }
+
+    async def _log(self, params: Any) -> None:
+        """A log message, to the client of the one call in flight, if it asked for that level; any
+        other is the host's to log (it cannot say whose it is)."""
+        data = params.data if isinstance(params.data, str) else json.dumps(params.data, default=str)
+        text = self._redact(f"{params.logger}: {data}" if params.logger else data)
+        calls = list(self._calls.values())
+        call = calls[0] if len(calls) == 1 else None
+        if call is None or call.log is None or call.level is None:
+            logger.debug("MCP server %s logged (%s) %s", self._describe, params.level, text)
+            return
+        if params.level in LEVELS and LEVELS.index(params.level) >= LEVELS.index(call.level):
+            asyncio.run_coroutine_threadsafe(call.log(params.level, text), call.loop)
 
     async def _sampling(self, context: Any, params: Any) -> Any:
         import mcp_types as types

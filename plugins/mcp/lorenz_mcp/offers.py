@@ -16,7 +16,17 @@ from attrs import frozen
 
 from lorenz import PromptArgument, PromptSpec, ResourceSpec, ToolResult, tool_failure, tool_success
 
-__all__ = ["Offers", "failure", "list_offers", "prompt_result", "prompt_specs", "read_result", "resource_specs"]
+__all__ = [
+    "Offers",
+    "complete",
+    "failure",
+    "list_offers",
+    "list_tools",
+    "prompt_result",
+    "prompt_specs",
+    "read_result",
+    "resource_specs",
+]
 
 #: A template expression with an operator, or a variable the host's level-1 matching cannot serve.
 _BEYOND_LEVEL_ONE = re.compile(r"\{(?![A-Za-z_][A-Za-z0-9_]*\})")
@@ -51,6 +61,25 @@ async def _pages(fetch: Any, field: str) -> tuple[dict[str, Any], ...]:
         if cursor is None:
             break
     return tuple(items)
+
+
+async def list_tools(client: Any) -> tuple[dict[str, Any], ...]:
+    """The tools of the server ``client`` is connected to, in wire form."""
+    return await _pages(client.list_tools, "tools")
+
+
+async def complete(
+    client: Any, ref: Mapping[str, Any], argument: Mapping[str, str], context_arguments: Mapping[str, str]
+) -> dict[str, Any]:
+    """``completion/complete`` of a prompt's or template's argument: the completion in wire form (no
+    values when the server does not declare completions)."""
+    import mcp_types as types
+
+    if client.server_capabilities.completions is None:
+        return {"values": []}
+    reference = types.PromptReference if ref.get("type") == "ref/prompt" else types.ResourceTemplateReference
+    result = await client.complete(reference.model_validate(dict(ref)), dict(argument), dict(context_arguments) or None)
+    return _dump(result.completion)
 
 
 async def list_offers(client: Any) -> Offers:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from attrs import evolve
 
 from lorenz import (
+    ConfigError,
     PackInstance,
     Permissions,
     PromptSpec,
@@ -31,6 +32,7 @@ from lorenz import (
     ToolResult,
     ToolSpec,
     tool_failure,
+    tool_success,
     unsupported_tool_failure,
 )
 
@@ -57,11 +59,20 @@ def _own_key(settings: Settings, provider: str) -> str:
 
 
 def _confined(options: McpOptions, settings: Settings, key: str) -> McpOptions:
-    """``options`` with what a sandboxed server runs under: ``tools.<key>.permissions``."""
-    if not options.sandbox:
+    """``options`` with what a sandboxed server runs under: ``tools.<key>.permissions``. A server is
+    sandboxed by ``sandbox: true``, or by ``server.sandboxed_packs`` naming its instance (or ``mcp``);
+    a remote one named there is refused: it runs nowhere the host could confine."""
+    named = key in settings.server.sandboxed_packs or McpPack.name in settings.server.sandboxed_packs
+    if named and options.url is not None:
+        msg = (
+            f"tools.{key}: server.sandboxed_packs names it, but a remote MCP server (url) runs elsewhere: "
+            "nothing here can confine it; leave it out of server.sandboxed_packs"
+        )
+        raise ConfigError(msg)
+    if not (options.sandbox or named):
         return options
     granted = settings.tool_permissions.get(key) or Permissions()
-    return evolve(options, permissions=granted, instance=key, workflow_dir=str(settings.base_dir))
+    return evolve(options, sandbox=True, permissions=granted, instance=key, workflow_dir=str(settings.base_dir))
 
 
 def _denial(options: McpOptions, content: Sequence[Any], since: float) -> str | None:
@@ -81,6 +92,9 @@ class McpPack:
     name = "mcp"
     #: Its tools are the upstream's: one the host cannot serve is dropped, never a mount error.
     dynamic_tools = True
+    #: ``server.sandboxed_packs`` naming it confines the server it runs, with its runtime's preset,
+    #: not the pack's own process.
+    sandboxes_itself = True
 
     def __init__(self) -> None:
         self._running: dict[str, Upstream] = {}
@@ -102,7 +116,10 @@ class McpPack:
         parse_options(options)
 
     def check_settings(self, settings: Settings) -> Sequence[str]:
-        options = self._options(settings)
+        try:
+            options = self._options(settings)
+        except ConfigError as exc:
+            return [str(exc)]
         return unset_references(options, os.environ) if options is not None else []
 
     def tool_specs(self, settings: Settings) -> Sequence[ToolSpec]:
@@ -194,6 +211,48 @@ class McpPack:
         except UpstreamError as exc:
             return failure(str(exc), exc.code)
 
+    async def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: Mapping[str, str],
+        context_arguments: Mapping[str, str],
+        context: ToolContext,
+    ) -> ToolResult:
+        """The upstream's completions of a prompt's or resource template's argument."""
+        from .offers import failure
+        from .upstream import UpstreamError
+
+        options = self._options(context.settings)
+        if options is None:
+            return tool_success({"values": []})
+        try:
+            return tool_success(
+                await self._upstream(options, context.settings).complete(ref, argument, context_arguments)
+            )
+        except UpstreamError as exc:
+            return failure(str(exc), exc.code)
+
+    async def subscribe_resource(self, uri: str, context: ToolContext) -> ToolResult:
+        """Watch the upstream's resource ``uri`` (its updates reach the host through ``attach``)."""
+        return await self._watch(uri, context, subscribe=True)
+
+    async def unsubscribe_resource(self, uri: str, context: ToolContext) -> ToolResult:
+        return await self._watch(uri, context, subscribe=False)
+
+    async def _watch(self, uri: str, context: ToolContext, *, subscribe: bool) -> ToolResult:
+        from .offers import failure
+        from .upstream import UpstreamError
+
+        options = self._options(context.settings)
+        if options is None or not options.resources:
+            return tool_failure(f"Resource not found: {uri}", reason="not_found")
+        upstream = self._upstream(options, context.settings)
+        try:
+            await (upstream.subscribe(uri) if subscribe else upstream.unsubscribe(uri))
+        except UpstreamError as exc:
+            return failure(str(exc), exc.code)
+        return tool_success({})
+
     # -- the host's lifecycle hooks ---------------------------------------------------------------
 
     def attach(self, instance: PackInstance) -> None:
@@ -208,6 +267,7 @@ class McpPack:
             claims.append(instance.name)
             upstream.label = ", ".join(dict.fromkeys(claims))
         upstream.listen(instance.tools_changed)
+        upstream.watched.listeners.append(instance.resource_updated)
 
     def detach(self, instance: PackInstance) -> None:
         """A configuration is no longer served: stop the upstream if no other one mounts it."""
@@ -221,6 +281,8 @@ class McpPack:
                 return
             if instance.tools_changed in upstream.listeners:
                 upstream.listeners.remove(instance.tools_changed)
+            if instance.resource_updated in upstream.watched.listeners:
+                upstream.watched.listeners.remove(instance.resource_updated)
             claims.remove(instance.name)
             if claims:
                 upstream.label = ", ".join(dict.fromkeys(claims))

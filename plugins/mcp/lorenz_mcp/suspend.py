@@ -45,10 +45,17 @@ class _Call:
     progress: Any = None
     expiry: asyncio.TimerHandle | None = None
 
+    log: Any = None
+
     async def relay(self, done: float, total: float | None, message: str | None) -> None:
         """Progress, to the round's own request."""
         if self.progress is not None:
             await self.progress(done, total, message)
+
+    async def relay_log(self, level: str, text: str) -> None:
+        """A log message, to the round's own request."""
+        if self.log is not None:
+            await self.log(level, text)
 
 
 class Suspended:
@@ -61,7 +68,9 @@ class Suspended:
         """The upstream's ``CallToolResult``, an ``InputRequired`` round, or a failed ``ToolResult``."""
         client = context.client_input
         if client is None or client.mode != "retry":
-            return await upstream.call(name, arguments, context.progress, client)
+            return await upstream.call(
+                name, arguments, context.progress, client, log=context.log, level=context.log_level
+            )
         loop = asyncio.get_running_loop()
         if client.state is None:
             if client.responses:
@@ -73,7 +82,10 @@ class Suspended:
                 loop.call_soon_threadsafe(call.questions.put_nowait, (request, answer))
                 return answer
 
-            call.task = loop.create_task(upstream.call(name, arguments, call.relay, client, suspend))
+            work = upstream.call(
+                name, arguments, call.relay, client, suspend, log=call.relay_log, level=context.log_level
+            )
+            call.task = loop.create_task(work)
         else:
             nonce = client.state.removeprefix(STATE_PREFIX)
             found = self._pending.pop(nonce, None) if client.state.startswith(STATE_PREFIX) else None
@@ -93,7 +105,7 @@ class Suspended:
                 call.answer.set_exception(RuntimeError(f"the client retried without an answer to {REQUEST!r}"))
             else:
                 call.answer.set_result(answer)
-        call.progress = context.progress
+        call.progress, call.log = context.progress, context.log
         lifetime = min(STATE_TTL_SECONDS, context.settings.server.tool_timeout_seconds)
         return await self._next(call, lifetime)
 
@@ -115,7 +127,7 @@ class Suspended:
         request, call.answer = asked.result()
         nonce = secrets.token_urlsafe(18)
         self._pending[nonce] = call
-        call.progress = None
+        call.progress = call.log = None
         call.expiry = asyncio.get_running_loop().call_later(lifetime, self._expire, nonce)
         return InputRequired(requests={REQUEST: dict(request)}, state=STATE_PREFIX + nonce)
 

@@ -21,11 +21,12 @@ from typing import Any
 
 from lorenz import Backoff, redact_text
 
-from .asks import Asks, Suspend
+from .asks import Asks, Log, Suspend
 from .connect import connect
 from .limits import ProgressThrottle, is_too_large, too_large
-from .offers import Offers, list_offers
+from .offers import Offers, complete, list_offers, list_tools
 from .options import McpOptions, resolve_references
+from .watched import NotOffered, Watched
 
 __all__ = ["Progress", "Upstream", "UpstreamError"]
 
@@ -94,10 +95,12 @@ class Upstream:
         self._reported: tuple[dict[str, Any], ...] | None = None
         self._offers = Offers()
         #: Its calls in flight, to which its requests to the client are routed.
-        self._asks = Asks(options.describe())
+        self._asks = Asks(options.describe(), self._redact)
         self._reported_offers: Offers | None = None
         #: Called (from the upstream's loop) when its tools changed since the host last listed them.
         self.listeners: list[Callable[[], None]] = []
+        #: The resources the host watches and the log level its calls asked for.
+        self.watched = Watched(lambda: self.label, self._describe)
         self.error: str | None = None
         #: Why its last re-listing failed, while it serves the listing before.
         self.list_error: str | None = None
@@ -187,11 +190,14 @@ class Upstream:
         progress: Progress | None,
         client_input: Any = None,
         suspend: Suspend | None = None,
+        *,
+        log: Log | None = None,
+        level: str | None = None,
     ) -> Any:
         """``tools/call`` on the upstream, from any loop: the ``CallToolResult``. Cancelling the
         caller cancels the upstream request (the SDK sends ``notifications/cancelled``); what the
         upstream asks the client meanwhile is asked through ``client_input`` or handed to
-        ``suspend`` (:mod:`.asks`)."""
+        ``suspend`` (:mod:`.asks`), and its log messages at ``level`` or above go to ``log``."""
         caller = asyncio.get_running_loop()
         sent: list[concurrent.futures.Future[None]] = []
 
@@ -200,13 +206,14 @@ class Upstream:
                 sent.append(asyncio.run_coroutine_threadsafe(progress(done, total, message), caller))
 
         async def send(client: Any) -> Any:
+            await self.watched.follow_level(client, self._asks.level())
             throttle = ProgressThrottle(forward, self._loop)
             try:
                 return await client.call_tool(name, dict(arguments), progress_callback=throttle)
             finally:
                 throttle.flush()
 
-        with self._asks.calling(name, client_input, suspend) as declined:
+        with self._asks.calling(name, client_input, suspend, log, level) as declined:
             result = await self._across(self._request(send))
         if declined and result.is_error:  # the client learns why, whatever the upstream made of it
             from mcp_types import TextContent
@@ -218,6 +225,26 @@ class Upstream:
         await asyncio.gather(*(asyncio.wrap_future(one) for one in sent), return_exceptions=True)
         return result
 
+    async def subscribe(self, uri: str) -> None:
+        """``resources/subscribe`` on the upstream, from any loop; again after each restart."""
+        self.watched.uris.add(uri)
+        try:
+            await self._across(self._request(lambda client: self._subscribe(client, uri)))
+        except UpstreamError:
+            self.watched.uris.discard(uri)
+            raise
+
+    async def unsubscribe(self, uri: str) -> None:
+        """``resources/unsubscribe`` on the upstream, from any loop."""
+        self.watched.uris.discard(uri)
+        await self._across(self._request(lambda client: self.watched.send(client, uri, subscribe=False)))
+
+    async def _subscribe(self, client: Any, uri: str) -> None:
+        try:
+            await self.watched.send(client, uri)
+        except NotOffered:
+            raise UpstreamError(f"MCP server {self.options.describe()} does not offer resource subscriptions") from None
+
     async def read(self, uri: str) -> Any:
         """``resources/read`` on the upstream, from any loop: the ``ReadResourceResult``."""
         return await self._across(self._request(lambda client: client.read_resource(uri, cache_mode="bypass")))
@@ -225,6 +252,15 @@ class Upstream:
     async def prompt(self, name: str, arguments: Mapping[str, str]) -> Any:
         """``prompts/get`` on the upstream, from any loop: the ``GetPromptResult``."""
         return await self._across(self._request(lambda client: client.get_prompt(name, dict(arguments))))
+
+    async def complete(
+        self, ref: Mapping[str, Any], argument: Mapping[str, str], context_arguments: Mapping[str, str]
+    ) -> dict[str, Any]:
+        """``completion/complete`` on the upstream, from any loop: the completion in wire form (no
+        values when the upstream does not declare completions)."""
+
+        work = self._request(lambda client: complete(client, ref, argument, context_arguments))
+        return await self._across(work)  # type: ignore[no-any-return]
 
     async def _across(self, work: Coroutine[Any, Any, Any]) -> Any:
         """Run ``work`` on the upstream's loop; cancelling the caller cancels it there (and the SDK
@@ -282,11 +318,12 @@ class Upstream:
                 with anyio.CancelScope(deadline=anyio.current_time() + self.options.start_timeout_seconds) as scope:
                     async with contextlib.AsyncExitStack() as stack:
                         client = await self._connect(stack, broken)
-                        tools = await self._list(client)
+                        tools = await list_tools(client)
                         offers = await self._list_offers(client)
                         scope.deadline = float("inf")
                         self._tools, self._offers, self.error, self._client = tools, offers, None, client
                         self.list_error = None
+                        await self.watched.restarted(client)
                         self._connected.set()
                         self._first.set()
                         self._notify()
@@ -328,8 +365,11 @@ class Upstream:
 
         async def on_message(message: Any) -> None:
             root = getattr(message, "root", message)
-            if getattr(root, "method", None) in _LIST_CHANGED:
+            method = getattr(root, "method", None)
+            if method in _LIST_CHANGED:
                 self._loop.create_task(self._relist())
+            elif method == "notifications/resources/updated":
+                self.watched.updated(str(root.params.uri))
 
         return await connect(
             stack,
@@ -345,17 +385,6 @@ class Upstream:
             callbacks=self._asks.callbacks(),
         )
 
-    async def _list(self, client: Any) -> tuple[dict[str, Any], ...]:
-        tools: list[dict[str, Any]] = []
-        cursor = None
-        for _ in range(100):  # a server that pages forever is not followed forever
-            page = await client.list_tools(cursor=cursor)
-            tools.extend(tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in page.tools)
-            cursor = page.next_cursor
-            if cursor is None:
-                break
-        return tuple(tools)
-
     async def _relist(self) -> None:
         import anyio
 
@@ -364,7 +393,7 @@ class Upstream:
             return
         try:
             with anyio.fail_after(self.options.timeout_seconds):
-                self._tools = await self._list(client)
+                self._tools = await list_tools(client)
                 self._offers = await self._list_offers(client)
             self.list_error = None
             self._notify()

@@ -47,3 +47,20 @@ def test_an_unknown_program_gets_no_preset(tmp_path: Path) -> None:
     program = tmp_path / "server"
     program.write_text("#!/bin/sh\n", encoding="utf-8")
     assert preset_for([str(program)], {"PATH": os.environ["PATH"]}) is None
+
+
+def test_uvx_gets_the_uv_preset_its_cache_and_pythons(tmp_path: Path) -> None:
+    """The preset's choice only: ``uv`` is not installed on the project's machines (and uvx, given
+    its cache read-only, refuses to run: see docs/mcp-servers.md)."""
+    bin_dir = tmp_path / "uv-install" / "bin"
+    bin_dir.mkdir(parents=True)
+    uvx = bin_dir / "uvx"
+    uvx.write_text("#!/bin/sh\n", encoding="utf-8")
+    uvx.chmod(0o755)
+    environ = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "HOME": str(tmp_path), "UV_CACHE_DIR": str(tmp_path / "c")}
+    preset = preset_for(["uvx", "mcp-server-time"], environ)
+    assert preset is not None and preset.name == "uv"
+    assert preset.read == (str(tmp_path / "uv-install"), str(tmp_path / ".local/share/uv"), str(tmp_path / "c"))
+    assert preset.prepare(str(tmp_path)) == {}
+    default = preset_for(["uv", "tool", "run", "mcp-server-time"], {**environ, "UV_CACHE_DIR": ""})
+    assert default is not None and str(tmp_path / ".cache/uv") in default.read

@@ -239,3 +239,50 @@ def test_server_everything_via_npx_serves_sandboxed(npx_everything: list[str], s
             assert echo.is_error is False and "hi" in _text(echo)
 
     anyio.run(scenario)
+
+
+def test_an_instance_named_in_sandboxed_packs_runs_its_server_sandboxed_with_its_preset(
+    serve: Any, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    code = tmp_path_factory.mktemp("server")
+    (code / "hostile.py").write_text(textwrap.dedent(_HOSTILE), encoding="utf-8")
+    (tmp_path / "secret.txt").write_text("workflow secret", encoding="utf-8")
+    entry = {"command": [sys.executable, str(code / "hostile.py")]}  # no `sandbox: true`
+    front = _workflow("hostile", entry) + "server:\n  sandboxed_packs: [hostile]\n"
+    (tmp_path / "WORKFLOW.md").write_text(f"---\n{front}---\n", encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
+    env["LORENZ_LOAD_PLUGINS"] = "lorenz-mcp"
+    check = [sys.executable, "-m", "lorenz", "check", "--json"]
+    done = subprocess.run(check, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    policy = json.loads(done.stdout)["sandboxedPacks"]["hostile"]
+    assert policy["confined"] is True, done.stdout + done.stderr
+    # The server's own sandbox, with its runtime's preset: not the pack's process confined as a pack's.
+    assert policy["effective"]["preset"] == "python"
+    assert os.path.realpath(sys.base_prefix) in policy["effective"]["runtime"]
+    served = serve(front)
+
+    async def scenario() -> None:
+        async with mcp.Client(served.url) as client:
+            scratch = await client.call_tool("scratch", {})
+            assert scratch.is_error is False, _text(scratch) + served.stderr()
+            stolen = await client.call_tool("steal", {"path": str(tmp_path / "secret.txt")})
+            assert _refusal(stolen) == (
+                f"pack hostile tried to read {tmp_path / 'secret.txt'}; add it to tools.hostile.permissions.read"
+            )
+
+    anyio.run(scenario)
+
+
+def test_a_remote_server_named_in_sandboxed_packs_is_refused(tmp_path: Path) -> None:
+    entry = {"url": "http://127.0.0.1:9/mcp"}
+    front = _workflow("vendor", entry) + "server:\n  sandboxed_packs: [vendor]\n"
+    (tmp_path / "WORKFLOW.md").write_text(f"---\n{front}---\n", encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
+    env["LORENZ_LOAD_PLUGINS"] = "lorenz-mcp"
+    done = subprocess.run(
+        [sys.executable, "-m", "lorenz", "check"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode != 0
+    assert "tools.vendor: server.sandboxed_packs names it, but a remote MCP server (url) runs elsewhere" in (
+        done.stdout + done.stderr
+    )

@@ -105,7 +105,12 @@ async def _run(
     settings = snapshot.settings
     server = settings.server
     started = time.perf_counter()
-    context = ToolContext(settings=settings, http=state.client(), log_sink=state.log_levels.sink(ctx, settings, label))
+    context = ToolContext(
+        settings=settings,
+        http=state.client(),
+        log_sink=state.log_levels.sink(ctx, settings, label),
+        log_level=state.log_levels.wanted(ctx),
+    )
     answer: Any = None
     error: MCPError | None = None
     try:
@@ -168,8 +173,22 @@ def _prompt_result(payload: Any) -> types.GetPromptResult:
     return types.GetPromptResult.model_validate(payload)
 
 
+#: The most values one completion answer carries (the protocol's own bound).
+MAX_COMPLETIONS = 100
+
+
+def _complete_result(payload: Any) -> types.CompleteResult:
+    if not isinstance(payload, dict):
+        raise TypeError('a completion\'s result must be {"values": [...], "total"?, "hasMore"?}')
+    completion = types.Completion.model_validate(payload)
+    if len(completion.values) > MAX_COMPLETIONS:  # the values beyond are said to exist, not sent
+        total = completion.total if completion.total is not None else len(completion.values)
+        completion = types.Completion(values=completion.values[:MAX_COMPLETIONS], total=total, has_more=True)
+    return types.CompleteResult(completion=completion)
+
+
 def offer_handlers(state: HostState, skills: dict[str, Handler]) -> dict[str, Handler]:
-    """The SDK ``Server``'s resource and prompt handlers: the packs' own, then ``skills``'."""
+    """The SDK ``Server``'s resource, prompt and completion handlers: the packs' own, then ``skills``'."""
 
     async def current(ctx: ServerRequestContext[Any, Any]) -> tuple[Snapshot, Offered, set[str] | None]:
         snapshot = request_snapshot(ctx.request) or await state.live.current_async()
@@ -247,7 +266,42 @@ def offer_handlers(state: HostState, skills: dict[str, Handler]) -> dict[str, Ha
         )
         return answer
 
+    async def on_completion(
+        ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        snapshot, offers, visible = await current(ctx)
+        ref = params.ref
+        found: ToolProvider | None
+        if isinstance(ref, types.PromptReference):
+            prompt = offers.prompt(ref.name)
+            found = prompt[1] if prompt is not None else None
+            what, label = f"prompt {ref.name}", f"completion/complete prompt {ref.name}"
+        else:
+            found = next((pack for spec, pack, _ in offers.templates if spec.uri == ref.uri), None)
+            found = found or next((pack for spec, pack in offers.resources if spec.uri == ref.uri), None)
+            what, label = f"resource template {ref.uri}", f"completion/complete {ref.uri}"
+        if found is None or not seen(found, visible):
+            raise MCPError(types.INVALID_PARAMS, f"no {what} to complete an argument of")
+        pack = found
+        complete = getattr(pack, "complete", None)
+        if not callable(complete):  # a pack that suggests nothing
+            return types.CompleteResult(completion=types.Completion(values=[]))
+        wire_ref = ref.model_dump(by_alias=True, mode="json", exclude_none=True)
+        argument = {"name": params.argument.name, "value": params.argument.value}
+        context_arguments = dict(params.context.arguments or {}) if params.context is not None else {}
+
+        async def run(context: ToolContext) -> ToolResult:
+            result: ToolResult = await complete(wire_ref, argument, context_arguments, context)
+            return result
+
+        arguments = {"ref": wire_ref, "argument": argument}
+        answer: types.CompleteResult = await _run(
+            state, snapshot, ctx, pack, label, "completion", arguments, run, _complete_result, types.INVALID_PARAMS
+        )
+        return answer
+
     return {
+        "on_completion": on_completion,
         "on_list_resources": on_list_resources,
         "on_list_resource_templates": on_list_resource_templates,
         "on_read_resource": on_read_resource,

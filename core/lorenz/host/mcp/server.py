@@ -20,7 +20,13 @@ import pydantic_core
 from mcp.server import Server, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ToolsListChanged,
+)
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from lorenz import __version__
@@ -41,6 +47,7 @@ from .client_log import ClientLevels, session_key
 from .grants import Grant, grant_of
 from .instructions import instructions_for
 from .offers import offer_handlers
+from .resource_updates import ResourceSubscriptions
 from .skills import skill_handlers
 
 if TYPE_CHECKING:
@@ -91,7 +98,10 @@ class HostState:
         #: ``server.catalog``'s search index, each caller's usage and each session's found tools.
         self.catalog = ServedCatalog()
         self._sessions: dict[str, ServerSession] = {}
+        #: Who watches which resource (``resources/subscribe``, listen streams).
+        self.subscriptions = ResourceSubscriptions(self, self._bus)
         self._notified_generation = live.snapshot().generation
+        self._offered = _offered(live.snapshot())
 
     def client(self) -> httpx.AsyncClient:
         if self.http is None:
@@ -135,23 +145,42 @@ class HostState:
 
     async def notify_if_changed(self) -> None:
         """Tell clients about a reload, once per reload: ``notifications/tools/list_changed`` to every
-        remembered handshake-era session, and a tools event on every 2026-07-28 listen stream."""
-        generation = self.live.snapshot().generation
-        if generation == self._notified_generation:
+        remembered handshake-era session, and a tools event on every 2026-07-28 listen stream; and
+        likewise ``resources/list_changed`` and ``prompts/list_changed`` when those lists changed."""
+        snapshot = self.live.snapshot()
+        if snapshot.generation == self._notified_generation:
             return
-        self._notified_generation = generation
+        self._notified_generation = snapshot.generation
+        offered, self._offered = self._offered, _offered(snapshot)
+        resources, prompts = offered[0] != self._offered[0], offered[1] != self._offered[1]
         if self._bus is not None:
             await self._bus.publish(ToolsListChanged())
+            if resources:
+                await self._bus.publish(ResourcesListChanged())
+            if prompts:
+                await self._bus.publish(PromptsListChanged())
         for key, session in list(self._sessions.items()):
             try:
                 await session.send_tool_list_changed()
+                if resources:
+                    await session.send_resource_list_changed()
+                if prompts:
+                    await session.send_prompt_list_changed()
             except Exception as exc:  # the session ended; stop tracking it
                 logger.debug("dropping session %s: %s", key[:16], error_message(exc))
                 self._sessions.pop(key, None)
 
 
+def _offered(snapshot: Snapshot) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """The resources (and templates) and the prompts ``snapshot`` serves, to compare across reloads."""
+    offers = snapshot.workspace.mounted.offers
+    resources = (*(spec for spec, _ in offers.resources), *(spec for spec, _, _ in offers.templates))
+    return resources, tuple(spec for spec, _ in offers.prompts)
+
+
 class LorenzServer(Server[Any]):
-    """The SDK server, advertising ``tools.listChanged`` when reloads are pushed to sessions."""
+    """The SDK server, advertising ``listChanged`` (tools, resources, prompts) when reloads are
+    pushed to sessions."""
 
     def __init__(self, state: HostState, **kwargs: Any) -> None:
         self._state = state
@@ -185,7 +214,10 @@ class LorenzServer(Server[Any]):
         extensions: dict[str, dict[str, Any]] | None = None,
     ) -> InitializationOptions:
         if notification_options is None:
-            notification_options = NotificationOptions(tools_changed=self._list_changed)
+            changed = self._list_changed
+            notification_options = NotificationOptions(
+                tools_changed=changed, resources_changed=changed, prompts_changed=changed
+            )
         return super().create_initialization_options(notification_options, experimental_capabilities, extensions)
 
 
@@ -243,6 +275,7 @@ async def call_tool(
             # Mounted and not switched off: what the caller's token may call of it.
             enabled=EnabledTools(snapshot.owners, allows),
             log_sink=state.log_levels.sink(ctx, snapshot.settings, name),
+            log_level=state.log_levels.wanted(ctx) if ctx is not None else None,
             client_input=client_input_for(ctx),
             caller=grant.caller,
         )
@@ -350,7 +383,7 @@ def build_server(state: HostState) -> LorenzServer:
         title="Lorenz",
         on_list_tools=on_list_tools,
         get_tool_input_schema=input_schema,
-        on_subscriptions_listen=state.listen,
+        on_subscriptions_listen=state.subscriptions.listen(state.listen) if state.listen is not None else None,
         **offer_handlers(state, skill_handlers(state.live, state.grant)),
     )
     # Registered as a plain request handler: its result is the wire dict, which the SDK validates
@@ -369,6 +402,12 @@ def build_server(state: HostState) -> LorenzServer:
     # Registered here, not as the constructor's (deprecated) hook: it advertises `logging`, and a
     # handshake-era client opts in to ctx.log messages with it.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, state.log_levels.on_set_level)
+    if state.list_changed:  # handshake-era subscribers are sessions: only kept where they are
+        subscriptions = state.subscriptions
+        server.add_request_handler("resources/subscribe", types.SubscribeRequestParams, subscriptions.on_subscribe)
+        server.add_request_handler(
+            "resources/unsubscribe", types.UnsubscribeRequestParams, subscriptions.on_unsubscribe
+        )
     return server
 
 

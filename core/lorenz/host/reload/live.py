@@ -105,7 +105,9 @@ class LiveWorkspace:
         self._started = self._snapshot.settings.server
         #: A pack said its tools changed: the next look re-mounts, even with WORKFLOW.md unchanged.
         self._remount = False
-        self._snapshot.attach(self.remount)
+        #: Called with a resource's URI when a pack says it changed (from any thread).
+        self.resource_listeners: list[Callable[[str], None]] = []
+        self._snapshot.attach(self.remount, self.resource_updated)
         #: Every reload mounts through the first workspace's pool: a pack it keeps keeps its processes.
         self._isolation = workspace.isolation
         self._watched = self._watch_path(workspace)
@@ -342,7 +344,7 @@ class LiveWorkspace:
             snapshot = Snapshot.build(workspace, self._snapshot.generation + 1)
         except Exception as exc:
             return None, exc
-        snapshot.attach(self.remount)
+        snapshot.attach(self.remount, self.resource_updated)
         try:
             if self.prepare is not None:
                 self.prepare(snapshot)
@@ -355,6 +357,11 @@ class LiveWorkspace:
         """Mount the workflow again at the next look, though WORKFLOW.md did not change (a pack's
         tools changed); from any thread."""
         self._remount = True
+
+    def resource_updated(self, uri: str) -> None:
+        """A pack's resource ``uri`` changed: tell the listeners (the MCP layer); from any thread."""
+        for listener in list(self.resource_listeners):
+            listener(uri)
 
     def run_host(self, main: Coroutine[Any, Any, T]) -> T:
         """Run the host's main coroutine on the event loop the isolated packs are supervised from

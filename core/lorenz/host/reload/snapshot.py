@@ -97,11 +97,12 @@ class Snapshot:
             *pack_health(self.packs, self.settings),
         )
 
-    def attach(self, changed: Callable[[], None]) -> None:
-        """Tell the packs this snapshot is about to be served (``changed``: re-mount, from any thread)."""
+    def attach(self, changed: Callable[[], None], updated: Callable[[str], None] = lambda uri: None) -> None:
+        """Tell the packs this snapshot is about to be served (``changed``: re-mount; ``updated``: a
+        resource changed; both from any thread)."""
         from lorenz.mounting.lifecycle import attach_packs
 
-        attach_packs(self.packs, self.settings, changed)
+        attach_packs(self.packs, self.settings, changed, updated)
 
     def detach(self) -> None:
         """Tell the packs this snapshot is no longer served."""
