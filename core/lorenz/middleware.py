@@ -53,15 +53,20 @@ class Call:
     def identities(self) -> tuple[str, ...]:
         """Who is calling, most specific first: ``subject:<sub>`` and ``client:<client_id>`` for an
         OAuth caller, ``token:<name>`` for a named scoped token, else ``("anonymous",)``."""
-        found: list[str] = []
-        if self.caller is not None:
-            if self.caller.subject:
-                found.append(f"subject:{self.caller.subject}")
-            if self.caller.client_id:
-                found.append(f"client:{self.caller.client_id}")
-        if self.token_name:
-            found.append(f"token:{self.token_name}")
-        return tuple(found) or ("anonymous",)
+        return identities_of(self.token_name, self.caller)
+
+
+def identities_of(token_name: str | None, caller: Caller | None) -> tuple[str, ...]:
+    """:attr:`Call.identities` of a token name and an OAuth caller."""
+    found: list[str] = []
+    if caller is not None:
+        if caller.subject:
+            found.append(f"subject:{caller.subject}")
+        if caller.client_id:
+            found.append(f"client:{caller.client_id}")
+    if token_name:
+        found.append(f"token:{token_name}")
+    return tuple(found) or ("anonymous",)
 
 
 #: What a middleware calls to run the rest of the chain (and at its end, the tool).
