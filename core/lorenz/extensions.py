@@ -9,7 +9,6 @@ installed, imported only when ``lorenz <name>`` runs. See docs/hooks.md.
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -18,6 +17,8 @@ from attrs import frozen
 from .middleware import identities_of
 
 if TYPE_CHECKING:
+    import argparse
+
     from .contracts import Caller, ToolSpec
     from .settings.model import Settings
 

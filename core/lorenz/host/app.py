@@ -110,6 +110,7 @@ def build_app(
         streams = streaming.run() if streaming is not None else contextlib.nullcontext()
         async with manager.run(), streams, anyio.create_task_group() as tg:
             state.client()
+            await state.lifespan.start()  # plugins' lorenz_startup, bounded: a failing one is logged
             loop = asyncio.get_running_loop()
             size_thread_pools(loop)
             watchdog = app.state.watchdog = LoopWatchdog(loop)

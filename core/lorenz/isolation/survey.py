@@ -18,7 +18,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from attrs import evolve
@@ -135,9 +135,15 @@ class TrackerStub:
 class StandIn:
     """Registers the stubs of a plugin that was surveyed instead of imported."""
 
-    def __init__(self, stubs: Sequence[IsolatedPackStub], trackers: Sequence[TrackerStub] = ()) -> None:
+    def __init__(
+        self,
+        stubs: Sequence[IsolatedPackStub],
+        trackers: Sequence[TrackerStub] = (),
+        commands: Mapping[str, str] | None = None,
+    ) -> None:
         self.stubs = tuple(stubs)
         self.trackers = tuple(trackers)
+        self.commands = dict(commands or {})
 
     @hookimpl
     def lorenz_register_tool_packs(self, register: Any) -> None:
@@ -148,6 +154,17 @@ class StandIn:
     def lorenz_register_trackers(self, register: Any) -> None:
         for tracker in self.trackers:
             register(tracker)
+
+    @hookimpl
+    def lorenz_register_commands(self, register: Any) -> None:
+        from lorenz.extensions import PluginCommand
+
+        for name, line in self.commands.items():  # listed only: running one imports its plugin
+            register(PluginCommand(name=name, help=line, run=_surveyed_command))
+
+
+def _surveyed_command(args: Any) -> NoReturn:
+    raise RuntimeError("a surveyed plugin's command runs only once its plugin is imported")
 
 
 def stand_ins_for(
@@ -223,6 +240,7 @@ def stand_ins_for(
                     for pack in outcome.packs
                 ],
                 [TrackerStub(kind, source) for kind in outcome.trackers],
+                outcome.commands,
             )
     return out
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
@@ -25,14 +25,16 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from lorenz import __version__
 from lorenz.contracts import ToolContext, ToolSpec
+from lorenz.host.lifespan import Lifespan
 from lorenz.host.ops.tracing import instrument_http, tracing_enabled
 from lorenz.host.recording import CallRecorder
 from lorenz.host.reload.live import request_snapshot
 from lorenz.results import error_message, tool_failure
 from lorenz.toolcall.call import call_tool as run_tool
+from lorenz.toolcall.catalog import CatalogFailed, shape_catalog
 from lorenz.toolcall.enabled import EnabledTools
 from lorenz.toolcall.execution import CallOutcome, ClientGone, ToolRunner
-from lorenz.toolcall.middleware import CallOrigin, close_layers
+from lorenz.toolcall.middleware import CallOrigin
 from lorenz.toolcall.replies import ToolReply, call_result
 
 from .asking import SealedRequestState, client_input_for, invalid_request
@@ -85,6 +87,8 @@ class HostState:
         self.http: httpx.AsyncClient | None = None
         self.runner = ToolRunner()
         self.recorder = CallRecorder(live)
+        #: Plugins' startup and shutdown hooks, and closing what a reload replaced.
+        self.lifespan = Lifespan(live, self.recorder.sinks)
         #: What each handshake-era session asked for with ``logging/setLevel``.
         self.log_levels = ClientLevels()
         self._sessions: dict[str, ServerSession] = {}
@@ -104,7 +108,7 @@ class HostState:
             self.listen.close()  # ends open listen streams gracefully, so shutdown does not wait on them
         await self.runner.aclose()
         self.recorder.close()
-        await close_layers(self.live.snapshot().workspace.middleware)  # their connections (a Redis client)
+        await self.lifespan.stop()  # plugins' shutdown hooks; middleware and sinks closed
         await self.live.aclose()  # the isolated packs' processes
         if self.http is not None:
             await self.http.aclose()
@@ -132,11 +136,13 @@ class HostState:
 
     async def notify_if_changed(self) -> None:
         """Tell clients about a reload, once per reload: ``notifications/tools/list_changed`` to every
-        remembered handshake-era session, and a tools event on every 2026-07-28 listen stream."""
+        remembered handshake-era session, and a tools event on every 2026-07-28 listen stream; and
+        close the middleware and sinks the reload replaced."""
         generation = self.live.snapshot().generation
         if generation == self._notified_generation:
             return
         self._notified_generation = generation
+        await self.lifespan.retire_replaced()
         if self._bus is not None:
             await self._bus.publish(ToolsListChanged())
         for key, session in list(self._sessions.items()):
@@ -229,7 +235,14 @@ async def call_tool(
 
     left = ClientGone(after_client_left)
     grant = state.grant(ctx)
-    allows = None if grant.everything else grant.allows
+    allows: Callable[[str], bool] | None = None if grant.everything else grant.allows
+    if snapshot.workspace.extensions is not None and snapshot.workspace.extensions.shapers:
+        try:  # what the catalog shapers show this caller is all it may call
+            allows = frozenset(spec.name for spec in await shaped_tools(snapshot, grant, ctx)).__contains__
+        except CatalogFailed as failed:
+            refused = call_result(failed.failure())
+            state.recorder.record(snapshot, name, arguments, refused, "rejected", started, ctx)
+            return refused
 
     def context() -> ToolContext:
         session = ctx.session if ctx is not None else None
@@ -265,6 +278,21 @@ async def call_tool(
     return answer.reply
 
 
+async def shaped_tools(
+    snapshot: Snapshot, grant: Grant, ctx: ServerRequestContext[Any, Any] | None
+) -> tuple[ToolSpec, ...]:
+    """The tools the workflow's catalog shapers show this caller, within its grant; raises
+    :class:`CatalogFailed` when one failed (the caller then sees and may call nothing)."""
+    specs = snapshot.specs if grant.everything else [spec for spec in snapshot.specs if grant.allows(spec.name)]
+    extensions = snapshot.workspace.extensions
+    shapers = extensions.shapers if extensions is not None else ()
+    settings = snapshot.settings
+    listing = _origin(grant, ctx).listing()
+    return await shape_catalog(
+        shapers, specs, listing, budget=settings.server.tool_timeout_seconds, secrets=settings.secrets
+    )
+
+
 def _origin(grant: Grant, ctx: ServerRequestContext[Any, Any] | None) -> CallOrigin:
     """Who calls and how, for the workflow's call middleware (never the token itself)."""
     transport = "in-process" if ctx is None else "stdio" if ctx.request is None else "http"
@@ -290,8 +318,11 @@ def build_server(state: HostState) -> LorenzServer:
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         state.remember(ctx)
-        tools = wire_tools(request_snapshot(ctx.request) or await state.live.current_async())
+        snapshot = request_snapshot(ctx.request) or await state.live.current_async()
+        tools = wire_tools(snapshot)
         grant = state.grant(ctx)
+        if snapshot.workspace.extensions is not None and snapshot.workspace.extensions.shapers:
+            return types.ListToolsResult(tools=await _shaped_wire(snapshot, grant, ctx, tools))
         if not grant.everything:
             tools = [tool for tool in tools if grant.allows(tool.name)]
         return types.ListToolsResult(tools=tools)
@@ -336,6 +367,21 @@ def build_server(state: HostState) -> LorenzServer:
     # handshake-era client opts in to ctx.log messages with it.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, state.log_levels.on_set_level)
     return server
+
+
+async def _shaped_wire(
+    snapshot: Snapshot, grant: Grant, ctx: ServerRequestContext[Any, Any], tools: list[types.Tool]
+) -> list[types.Tool]:
+    """``tools/list`` as the catalog shapers show it to this caller (nothing when one failed)."""
+    try:
+        shaped = await shaped_tools(snapshot, grant, ctx)
+    except CatalogFailed:
+        return []  # fail closed: logged where it failed
+    wire = {tool.name: tool for tool in tools}
+    return [
+        wire[spec.name] if spec is snapshot.by_name.get(spec.name) else types.Tool.model_validate(spec.to_wire())
+        for spec in shaped
+    ]
 
 
 def _idempotent(snapshot: Snapshot, ctx: ServerRequestContext[Any, Any]) -> bool:
