@@ -73,7 +73,7 @@ class CatalogProvider(Protocol):
 class RecordSink(Protocol):
     """Receives each finished call's record: the call log's line as a dict (``tool``, ``pack``,
     ``outcome``, ``duration_ms``, ``token``, ``error`` redacted, no argument value…; see
-    docs/call-log.md), after the answer went out, from a bounded queue of its own."""
+    docs/cli-json.md), after the answer went out, from a bounded queue of its own."""
 
     async def __call__(self, record: Mapping[str, Any]) -> None: ...
 
