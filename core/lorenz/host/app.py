@@ -127,7 +127,10 @@ def build_app(
                 tg.cancel_scope.cancel()
                 if exit_when_stuck:
                     exit_if_stuck(state.runner)
-                await state.aclose()
+                # Shielded from the cancel just above: each step of it is bounded in time, and the
+                # plugins' shutdown hooks and the isolated packs' detach must run to their end.
+                with anyio.CancelScope(shield=True):
+                    await state.aclose()
 
     async def current_server_settings(scope: Scope) -> ServerSettings:
         snapshot = await live.current_async()
