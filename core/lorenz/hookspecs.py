@@ -106,8 +106,9 @@ def lorenz_call_record(register: Callable[[RecordSinkProvider], None]) -> None:
 def lorenz_register_commands(register: Callable[[PluginCommand], None]) -> None:
     """Register ``lorenz`` subcommands (:class:`~lorenz.PluginCommand`).
 
-    Called when the command line names a command Lorenz does not have, and for ``lorenz
-    --help``; never for the built-in commands. A name a built-in command has is refused.
+    Called once per discovery. ``lorenz --help`` lists them and ``lorenz <name>`` runs one;
+    the built-in commands never do, and a name a built-in command has is never run. Import what a
+    command needs inside its ``run``: registering it must cost nothing.
     """
 
 

@@ -1,7 +1,7 @@
 """``lorenz <name>`` for the commands plugins register (``lorenz_register_commands``).
 
-Plugins are looked at only when the command line names a command Lorenz does not have, or asks
-for ``lorenz --help``: the built-in commands never import a plugin for this. ``lorenz --help``
+Plugins are asked only when the command line names a command Lorenz does not have, or asks for
+``lorenz --help``: a built-in command never discovers plugins for this. ``lorenz --help``
 lists plugin commands from discovery's survey (a third-party plugin is imported confined, in a
 child, as ``lorenz plugins`` does); running one imports the plugins, as any command that uses
 them does. A plugin command named like a built-in one is never run.
