@@ -348,3 +348,58 @@ async def test_shaper_sink_and_lifespan_over_stdio(tmp_path: Path, mode: str) ->
     assert set((tmp_path / "listings.txt").read_text().split()) == {"stdio"}
     records = (tmp_path / "records.txt").read_text().splitlines()  # written before shutdown drained the queue
     assert [line.count('"tool": "demo_') for line in records] == [1, 1]
+
+
+CLOSED: list[str] = []
+ALL_CLOSED = threading.Event()
+
+
+class ClosingMiddleware:
+    def __init__(self, tag: str) -> None:
+        self.tag = tag
+
+    async def __call__(self, call: Any, call_next: Any) -> Any:
+        return await call_next(call)
+
+    async def aclose(self) -> None:
+        CLOSED.append(f"middleware {self.tag}")
+        if len(CLOSED) == 2:
+            ALL_CLOSED.set()
+
+
+class ClosingSink(ClosingMiddleware):
+    async def __call__(self, record: Any) -> None:  # type: ignore[override]
+        RECORDS.append(record)
+
+    async def aclose(self) -> None:
+        CLOSED.append(f"sink {self.tag}")
+        if len(CLOSED) == 2:
+            ALL_CLOSED.set()
+
+
+class ClosingPlugin:
+    @hookimpl
+    def lorenz_call_middleware(self, register: Any) -> None:
+        register(Provider("keep", lambda: ClosingMiddleware("first")))
+
+    @hookimpl
+    def lorenz_call_record(self, register: Any) -> None:
+        register(Provider("keep", lambda: ClosingSink("first")))
+
+
+async def test_a_reload_closes_the_middleware_and_sinks_it_replaced(tmp_path: Path, host_pack: ModuleType) -> None:
+    workflow(tmp_path, "  middleware: [keep]\n")
+    CLOSED.clear()
+    ALL_CLOSED.clear()
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack, ClosingPlugin()]) as server:
+        async with mcp.Client(server.url) as client:
+            await client.call_tool("demo_add", {"a": 1, "b": 1})  # the sink's queue starts
+            workflow(tmp_path, "  port: 0\n")  # server.middleware changed: nothing named any more
+            listed = await client.list_tools()  # served by the reloaded workflow
+            assert await asyncio.to_thread(ALL_CLOSED.wait, 30)
+            closed_while_serving = sorted(CLOSED)
+            done = await client.call_tool("demo_add", {"a": 2, "b": 2})
+    assert len(listed.tools) == 4 and done.structured_content == {"sum": 4}
+    assert closed_while_serving == ["middleware first", "sink first"]
+    assert len(CLOSED) == 2  # not closed a second time as the host stopped
+    assert len(RECORDS) == 1  # the replaced sink gets nothing after the reload
