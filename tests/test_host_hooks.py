@@ -20,6 +20,7 @@ import httpx
 import mcp
 import pytest
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 from lorenz import ConfigError, Listing, Settings, ToolSpec, hookimpl
 from lorenz.host import serve_in_thread
@@ -163,11 +164,11 @@ async def test_a_shaper_shapes_per_caller_from_the_token_name(tmp_path: Path, ho
     tokens = "    - {token: ci-token-1234567890abcd, name: ci}\n    - {token: ops-token-1234567890abc, name: ops}\n"
     workflow(tmp_path, f"  middleware: [shape]\n  tokens:\n{tokens}")
     seen: dict[str, list[str]] = {}
-    called: dict[str, bool | None] = {}
+    called: dict[str, Any] = {}
     with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack, HooksPlugin()]) as server:
         for name, token in (("ci", "ci-token-1234567890abcd"), ("ops", "ops-token-1234567890abc")):
             async with httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
-                transport = mcp.client.streamable_http.streamable_http_client(server.url, http_client=http)
+                transport = streamable_http_client(server.url, http_client=http)
                 async with mcp.Client(transport) as client:
                     seen[name] = [tool.name for tool in (await client.list_tools()).tools]
                     called[name] = (await client.call_tool("demo_fail", {})).structured_content["error"].get("code")
