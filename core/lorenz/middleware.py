@@ -3,7 +3,7 @@
 A :class:`MiddlewareProvider` is registered by an installed plugin and does nothing until a
 workflow names it in ``server.middleware``; the host then asks it to :meth:`~MiddlewareProvider.create`
 one :class:`Middleware` from its ``server.middleware_options`` entry. Each middleware wraps every
-``tools/call`` as ``await middleware(call, call_next)``: it sees the :class:`Call`, may return a
+``tools/call``, ``resources/read`` and ``prompts/get`` as ``await middleware(call, call_next)``: it sees the :class:`Call`, may return a
 :func:`refusal` instead of calling on, pass changed arguments on with :meth:`Call.with_arguments`,
 or change or time the result. See docs/hooks.md.
 """
@@ -41,7 +41,8 @@ class Call:
     caller: Caller | None = None
     transport: str = "in-process"
     protocol: str | None = None
-    #: The MCP method: ``tools/call``.
+    #: The MCP method: ``tools/call``, ``resources/read`` (``tool`` is then the URI, ``arguments``
+    #: ``{"uri": …}``) or ``prompts/get`` (``tool`` is the prompt's name).
     method: str = "tools/call"
 
     def with_arguments(self, arguments: Mapping[str, Any]) -> Call:

@@ -34,12 +34,11 @@ from lorenz.toolcall.call import call_tool as run_tool
 from lorenz.toolcall.catalog import CatalogFailed, shape_catalog
 from lorenz.toolcall.enabled import EnabledTools
 from lorenz.toolcall.execution import CallOutcome, ClientGone, ToolRunner
-from lorenz.toolcall.middleware import CallOrigin
 from lorenz.toolcall.replies import ToolReply, call_result
 
 from .asking import SealedRequestState, client_input_for, invalid_request
 from .client_log import ClientLevels
-from .grants import Grant, grant_of
+from .grants import Grant, grant_of, origin_of
 from .instructions import instructions_for
 from .offers import offer_handlers
 from .skills import skill_handlers
@@ -267,7 +266,7 @@ async def call_tool(
             visible=allows,
             when_left=left,
             check_requests=invalid_request,
-            origin=_origin(grant, ctx) if snapshot.tools.middleware else None,
+            origin=origin_of(grant, ctx) if snapshot.tools.middleware else None,
         )
     except BaseException:  # cancelled by the client (or the host stopping): the pack's task was cancelled too
         if not left.following:  # the runner records it once the pack's work has ended
@@ -287,17 +286,10 @@ async def shaped_tools(
     extensions = snapshot.workspace.extensions
     shapers = extensions.shapers if extensions is not None else ()
     settings = snapshot.settings
-    listing = _origin(grant, ctx).listing()
+    listing = origin_of(grant, ctx).listing()
     return await shape_catalog(
         shapers, specs, listing, budget=settings.server.tool_timeout_seconds, secrets=settings.secrets
     )
-
-
-def _origin(grant: Grant, ctx: ServerRequestContext[Any, Any] | None) -> CallOrigin:
-    """Who calls and how, for the workflow's call middleware (never the token itself)."""
-    transport = "in-process" if ctx is None else "stdio" if ctx.request is None else "http"
-    protocol = ctx.protocol_version if ctx is not None else None
-    return CallOrigin(token_name=grant.name, caller=grant.caller, transport=transport, protocol=protocol)
 
 
 class ToolCallParams(pydantic.BaseModel):
