@@ -3,9 +3,9 @@
 A :class:`MiddlewareProvider` is registered by an installed plugin and does nothing until a
 workflow names it in ``server.middleware``; the host then asks it to :meth:`~MiddlewareProvider.create`
 one :class:`Middleware` from its ``server.middleware_options`` entry. Each middleware wraps every
-``tools/call``, ``resources/read`` and ``prompts/get`` as ``await middleware(call, call_next)``: it sees the :class:`Call`, may return a
-:func:`refusal` instead of calling on, pass changed arguments on with :meth:`Call.with_arguments`,
-or change or time the result. See docs/hooks.md.
+``tools/call``, ``resources/read`` and ``prompts/get`` as ``await middleware(call, call_next)``:
+it sees the :class:`Call`, may return a :func:`refusal` instead of calling on, pass changed
+arguments on with :meth:`Call.with_arguments`, or change or time the result. See docs/hooks.md.
 """
 
 from __future__ import annotations

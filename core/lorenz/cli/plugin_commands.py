@@ -20,6 +20,7 @@ from .workspace import load_plugin_modules
 
 __all__ = ["help_listing", "run_plugin_command"]
 
+
 def _globals(argv: Sequence[str]) -> argparse.Namespace:
     """``-p``, ``--plugins-dir`` and ``-v`` as given before the command's word."""
     from .parser import _global_options
