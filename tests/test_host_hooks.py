@@ -404,3 +404,32 @@ async def test_a_reload_closes_the_middleware_and_sinks_it_replaced(tmp_path: Pa
     assert closed_while_serving == ["middleware first", "sink first"]
     assert len(CLOSED) == 2  # not closed a second time as the host stopped
     assert len(RECORDS) == 1  # the replaced sink gets nothing after the reload
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("isolated", [True, False])
+def test_an_installed_distribution_s_shaper_and_sink_run_in_the_host(
+    tmp_path: Path, host_pack: ModuleType, monkeypatch: pytest.MonkeyPatch, isolated: bool
+) -> None:
+    """A third-party plugin is surveyed in a child first (isolated packs, or a plain workflow that
+    does not mount its packs); one whose shaper or sink the workflow names is then imported in the
+    host, where they run."""
+    root = tmp_path / "site"
+    info = root / "lorenz_audit-0.1.0.dist-info"
+    info.mkdir(parents=True)
+    (root / "lorenz_audit.py").write_text(PLUGIN_SOURCE, encoding="utf-8")
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: lorenz-audit\nVersion: 0.1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[lorenz.tool_packs]\naudit = lorenz_audit\n", encoding="utf-8")
+    (info / "RECORD").write_text("", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delitem(sys.modules, "lorenz_audit", raising=False)
+    workflow(tmp_path, '  middleware: [audit]\n  isolated_packs: ["*"]\n' if isolated else "  middleware: [audit]\n")
+    env = {**os.environ, "LORENZ_LOAD_PLUGINS": "lorenz-audit"}
+    workspace = open_workspace(cwd=tmp_path, env=env, plugins=[host_pack])
+    extensions = workspace.extensions
+    assert extensions is not None
+    assert [shaper.name for shaper in extensions.shapers] == ["audit"] == [sink.name for sink in extensions.sinks]
+    assert type(extensions.shapers[0].obj).__module__ == "lorenz_audit"  # the real one, imported here
+    sys.modules.pop("lorenz_audit", None)
