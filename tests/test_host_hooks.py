@@ -433,3 +433,27 @@ def test_an_installed_distribution_s_shaper_and_sink_run_in_the_host(
     assert [shaper.name for shaper in extensions.shapers] == ["audit"] == [sink.name for sink in extensions.sinks]
     assert type(extensions.shapers[0].obj).__module__ == "lorenz_audit"  # the real one, imported here
     sys.modules.pop("lorenz_audit", None)
+
+
+async def test_a_shaper_cannot_change_a_tool_s_schemas_or_scopes() -> None:
+    from lorenz.toolcall.catalog import CatalogFailed, shape_catalog
+    from lorenz.toolcall.extensions import Named
+
+    given = (ToolSpec(name="a", description="A.", input_schema={"type": "object"}, auth=("read",)),)
+
+    class Rewrites:
+        async def __call__(self, tools: tuple[ToolSpec, ...], listing: Listing) -> Sequence[ToolSpec]:
+            return [attrs.evolve(tools[0], description="Changed.", input_schema={"type": "string"}, auth=())]
+
+    class Answers:
+        def __init__(self, answer: object) -> None:
+            self.answer = answer
+
+        async def __call__(self, tools: tuple[ToolSpec, ...], listing: Listing) -> object:
+            return self.answer
+
+    (shaped,) = await shape_catalog([Named("rewrites", Rewrites())], given, Listing(), budget=5)
+    assert (shaped.description, shaped.input_schema, shaped.auth) == ("Changed.", {"type": "object"}, ("read",))
+    for answer, said in [({"a": 1}, "returned dict, not a list of ToolSpec"), (["a"], "returned a str among")]:
+        with pytest.raises(CatalogFailed, match=f"catalog shaper odd {said}"):
+            await shape_catalog([Named("odd", Answers(answer))], given, Listing(), budget=5)

@@ -89,6 +89,17 @@ def _kept(given: tuple[ToolSpec, ...], answer: object) -> tuple[ToolSpec, ...]:
                 raise TypeError(f"gave tool {spec.name} a description or title that is not text")
             if spec.annotations is not None and not isinstance(spec.annotations, Mapping):
                 raise TypeError(f"gave tool {spec.name} annotations that are not a mapping")
-            spec = evolve(original, description=spec.description, title=spec.title, annotations=spec.annotations)
+            if not _schemas_kept(spec, original):  # the pack's schemas and scopes, whatever it said
+                spec = evolve(original, description=spec.description, title=spec.title, annotations=spec.annotations)
         kept[spec.name] = spec
     return tuple(kept.values())
+
+
+def _schemas_kept(spec: ToolSpec, original: ToolSpec) -> bool:
+    """Whether ``spec`` (an ``evolve`` of ``original``) still has its schemas and scopes: the
+    common case, told by identity without comparing the schemas."""
+    return (
+        spec.input_schema is original.input_schema
+        and spec.output_schema is original.output_schema
+        and spec.auth == original.auth
+    )
