@@ -58,9 +58,9 @@ def used_plugins(workspace: Workspace) -> tuple[PluginLifespan, ...]:
 
 async def run_lifespan(
     plugins: Iterable[PluginLifespan], hook: Literal["startup", "shutdown"], settings: Settings
-) -> dict[str, str]:
-    """Run each plugin's ``lorenz_<hook>`` in turn; ``{plugin: what went wrong}`` for those that
-    failed (logged), never raises but for this task's cancellation."""
+) -> None:
+    """Run each plugin's ``lorenz_<hook>`` in turn, logging each that failed; never raises but for
+    this task's cancellation."""
     failed: dict[str, str] = {}
     for hooks in plugins:
         function = hooks.startup if hook == "startup" else hooks.shutdown
@@ -75,7 +75,6 @@ async def run_lifespan(
             failed[hooks.plugin] = redact_text(str(exc), settings.secrets)
     for plugin, what in failed.items():
         logger.warning("lorenz: lorenz_%s of plugin %s failed; serving on: %s", hook, plugin, what)
-    return failed
 
 
 async def _run(owner: str, action: str, function: Callable[[Settings], Any], settings: Settings) -> None:
@@ -104,13 +103,11 @@ class Lifespan:
         self._sinks = sinks
         self._started: tuple[PluginLifespan, ...] = ()
         self._extensions = live.snapshot().workspace.extensions
-        #: ``{plugin: what went wrong}`` of the startup hooks that failed.
-        self.failures: dict[str, str] = {}
 
     async def start(self) -> None:
         snapshot = self._live.snapshot()
         self._started = used_plugins(snapshot.workspace)
-        self.failures = await run_lifespan(self._started, "startup", snapshot.settings)
+        await run_lifespan(self._started, "startup", snapshot.settings)
 
     async def retire_replaced(self) -> None:
         """Close what a reload replaced (every reload builds the workflow's extensions afresh)."""
@@ -124,6 +121,7 @@ class Lifespan:
 
     async def stop(self) -> None:
         await run_lifespan(self._started, "shutdown", self._live.snapshot().settings)
+        await self.retire_replaced()  # a reload not yet seen: what it replaced, then what it built
         if self._extensions is not None:
             await close_layers(self._extensions.layers)  # their connections (a Redis client)
         await self._sinks.close()
