@@ -329,15 +329,32 @@ async def lorenz_shutdown(settings):
 '''
 
 
-@pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_shaper_sink_and_lifespan_over_stdio(tmp_path: Path, mode: str) -> None:
-    """One name (``audit``) turns on a plugin's shaper and sink together."""
-    (tmp_path / "lorenz_audit.py").write_text(PLUGIN_SOURCE, encoding="utf-8")
-    shutil.copy(Path(__file__).parent / "host_pack.py", tmp_path / "host_pack.py")
+def distribution(root: Path) -> None:
+    """``lorenz-audit`` (``PLUGIN_SOURCE``) as an installed distribution in ``root``."""
+    info = root / "lorenz_audit-0.1.0.dist-info"
+    info.mkdir(parents=True)
+    (root / "lorenz_audit.py").write_text(PLUGIN_SOURCE, encoding="utf-8")
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: lorenz-audit\nVersion: 0.1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[lorenz.tool_packs]\naudit = lorenz_audit\n", encoding="utf-8")
+    (info / "RECORD").write_text("", encoding="utf-8")
+
+
+@pytest.mark.parametrize(("mode", "installed"), [("legacy", False), ("auto", True)])
+async def test_shaper_sink_and_lifespan_over_stdio(tmp_path: Path, mode: str, installed: bool) -> None:
+    """One name (``audit``) turns on a plugin's shaper and sink together; the plugin given with
+    ``-p``, or installed as a distribution (found by its entry point)."""
+    site = tmp_path / "site"
+    distribution(site)
+    shutil.copy(Path(__file__).parent / "host_pack.py", site / "host_pack.py")
     workflow(tmp_path, "  middleware: [audit]\n")
     env: dict[str, Any] = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
-    env.update(LORENZ_LOAD_PLUGINS="", PYTHONPATH=os.pathsep.join([str(tmp_path), env.get("PYTHONPATH", "")]))
-    args = ["-m", "lorenz", "-p", "host_pack", "-p", "lorenz_audit", "serve", "--stdio"]
+    env.update(
+        LORENZ_LOAD_PLUGINS="lorenz-audit" if installed else "",
+        PYTHONPATH=os.pathsep.join([str(site), env.get("PYTHONPATH", "")]),
+        XDG_CACHE_HOME=str(tmp_path / "cache"),
+    )
+    plugin = [] if installed else ["-p", "lorenz_audit"]
+    args = ["-m", "lorenz", "-p", "host_pack", *plugin, "serve", "--stdio"]
     params = StdioServerParameters(command=sys.executable, args=args, env=env, cwd=tmp_path)
     async with mcp.Client(params, mode=mode) as client:
         names = [tool.name for tool in (await client.list_tools()).tools]
@@ -415,12 +432,7 @@ def test_an_installed_distribution_s_shaper_and_sink_run_in_the_host(
     does not mount its packs); one whose shaper or sink the workflow names is then imported in the
     host, where they run."""
     root = tmp_path / "site"
-    info = root / "lorenz_audit-0.1.0.dist-info"
-    info.mkdir(parents=True)
-    (root / "lorenz_audit.py").write_text(PLUGIN_SOURCE, encoding="utf-8")
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: lorenz-audit\nVersion: 0.1.0\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[lorenz.tool_packs]\naudit = lorenz_audit\n", encoding="utf-8")
-    (info / "RECORD").write_text("", encoding="utf-8")
+    distribution(root)
     monkeypatch.syspath_prepend(str(root))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
