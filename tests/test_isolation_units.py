@@ -23,7 +23,8 @@ from lorenz.isolation.protocol import (
     reply_result,
     structure,
 )
-from lorenz.isolation.survey import IsolatedPackStub, describe_exit
+from lorenz.isolation.stand_ins import IsolatedPackStub
+from lorenz.isolation.survey import describe_exit
 from lorenz.plugins.model import Discovery, PluginInfo
 from lorenz.plugins.registry import ToolRegistry, TrackerRegistry
 from lorenz.results import FormattedResult

@@ -157,8 +157,8 @@ class IsolationPool:
             return pack  # nothing isolated: none of the isolation machinery need load
         from .plan import plan_for
         from .proxy import IsolatedPack
+        from .stand_ins import IsolatedPackStub
         from .supervisor import START_TIMEOUT_SECONDS, StartError, Supervisor, logger
-        from .survey import IsolatedPackStub
 
         plan = plan_for(pack, settings, discovery, os.environ, instance)
         if plan is None:

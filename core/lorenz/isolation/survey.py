@@ -18,12 +18,12 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from attrs import evolve
 
-from lorenz.hookspecs import ENTRY_POINT_GROUP, hookimpl
+from lorenz.hookspecs import ENTRY_POINT_GROUP
 from lorenz.plugins.model import PluginFailure
 from lorenz.plugins.paths import plugin_files
 from lorenz.redact import redact_text
@@ -46,9 +46,9 @@ from .protocol import (
     encode,
     structure,
 )
+from .stand_ins import IsolatedPackStub, StandIn, TrackerStub
 
 if TYPE_CHECKING:
-    from lorenz.contracts import ToolSpec
     from lorenz.plugins.model import Mounts
     from lorenz.sandbox.policy import Sandbox
 
@@ -56,9 +56,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SURVEY_TIMEOUT_SECONDS",
-    "IsolatedPackStub",
-    "StandIn",
-    "TrackerStub",
     "child_command",
     "computed_permissions",
     "describe_exit",
@@ -81,90 +78,6 @@ def child_command() -> list[str]:
 def describe_exit(code: int) -> str:
     """``signal 11``, ``exit code 3``."""
     return f"signal {-code}" if code < 0 else f"exit code {code}"
-
-
-class IsolatedPackStub:
-    """A pack discovery left unimported because it runs in a process of its own; mounting puts
-    the process's proxy in its place (:class:`lorenz.isolation.IsolationPool`)."""
-
-    def __init__(
-        self,
-        name: str,
-        source: Source,
-        permissions: Permissions | None = None,
-        *,
-        settings_dependent: bool = False,
-        listed_specs: Sequence[ToolSpec] | None = None,
-    ) -> None:
-        self.name = name
-        self.isolation_source = source
-        #: Its tools as its survey listed them without settings (``None``: listing them raised).
-        self.listed_specs = None if listed_specs is None else tuple(listed_specs)
-        #: What the pack declares (read in its survey process): mounting sandboxes it with them.
-        self.permissions = permissions
-        #: Its permissions are a function of its settings: computed in a child once they are known.
-        self.permissions_depend_on_settings = settings_dependent
-
-    def _refuse(self) -> NoReturn:
-        msg = (
-            f"pack {self.name} was surveyed in a child, not imported here, and was not started (it runs in a"
-            " process of its own, or the workflow mounts it without naming it: add it to `tools:`)"
-        )
-        raise RuntimeError(msg)
-
-    def tool_specs(self, settings: Any) -> list[Any]:
-        self._refuse()
-
-    async def execute_tool(self, name: str, input: Any, context: Any) -> Any:
-        self._refuse()
-
-
-class TrackerStub:
-    """A tracker of a plugin the host surveyed instead of importing: a kind to list, and no
-    client (a workflow using it has the host import the plugin)."""
-
-    def __init__(self, kind: str, source: Source) -> None:
-        self.kind = kind
-        self.isolation_source = source
-
-    def create_client(self, settings: Any, context: Any) -> NoReturn:
-        msg = f"tracker {self.kind} of {self.isolation_source.label} was listed, not imported"
-        raise RuntimeError(msg)
-
-
-class StandIn:
-    """Registers the stubs of a plugin that was surveyed instead of imported."""
-
-    def __init__(
-        self,
-        stubs: Sequence[IsolatedPackStub],
-        trackers: Sequence[TrackerStub] = (),
-        commands: Mapping[str, str] | None = None,
-    ) -> None:
-        self.stubs = tuple(stubs)
-        self.trackers = tuple(trackers)
-        self.commands = dict(commands or {})
-
-    @hookimpl
-    def lorenz_register_tool_packs(self, register: Any) -> None:
-        for stub in self.stubs:
-            register(stub)
-
-    @hookimpl
-    def lorenz_register_trackers(self, register: Any) -> None:
-        for tracker in self.trackers:
-            register(tracker)
-
-    @hookimpl
-    def lorenz_register_commands(self, register: Any) -> None:
-        from lorenz.extensions import PluginCommand
-
-        for name, line in self.commands.items():  # listed only: running one imports its plugin
-            register(PluginCommand(name=name, help=line, run=_surveyed_command))
-
-
-def _surveyed_command(args: Any) -> NoReturn:
-    raise RuntimeError("a surveyed plugin's command runs only once its plugin is imported")
 
 
 def stand_ins_for(
