@@ -201,6 +201,8 @@ async def test_a_sink_gets_each_record_off_the_call_path(tmp_path: Path, host_pa
             results = [await client.call_tool("demo_add", {"a": n, "b": 1}) for n in range(2)]
             results.append(await client.call_tool("demo_fail", {}))
             assert not RECORDS  # every call answered while the sink is still stuck on the first record
+            async with httpx.AsyncClient() as http:
+                health = (await http.get(server.base_url + "/healthz")).json()
             GATE.set()
             assert await asyncio.to_thread(DELIVERED.wait, 30)
     assert [result.is_error for result in results] == [False, False, True]
@@ -211,6 +213,8 @@ async def test_a_sink_gets_each_record_off_the_call_path(tmp_path: Path, host_pa
     ]
     assert RECORDS[0]["pack"] == "demo" and "token" not in RECORDS[0] and "arguments" not in RECORDS[0]
     assert RECORDS[0] is not RECORDS[1] and RECORDS[2]["error"] == "nope"
+    counts = health["sinks"]["gated_sink"]
+    assert (counts["delivered"], counts["dropped"], counts["failed"]) == (0, 0, 0)
 
 
 @pytest.mark.parametrize("sink", ["failing_sink", "hanging_sink"])
