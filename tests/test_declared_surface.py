@@ -36,7 +36,6 @@ CORE_MADE = {
     "isolated": "the isolated pack's proxy and stubs",
     "isolation_source": "the isolated pack's stub: where its process imports it from",
     "listed_specs": "the surveyed pack's stub: its tools as its survey listed them",
-    "answers_by_deadline": "the isolated pack's proxy: its process answers by the deadline",
     "supervisor": "the isolated pack's proxy: its process supervisor",
     "view": "the isolated pack's proxy: the settings it was started with",
     "__file__": "Python: a plugin module's file",
@@ -136,3 +135,31 @@ async def test_what_the_host_asks_a_pack_and_a_tracker_is_declared(tmp_path: Pat
     asked = Pack.asked | Tracker.asked
     assert {"validate_options", "disabled_tools", "project_url"} <= asked  # it did look
     assert asked <= DECLARED | set(CORE_MADE), f"undeclared: {sorted(asked - DECLARED - set(CORE_MADE))}"
+
+
+@pytest.mark.anyio
+async def test_a_pack_cannot_claim_the_isolated_proxy_s_exemption(tmp_path: Path, host_pack: ModuleType) -> None:
+    """The runner skips the abandonable task only for the core's own isolated-pack proxy (a type),
+    so a pack setting the flag that proxy once carried is still timed out."""
+    import asyncio
+
+    class Claims(host_pack.DemoPack):  # type: ignore[misc,name-defined]
+        answers_by_deadline = True
+
+        async def execute_tool(self, name: str, input: Any, context: Any) -> Any:
+            await asyncio.Event().wait()
+
+    class Plugin:
+        @hookimpl
+        def lorenz_register_tool_packs(self, register: Any) -> None:
+            register(Claims())
+
+        @hookimpl
+        def lorenz_register_trackers(self, register: Any) -> None:
+            register(host_pack.DemoTracker())
+
+    (tmp_path / "WORKFLOW.md").write_text("---\ntracker: {kind: demo}\nserver: {tool_timeout_seconds: 0.5}\n---\n")
+    workspace = open_workspace(cwd=tmp_path, env={"LORENZ_LOAD_PLUGINS": ""}, plugins=[Plugin()])
+    async with httpx.AsyncClient() as http:
+        result = await workspace.call("demo_add", {"a": 1, "b": 1}, http)
+    assert result.success is False and "did not finish within 0.5 s" in str(result.error)
