@@ -33,6 +33,12 @@ def broken(args):
     raise ValueError("the command broke")
 
 
+def leaves(args):
+    import sys
+
+    sys.exit(4)
+
+
 def impostor(args):
     print("IMPOSTOR")
     return 0
@@ -43,6 +49,7 @@ def lorenz_register_commands(register):
     register(PluginCommand(name="hello", help="say hello to someone", run=hello, arguments=arguments))
     register(PluginCommand(name="broken", help="always fails", run=broken))
     register(PluginCommand(name="plugins", help="takes a built-in name", run=impostor))
+    register(PluginCommand(name="leave", help="exits with 4", run=leaves))
 """
 
 
@@ -82,6 +89,10 @@ def test_a_failing_command_is_one_line(plugin: Path, capsys: pytest.CaptureFixtu
     err = capsys.readouterr().err
     assert "command broken (in-process): run raised ValueError: the command broke" in err
     assert "Traceback" not in err
+
+
+def test_sys_exit_in_a_command_is_its_status(plugin: Path) -> None:
+    assert main(["-p", str(plugin), "leave"]) == 4
 
 
 def test_a_built_in_name_stays_the_built_in(plugin: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -50,7 +50,7 @@ def _commands(argv: Sequence[str], *, unimported: bool) -> list[tuple[PluginComm
 def run_plugin_command(index: int, argv: Sequence[str]) -> int | None:
     """Run the plugin command ``argv[index]`` names with the arguments after it; ``None`` when no
     plugin has one of that name (the parser then says so)."""
-    from lorenz.plugins.containment import call_plugin
+    from lorenz.plugins.containment import PluginError, call_plugin
 
     name = argv[index]
     found = next(((c, o) for c, o in _commands(argv[:index], unimported=False) if c.name.strip() == name), None)
@@ -63,7 +63,13 @@ def run_plugin_command(index: int, argv: Sequence[str]) -> int | None:
     )
     call_plugin(owner, "arguments", command.arguments, parser)
     args = parser.parse_args(list(argv[index + 1 :]))
-    code = call_plugin(owner, "run", command.run, args)
+    try:
+        code = call_plugin(owner, "run", command.run, args)
+    except PluginError as exc:
+        ended = exc.original
+        if isinstance(ended, SystemExit) and (ended.code is None or isinstance(ended.code, int)):
+            return ended.code or 0  # sys.exit(n) in a command is its exit status, as in a script
+        raise
     if not isinstance(code, int):
         raise UsageError(f"{owner}: run() returned {type(code).__name__}, not an exit status")
     return code
