@@ -5,9 +5,11 @@ SDK client; each contained when it raises or hangs, and active only when a workf
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import shutil
+import subprocess
 import sys
 import threading
 from collections.abc import Mapping, Sequence
@@ -286,11 +288,19 @@ def test_bad_shaper_settings_name_the_key(tmp_path: Path, host_pack: ModuleType,
 
 
 PLUGIN_SOURCE = '''
-"""A stdio test's plugin: a shaper hiding demo_boom, a sink writing each record's tool to a file,
-and lifespan hooks writing theirs."""
+"""A stdio test's plugin: a middleware tagging each result, a shaper hiding demo_boom, a sink
+writing each record to a file, lifespan hooks writing theirs, and a command counting the records."""
 import json
 from pathlib import Path
-from lorenz import hookimpl
+from lorenz import PluginCommand, ToolResult, hookimpl
+
+
+class Tagger:
+    async def __call__(self, call, call_next):
+        result = await call_next(call)
+        if result.success and isinstance(result.result, dict):
+            return ToolResult(success=True, result={**result.result, "audited": call.method})
+        return result
 
 
 class Shaper:
@@ -313,6 +323,11 @@ class Provider:
 
 
 @hookimpl
+def lorenz_call_middleware(register):
+    register(Provider("audit", Tagger))
+
+
+@hookimpl
 def lorenz_catalog(register):
     register(Provider("audit", Shaper))
 
@@ -330,6 +345,16 @@ def lorenz_startup(settings):
 @hookimpl
 async def lorenz_shutdown(settings):
     Path("lifespan.txt").open("a").write("shutdown\\n")
+
+
+def count(args):
+    print(len(Path("records.txt").read_text().splitlines()), "records")
+    return 0
+
+
+@hookimpl
+def lorenz_register_commands(register):
+    register(PluginCommand(name="audit-count", help="count the audited calls", run=count))
 '''
 
 
@@ -345,8 +370,9 @@ def distribution(root: Path) -> None:
 
 @pytest.mark.parametrize(("mode", "installed"), [("legacy", False), ("auto", True)])
 async def test_shaper_sink_and_lifespan_over_stdio(tmp_path: Path, mode: str, installed: bool) -> None:
-    """One name (``audit``) turns on a plugin's shaper and sink together; the plugin given with
-    ``-p``, or installed as a distribution (found by its entry point)."""
+    """One name (``audit``) turns on a plugin's middleware, shaper and sink together, and its
+    command runs from the CLI; the plugin given with ``-p``, or installed as a distribution (found
+    by its entry point), written against the public API only."""
     site = tmp_path / "site"
     distribution(site)
     shutil.copy(Path(__file__).parent / "host_pack.py", site / "host_pack.py")
@@ -365,11 +391,15 @@ async def test_shaper_sink_and_lifespan_over_stdio(tmp_path: Path, mode: str, in
         hidden = await client.call_tool("demo_boom", {})
         done = await client.call_tool("demo_add", {"a": 2, "b": 1})
     assert "demo_boom" not in names and "demo_add" in names
-    assert hidden.is_error is True and done.structured_content == {"sum": 3}
+    assert hidden.is_error is True and done.structured_content == {"sum": 3, "audited": "tools/call"}
     assert (tmp_path / "lifespan.txt").read_text().split() == ["startup", "shutdown"]
     assert set((tmp_path / "listings.txt").read_text().split()) == {"stdio"}
     records = (tmp_path / "records.txt").read_text().splitlines()  # written before shutdown drained the queue
     assert [line.count('"tool": "demo_') for line in records] == [1, 1]
+    command = [sys.executable, "-m", "lorenz", *plugin, "audit-count"]
+    run = functools.partial(subprocess.run, capture_output=True, text=True, timeout=120)
+    counted = await asyncio.to_thread(run, command, env=env, cwd=tmp_path)
+    assert (counted.returncode, counted.stdout) == (0, "2 records\n"), counted.stderr
 
 
 CLOSED: list[str] = []
