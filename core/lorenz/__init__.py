@@ -35,6 +35,13 @@ _EXPORTS: dict[str, str] = {
     "Middleware": "lorenz.middleware",
     "MiddlewareProvider": "lorenz.middleware",
     "refusal": "lorenz.middleware",
+    # catalog shapers, call-record sinks, commands (lorenz_catalog, lorenz_call_record, lorenz_register_commands)
+    "CatalogProvider": "lorenz.extensions",
+    "CatalogShaper": "lorenz.extensions",
+    "Listing": "lorenz.extensions",
+    "PluginCommand": "lorenz.extensions",
+    "RecordSink": "lorenz.extensions",
+    "RecordSinkProvider": "lorenz.extensions",
     # permissions (server.sandboxed_packs)
     "Permissions": "lorenz.sandbox.permissions",
     "SandboxedCommand": "lorenz.sandbox.command",
@@ -161,6 +168,12 @@ if TYPE_CHECKING:
     from .contracts import ToolSpec as ToolSpec
     from .contracts import TrackerContext as TrackerContext
     from .contracts import TrackerProvider as TrackerProvider
+    from .extensions import CatalogProvider as CatalogProvider
+    from .extensions import CatalogShaper as CatalogShaper
+    from .extensions import Listing as Listing
+    from .extensions import PluginCommand as PluginCommand
+    from .extensions import RecordSink as RecordSink
+    from .extensions import RecordSinkProvider as RecordSinkProvider
     from .hookspecs import hookimpl as hookimpl
     from .http import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
     from .http import RetryEvent as RetryEvent

@@ -15,8 +15,12 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
     from .contracts import ToolProvider, TrackerProvider
+    from .extensions import CatalogProvider, PluginCommand, RecordSinkProvider
     from .middleware import MiddlewareProvider
+    from .settings.model import Settings
 
 __all__ = ["ENTRY_POINT_GROUP", "PROJECT", "hookimpl", "hookspec"]
 
@@ -74,3 +78,55 @@ def lorenz_call_middleware(register: Callable[[MiddlewareProvider], None]) -> No
 
     Use in plugins: return nothing; do no I/O here.
     """
+
+
+@hookspec
+def lorenz_catalog(register: Callable[[CatalogProvider], None]) -> None:
+    """Register the catalog shapers this plugin provides.
+
+    Called once per discovery. Call ``register(provider)`` for each
+    :class:`~lorenz.CatalogProvider`; active only when a workflow lists its name in
+    ``server.middleware``. Each active shaper shapes ``tools/list`` per caller, in that list's
+    order; a tool one leaves out cannot be called either. See docs/hooks.md.
+    """
+
+
+@hookspec
+def lorenz_call_record(register: Callable[[RecordSinkProvider], None]) -> None:
+    """Register the call-record sinks this plugin provides.
+
+    Called once per discovery. Call ``register(provider)`` for each
+    :class:`~lorenz.RecordSinkProvider`; active only when a workflow lists its name in
+    ``server.middleware``. Each active sink gets every finished call's record, redacted as the
+    call log is, off the call's path. See docs/hooks.md.
+    """
+
+
+@hookspec
+def lorenz_register_commands(register: Callable[[PluginCommand], None]) -> None:
+    """Register ``lorenz`` subcommands (:class:`~lorenz.PluginCommand`).
+
+    Called once per discovery. ``lorenz --help`` lists them and ``lorenz <name>`` runs one;
+    the built-in commands never do, and a name a built-in command has is never run. Import what a
+    command needs inside its ``run``: registering it must cost nothing.
+    """
+
+
+# -------------------------------------------------------------------------
+# Lifespan hooks, called in each serving process (worker)
+# -------------------------------------------------------------------------
+
+
+@hookspec
+def lorenz_startup(settings: Settings) -> Awaitable[None] | None:
+    """Called once per serving process as it starts, before it serves, with the live settings,
+    for a plugin the workflow uses (it mounts its pack, dispatches with its tracker, or names its
+    middleware). May be ``async``. Bounded in time; what it raises, or a hang, is logged and the
+    host serves on. Open connections here (or lazily)."""
+
+
+@hookspec
+def lorenz_shutdown(settings: Settings) -> Awaitable[None] | None:
+    """Called once per serving process as it stops, with the live settings, for each plugin
+    :func:`lorenz_startup` was called for. May be ``async``; bounded and contained alike. Close
+    connections here."""

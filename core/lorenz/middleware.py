@@ -3,9 +3,9 @@
 A :class:`MiddlewareProvider` is registered by an installed plugin and does nothing until a
 workflow names it in ``server.middleware``; the host then asks it to :meth:`~MiddlewareProvider.create`
 one :class:`Middleware` from its ``server.middleware_options`` entry. Each middleware wraps every
-``tools/call`` as ``await middleware(call, call_next)``: it sees the :class:`Call`, may return a
-:func:`refusal` instead of calling on, pass changed arguments on with :meth:`Call.with_arguments`,
-or change or time the result. See docs/hooks.md.
+``tools/call``, ``resources/read`` and ``prompts/get`` as ``await middleware(call, call_next)``:
+it sees the :class:`Call`, may return a :func:`refusal` instead of calling on, pass changed
+arguments on with :meth:`Call.with_arguments`, or change or time the result. See docs/hooks.md.
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ class Call:
     caller: Caller | None = None
     transport: str = "in-process"
     protocol: str | None = None
-    #: The MCP method: ``tools/call``.
+    #: The MCP method: ``tools/call``, ``resources/read`` (``tool`` is then the URI, ``arguments``
+    #: ``{"uri": …}``) or ``prompts/get`` (``tool`` is the prompt's name).
     method: str = "tools/call"
 
     def with_arguments(self, arguments: Mapping[str, Any]) -> Call:
@@ -53,15 +54,20 @@ class Call:
     def identities(self) -> tuple[str, ...]:
         """Who is calling, most specific first: ``subject:<sub>`` and ``client:<client_id>`` for an
         OAuth caller, ``token:<name>`` for a named scoped token, else ``("anonymous",)``."""
-        found: list[str] = []
-        if self.caller is not None:
-            if self.caller.subject:
-                found.append(f"subject:{self.caller.subject}")
-            if self.caller.client_id:
-                found.append(f"client:{self.caller.client_id}")
-        if self.token_name:
-            found.append(f"token:{self.token_name}")
-        return tuple(found) or ("anonymous",)
+        return identities_of(self.token_name, self.caller)
+
+
+def identities_of(token_name: str | None, caller: Caller | None) -> tuple[str, ...]:
+    """:attr:`Call.identities` of a token name and an OAuth caller."""
+    found: list[str] = []
+    if caller is not None:
+        if caller.subject:
+            found.append(f"subject:{caller.subject}")
+        if caller.client_id:
+            found.append(f"client:{caller.client_id}")
+    if token_name:
+        found.append(f"token:{token_name}")
+    return tuple(found) or ("anonymous",)
 
 
 #: What a middleware calls to run the rest of the chain (and at its end, the tool).

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from .contracts import RuntimeTrackerClient
     from .toolcall.call import ToolTable
     from .toolcall.client_input import ClientInput
+    from .toolcall.extensions import Extensions
     from .toolcall.middleware import Layer
 
 __all__ = ["Workspace", "find_workflow", "open_workspace"]
@@ -66,14 +67,20 @@ class Workspace:
         self.isolation.close()
 
     @functools.cached_property
-    def middleware(self) -> tuple[Layer, ...]:
-        """The call middleware ``server.middleware`` names, built once (``()``: none, the common case)."""
+    def extensions(self) -> Extensions | None:
+        """The middleware, catalog shapers and call-record sinks ``server.middleware`` names, built
+        once (``None``: none, the common case)."""
         server = self.settings.server
         if not server.middleware and not server.middleware_options:
-            return ()  # and the chain's module (asyncio) stays unimported: listing commands start fast
-        from .toolcall.middleware import build_chain
+            return None  # and the chain's module (asyncio) stays unimported: listing commands start fast
+        from .toolcall.extensions import build_extensions
 
-        return build_chain(self.settings, self.discovery.middleware)
+        return build_extensions(self.settings, self.discovery)
+
+    @property
+    def middleware(self) -> tuple[Layer, ...]:
+        """The call middleware ``server.middleware`` names (``()``: none)."""
+        return self.extensions.layers if self.extensions is not None else ()
 
     @functools.cached_property
     def inventory(self) -> Inventory:
@@ -244,5 +251,5 @@ def open_workspace(
         isolation=isolation or IsolationPool(),
     )
     workspace.mounted  # noqa: B018 - an unknown pack, a bad option or a collision fails here, not on the first call
-    workspace.middleware  # noqa: B018 - and so does an unknown middleware or a bad option of one
+    workspace.extensions  # noqa: B018 - and so does an unknown middleware or a bad option of one
     return workspace

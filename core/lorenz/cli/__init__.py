@@ -43,7 +43,16 @@ def _run(argv: Sequence[str] | None, collecting: bool) -> int:
     from .parser import build_parser
 
     install_interrupt_flag()  # a real Ctrl-C still stops the command; a plugin's KeyboardInterrupt does not
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    plugin_word = _plugin_command_word(words)
+    if plugin_word is not None:  # a command Lorenz does not have: a plugin's, if one registers it
+        code = _run_plugin_command(plugin_word, words, collecting)
+        if code is not None:
+            return code
+    elif _before_command(words):
+        _list_plugin_commands(parser, words)
+    args = parser.parse_args(words)
     args.plugin = [*args.plugin, *getattr(args, "sub_plugin", [])]
     args.plugins_dir = [*args.plugins_dir, *getattr(args, "sub_plugins_dir", [])]
     args.verbose = args.verbose or getattr(args, "sub_verbose", False)
@@ -64,6 +73,67 @@ def _run(argv: Sequence[str] | None, collecting: bool) -> int:
 
         return _failed(args, describe_exception(exc), exc, hint=True)
     return code
+
+
+def _plugin_command_word(words: list[str]) -> tuple[int, str] | None:
+    """Where the command's word is and what it is, when it names no built-in command (the global
+    options that take a value skipped, so a ``-p`` module is not taken for it)."""
+    from .commands import TABLE
+
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if word in ("-p", "--plugin", "--plugins-dir"):
+            index += 2
+        elif word.startswith("-"):
+            index += 1
+        else:
+            return None if word in TABLE else (index, word)
+    return None
+
+
+def _before_command(words: list[str]) -> bool:
+    """Whether ``-h`` comes before any command: ``lorenz --help``, not ``lorenz tools --help``."""
+    from .commands import TABLE
+
+    for word in words:
+        if word in ("-h", "--help"):
+            return True
+        if word in TABLE:
+            return False
+    return False
+
+
+def _run_plugin_command(found: tuple[int, str], words: list[str], collecting: bool) -> int | None:
+    """Run the plugin command ``found`` names; ``None`` when no plugin registers it."""
+    import argparse
+
+    from .output import UsageError
+    from .plugin_commands import run_plugin_command
+
+    if collecting:
+        gc.enable()  # a plugin's command may run long, as the commands that run tools do
+    args = argparse.Namespace(verbose=bool({"-v", "--verbose"}.intersection(words[: found[0]])))
+    try:
+        return run_plugin_command(found[0], words)
+    except UsageError as exc:
+        return _failed(args, str(exc), exc.__cause__)
+    except Exception as exc:  # the plugin's code, contained: one line, the traceback with -v
+        from lorenz.plugins.containment import describe_exception
+
+        return _failed(args, describe_exception(exc), exc, hint=True)
+
+
+def _list_plugin_commands(parser: argparse.ArgumentParser, words: list[str]) -> None:
+    """Add the plugin commands to ``lorenz --help``."""
+    import argparse
+
+    from .plugin_commands import help_listing
+
+    listing = help_listing(words)
+    if listing:
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        parser.epilog = f"{listing}\n\n{parser.epilog}"
 
 
 def _failed(args: argparse.Namespace, message: str, cause: BaseException | None, *, hint: bool = False) -> int:

@@ -57,6 +57,9 @@ logger = logging.getLogger("lorenz.host")
 #: How often the lifespan task looks at WORKFLOW.md, to push ``tools/list_changed`` to sessions
 #: (requests also look, so a change is served at once either way).
 RELOAD_POLL_SECONDS = 0.5
+#: How long closing may take as the host stops (plugins' shutdown hooks, middleware and sinks
+#: closed, packs detached, isolated packs stopped), each step bounded on its own too.
+CLOSE_SECONDS = 30.0
 #: The SDK's own body cap is only a backstop: ours is read from the live settings per request.
 _SDK_BODY_CAP = 64 * 1024 * 1024
 
@@ -111,6 +114,7 @@ def build_app(
         streams = streaming.run() if streaming is not None else contextlib.nullcontext()
         async with manager.run(), streams, anyio.create_task_group() as tg:
             state.client()
+            await state.lifespan.start()  # plugins' lorenz_startup, bounded: a failing one is logged
             loop = asyncio.get_running_loop()
             size_thread_pools(loop)
             watchdog = app.state.watchdog = LoopWatchdog(loop)
@@ -127,7 +131,12 @@ def build_app(
                 tg.cancel_scope.cancel()
                 if exit_when_stuck:
                     exit_if_stuck(state.runner)
-                await state.aclose()
+                # Shielded from the cancel just above, or the plugins' shutdown hooks and the packs'
+                # detach would be cut at their first await; bounded as a whole (a pack's detach is not).
+                with anyio.move_on_after(CLOSE_SECONDS, shield=True) as closing:
+                    await state.aclose()
+                if closing.cancelled_caught:
+                    logger.warning("lorenz: closing the host took over %g s; stopping without the rest", CLOSE_SECONDS)
 
     async def current_server_settings(scope: Scope) -> ServerSettings:
         snapshot = await live.current_async()

@@ -1,4 +1,5 @@
-"""What the host records of each ``tools/call``: the call log line and the landing page's counters.
+"""What the host records of each ``tools/call``: the call log line, the landing page's counters,
+and what the workflow's call-record sinks get.
 
 Built from the request context the SDK hands the handler: protocol version, JSON-RPC id, the
 session (stateful HTTP), the client's name and version when it said (an ``initialize`` on this
@@ -22,6 +23,7 @@ from .http.security import raw_header
 from .mcp.grants import grant_of
 from .ops.tracing import current_trace_id
 from .scope import AFTER_REPLY
+from .sinks import Sinks
 
 if TYPE_CHECKING:
     from mcp.server import ServerRequestContext
@@ -85,6 +87,8 @@ class CallRecorder:
     def __init__(self, live: LiveWorkspace) -> None:
         self._live = live
         self.stats = CallStats()
+        #: The workflow's call-record sinks, each fed from a queue of its own.
+        self.sinks = Sinks()
         self._log: CallLog | None = None
         self._log_snapshot: Snapshot | None = None
 
@@ -222,7 +226,9 @@ class CallRecorder:
             "client_gone": True if client_gone else None,
             "kind": kind,
         }
-        if log is None:  # only the landing page may show it: built if it does
+        extensions = snapshot.workspace.extensions
+        sinks = extensions.sinks if extensions is not None else ()
+        if log is None and not sinks:  # only the landing page may show it: built if it does
             self.stats.count(tool, outcome, duration_ms, lambda: CallRecord(ts=CallRecord.stamp(finished), **fields))
             return
         arguments_json = json.dumps(arguments, ensure_ascii=False, default=str).encode("utf-8", "replace")
@@ -230,7 +236,10 @@ class CallRecorder:
             ts=CallRecord.stamp(finished), argument_bytes=len(arguments_json), result_bytes=_text_bytes(reply), **fields
         )
         self.stats.count(tool, outcome, duration_ms, record)
-        log.write(record)
+        if log is not None:
+            log.write(record)
+        if sinks:
+            self.sinks.offer(sinks, record)
 
     def close(self) -> None:
         if self._log is not None:

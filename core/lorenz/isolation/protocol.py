@@ -167,8 +167,11 @@ class Survey:
     op: Literal["survey"]
     packs: tuple[str, ...] = ()
     trackers: tuple[str, ...] = ()
-    #: The call middleware it provides (run in the host, so a workflow naming one imports it there).
+    #: The call middleware, catalog shapers and call-record sinks it provides (run in the host,
+    #: so a workflow naming one imports it there).
     middleware: tuple[str, ...] = ()
+    #: Its ``lorenz`` commands: ``{name: its line in lorenz --help}`` (run by importing it).
+    commands: Mapping[str, str] = {}
     failures: tuple[SurveyFailure, ...] = ()
     #: What each pack declares it needs (its ``permissions``), by pack name.
     permissions: Mapping[str, Permissions] = {}

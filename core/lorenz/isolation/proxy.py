@@ -21,7 +21,7 @@ import attrs
 from lorenz.contracts import send_progress
 from lorenz.results import ToolResult, error_message, failure_result
 from lorenz.toolcall.client_input import ASK, NONE, RETRY, InputRequired
-from lorenz.toolcall.execution import CallOutcome, carry_on, time_left
+from lorenz.toolcall.execution import AnswersByDeadline, CallOutcome, carry_on, time_left
 
 from .protocol import MAX_EVENT_MESSAGE_CHARS, Event
 from .routing import new_call
@@ -100,14 +100,12 @@ class _Events:
             self._pump.cancel()
 
 
-class IsolatedPack:
-    """A pack running in processes of its own (``server.isolated_packs``)."""
+class IsolatedPack(AnswersByDeadline):
+    """A pack running in processes of its own (``server.isolated_packs``); its calls are answered by
+    their deadline (the supervisor kills the process then)."""
 
     #: Read by the landing page and ``/healthz``.
     isolated = True
-    #: Read by :class:`~lorenz.toolcall.execution.ToolRunner`: a call is answered by its deadline at the
-    #: latest (the supervisor kills the process then), so it need not run as a task to abandon.
-    answers_by_deadline = True
 
     def __init__(self, supervisor: Supervisor, ready: Ready, home: asyncio.AbstractEventLoop) -> None:
         self.name = supervisor.pack

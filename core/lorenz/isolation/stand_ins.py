@@ -1,9 +1,10 @@
-"""What stands in for a plugin discovery surveyed in a child instead of importing (:mod:`.survey`):
-a stub per pack and per tracker, registered under the plugin's own name by :class:`StandIn`."""
+"""What stands in for a plugin discovery surveyed in a child instead of importing it: stubs of its
+packs and trackers, and its commands as names to list (:func:`lorenz.isolation.survey.stand_ins_for`
+builds them from the survey)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from lorenz.hookspecs import hookimpl
@@ -75,10 +76,12 @@ class StandIn:
         stubs: Sequence[IsolatedPackStub],
         trackers: Sequence[TrackerStub] = (),
         in_host: frozenset[str] = frozenset(),
+        commands: Mapping[str, str] | None = None,
     ) -> None:
         self.stubs = tuple(stubs)
         self.trackers = tuple(trackers)
         self.in_host = in_host
+        self.commands = dict(commands or {})
 
     @hookimpl
     def lorenz_register_tool_packs(self, register: Any) -> None:
@@ -89,3 +92,14 @@ class StandIn:
     def lorenz_register_trackers(self, register: Any) -> None:
         for tracker in self.trackers:
             register(tracker)
+
+    @hookimpl
+    def lorenz_register_commands(self, register: Any) -> None:
+        from lorenz.extensions import PluginCommand
+
+        for name, line in self.commands.items():  # listed only: running one imports its plugin
+            register(PluginCommand(name=name, help=line, run=_surveyed_command))
+
+
+def _surveyed_command(args: Any) -> NoReturn:
+    raise RuntimeError("a surveyed plugin's command runs only once its plugin is imported")

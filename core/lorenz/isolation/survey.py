@@ -155,6 +155,7 @@ def stand_ins_for(
                 ],
                 [TrackerStub(kind, source) for kind in outcome.trackers],
                 frozenset(pack for pack in outcome.packs if not is_isolated(pack, source.distribution, isolate)),
+                outcome.commands,
             )
     return out
 

@@ -3,8 +3,8 @@ with Lorenz when exactly one is, else nobody; the same whatever the order of ins
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
@@ -12,6 +12,9 @@ from lorenz.contracts import ToolProvider, TrackerProvider
 from lorenz.middleware import MiddlewareProvider
 
 from .checks import is_first_party
+
+if TYPE_CHECKING:
+    from lorenz.extensions import CatalogProvider, PluginCommand, RecordSinkProvider
 
 __all__ = ["DISABLE_PLUGINS_ENV", "Contribution", "settle"]
 
@@ -29,6 +32,12 @@ class Contribution:
     packs: tuple[ToolProvider, ...]
     trackers: tuple[TrackerProvider, ...]
     middleware: tuple[MiddlewareProvider, ...] = ()
+    catalog: tuple[CatalogProvider, ...] = ()
+    sinks: tuple[RecordSinkProvider, ...] = ()
+    commands: tuple[PluginCommand, ...] = ()
+    #: Its ``lorenz_startup`` / ``lorenz_shutdown`` implementations, each as ``f(settings)``.
+    startup: Callable[[Any], Any] | None = None
+    shutdown: Callable[[Any], Any] | None = None
 
     @property
     def label(self) -> str:

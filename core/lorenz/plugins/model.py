@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
@@ -9,9 +10,10 @@ from attrs import frozen
 from .registry import ToolRegistry, TrackerRegistry
 
 if TYPE_CHECKING:
+    from lorenz.extensions import CatalogProvider, PluginCommand, RecordSinkProvider
     from lorenz.middleware import MiddlewareProvider
 
-__all__ = ["Discovery", "Mounts", "PluginFailure", "PluginInfo"]
+__all__ = ["Discovery", "Mounts", "PluginFailure", "PluginInfo", "PluginLifespan"]
 
 
 @frozen(kw_only=True)
@@ -21,7 +23,8 @@ class Mounts:
 
     packs: frozenset[str] = frozenset()
     tracker: str | None = None
-    #: ``server.middleware``: a plugin providing one runs in the host.
+    #: ``server.middleware``: a plugin providing one (a middleware, catalog shaper or call-record
+    #: sink) runs in the host.
     middleware: frozenset[str] = frozenset()
 
 
@@ -36,6 +39,16 @@ class PluginInfo:
     trackers: tuple[str, ...] = ()
     #: The call middleware it provides (``lorenz_call_middleware``), by name.
     middleware: tuple[str, ...] = ()
+    #: Its catalog shapers (``lorenz_catalog``), call-record sinks (``lorenz_call_record``) and
+    #: ``lorenz`` commands (``lorenz_register_commands``), by name.
+    catalog: tuple[str, ...] = ()
+    sinks: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
+
+    @property
+    def extensions(self) -> tuple[str, ...]:
+        """The names ``server.middleware`` may list to turn on what it provides."""
+        return tuple(dict.fromkeys((*self.middleware, *self.catalog, *self.sinks)))
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -45,9 +58,19 @@ class PluginInfo:
             "packs": list(self.packs),
             "trackers": list(self.trackers),
         }
-        if self.middleware:
-            out["middleware"] = list(self.middleware)
+        for key in ("middleware", "catalog", "sinks", "commands"):
+            if getattr(self, key):
+                out[key] = list(getattr(self, key))
         return out
+
+
+@frozen(kw_only=True)
+class PluginLifespan:
+    """A plugin's ``lorenz_startup`` and ``lorenz_shutdown`` implementations, each ``f(settings)``."""
+
+    plugin: str
+    startup: Callable[[Any], Any] | None = None
+    shutdown: Callable[[Any], Any] | None = None
 
 
 @frozen(kw_only=True)
@@ -102,6 +125,13 @@ class Discovery:
     gone: tuple[PluginFailure, ...] = ()
     #: The call middleware installed plugins provide (active only when a workflow names one).
     middleware: tuple[MiddlewareProvider, ...] = ()
+    #: The catalog shapers and call-record sinks they provide (active likewise).
+    catalog: tuple[CatalogProvider, ...] = ()
+    sinks: tuple[RecordSinkProvider, ...] = ()
+    #: The ``lorenz`` subcommands they provide.
+    commands: tuple[PluginCommand, ...] = ()
+    #: The lifespan hooks of each plugin that has any (run for the plugins a workflow uses).
+    lifespan: tuple[PluginLifespan, ...] = ()
     #: Plugins whose code changed on disk but cannot be imported afresh in this process: the
     #: server reports them (degraded) until it is restarted.
     restart_needed: tuple[PluginFailure, ...] = ()

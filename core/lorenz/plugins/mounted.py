@@ -50,4 +50,4 @@ def unprovided(discovery: Discovery, mounts: Mounts) -> bool:
         return True
     if mounts.tracker is not None and discovery.trackers.get(mounts.tracker) is None:
         return True
-    return bool(mounts.middleware - {provider.name.strip() for provider in discovery.middleware})
+    return bool(mounts.middleware - {name for info in discovery.plugins for name in info.extensions})

@@ -8,23 +8,21 @@ is settled by :func:`~lorenz.plugins.clashes.settle`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, cast
 
 import pluggy
 
 from lorenz.contracts import ToolProvider, TrackerProvider
 from lorenz.hookspecs import ENTRY_POINT_GROUP
-from lorenz.middleware import MiddlewareProvider
 from lorenz.redact import redact_text, redacted_traceback
 from lorenz.results import error_message
 
-from .checks import pack_shape_problem, tracker_shape_problem
 from .clashes import Contribution, settle
 from .containment import PluginError, call_plugin, describe_exception
-from .model import Discovery, PluginFailure, PluginInfo
+from .contributions import NAMED_HOOKS, collect
+from .model import Discovery, PluginFailure, PluginInfo, PluginLifespan
 from .registry import ToolRegistry, TrackerRegistry
-from .skill_roots import note_plugin
 
 __all__ = ["Origins", "build_registries", "owner_label", "plugin_failure"]
 
@@ -95,50 +93,6 @@ def _unknown_hooks(pm: pluggy.PluginManager, plugin: object) -> list[str]:
     return unknown
 
 
-def _collect(
-    pm: pluggy.PluginManager, name: str, plugin: object, dist: str | None, version: str | None
-) -> Contribution:
-    """Call one plugin's registration hooks and check what it registered; raises on any problem."""
-    owner = owner_label(name, dist, version)
-    packs: list[ToolProvider] = []
-    kinds: list[TrackerProvider] = []
-    middleware: list[MiddlewareProvider] = []
-    hooks: dict[str, Callable[[Any], None]] = {
-        "lorenz_register_trackers": kinds.append,
-        "lorenz_register_tool_packs": packs.append,
-        "lorenz_call_middleware": middleware.append,
-    }
-    for hook_name, register in hooks.items():
-        call_plugin(owner, hook_name, _call_impls, pm, plugin, hook_name, register)
-    problems = [tracker_shape_problem(tracker, owner) for tracker in kinds]
-    problems += [pack_shape_problem(pack, owner) for pack in packs]
-    problems += [_middleware_shape_problem(provider, owner) for provider in middleware]
-    if any(problems):
-        raise ValueError("; ".join(problem for problem in problems if problem))
-    # Two different objects under one name within a plugin is the plugin's own bug: refuse it whole.
-    scratch_tools, scratch_trackers = ToolRegistry(), TrackerRegistry()
-    for tracker in kinds:
-        scratch_trackers.register(tracker)
-    for pack in packs:
-        scratch_tools.register(pack)
-        call_plugin(owner, "registration", note_plugin, pack, plugin)  # runs the pack's __hash__
-    return Contribution(
-        name=name,
-        distribution=dist,
-        version=version,
-        packs=tuple(packs),
-        trackers=tuple(kinds),
-        middleware=tuple(middleware),
-    )
-
-
-def _middleware_shape_problem(provider: object, owner: str) -> str | None:
-    name = getattr(provider, "name", None)
-    if not isinstance(name, str) or not name.strip() or not callable(getattr(provider, "create", None)):
-        return f"{owner}: a call middleware provider needs a non-blank str `name` and a `create(options, settings)`"
-    return None
-
-
 def build_registries(
     pm: pluggy.PluginManager,
     *,
@@ -162,24 +116,19 @@ def build_registries(
             continue
         dist, version = origins.get(name, (None, None))
         try:
-            contributions.append(_collect(pm, name, plugin, dist, version))
+            contributions.append(collect(pm, owner_label(name, dist, version), name, plugin, dist, version))
         except Exception as exc:
             all_failures.append(plugin_failure(ENTRY_POINT_GROUP, name, dist, version, exc))
-    pack_claims: dict[str, list[tuple[Contribution, Any]]] = {}
-    tracker_claims: dict[str, list[tuple[Contribution, Any]]] = {}
-    middleware_claims: dict[str, list[tuple[Contribution, Any]]] = {}
-    for contribution in contributions:
-        for pack in contribution.packs:
-            pack_claims.setdefault(pack.name.strip(), []).append((contribution, pack))
-        for tracker in contribution.trackers:
-            tracker_claims.setdefault(tracker.kind.strip(), []).append((contribution, tracker))
-        for provider in contribution.middleware:
-            middleware_claims.setdefault(provider.name.strip(), []).append((contribution, provider))
-    pack_winners, pack_losers = settle(pack_claims, "pack name")
-    tracker_winners, tracker_losers = settle(tracker_claims, "tracker kind")
-    middleware_winners, middleware_losers = settle(middleware_claims, "middleware name")
-    for loser, message in [*tracker_losers, *pack_losers, *middleware_losers]:
-        all_failures.append(
+    nouns = {"packs": "pack name", "trackers": "tracker kind"}
+    nouns.update({field: noun for field, noun, _ in NAMED_HOOKS.values()})
+    winners: dict[str, dict[str, Any]] = {}
+    for field, noun in nouns.items():
+        claims: dict[str, list[tuple[Contribution, Any]]] = {}
+        for contribution in contributions:
+            for obj in getattr(contribution, field):
+                claims.setdefault(_key(field, obj), []).append((contribution, obj))
+        winners[field], losers = settle(claims, noun)
+        all_failures.extend(
             PluginFailure(
                 group=ENTRY_POINT_GROUP,
                 name=loser.name,
@@ -187,45 +136,51 @@ def build_registries(
                 version=loser.version,
                 error=message,
             )
+            for loser, message in losers
         )
     tools, trackers = ToolRegistry(), TrackerRegistry()
-    middleware: list[MiddlewareProvider] = []
+    kept_by_field: dict[str, list[Any]] = {field: [] for field in nouns}
     infos: list[PluginInfo] = []
+    lifespan: list[PluginLifespan] = []
     for contribution in contributions:
-        kept_trackers = [t for t in contribution.trackers if tracker_winners.get(t.kind.strip()) is t]
-        kept_packs = [p for p in contribution.packs if pack_winners.get(p.name.strip()) is p]
-        kept_middleware = [m for m in contribution.middleware if middleware_winners.get(m.name.strip()) is m]
-        middleware.extend(kept_middleware)
-        for tracker in kept_trackers:
-            trackers.register(tracker)
-        for pack in kept_packs:
-            tools.register(pack)
-        if not kept_packs and not kept_trackers and not kept_middleware and contribution.name not in origins:
+        kept = {
+            field: [obj for obj in getattr(contribution, field) if winners[field].get(_key(field, obj)) is obj]
+            for field in nouns
+        }
+        for field, objs in kept.items():
+            kept_by_field[field].extend(objs)
+        for tracker in kept["trackers"]:
+            trackers.register(cast(TrackerProvider, tracker))
+        for pack in kept["packs"]:
+            tools.register(cast(ToolProvider, pack))
+        if not any(kept.values()) and contribution.name not in origins:
             continue  # an in-process helper object with no registrations
         infos.append(
             PluginInfo(
                 name=contribution.name,
                 distribution=contribution.distribution,
                 version=contribution.version,
-                packs=tuple(p.name.strip() for p in kept_packs),
-                trackers=tuple(t.kind.strip() for t in kept_trackers),
-                middleware=tuple(m.name.strip() for m in kept_middleware),
+                **{field: tuple(_key(field, obj) for obj in objs) for field, objs in kept.items()},
             )
         )
+        if contribution.startup is not None or contribution.shutdown is not None:
+            lifespan.append(
+                PluginLifespan(plugin=contribution.name, startup=contribution.startup, shutdown=contribution.shutdown)
+            )
     return Discovery(
         tools=tools,
         trackers=trackers,
         plugins=tuple(infos),
         failures=tuple(all_failures),
         disabled=tuple(disabled),
-        middleware=tuple(middleware),
+        middleware=tuple(kept_by_field["middleware"]),
+        catalog=tuple(kept_by_field["catalog"]),
+        sinks=tuple(kept_by_field["sinks"]),
+        commands=tuple(kept_by_field["commands"]),
+        lifespan=tuple(lifespan),
     )
 
 
-def _call_impls(pm: pluggy.PluginManager, plugin: object, hook_name: str, register: Callable[[Any], None]) -> None:
-    """Call ``plugin``'s implementation of ``hook_name`` (if any) with the ``register`` callback."""
-    caller = getattr(pm.hook, hook_name)
-    for impl in caller.get_hookimpls():
-        if impl.plugin is plugin:
-            kwargs = {arg: register for arg in impl.argnames if arg == "register"}
-            impl.function(**kwargs)
+def _key(field: str, obj: Any) -> str:
+    """The name a registration is known by: a tracker's kind, anything else's name, trimmed."""
+    return str(obj.kind if field == "trackers" else obj.name).strip()

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from lorenz.contracts import ProgressSink, ToolContext, ToolProvider
 
 __all__ = [
+    "AnswersByDeadline",
     "CallOutcome",
     "ClientGone",
     "ToolRunner",
@@ -55,6 +56,12 @@ class CallOutcome:
 
     result: ToolResult
     kind: str
+
+
+class AnswersByDeadline:
+    """A pack the core runs in a process of its own (an isolated pack's proxy): a call is answered
+    by its deadline at the latest (the process is killed then), so the runner need not run it as a
+    task to abandon. A type, not a flag: a plugin's pack cannot opt out of being contained."""
 
 
 @frozen
@@ -258,7 +265,7 @@ class ToolRunner:
         sink = getattr(context, "progress_sink", None)
         slot = CallSlot(lambda: slots.release_on_behalf_of(token))
         call = _PackCall(pack=pack_name, tool=name, owner=ThreadOwner(threads, slot), deadline=deadline, progress=sink)
-        if getattr(pack, "answers_by_deadline", False):
+        if isinstance(pack, AnswersByDeadline):  # the core's own: never an attribute a plugin could set
             # An isolated pack answers by the deadline itself (its process is killed then) and
             # cannot block this loop: no task of its own to abandon, one fewer loop turn per call.
             current, owner = _CURRENT.set(call), CURRENT_OWNER.set(call.owner)

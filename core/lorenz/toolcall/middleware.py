@@ -1,11 +1,11 @@
 """The call-middleware chain: built once per workflow from ``server.middleware``, run per call.
 
-:func:`build_chain` asks each named provider for its middleware (validating its options);
-:func:`run_chain` runs a call through the layers in the order the workflow lists them, the first
-outermost. A layer that raises, returns something other than a result, or spends more than its
-budget of its own time (the time inside ``call_next`` does not count) answers as an ``isError``
-failure naming it, never a crash of the host. With no middleware configured the host does not
-come here at all.
+:func:`lorenz.toolcall.extensions.build_extensions` asks each named provider for its middleware
+(validating its options); :func:`run_chain` runs a call through the layers in the order the
+workflow lists them, the first outermost. A layer that raises, returns something other than a
+result, or spends more than its budget of its own time (the time inside ``call_next`` does not
+count) answers as an ``isError`` failure naming it, never a crash of the host. With no middleware
+configured the host does not come here at all.
 """
 
 from __future__ import annotations
@@ -18,15 +18,13 @@ from typing import Any
 from attrs import frozen
 
 from lorenz.contracts import Caller
-from lorenz.middleware import Call, Middleware, MiddlewareProvider
+from lorenz.extensions import Listing
+from lorenz.middleware import Call, Middleware
 from lorenz.plugins.containment import PluginError, call_plugin
 from lorenz.redact import redact_text
 from lorenz.results import ToolResult, error_message, failure_result
-from lorenz.settings.errors import ConfigError
-from lorenz.settings.model import Settings
-from lorenz.settings.suggest import did_you_mean, shown
 
-__all__ = ["CallOrigin", "Layer", "build_chain", "close_layers", "layer_health", "run_chain"]
+__all__ = ["CallOrigin", "Layer", "close_layers", "layer_health", "run_chain"]
 
 #: How long one middleware's ``aclose()`` may take when the host stops.
 CLOSE_SECONDS = 5.0
@@ -52,6 +50,10 @@ class CallOrigin:
     transport: str = "in-process"
     protocol: str | None = None
 
+    def listing(self) -> Listing:
+        """Who lists the catalog, for the workflow's catalog shapers."""
+        return Listing(token_name=self.token_name, caller=self.caller, transport=self.transport, protocol=self.protocol)
+
     def call(self, tool: str, pack: str, arguments: Any) -> Call:
         return Call(
             tool=tool,
@@ -62,41 +64,6 @@ class CallOrigin:
             transport=self.transport,
             protocol=self.protocol,
         )
-
-
-def build_chain(settings: Settings, providers: Iterable[MiddlewareProvider]) -> tuple[Layer, ...]:
-    """The layers ``server.middleware`` names, in its order; raises :class:`ConfigError` naming an
-    unknown middleware (with a did-you-mean and what is installed) or its provider's complaint."""
-    server = settings.server
-    if not server.middleware and not server.middleware_options:
-        return ()
-    installed = {provider.name: provider for provider in providers}
-    for key in server.middleware_options:
-        if key not in server.middleware:
-            msg = (
-                f"server.middleware_options.{shown(key)}: {shown(key)} is not listed in server.middleware"
-                f"{did_you_mean(key, server.middleware)}; options apply only to middleware the workflow turns on"
-            )
-            raise ConfigError(msg)
-    layers: list[Layer] = []
-    for name in server.middleware:
-        provider = installed.get(name)
-        if provider is None:
-            hint = did_you_mean(name, installed) or f" (installed: {', '.join(sorted(installed)) or 'none'})"
-            msg = f"server.middleware: unknown middleware {shown(name)}{hint}"
-            raise ConfigError(msg)
-        options = server.middleware_options.get(name, {})
-        try:
-            middleware = call_plugin(f"middleware {name}", "create", provider.create, options, settings)
-        except PluginError as exc:
-            if isinstance(exc.original, ConfigError):
-                raise ConfigError(f"server.middleware_options.{name}: {exc.original}") from None
-            raise ConfigError(f"server.middleware: {name}: {exc}") from None
-        if not callable(middleware):
-            msg = f"server.middleware: {name}: its create() returned {type(middleware).__name__}, not a middleware"
-            raise ConfigError(msg)
-        layers.append(Layer(name, middleware))
-    return tuple(layers)
 
 
 def layer_health(layers: tuple[Layer, ...]) -> dict[str, Any]:

@@ -56,10 +56,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"no plugins loaded{note}" if note else "no plugins installed (lorenz install a lorenz-* distribution)")
     for info in discovery.plugins:
         origin = f"{info.distribution} {info.version}" if info.distribution else "in-process"
-        middleware = f"; middleware: {', '.join(info.middleware)}" if info.middleware else ""
+        more = "".join(
+            f"; {label}: {', '.join(names)}"
+            for label, names in (
+                ("middleware", info.middleware),
+                ("catalog shapers", info.catalog),
+                ("call-record sinks", info.sinks),
+                ("commands", info.commands),
+            )
+            if names
+        )
         print(
             f"{info.name} ({origin}): trackers: {', '.join(info.trackers) or '-'}; "
-            f"packs: {', '.join(info.packs) or '-'}{middleware}"
+            f"packs: {', '.join(info.packs) or '-'}{more}"
         )
         if args.verbose:
             for pack in info.packs:

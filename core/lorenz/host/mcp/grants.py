@@ -13,15 +13,19 @@ from __future__ import annotations
 import fnmatch
 import hmac
 from collections.abc import Iterable, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
 from lorenz.contracts import Caller
 from lorenz.host.scope import GRANT
 from lorenz.settings.model import ServerSettings
+from lorenz.toolcall.middleware import CallOrigin
 
-__all__ = ["FULL", "NOTHING", "Grant", "grant_for", "grant_of", "remember", "token_matches"]
+if TYPE_CHECKING:
+    from mcp.server import ServerRequestContext
+
+__all__ = ["FULL", "NOTHING", "Grant", "grant_for", "grant_of", "origin_of", "remember", "token_matches"]
 
 
 @frozen
@@ -92,6 +96,14 @@ def grant_for(authorization: bytes | None, server: ServerSettings) -> Grant | No
 
 def remember(scope: MutableMapping[str, Any], grant: Grant) -> None:
     scope.setdefault("state", {})[GRANT] = grant
+
+
+def origin_of(grant: Grant, ctx: ServerRequestContext[Any, Any] | None) -> CallOrigin:
+    """Who calls and how, for the workflow's call middleware and catalog shapers: the grant's
+    token name and OAuth caller (never the token), the transport and protocol version."""
+    transport = "in-process" if ctx is None else "stdio" if ctx.request is None else "http"
+    protocol = ctx.protocol_version if ctx is not None else None
+    return CallOrigin(token_name=grant.name, caller=grant.caller, transport=transport, protocol=protocol)
 
 
 def grant_of(request: Any, local: Grant | None = None) -> Grant:

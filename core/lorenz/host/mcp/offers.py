@@ -2,9 +2,10 @@
 
 A caller sees those of the packs it may call at least one tool of (a scoped token's globs, matched
 against every tool the pack declares, switched off or not); for it the others do not exist.
-A read or a render runs like a tool call: in one of the pack's call slots, contained, within
-``server.tool_timeout_seconds``, measured against ``server.max_result_bytes``, and recorded in
-the call log (``kind`` ``resource`` or ``prompt``, the URI template rather than the URI).
+A read or a render runs like a tool call: through the workflow's call middleware, in one of the
+pack's call slots, contained, within ``server.tool_timeout_seconds``, measured against
+``server.max_result_bytes``, and recorded in the call log (``kind`` ``resource`` or ``prompt``,
+the URI template rather than the URI).
 """
 
 from __future__ import annotations
@@ -16,15 +17,20 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 import pydantic
+from attrs import evolve
 from mcp.shared.exceptions import MCPError
 
 from lorenz.contracts import PromptSpec, ResourceSpec, ToolContext, ToolProvider
 from lorenz.host.reload.live import request_snapshot
+from lorenz.middleware import Call
 from lorenz.mounting.instances import provider_of
 from lorenz.redact import redact_text
 from lorenz.results import ToolResult, error_message
+from lorenz.toolcall.execution import CallOutcome
+from lorenz.toolcall.middleware import run_chain
 from lorenz.toolcall.replies import ToolReply
 
+from .grants import origin_of
 from .skills import RESOURCE_NOT_FOUND
 
 if TYPE_CHECKING:
@@ -70,7 +76,7 @@ class _Offering:
     """One read or render, run by the host's :class:`~lorenz.toolcall.execution.ToolRunner` as a
     call of its pack (the pack's slots, timeout and containment)."""
 
-    def __init__(self, pack: ToolProvider, run: Callable[[ToolContext], Awaitable[ToolResult]]) -> None:
+    def __init__(self, pack: ToolProvider, run: Callable[[Any, ToolContext], Awaitable[ToolResult]]) -> None:
         self.name = pack.name
         self._run = run
 
@@ -78,7 +84,7 @@ class _Offering:
         return []
 
     async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
-        return await self._run(context)
+        return await self._run(input, context)
 
 
 def _code(result: ToolResult, missing: int) -> int:
@@ -95,13 +101,16 @@ async def _run(
     ctx: ServerRequestContext[Any, Any],
     pack: ToolProvider,
     label: str,
-    kind: str,
+    target: tuple[str, str],
     arguments: Any,
-    run: Callable[[ToolContext], Awaitable[ToolResult]],
+    run: Callable[[Any, ToolContext], Awaitable[ToolResult]],
     shape: Callable[[Any], Any],
     missing: int,
 ) -> Any:
-    """Run one read or render and record it; its answer, or an ``MCPError`` with a redacted message."""
+    """Run one read or render (through the workflow's call middleware, as ``target``: its method
+    and the URI or prompt name) and record it; its answer, or an ``MCPError`` with a redacted
+    message."""
+    kind = "resource" if target[0] == "resources/read" else "prompt"
     settings = snapshot.settings
     server = settings.server
     started = time.perf_counter()
@@ -113,22 +122,30 @@ async def _run(
     )
     answer: Any = None
     error: MCPError | None = None
-    try:
-        outcome = await state.runner.run(
+
+    async def execute(passed: Any) -> CallOutcome:
+        return await state.runner.run(
             _Offering(pack, run),
             label,
-            arguments,
+            passed,
             context,
             time_limit=server.tool_timeout_seconds,
             concurrency=server.pack_concurrency,
         )
+
+    try:
+        if snapshot.tools.middleware:
+            call = evolve(origin_of(state.grant(ctx), ctx).call(target[1], pack.name, arguments), method=target[0])
+            outcome = await _chained(snapshot, call, execute)
+        else:
+            outcome = await execute(arguments)
         result, outcome_kind = outcome.result, outcome.kind
         if outcome_kind == "timeout":
             message = f"{label} did not finish within {server.tool_timeout_seconds:g} s (server.tool_timeout_seconds)"
             error = MCPError(types.INTERNAL_ERROR, message)
         elif not result.success:
             text = redact_text(result.error or "failed", settings.secrets, base_dir=settings.base_dir)
-            error = MCPError(_code(result, missing), text)
+            error = MCPError(_code(result, missing), text, _refusal(result) if outcome_kind == "rejected" else None)
         elif len(json.dumps(result.result, default=str).encode("utf-8")) > server.max_result_bytes:
             outcome_kind = "rejected"
             message = f"{label}: the result is more than {server.max_result_bytes:,} bytes (server.max_result_bytes)"
@@ -149,6 +166,34 @@ async def _run(
     if error is not None:
         raise error
     return answer
+
+
+async def _chained(snapshot: Snapshot, call: Call, execute: Callable[[Any], Awaitable[CallOutcome]]) -> CallOutcome:
+    """The read or render through the workflow's call middleware, whose innermost step is
+    ``execute``: the pack's outcome when the result is its, else ``rejected`` (a middleware
+    answered without calling on) or ``failure`` (it changed what the pack answered)."""
+    outcomes: list[CallOutcome] = []
+
+    async def terminal(passed: Call) -> ToolResult:
+        outcome = await execute(passed.arguments if passed is call else dict(passed.arguments))
+        outcomes.append(outcome)
+        return outcome.result
+
+    settings = snapshot.settings
+    budget = settings.server.tool_timeout_seconds
+    result = await run_chain(snapshot.tools.middleware, call, terminal, budget=budget, secrets=settings.secrets)
+    if outcomes and outcomes[-1].result is result:
+        return outcomes[-1]
+    return CallOutcome(result, "success" if result.success else "failure" if outcomes else "rejected")
+
+
+def _refusal(result: ToolResult) -> dict[str, Any] | None:
+    """What a middleware's refusal says beside its message (``reason``, ``retryAfter``, ``recovery``),
+    as the JSON-RPC error's ``data``."""
+    error = result.result.get("error") if isinstance(result.result, dict) else None
+    if not isinstance(error, dict):
+        return None
+    return {key: error[key] for key in ("reason", "recovery", "retryable", "retryAfter") if key in error} or None
 
 
 def _owner(pack: ToolProvider) -> dict[str, Any]:
@@ -226,13 +271,14 @@ def offer_handlers(state: HostState, skills: dict[str, Handler]) -> dict[str, Ha
         if not callable(read):
             raise MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}")
 
-        async def run(context: ToolContext) -> ToolResult:
-            result: ToolResult = await read(uri, context)
+        async def run(arguments: Any, context: ToolContext) -> ToolResult:
+            result: ToolResult = await read(uri, context)  # a middleware may not read another resource
             return result
 
         label = f"resources/read {spec.uri}"
+        target = ("resources/read", uri)
         answer: types.ReadResourceResult = await _run(
-            state, snapshot, ctx, pack, label, "resource", {"uri": uri}, run, _read_result, RESOURCE_NOT_FOUND
+            state, snapshot, ctx, pack, label, target, {"uri": uri}, run, _read_result, RESOURCE_NOT_FOUND
         )
         return answer
 
@@ -256,13 +302,14 @@ def offer_handlers(state: HostState, skills: dict[str, Handler]) -> dict[str, Ha
         spec, pack = found
         arguments = dict(params.arguments or {})
 
-        async def run(context: ToolContext) -> ToolResult:
-            result: ToolResult = await render(spec.name, arguments, context)
+        async def run(passed: Any, context: ToolContext) -> ToolResult:
+            result: ToolResult = await render(spec.name, passed, context)
             return result
 
         label = f"prompts/get {spec.name}"
+        target = ("prompts/get", spec.name)
         answer: types.GetPromptResult = await _run(
-            state, snapshot, ctx, pack, label, "prompt", arguments, run, _prompt_result, types.INVALID_PARAMS
+            state, snapshot, ctx, pack, label, target, arguments, run, _prompt_result, types.INVALID_PARAMS
         )
         return answer
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
@@ -31,20 +31,21 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from lorenz import __version__
 from lorenz.contracts import ToolContext, ToolSpec
+from lorenz.host.lifespan import Lifespan
 from lorenz.host.ops.tracing import instrument_http, tracing_enabled
 from lorenz.host.recording import CallRecorder
 from lorenz.host.reload.live import request_snapshot
 from lorenz.results import error_message, tool_failure
 from lorenz.toolcall.call import call_tool as run_tool
+from lorenz.toolcall.catalog import CatalogFailed, shape_catalog
 from lorenz.toolcall.enabled import EnabledTools
 from lorenz.toolcall.execution import CallOutcome, ClientGone, ToolRunner
-from lorenz.toolcall.middleware import CallOrigin, close_layers
 from lorenz.toolcall.replies import ToolReply, call_result
 
 from .asking import SealedRequestState, client_capabilities, client_input_for, refused_requests
 from .catalog import ServedCatalog
 from .client_log import ClientLevels, session_key
-from .grants import Grant, grant_of
+from .grants import Grant, grant_of, origin_of
 from .instructions import instructions_for
 from .offers import offer_handlers
 from .resource_updates import ResourceSubscriptions
@@ -93,6 +94,8 @@ class HostState:
         self.http: httpx.AsyncClient | None = None
         self.runner = ToolRunner()
         self.recorder = CallRecorder(live)
+        #: Plugins' startup and shutdown hooks, and closing what a reload replaced.
+        self.lifespan = Lifespan(live, self.recorder.sinks)
         #: What each handshake-era session asked for with ``logging/setLevel``.
         self.log_levels = ClientLevels()
         #: ``server.catalog``'s search index, each caller's usage and each session's found tools.
@@ -117,7 +120,7 @@ class HostState:
             self.listen.close()  # ends open listen streams gracefully, so shutdown does not wait on them
         await self.runner.aclose()
         self.recorder.close()
-        await close_layers(self.live.snapshot().workspace.middleware)  # their connections (a Redis client)
+        await self.lifespan.stop()  # plugins' shutdown hooks; middleware and sinks closed
         await self.live.aclose()  # the isolated packs' processes
         if self.http is not None:
             await self.http.aclose()
@@ -151,6 +154,7 @@ class HostState:
         if snapshot.generation == self._notified_generation:
             return
         self._notified_generation = snapshot.generation
+        await self.lifespan.retire_replaced()
         offered, self._offered = self._offered, _offered(snapshot)
         resources, prompts = offered[0] != self._offered[0], offered[1] != self._offered[1]
         if self._bus is not None:
@@ -264,7 +268,14 @@ async def call_tool(
 
     left = ClientGone(after_client_left)
     grant = state.grant(ctx)
-    allows = None if grant.everything else grant.allows
+    allows: Callable[[str], bool] | None = None if grant.everything else grant.allows
+    if snapshot.workspace.extensions is not None and snapshot.workspace.extensions.shapers:
+        try:  # what the catalog shapers show this caller is all it may call
+            allows = frozenset(spec.name for spec in await shaped_tools(snapshot, grant, ctx)).__contains__
+        except CatalogFailed as failed:
+            refused = call_result(failed.failure())
+            state.recorder.record(snapshot, name, arguments, refused, "rejected", started, ctx)
+            return refused
 
     def context() -> ToolContext:
         session = ctx.session if ctx is not None else None
@@ -290,7 +301,7 @@ async def call_tool(
             visible=allows,
             when_left=left,
             check_requests=lambda requests: refused_requests(requests, client_capabilities(ctx)),
-            origin=_origin(grant, ctx) if snapshot.tools.middleware else None,
+            origin=origin_of(grant, ctx) if snapshot.tools.middleware else None,
         )
     except BaseException:  # cancelled by the client (or the host stopping): the pack's task was cancelled too
         if not left.following:  # the runner records it once the pack's work has ended
@@ -302,10 +313,13 @@ async def call_tool(
     return answer.reply
 
 
-def visible_tools(state: HostState, snapshot: Snapshot, ctx: ServerRequestContext[Any, Any]) -> list[types.Tool]:
-    """The tools the caller of ``ctx`` may see and call (before a ``server.catalog`` budget)."""
+async def visible_tools(state: HostState, snapshot: Snapshot, ctx: ServerRequestContext[Any, Any]) -> list[types.Tool]:
+    """The tools the caller of ``ctx`` may see and call: within its grant, as the workflow's catalog
+    shapers show them (none when one failed), before a ``server.catalog`` budget."""
     tools = wire_tools(snapshot)
     grant = state.grant(ctx)
+    if snapshot.workspace.extensions is not None and snapshot.workspace.extensions.shapers:
+        return await _shaped_wire(snapshot, grant, ctx, tools)
     return tools if grant.everything else [tool for tool in tools if grant.allows(tool.name)]
 
 
@@ -321,7 +335,7 @@ async def catalog_call(
 
     # A search shows what it found in a session's list where the client hears of list changes.
     key = session_key(ctx) if state.list_changed and ctx.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS else None
-    visible = visible_tools(state, snapshot, ctx)
+    visible = await visible_tools(state, snapshot, ctx)
     reply = await state.catalog.answer(snapshot, name, arguments, visible, call, ctx.session, key)
     if name != "lorenz_call_tool":
         outcome = "failure" if reply.is_error else "success"
@@ -329,11 +343,19 @@ async def catalog_call(
     return reply
 
 
-def _origin(grant: Grant, ctx: ServerRequestContext[Any, Any] | None) -> CallOrigin:
-    """Who calls and how, for the workflow's call middleware (never the token itself)."""
-    transport = "in-process" if ctx is None else "stdio" if ctx.request is None else "http"
-    protocol = ctx.protocol_version if ctx is not None else None
-    return CallOrigin(token_name=grant.name, caller=grant.caller, transport=transport, protocol=protocol)
+async def shaped_tools(
+    snapshot: Snapshot, grant: Grant, ctx: ServerRequestContext[Any, Any] | None
+) -> tuple[ToolSpec, ...]:
+    """The tools the workflow's catalog shapers show this caller, within its grant; raises
+    :class:`CatalogFailed` when one failed (the caller then sees and may call nothing)."""
+    specs = snapshot.specs if grant.everything else [spec for spec in snapshot.specs if grant.allows(spec.name)]
+    extensions = snapshot.workspace.extensions
+    shapers = extensions.shapers if extensions is not None else ()
+    settings = snapshot.settings
+    listing = origin_of(grant, ctx).listing()
+    return await shape_catalog(
+        shapers, specs, listing, budget=settings.server.tool_timeout_seconds, secrets=settings.secrets
+    )
 
 
 class ToolCallParams(pydantic.BaseModel):
@@ -355,7 +377,7 @@ def build_server(state: HostState) -> LorenzServer:
     ) -> types.ListToolsResult:
         state.remember(ctx)
         snapshot = request_snapshot(ctx.request) or await state.live.current_async()
-        tools = visible_tools(state, snapshot, ctx)
+        tools = await visible_tools(state, snapshot, ctx)
         if snapshot.settings.server.catalog is not None:
             await state.catalog.learn_once(state.recorder.log_path(snapshot))
             tools = state.catalog.listed(snapshot, tools, state.grant(ctx), session_key(ctx))
@@ -409,6 +431,21 @@ def build_server(state: HostState) -> LorenzServer:
             "resources/unsubscribe", types.UnsubscribeRequestParams, subscriptions.on_unsubscribe
         )
     return server
+
+
+async def _shaped_wire(
+    snapshot: Snapshot, grant: Grant, ctx: ServerRequestContext[Any, Any], tools: list[types.Tool]
+) -> list[types.Tool]:
+    """``tools/list`` as the catalog shapers show it to this caller (nothing when one failed)."""
+    try:
+        shaped = await shaped_tools(snapshot, grant, ctx)
+    except CatalogFailed:
+        return []  # fail closed: logged where it failed
+    wire = {tool.name: tool for tool in tools}
+    return [
+        wire[spec.name] if spec is snapshot.by_name.get(spec.name) else types.Tool.model_validate(spec.to_wire())
+        for spec in shaped
+    ]
 
 
 def _idempotent(snapshot: Snapshot, ctx: ServerRequestContext[Any, Any]) -> bool:

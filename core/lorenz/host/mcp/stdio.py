@@ -53,6 +53,7 @@ async def serve_stdio(live: LiveWorkspace) -> None:
     watchdog = LoopWatchdog(loop)
     watchdog.start()
     try:
+        await state.lifespan.start()  # plugins' lorenz_startup, bounded: a failing one is logged
         async with checked_stdio_server() as (read_stream, write_stream), anyio.create_task_group() as tg:
             if live.reloads:
                 tg.start_soon(watch)

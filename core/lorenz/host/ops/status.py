@@ -154,4 +154,8 @@ async def healthz(request: Request) -> JSONResponse:
     data = health_data(
         snapshot, reload_failed=live.last_error is not None, detailed=detailed, restart_needed=live.restart_needed()
     )
+    recorder = getattr(getattr(request.app.state, "host", None), "recorder", None)
+    sinks = recorder.sinks.health() if detailed and recorder is not None else None
+    if sinks:  # this worker's call-record sinks: delivered, queued, dropped, failed
+        data["sinks"] = sinks
     return JSONResponse(data, headers={"Cache-Control": "no-store", "Vary": "Authorization"})
