@@ -3,7 +3,8 @@
 A :class:`MiddlewareProvider` is registered by an installed plugin and does nothing until a
 workflow names it in ``server.middleware``; the host then asks it to :meth:`~MiddlewareProvider.create`
 one :class:`Middleware` from its ``server.middleware_options`` entry. Each middleware wraps every
-``tools/call``, ``resources/read`` and ``prompts/get`` as ``await middleware(call, call_next)``:
+``tools/call``, ``resources/read``, ``prompts/get`` and ``completion/complete`` as
+``await middleware(call, call_next)``:
 it sees the :class:`Call`, may return a :func:`refusal` instead of calling on, pass changed
 arguments on with :meth:`Call.with_arguments`, or change or time the result. See docs/hooks.md.
 """
@@ -42,7 +43,8 @@ class Call:
     transport: str = "in-process"
     protocol: str | None = None
     #: The MCP method: ``tools/call``, ``resources/read`` (``tool`` is then the URI, ``arguments``
-    #: ``{"uri": …}``) or ``prompts/get`` (``tool`` is the prompt's name).
+    #: ``{"uri": …}``), ``prompts/get`` (``tool`` is the prompt's name) or ``completion/complete``
+    #: (``tool`` is the prompt's name or the template's URI).
     method: str = "tools/call"
 
     def with_arguments(self, arguments: Mapping[str, Any]) -> Call:

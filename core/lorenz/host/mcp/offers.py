@@ -2,9 +2,9 @@
 
 A caller sees those of the packs it may call at least one tool of (a scoped token's globs, matched
 against every tool the pack declares, switched off or not); for it the others do not exist.
-A read or a render runs like a tool call: through the workflow's call middleware, in one of the
+A read, a render or a completion runs like a tool call: through the workflow's call middleware, in one of the
 pack's call slots, contained, within ``server.tool_timeout_seconds``, measured against
-``server.max_result_bytes``, and recorded in the call log (``kind`` ``resource`` or ``prompt``,
+``server.max_result_bytes``, and recorded in the call log (``kind`` ``resource``, ``prompt`` or ``completion``,
 the URI template rather than the URI).
 """
 
@@ -110,7 +110,7 @@ async def _run(
     """Run one read or render (through the workflow's call middleware, as ``target``: its method
     and the URI or prompt name) and record it; its answer, or an ``MCPError`` with a redacted
     message."""
-    kind = "resource" if target[0] == "resources/read" else "prompt"
+    kind = {"resources/read": "resource", "prompts/get": "prompt"}.get(target[0], "completion")
     settings = snapshot.settings
     server = settings.server
     started = time.perf_counter()
@@ -337,13 +337,14 @@ def offer_handlers(state: HostState, skills: dict[str, Handler]) -> dict[str, Ha
         argument = {"name": params.argument.name, "value": params.argument.value}
         context_arguments = dict(params.context.arguments or {}) if params.context is not None else {}
 
-        async def run(context: ToolContext) -> ToolResult:
+        async def run(passed: Any, context: ToolContext) -> ToolResult:
             result: ToolResult = await complete(wire_ref, argument, context_arguments, context)
             return result
 
         arguments = {"ref": wire_ref, "argument": argument}
+        target = ("completion/complete", ref.name if isinstance(ref, types.PromptReference) else ref.uri)
         answer: types.CompleteResult = await _run(
-            state, snapshot, ctx, pack, label, "completion", arguments, run, _complete_result, types.INVALID_PARAMS
+            state, snapshot, ctx, pack, label, target, arguments, run, _complete_result, types.INVALID_PARAMS
         )
         return answer
 
