@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -220,3 +221,55 @@ async def test_imported_servers_are_served_to_the_client_connect_wrote(project: 
             assert result.is_error is False, result
             texts.append("".join(getattr(block, "text", "") for block in result.content))
     assert texts == ["hello exported", "hello (unset)"]
+
+
+#: ``UPSTREAM`` whose listing waits until the file ``$LIST_GATE`` exists.
+GATED = UPSTREAM.replace(
+    'server.run("stdio")',
+    """import anyio
+listing = server.list_tools
+
+async def gated():
+    while not os.path.exists(os.environ["LIST_GATE"]):
+        await anyio.sleep(0.02)
+    return await listing()
+
+server.list_tools = gated
+server.run("stdio")""",
+)
+
+
+def test_call_waits_for_a_server_slower_than_mounting(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A server that lists its tools only after mounting's wait (a loaded machine, a cold npx) is
+    waited for by `lorenz call` naming one of its tools, not reported as declaring nothing."""
+    import lorenz_mcp.pack
+    from lorenz.mounting import lifecycle
+    from lorenz.testing import run_cli
+
+    (project / "gated.py").write_text(GATED, encoding="utf-8")
+    gate = project / "gate"
+    entry = {"provider": "mcp", "command": [sys.executable, str(project / "gated.py")]}
+    entry |= {"prefix": "one_", "env": {"LIST_GATE": str(gate), "GREETING": "slowly"}}
+    (project / "WORKFLOW.md").write_text(f"---\ntools:\n  one: {json.dumps(entry)}\n---\n", encoding="utf-8")
+    monkeypatch.setattr(lorenz_mcp.pack, "MOUNT_WAIT_SECONDS", 0.2)
+    attached: list[object] = []
+    attach = lifecycle.attach_packs
+
+    def attach_then_open_the_gate(packs: Any, *args: Any) -> None:
+        attach(packs, *args)
+        attached.extend(packs)
+        gate.touch()  # only now: the call found the tool missing and a pack still starting
+
+    monkeypatch.setattr(lifecycle, "attach_packs", attach_then_open_the_gate)
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("LORENZ_LOAD_PLUGINS", "lorenz-mcp")
+    try:
+        status = run_cli(["call", "one_hello"])
+    finally:
+        for pack in attached:
+            getattr(pack, "close", lambda: None)()
+    out = capsys.readouterr()
+    assert status == 0, out.err
+    assert attached and "hello slowly" in out.out

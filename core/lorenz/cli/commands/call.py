@@ -16,6 +16,7 @@ from lorenz.settings.suggest import did_you_mean
 if TYPE_CHECKING:
     from lorenz.cli.answers import Answerer
     from lorenz.contracts import ProgressSink
+    from lorenz.workspace import Workspace
 
 __all__ = ["COMMAND"]
 
@@ -85,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
     arguments = _parse_arguments(raw)
     workspace = open_for_command(args, workflow)
     with progress(f"running {tool}") as line:
+        workspace = _once_listed(workspace, tool.strip())
         import asyncio  # ~20 ms: only the commands that run async work pay for it
 
         def answerer() -> Answerer:
@@ -95,6 +97,37 @@ def run(args: argparse.Namespace) -> int:
     if not result.success and workspace.mounted.pack_of(tool.strip()) is None:
         _unknown_tool(workspace, tool.strip())
     return 0 if result.success else 1
+
+
+#: How long ``lorenz call`` waits, beyond mounting's own wait, for a pack still starting (an MCP
+#: server that has not listed its tools yet) to list the tool it names.
+STARTING_WAIT_SECONDS = 15.0
+
+
+def _once_listed(workspace: Workspace, tool: str) -> Workspace:
+    """``workspace``, mounted again once a pack still starting lists ``tool`` (or all are ready, or
+    :data:`STARTING_WAIT_SECONDS` pass): a server slower to start than mounting waits for (a loaded
+    machine, a cold ``npx``) is not a tool that does not exist."""
+    import threading
+    import time
+
+    from attrs import evolve
+
+    from lorenz.mounting.lifecycle import attach_packs, pack_health
+
+    settings, packs = workspace.settings, workspace.packs()
+    if workspace.mounted.pack_of(tool) is not None or not pack_health(packs, settings):
+        return workspace
+    changed = threading.Event()  # a pack says its tools changed: its server listed them
+    # Left attached: detaching the last claim on a server stops it, and the call is about to use it.
+    attach_packs(packs, settings, changed.set)
+    deadline = time.monotonic() + STARTING_WAIT_SECONDS
+    while changed.wait(max(0.0, deadline - time.monotonic())):
+        changed.clear()
+        workspace = evolve(workspace)  # the same packs (their servers kept), mounted afresh
+        if workspace.mounted.pack_of(tool) is not None or not pack_health(packs, settings):
+            break
+    return workspace
 
 
 def _run_remote(args: argparse.Namespace, given: dict[str, dict[str, Any]]) -> int:
