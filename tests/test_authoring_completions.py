@@ -322,3 +322,48 @@ async def test_the_documented_snippet_completes(tmp_path: Path) -> None:
             assert units.completion.values == ["imperial"]
     finally:
         await server._lorenz_state.aclose()  # type: ignore[attr-defined]
+
+
+async def test_pack_complete_answers_by_ref_and_refuses_what_it_cannot_answer() -> None:
+    """The ``complete`` member the host calls, without a host: by ``ref`` and argument, each
+    refusal a failure with the reason the host maps to its JSON-RPC error."""
+    import httpx
+
+    from lorenz import ToolContext
+    from lorenz.settings.model import Settings
+
+    async with httpx.AsyncClient() as http:
+
+        async def complete(ref: dict[str, str], argument: dict[str, Any], options: Any = None) -> Any:
+            settings = Settings(tool_options={"weather": options or {}})
+            result = await PACK.complete(ref, argument, {"country": "se"}, ToolContext(settings=settings, http=http))
+            return result.result if result.success else (result.result["error"]["reason"], result.error)
+
+        template = {"type": "ref/resource", "uri": TEMPLATE.uri}
+        assert await complete(template, {"name": "city", "value": "o"}) == {"values": ["se/north/oslo"]}
+        assert await complete({"type": "ref/prompt", "name": "weather_nope"}, {"name": "city", "value": ""}) == (
+            "not_found",
+            "Unknown prompt: weather_nope",
+        )
+        missing = await complete({"type": "ref/resource", "uri": "weather://nope/{x}"}, {"name": "x", "value": ""})
+        assert missing == ("not_found", "Resource not found: weather://nope/{x}")
+        reason, message = await complete(template, {"name": "city"})
+        assert (reason, message) == (
+            "invalid_arguments",
+            f"resource template {TEMPLATE.uri}: the argument to complete needs a name and a value",
+        )
+        reason, message = await complete(template, {"name": "city", "value": "o"}, {"regoin": "x"})
+        assert reason == "invalid_options" and "tools.weather" in message and "regoin" in message
+
+
+def test_an_answer_is_a_list_of_at_most_100_strings() -> None:
+    from lorenz.authoring.completions import MAX_VALUES, answer
+
+    assert answer(iter(["a", "b"]), "p") == {"values": ["a", "b"]}
+    assert answer(Completions(values=["a"], total=7), "p") == {"values": ["a"], "total": 7}
+    bounded = answer(Completions(values=[str(n) for n in range(150)], total=120, has_more=False), "p")
+    assert (len(bounded["values"]), bounded["total"], bounded["hasMore"]) == (MAX_VALUES, 150, True)
+    with pytest.raises(TypeError, match="p returned str, not a list of strings"):
+        answer("oslo", "p")
+    with pytest.raises(TypeError, match=r"p returned None \(NoneType\) among its values"):
+        answer(["a", None], "p")

@@ -137,9 +137,9 @@ def answer(value: Any, label: str) -> dict[str, Any]:
     if isinstance(value, str) or not isinstance(value, Iterable):
         raise TypeError(f"{label} returned {type(value).__name__}, not a list of strings")
     values = list(value)
-    wrong = next((item for item in values if not isinstance(item, str)), None)
-    if wrong is not None:
-        raise TypeError(f"{label} returned {wrong!r} ({type(wrong).__name__}) among its values, not a string")
+    for wrong in values:
+        if not isinstance(wrong, str):
+            raise TypeError(f"{label} returned {wrong!r} ({type(wrong).__name__}) among its values, not a string")
     if len(values) > MAX_VALUES:
         total = max(total or 0, len(values))
         values, has_more = values[:MAX_VALUES], True
