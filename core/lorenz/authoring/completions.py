@@ -114,10 +114,10 @@ def completers(
     out = {name: Completer(choices=choices) for name, prop in properties.items() if (choices := _enum_choices(prop))}
     if not complete:
         return out
-    from lorenz.settings.suggest import did_you_mean
-
     if not isinstance(complete, Mapping):
         raise TypeError(f"{what}: complete must map parameter names to functions or lists, not {complete!r}")
+    from lorenz.settings.suggest import did_you_mean
+
     by_attribute = {item.name: wire_name(cls, item) for item in attrs.fields(cls)} if cls is not None else {}
     for key, suggest in complete.items():
         name = key if key in properties else by_attribute.get(key)
