@@ -323,7 +323,8 @@ def lorenz_register_tool_packs(register):
     register(Leaky())
 """
 
-#: ``notes``: a typed pack with a tool that asks before it writes, a resource and a prompt.
+#: ``notes``: a typed pack with a tool that asks before it writes, a resource and a prompt whose
+#: argument completes.
 NOTES = """
 import os
 from pathlib import Path
@@ -379,7 +380,15 @@ class BriefArgs:
     topic: str = field(metadata=describe("What to brief on."))
 
 
-@prompt("notes_brief", arguments=BriefArgs, description="Brief the agent.")
+def topics(ctx: PackContext, value: str) -> list:
+    if value == "files":  # what the pack's process may see of the workflow's directory
+        return sorted(path.name for path in Path(ctx.settings.base_dir).iterdir())
+    if value == "boom":
+        raise RuntimeError("the topic index is down")
+    return [f"{value}s in pid {os.getpid()}"]
+
+
+@prompt("notes_brief", arguments=BriefArgs, description="Brief the agent.", complete={"topic": topics})
 async def brief(ctx: PackContext, args: BriefArgs) -> list:
     return [message("user", f"Take notes on {args.topic} (pid {os.getpid()}).")]
 

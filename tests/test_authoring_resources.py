@@ -462,7 +462,7 @@ DOC = Path(__file__).resolve().parents[1] / "docs" / "writing-a-pack.md"
 async def test_the_documented_snippet_serves_its_resources_and_prompt(tmp_path: Path) -> None:
     from lorenz.testing import make_pack_host
 
-    section = DOC.read_text(encoding="utf-8").split("### Resources and prompts\n", 1)[1].split("\n## ", 1)[0]
+    section = DOC.read_text(encoding="utf-8").split("### Resources and prompts\n", 1)[1].split("\n### ", 1)[0]
     (code,) = [part.split("```", 1)[0] for part in section.split("```python\n")[1:]]
     space: dict[str, Any] = {}
     exec(compile(code, "<writing-a-pack.md>", "exec"), space)

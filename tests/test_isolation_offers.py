@@ -2,7 +2,8 @@
 ``lorenz serve`` (HTTP and stdio), through the official ``mcp`` client, a typed tool of a pack in
 ``server.isolated_packs`` asks before it writes (the host asks the client, or seals the round for
 a 2026-07-28 client, and sends the call again with the answers), and the pack's own resource and
-prompt are read and rendered in its process."""
+prompt are read and rendered in its process, and the prompt's argument completes there (sandboxed
+too)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import mcp_types as types
 import pytest
 from mcp.client.stdio import StdioServerParameters
 
+from lorenz.sandbox import landlock
 from lorenz.testing import ServedWorkflow
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
@@ -51,9 +53,13 @@ def served(site: Path, tmp_path: Path, isolation_packs: ModuleType) -> Iterator[
             server.process.wait()
 
 
+def _isolated(server: Any) -> list[dict[str, Any]]:
+    statuses: list[dict[str, Any]] = httpx.get(server.base + "/healthz").json().get("isolatedPacks", [])
+    return statuses
+
+
 def _notes_pid(server: Any) -> int:
-    health = httpx.get(server.base + "/healthz").json()
-    pids = {status["pack"]: status["pids"] for status in health.get("isolatedPacks", [])}
+    pids = {status["pack"]: status["pids"] for status in _isolated(server)}
     assert len(pids["notes"]) == 1
     pid: int = pids["notes"][0]
     return pid
@@ -123,3 +129,43 @@ async def test_an_isolated_tool_asks_over_stdio(site: Path, tmp_path: Path, isol
     assert result.structured_content["pid"] != os.getpid()
     assert read.contents[0].text == f"notes in pid {result.structured_content['pid']}"  # type: ignore[union-attr]
     assert (tmp_path / "note.txt").read_text(encoding="utf-8") == "over stdio"
+
+
+_BRIEF = types.PromptReference(type="ref/prompt", name="notes_brief")
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_an_isolated_packs_prompt_argument_completes_in_its_process(served: Any, mode: str) -> None:
+    """Issue 45: ``complete=`` of a pack in ``server.isolated_packs`` runs in the pack's process;
+    what it raises is an error for the client, and the process serves on."""
+    pid = _notes_pid(served)
+    async with mcp.Client(served.url, mode=mode) as client:
+        found = await client.complete(_BRIEF, {"name": "topic", "value": "pipe"})
+        with pytest.raises(mcp.MCPError, match="the topic index is down") as raised:
+            await client.complete(_BRIEF, {"name": "topic", "value": "boom"})
+        with pytest.raises(mcp.MCPError, match="prompt notes_brief has no argument 'topics'") as unknown:
+            await client.complete(_BRIEF, {"name": "topics", "value": ""})
+        again = await client.complete(_BRIEF, {"name": "topic", "value": "frame"})
+    assert found.completion.values == [f"pipes in pid {pid}"]
+    assert (raised.value.error.code, unknown.value.error.code) == (-32603, -32602)
+    assert again.completion.values == [f"frames in pid {pid}"] and _notes_pid(served) == pid
+
+
+@pytest.mark.skipif(landlock.missing_feature(landlock.abi_version(), network=True) is not None, reason="no Landlock")
+async def test_a_sandboxed_packs_completer_is_confined(site: Path, tmp_path: Path, isolation_packs: ModuleType) -> None:
+    """A sandboxed pack's completer runs confined: what it may not read is an error naming the
+    permission to add."""
+    (tmp_path / "secret.txt").write_text("the workflow's secret", encoding="utf-8")
+    isolation_packs.workflow(tmp_path, tools="  notes: {}\n", server="  sandboxed_packs: [notes]\n")
+    server = ServedWorkflow(tmp_path, _env(site))
+    try:
+        (status,) = _isolated(server)
+        assert status["pack"] == "notes" and status["sandboxed"] is True
+        async with mcp.Client(server.url) as client:
+            found = await client.complete(_BRIEF, {"name": "topic", "value": "pipe"})
+            with pytest.raises(mcp.MCPError, match=r"tools\.notes\.permissions\.read") as denied:
+                await client.complete(_BRIEF, {"name": "topic", "value": "files"})
+        assert found.completion.values == [f"pipes in pid {status['pids'][0]}"]
+        assert "secret.txt" not in denied.value.error.message
+    finally:
+        server.stop()

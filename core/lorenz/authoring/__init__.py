@@ -20,6 +20,7 @@ from .tool import CallContext, ErrorContract, FormattedResult, Tool, ToolFailure
 #: (a pack that only lists its tools never loads the call-time ones: inputs, rounds, content rendering).
 _EXPORTS: dict[str, str] = {
     "Permissions": "lorenz.sandbox.permissions",
+    "Completions": "lorenz.authoring.completions",
     "AudioBlock": "lorenz.authoring.content",
     "ContentBlock": "lorenz.authoring.content",
     "EmbeddedResourceBlock": "lorenz.authoring.content",
@@ -84,6 +85,7 @@ __all__ = [
     "ArgumentError",
     "AudioBlock",
     "CallContext",
+    "Completions",
     "ContentBlock",
     "DisabledTool",
     "EmbeddedResourceBlock",
@@ -149,6 +151,7 @@ __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
 if TYPE_CHECKING:
     from lorenz.sandbox.permissions import Permissions
 
+    from .completions import Completions
     from .content import (
         AudioBlock,
         ContentBlock,

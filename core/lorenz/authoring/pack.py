@@ -301,3 +301,28 @@ class Pack:
         except ValueError as exc:
             return failure_result(str(exc), reason="invalid_options")
         return await target.render(arguments, ctx)
+
+    async def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: Mapping[str, Any],
+        context_arguments: Mapping[str, Any],
+        context: ToolContext,
+    ) -> ToolResult:
+        """Suggestions for one argument of a prompt (``{"type": "ref/prompt", "name"}``) or a resource
+        template (``{"type": "ref/resource", "uri"}``): ``{"values", "total"?, "hasMore"?}``, from its
+        ``complete=`` or its choices."""
+        target: Prompt | Resource | ResourceTemplate | None
+        if ref.get("type") == "ref/prompt":
+            target = next((entry for entry in self.prompts if entry.name == ref.get("name")), None)
+            missing = f"Unknown prompt: {ref.get('name')}"
+        else:
+            target = next((entry for entry in self.resources if entry.spec().uri == ref.get("uri")), None)
+            missing = f"Resource not found: {ref.get('uri')}"
+        if target is None:
+            return failure_result(missing, reason="not_found")
+        try:
+            ctx = self._pack_context(context)
+        except ValueError as exc:
+            return failure_result(str(exc), reason="invalid_options")
+        return await target.complete_argument(argument, context_arguments, ctx)

@@ -15,8 +15,9 @@ from attrs import field, frozen
 
 from lorenz.results import ToolResult
 
+from .completions import completers
 from .content import ContentBlock, TextBlock, rendered
-from .resources import PackContext, parse_strings, refused, run_handler, string_fields
+from .resources import PackContext, parse_strings, refused, run_completion, run_handler, string_fields
 from .structure import ArgumentError
 
 if TYPE_CHECKING:
@@ -72,8 +73,11 @@ class Prompt:
     description: str | None = None
     title: str | None = None
     arguments: type | None = None
+    #: How arguments complete (``completion/complete``): a function or a list of choices by name.
+    complete: Mapping[str, Any] | None = None
     _schema: Mapping[str, Any] = field(init=False, repr=False)
     _keywords: Any = field(init=False, repr=False)
+    _completers: Mapping[str, Any] = field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         from .tool import NAME_RE
@@ -85,6 +89,8 @@ class Prompt:
         schema, keywords = string_fields(self.arguments, f"prompt {self.name}") if self.arguments else ({}, None)
         object.__setattr__(self, "_schema", schema)
         object.__setattr__(self, "_keywords", keywords)
+        found = completers(self.complete, self.arguments, schema, f"prompt {self.name}")
+        object.__setattr__(self, "_completers", found)
 
     def spec(self) -> PromptSpec:
         from lorenz.contracts import PromptArgument, PromptSpec
@@ -122,18 +128,34 @@ class Prompt:
 
         return await run_handler(label, lambda: self.handler(ctx, args), ctx, shape)
 
+    async def complete_argument(
+        self, argument: Mapping[str, Any], arguments: Mapping[str, Any], ctx: PackContext
+    ) -> ToolResult:
+        """Suggestions for ``argument`` (``{"name", "value"}``), the others already chosen being ``arguments``."""
+        params = list(self._schema.get("properties") or ())
+        return await run_completion(f"prompt {self.name}", self._completers, params, argument, arguments, ctx)
+
 
 def prompt(
-    name: str, *, description: str | None = None, arguments: type | None = None, title: str | None = None
+    name: str,
+    *,
+    description: str | None = None,
+    arguments: type | None = None,
+    title: str | None = None,
+    complete: Mapping[str, Any] | None = None,
 ) -> Callable[[PromptHandler], Prompt]:
     """Define a prompt from an async handler ``(ctx, args)`` returning a ``str`` or a list of
     messages (``args`` is ``None`` without an ``arguments`` class)::
 
     @prompt("weather_brief", arguments=BriefArgs, description="Brief the agent on a city's weather.")
     async def brief(ctx: PackContext, args: BriefArgs) -> str: ...
+
+    ``complete={"city": suggest}`` completes an argument, as for :func:`resource_template`.
     """
 
     def decorate(handler: PromptHandler) -> Prompt:
-        return Prompt(name=name, handler=handler, description=description, title=title, arguments=arguments)
+        return Prompt(
+            name=name, handler=handler, description=description, title=title, arguments=arguments, complete=complete
+        )
 
     return decorate

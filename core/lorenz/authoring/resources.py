@@ -8,7 +8,7 @@ Template parameters are strings in the URI; each is structured into the params c
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -18,6 +18,7 @@ from lorenz.arguments import ArgumentProblem
 from lorenz.results import ToolResult, failure_result, tool_success
 from lorenz.uri_templates import match_template, template_pattern, template_variables
 
+from .completions import Completer, answer, completers, unknown_argument
 from .content import EmbeddedResourceBlock, _b64
 from .failures import ToolFailure, kit_logger, unexpected_failure
 from .schema import KeywordCheck, input_schema, keyword_check, wire_name
@@ -137,6 +138,29 @@ async def run_handler(
     return result
 
 
+async def run_completion(
+    label: str,
+    found: Mapping[str, Completer],
+    params: Collection[str],
+    argument: Mapping[str, Any],
+    arguments: Mapping[str, Any],
+    ctx: PackContext,
+) -> ToolResult:
+    """Complete ``argument`` (``{"name", "value"}``) of the prompt or template ``label`` names, whose
+    parameters are ``params``: one it does not take is refused, one without choices completes to nothing."""
+    name, value = argument.get("name"), argument.get("value")
+    if not isinstance(name, str) or not isinstance(value, str):
+        return failure_result(f"{label}: the argument to complete needs a name and a value", reason="invalid_arguments")
+    if name not in params:
+        return unknown_argument(label, name, params)
+    completer = found.get(name)
+    if completer is None:
+        return tool_success({"values": []})
+    others = {key: str(item) for key, item in arguments.items() if key != name}
+    what = f"{label}: completing {name}"
+    return await run_handler(what, lambda: completer.values(ctx, value, others), ctx, lambda got: answer(got, what))
+
+
 ResourceHandler = Callable[[PackContext], Awaitable[Any]]
 
 
@@ -173,6 +197,12 @@ class Resource:
             label, lambda: self.handler(ctx), ctx, lambda value: contents(uri, value, self.mime_type, label)
         )
 
+    async def complete_argument(
+        self, argument: Mapping[str, Any], arguments: Mapping[str, Any], ctx: PackContext
+    ) -> ToolResult:
+        """Nothing to complete: a static resource has no parameters."""
+        return await run_completion(f"resource {self.uri}", {}, (), argument, arguments, ctx)
+
 
 TemplateHandler = Callable[[PackContext, Any], Awaitable[Any]]
 
@@ -189,9 +219,12 @@ class ResourceTemplate:
     description: str | None = None
     title: str | None = None
     mime_type: str | None = None
+    #: How parameters complete (``completion/complete``): a function or a list of choices by name.
+    complete: Mapping[str, Any] | None = None
     _pattern: re.Pattern[str] = field(init=False, repr=False)
     _schema: Mapping[str, Any] = field(init=False, repr=False)
     _keywords: Any = field(init=False, repr=False)
+    _completers: Mapping[str, Any] = field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         what = f"resource template {self.uri_template}"
@@ -211,6 +244,7 @@ class ResourceTemplate:
         object.__setattr__(self, "_schema", schema)
         object.__setattr__(self, "_keywords", keywords)
         object.__setattr__(self, "_pattern", template_pattern(self.uri_template))
+        object.__setattr__(self, "_completers", completers(self.complete, self.params, schema, what))
 
     def spec(self) -> ResourceSpec:
         from lorenz.contracts import ResourceSpec
@@ -244,6 +278,13 @@ class ResourceTemplate:
             label, lambda: self.handler(ctx, params), ctx, lambda value: contents(uri, value, self.mime_type, label)
         )
 
+    async def complete_argument(
+        self, argument: Mapping[str, Any], arguments: Mapping[str, Any], ctx: PackContext
+    ) -> ToolResult:
+        """Suggestions for ``argument`` (``{"name", "value"}``), the others already chosen being ``arguments``."""
+        label, params = f"resource template {self.uri_template}", list(self._schema.get("properties") or ())
+        return await run_completion(label, self._completers, params, argument, arguments, ctx)
+
 
 def resource(
     uri: str, *, name: str, description: str | None = None, title: str | None = None, mime_type: str | None = None
@@ -269,11 +310,17 @@ def resource_template(
     description: str | None = None,
     title: str | None = None,
     mime_type: str | None = None,
+    complete: Mapping[str, Any] | None = None,
 ) -> Callable[[TemplateHandler], ResourceTemplate]:
     """Define a resource template whose ``{variables}`` are the fields of ``params``::
 
     @resource_template("weather://forecasts/{city}", params=CityParams, name="forecast")
     async def forecast(ctx: PackContext, params: CityParams) -> str: ...
+
+    ``complete={"city": suggest}`` completes a parameter (``completion/complete``): ``suggest`` is
+    a function (sync or async) of the value typed so far, and optionally of the other parameters
+    already chosen, after ``ctx`` if it takes it, returning a list of strings; or a list of choices
+    matched by prefix. A ``Literal`` or ``Enum`` parameter completes from its choices by itself.
     """
 
     def decorate(handler: TemplateHandler) -> ResourceTemplate:
@@ -285,6 +332,7 @@ def resource_template(
             description=description,
             title=title,
             mime_type=mime_type,
+            complete=complete,
         )
 
     return decorate

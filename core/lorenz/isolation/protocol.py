@@ -5,7 +5,7 @@ an ``op``. The host writes :class:`Launch`, then ``call``/``cancel``/``stop`` fr
 answers :class:`Ready` (or :class:`Failed`, or a :class:`Survey`), then one :class:`Reply` per
 call, matched by ``id`` and echoing the call's ``nonce``, and before it any :class:`Event` (progress,
 a log message for the client) the call's context sent. A ``call`` frame's ``kind`` is ``tool``
-(the default), ``resource`` or ``prompt``. The host trusts nothing a child sends:
+(the default), ``resource``, ``prompt`` or ``completion``. The host trusts nothing a child sends:
 every frame is bounded in size and structured strictly (:data:`CONVERTER`), or the child is killed.
 """
 

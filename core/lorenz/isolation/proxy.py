@@ -1,5 +1,5 @@
 """What the host mounts in place of an isolated pack: an ordinary :class:`~lorenz.ToolProvider`
-whose ``execute_tool`` (and ``read_resource``, ``get_prompt``) sends the call to the pack's
+whose ``execute_tool`` (and ``read_resource``, ``get_prompt``, ``complete``) sends the call to the pack's
 processes and awaits the reply; a typed tool's questions for the client come back as the reply,
 and the call is sent again with the answers.
 
@@ -146,6 +146,17 @@ class IsolatedPack(AnswersByDeadline):
 
     async def get_prompt(self, name: str, arguments: Mapping[str, Any] | None, context: ToolContext) -> ToolResult:
         return await self._send(name, dict(arguments or {}), context, {"kind": "prompt"})
+
+    async def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: Mapping[str, Any],
+        context_arguments: Mapping[str, Any],
+        context: ToolContext,
+    ) -> ToolResult:
+        """Suggestions for a prompt's or template's argument, from the pack's ``complete`` in its process."""
+        asked = {"ref": dict(ref), "argument": dict(argument), "contextArguments": dict(context_arguments)}
+        return await self._send(str(ref.get("name") or ref.get("uri")), asked, context, {"kind": "completion"})
 
     async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
         """The call, sent again with the answers while the pack's tool asks its client for input:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from lorenz.contracts import Caller, ToolContext, ToolSpec
 from lorenz.plugins.containment import PluginError
-from lorenz.results import ToolResult, tool_failure
+from lorenz.results import ToolResult, tool_failure, tool_success
 from lorenz.sandbox.policy import denial_message
 from lorenz.settings.model import Settings
 from lorenz.toolcall.client_input import NONE, RETRY, ClientInput
@@ -55,27 +55,37 @@ class _MemoryGuard:
 
 
 class _Offering(_MemoryGuard):
-    """One resource read (``name``: its URI) or prompt render, run like a call of the pack (its
-    containment, its failures as results)."""
+    """One resource read (``name``: its URI), prompt render or completion (``input``: its ``ref``,
+    ``argument`` and ``contextArguments``), run like a call of the pack (its containment, its
+    failures as results)."""
 
     def __init__(self, pack: ToolProvider, kind: str) -> None:
         super().__init__(pack)
-        self._hook = "read_resource" if kind == "resource" else "get_prompt"
+        self._kind = kind
 
     async def execute_tool(self, name: str, input: Any, context: ToolContext) -> ToolResult:
-        hook = getattr(self._pack, self._hook, None)
+        kind = self._kind
+        hook = getattr(self._pack, _HOOKS[kind], None)
         if not callable(hook):
-            missing = f"Resource not found: {name}" if self._hook == "read_resource" else f"Unknown prompt: {name}"
+            if kind == "completion":  # a pack that suggests nothing
+                return tool_success({"values": []})
+            missing = f"Resource not found: {name}" if kind == "resource" else f"Unknown prompt: {name}"
             return tool_failure(missing, reason="not_found")
         try:
-            if self._hook == "read_resource":
+            if kind == "resource":
                 result: ToolResult = await hook(name, context)
-            else:
+            elif kind == "prompt":
                 result = await hook(name, input, context)
+            else:  # the host's frame: trusted
+                result = await hook(input["ref"], input["argument"], input["contextArguments"], context)
         except MemoryError:
             exit_out_of_memory()
             raise
         return result
+
+
+#: The pack's member each kind of offering calls.
+_HOOKS = {"resource": "read_resource", "prompt": "get_prompt", "completion": "complete"}
 
 
 class _Calls(asyncio.Protocol):
@@ -89,7 +99,7 @@ class _Calls(asyncio.Protocol):
         confinement: Confinement | None = None,
     ) -> None:
         self._pack = _MemoryGuard(pack)
-        self._offerings = {kind: _Offering(pack, kind) for kind in ("resource", "prompt")}
+        self._offerings = {kind: _Offering(pack, kind) for kind in _HOOKS}
         self._confinement = confinement
         self._context = context
         self._out = out
