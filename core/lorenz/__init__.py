@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ._version import __version__ as __version__
 from .lazy import lazy_exports as lazy_exports
-
-__version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
     # contracts

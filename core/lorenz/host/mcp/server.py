@@ -23,7 +23,7 @@ from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from lorenz import __version__
+from lorenz._version import __version__
 from lorenz.contracts import ToolContext, ToolSpec
 from lorenz.host.ops.tracing import instrument_http, tracing_enabled
 from lorenz.host.recording import CallRecorder

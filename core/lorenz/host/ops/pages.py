@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 
-from lorenz import __version__
+from lorenz._version import __version__
 from lorenz.host.http.listening import counted
 from lorenz.host.http.security import MCP_PATH
 from lorenz.host.mcp.grants import FULL, Grant
