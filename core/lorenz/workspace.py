@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 from attrs import field, frozen
 
 from .contracts import ProgressSink, ToolContext, ToolProvider, ToolSpec, TrackerContext
-from .isolation.hint import in_doubt, isolation_hint, mounts_hint, sandbox_hint
 from .isolation.pool import IsolationPool
 from .mounting.inventory import Inventory, installed_tools, unsupported_failure
 from .mounting.mount import Mounted, mount
 from .plugins.containment import PluginError, call_plugin
 from .plugins.discovery import discover
+from .plugins.hint import in_doubt, isolation_hint, mounts_hint, sandbox_hint
 from .plugins.model import Discovery
 from .results import ToolResult
 from .settings import (

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from attrs import evolve
 
 from lorenz.hookspecs import ENTRY_POINT_GROUP, hookimpl
+from lorenz.plugins.hint import listing_hint
 from lorenz.plugins.model import PluginFailure
 from lorenz.plugins.paths import plugin_files
 from lorenz.redact import redact_text
@@ -33,7 +34,6 @@ from lorenz.sandbox.permissions import Permissions
 from lorenz.settings.server import MCP_TOKEN_ENV
 
 from . import reaper, survey_cache
-from .hint import listing_hint
 from .plan import is_isolated
 from .protocol import (
     MAX_CONTROL_FRAME_BYTES,
@@ -49,10 +49,9 @@ from .protocol import (
 
 if TYPE_CHECKING:
     from lorenz.contracts import ToolSpec
+    from lorenz.plugins.hint import SandboxHint
     from lorenz.plugins.model import Mounts
     from lorenz.sandbox.policy import Sandbox
-
-    from .hint import SandboxHint
 
 __all__ = [
     "SURVEY_TIMEOUT_SECONDS",
@@ -167,8 +166,7 @@ def stand_ins_for(
     mounts unisolated, nor its tracker, stands in too. ``unimported``: every plugin not bundled
     stands in, surveyed under the strict policy whatever the workflow says; so are the surveys of a
     plain workflow (``mounts`` without ``isolate``), which import no third-party plugin it does not
-    mount
-    (:func:`~lorenz.isolation.hint.listing_hint`)."""
+    mount (:func:`~lorenz.plugins.hint.listing_hint`)."""
     if unimported or not isolate:  # listing, or a plain workflow: nothing loosens the strict policy
         sandbox = sandbox or listing_hint()
     sources = {

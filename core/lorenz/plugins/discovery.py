@@ -38,7 +38,7 @@ from .registry import ToolRegistry, TrackerRegistry
 from .skill_roots import note_plugin
 
 if TYPE_CHECKING:
-    from lorenz.isolation.hint import SandboxHint
+    from .hint import SandboxHint
 
 __all__ = [
     "DISABLE_PLUGINS_ENV",

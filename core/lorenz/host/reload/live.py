@@ -338,8 +338,8 @@ class LiveWorkspace:
     def _isolation_changed(self) -> bool:
         """Whether the file on disk isolates other packs, or mounts others, than discovery left
         unimported for."""
-        from lorenz.isolation.hint import mounts_hint
         from lorenz.isolation.plan import isolation_hint
+        from lorenz.plugins.hint import mounts_hint
 
         if _signature(self._watched) == self._signature:
             return False
@@ -365,7 +365,7 @@ class LiveWorkspace:
         """Discovery run afresh, for an environment where distributions came or went (or, ``always``,
         for another ``server.isolated_packs``, which decides what discovery leaves unimported);
         ``None`` when no plugin distribution changed and ``always`` is false."""
-        from lorenz.isolation.hint import isolation_hint, mounts_hint, sandbox_hint
+        from lorenz.plugins.hint import isolation_hint, mounts_hint, sandbox_hint
 
         self._installed.mark()
         if self._rediscovery is None:

@@ -23,7 +23,7 @@ from .packages import drop_modules, installed_plugins, plan_reload
 from .sitepaths import SitePaths
 
 if TYPE_CHECKING:
-    from lorenz.isolation.hint import SandboxHint
+    from lorenz.plugins.hint import SandboxHint
     from lorenz.plugins.model import Mounts
 
 __all__ = ["Rediscovery"]
