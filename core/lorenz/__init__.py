@@ -26,8 +26,8 @@ _EXPORTS: dict[str, str] = {
     "RuntimeTrackerClient": "lorenz.contracts",
     "ResolveSecret": "lorenz.contracts",
     # asking the client for input (``ToolContext.client_input``)
-    "ClientInput": "lorenz.toolcall.client_input",
-    "InputRequired": "lorenz.toolcall.client_input",
+    "ClientInput": "lorenz.client_input",
+    "InputRequired": "lorenz.client_input",
     # call middleware (lorenz_call_middleware)
     "Call": "lorenz.middleware",
     "CallNext": "lorenz.middleware",
@@ -148,6 +148,8 @@ if TYPE_CHECKING:
     from .arguments import optional_str as optional_str
     from .arguments import require_str as require_str
     from .backoff import Backoff as Backoff
+    from .client_input import ClientInput as ClientInput
+    from .client_input import InputRequired as InputRequired
     from .contracts import Caller as Caller
     from .contracts import PackInstance as PackInstance
     from .contracts import PromptArgument as PromptArgument
@@ -240,8 +242,6 @@ if TYPE_CHECKING:
     from .settings.validate import needs_tracker_kind as needs_tracker_kind
     from .stderr_relay import StderrLimits as StderrLimits
     from .stderr_relay import StderrRelay as StderrRelay
-    from .toolcall.client_input import ClientInput as ClientInput
-    from .toolcall.client_input import InputRequired as InputRequired
     from .toolcall.execution import report_progress as report_progress
     from .toolcall.execution import run_in_thread as run_in_thread
     from .yaml12 import YamlError as YamlError

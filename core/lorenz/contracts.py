@@ -16,7 +16,7 @@ from .settings.model import Settings
 if TYPE_CHECKING:
     import httpx
 
-    from .toolcall.client_input import ClientInput
+    from .client_input import ClientInput
 
 __all__ = [
     "Caller",
@@ -168,7 +168,7 @@ class ToolContext:
     #: Where :meth:`log` goes (the host's ``notifications/message`` sender, set only when the client
     #: asked for log messages); ``None``: nowhere.
     log_sink: LogSink | None = field(default=None, repr=False)
-    #: How the call may ask its client for input (:mod:`lorenz.toolcall.client_input`); ``None``: it
+    #: How the call may ask its client for input (:mod:`lorenz.client_input`); ``None``: it
     #: cannot. Read by :mod:`lorenz.authoring`'s ``ctx.request_input``.
     client_input: ClientInput | None = field(default=None, repr=False)
     #: Who is calling when an OAuth access token was checked; ``None`` otherwise (loopback, a

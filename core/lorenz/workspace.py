@@ -36,9 +36,9 @@ from .toolcall.enabled import EnabledTools
 if TYPE_CHECKING:
     import httpx
 
+    from .client_input import ClientInput
     from .contracts import RuntimeTrackerClient
     from .toolcall.call import ToolTable
-    from .toolcall.client_input import ClientInput
     from .toolcall.middleware import Layer
 
 __all__ = ["Workspace", "find_workflow", "open_workspace"]

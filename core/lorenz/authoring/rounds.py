@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from lorenz.client_input import ASK, RETRY, ClientInput, InputRequired, InvalidInputRequest
 from lorenz.results import ToolResult, error_message, failure_result
-from lorenz.toolcall.client_input import ASK, RETRY, ClientInput, InputRequired, InvalidInputRequest
 
 from .inputs import InputRound, Inputs, InputView, view_of
 

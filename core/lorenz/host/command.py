@@ -64,7 +64,7 @@ def serve(
     refusal = http_refusal(settings, host=host, workers=count, allow_no_token=allow_no_token)
     if refusal is not None:
         return _fail(refusal)
-    from lorenz.toolcall.client_input import serving_warnings
+    from lorenz.client_input import serving_warnings
 
     audience = audience_warning(settings)
     for warning in [*serving_warnings(settings, workers=count), *([audience] if audience else [])]:

@@ -210,7 +210,7 @@ class PackHost:
         ``answers`` plays the client for a tool that asks for input: ``{"confirm": {"action": "accept",
         "content": {"confirm": True}}}`` (MCP result shapes, by request name; a name left out is
         cancelled). Each round asked is appended to :attr:`asked`. Without it the tool cannot ask."""
-        from lorenz.toolcall.client_input import ASK, ClientInput
+        from lorenz.client_input import ASK, ClientInput
 
         async def record(done: float, total: float | None, message: str | None) -> None:
             self.progress.append((done, total, message))

@@ -114,8 +114,8 @@ def run(args: argparse.Namespace) -> int:
     refusal = http_refusal(server, host=server.host, workers=server.workers, allow_no_token=False)
     if refusal is not None:  # what `lorenz serve` would refuse is no valid workflow to serve
         raise UsageError(f"{where}: lorenz serve would refuse it: {refusal}")
+    from lorenz.client_input import serving_warnings
     from lorenz.settings.workflow import display_path
-    from lorenz.toolcall.client_input import serving_warnings
 
     shown = where if settings.workflow_path is None else display_path(settings.workflow_path)
     for warning in serving_warnings(server, workers=server.workers, asking_tools=workspace.asking_tools()):
