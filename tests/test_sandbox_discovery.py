@@ -17,9 +17,9 @@ from typing import Any
 import httpx
 import pytest
 
+from lorenz.isolation.report import pack_policy
 from lorenz.plugins.model import Discovery
 from lorenz.sandbox import landlock
-from lorenz.sandbox.report import pack_policy
 from lorenz.workspace import Workspace, open_workspace
 
 pytestmark = [

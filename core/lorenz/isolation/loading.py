@@ -14,9 +14,10 @@ from lorenz.contracts import ToolSpec
 from lorenz.hookspecs import ENTRY_POINT_GROUP
 from lorenz.plugins.checks import normalize_distribution
 from lorenz.plugins.containment import call_plugin
+from lorenz.plugins.declared import depends_on_settings, permissions_of
 from lorenz.plugins.discovery import build_registries, load_plugin, make_manager
 from lorenz.plugins.model import Discovery
-from lorenz.sandbox.permissions import Permissions, depends_on_settings, permissions_of
+from lorenz.sandbox.permissions import Permissions
 from lorenz.settings.model import Settings
 
 from .protocol import CONVERTER, DisabledEntry, Failed, Launch, Ready, Source, Survey, SurveyFailure

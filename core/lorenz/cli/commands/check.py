@@ -29,7 +29,7 @@ def _check_object(workspace: Any, sandboxed: dict[str, Any]) -> dict[str, Any]:
 
 def _sandboxed(workspace: Any) -> dict[str, Any]:
     """The sandboxed packs' effective policies (their processes started, permissions computed)."""
-    from lorenz.sandbox.report import pack_policies
+    from lorenz.isolation.report import pack_policies
 
     policies = pack_policies(workspace.packs(), workspace.settings, workspace.discovery)
     return {name: policy for name, policy in policies.items() if policy.sandboxed}
