@@ -127,7 +127,7 @@ _EXPORTS: dict[str, str] = {
     "string_option": "lorenz.settings.options",
     "string_list_option": "lorenz.settings.options",
     "check_url": "lorenz.settings.options",
-    "needs_tracker_kind": "lorenz.settings.validate",
+    "needs_tracker_kind": "lorenz.plugins.validate_settings",
     "load_yaml": "lorenz.yaml12",
     "YamlError": "lorenz.yaml12",
     # packages whose names load on first use
@@ -201,6 +201,7 @@ if TYPE_CHECKING:
     from .plugins.registry import RegistryError as RegistryError
     from .plugins.registry import ToolRegistry as ToolRegistry
     from .plugins.registry import TrackerRegistry as TrackerRegistry
+    from .plugins.validate_settings import needs_tracker_kind as needs_tracker_kind
     from .query import QueryError as QueryError
     from .query import apply_query as apply_query
     from .query import check_list_argument as check_list_argument
@@ -239,7 +240,6 @@ if TYPE_CHECKING:
     from .settings.options import string_option as string_option
     from .settings.secrets import resolve_configured_secret as resolve_configured_secret
     from .settings.secrets import resolve_env_reference as resolve_env_reference
-    from .settings.validate import needs_tracker_kind as needs_tracker_kind
     from .stderr_relay import StderrLimits as StderrLimits
     from .stderr_relay import StderrRelay as StderrRelay
     from .toolcall.execution import report_progress as report_progress

@@ -21,13 +21,13 @@ from .plugins.containment import PluginError, call_plugin
 from .plugins.discovery import discover
 from .plugins.hint import in_doubt, isolation_hint, mounts_hint, sandbox_hint
 from .plugins.model import Discovery
+from .plugins.validate_settings import validate_dispatch_config
 from .results import ToolResult
 from .settings import (
     EMBEDDED_DEFAULT_CONFIG,
     ConfigError,
     load_settings,
     parse_config,
-    validate_dispatch_config,
     workflow_path,
 )
 from .settings.model import Settings

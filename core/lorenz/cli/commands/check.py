@@ -97,8 +97,8 @@ def _online(server: Any) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from lorenz.host.refusals import audience_warning, http_refusal
+    from lorenz.plugins.validate_settings import check_pack_settings
     from lorenz.redact import redact_text
-    from lorenz.settings import check_pack_settings
 
     workspace = open_for_command(args, args.workflow)
     settings = workspace.settings
