@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from attrs import field, frozen
 
 from .issue import Issue
 from .results import ToolResult
+from .settings.context import ResolveSecret as ResolveSecret
+from .settings.context import TrackerContext as TrackerContext
 from .settings.model import Settings
 
 if TYPE_CHECKING:
@@ -213,24 +214,6 @@ class ProgressSink(Protocol):
 
 class LogSink(Protocol):
     async def __call__(self, level: str, message: str, /) -> None: ...
-
-
-class ResolveSecret(Protocol):
-    def __call__(self, value: str | None, fallback_env: str | None = None, /) -> str | None: ...
-
-
-@frozen(kw_only=True)
-class TrackerContext:
-    """What a tracker's ``parse_options``/``create_client`` hooks get.
-
-    ``resolve_secret(value, fallback_env)`` resolves ``$VAR`` (and the fallback variable) and
-    registers the result for redaction; it is only set while parsing.
-    """
-
-    env: Mapping[str, str]
-    cwd: Path = field(factory=Path.cwd)
-    resolve_secret: ResolveSecret | None = None
-    http: httpx.AsyncClient | None = None
 
 
 @frozen(kw_only=True)
