@@ -197,7 +197,8 @@ def test_a_request_without_a_grant_gets_nothing() -> None:
 async def test_an_in_process_server_without_a_local_grant_serves_nothing(tmp_path: Path, host_pack: ModuleType) -> None:
     """The SDK's in-process client reaches the handlers with no HTTP request: only a server built
     with a local grant serves it (what stdio and ``lorenz.testing`` do)."""
-    from lorenz.host.mcp.server import HostState, build_server
+    from lorenz.host.mcp.server import build_server
+    from lorenz.host.mcp.state import HostState
     from lorenz.host.reload.live import LiveWorkspace
 
     _workflow(tmp_path, "  stateful: false\n")

@@ -40,7 +40,8 @@ from .http.listening import announcer, listen
 from .http.loopback import serve_app_in_thread
 from .http.protocol import HostConfig
 from .http.security import MCP_PATH, SecurityMiddleware
-from .mcp.server import HostState, build_server
+from .mcp.server import build_server
+from .mcp.state import HostState
 from .mcp.stateless import StatelessEndpoint
 from .ops.pages import healthz, landing_page, server_card
 from .ops.token_form import SCRIPT_PATH, landing_script

@@ -228,7 +228,8 @@ class PackHost:
     def server(self) -> mcp.server.Server[Any]:
         """The host's MCP server (the SDK's low-level ``Server``) over this workspace."""
         from lorenz.host.mcp.grants import FULL
-        from lorenz.host.mcp.server import HostState, build_server
+        from lorenz.host.mcp.server import build_server
+        from lorenz.host.mcp.state import HostState
         from lorenz.host.reload.live import LiveWorkspace
 
         state = HostState(LiveWorkspace(self.workspace, reload=False), local_grant=FULL)

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from lorenz.mounting.offers import Offered
 
     from .grants import Grant
-    from .server import HostState
+    from .state import HostState
 
 __all__ = ["offer_handlers", "visible_packs"]
 

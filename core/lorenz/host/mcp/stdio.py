@@ -22,7 +22,8 @@ from lorenz.plugins.containment import note_host_signal
 
 from .checked_input import checked_stdio_server
 from .grants import FULL
-from .server import HostState, build_server
+from .server import build_server
+from .state import HostState
 
 __all__ = ["run_stdio"]
 
