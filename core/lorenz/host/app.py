@@ -36,10 +36,10 @@ from lorenz.plugins.containment import note_host_signal
 from lorenz.settings.model import ServerSettings
 
 from .auth import METADATA_PATH, ResourceServer
-from .http.listening import announcer, listen
+from .http.listening import MCP_PATH, announcer, listen
 from .http.loopback import serve_app_in_thread
 from .http.protocol import HostConfig
-from .http.security import MCP_PATH, SecurityMiddleware
+from .http.security import SecurityMiddleware
 from .mcp.server import build_server
 from .mcp.state import HostState
 from .mcp.stateless import StatelessEndpoint

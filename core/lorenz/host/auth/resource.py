@@ -33,8 +33,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Scope
 
 from lorenz.contracts import Caller
-from lorenz.host.http.listening import display_url
-from lorenz.host.http.security import MCP_PATH
+from lorenz.host.http.listening import MCP_PATH, display_url
 from lorenz.host.mcp.grants import Grant
 from lorenz.host.refusals import NO_AUDIENCE, is_loopback
 from lorenz.settings.model import OAuthSettings

@@ -18,8 +18,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 
 from lorenz._version import __version__
-from lorenz.host.http.listening import counted
-from lorenz.host.http.security import MCP_PATH
+from lorenz.host.http.listening import MCP_PATH, counted
 from lorenz.host.mcp.grants import FULL, Grant
 from lorenz.host.mcp.instructions import instructions_for
 from lorenz.mounting.instances import provider_of
