@@ -53,7 +53,7 @@ def serve(
         except StartError as exc:
             return _fail(str(exc))
     if stdio:
-        from .mcp.stdio import run_stdio
+        from lorenz.host.stdio import run_stdio
 
         return run_stdio(live)
 
@@ -70,7 +70,7 @@ def serve(
     for warning in [*serving_warnings(settings, workers=count), *([audience] if audience else [])]:
         print(f"lorenz: warning: {warning}", file=sys.stderr)
     if count > 1 or reload_code:
-        from .http.workers import run_workers
+        from lorenz.host.workers import run_workers
 
         return run_workers(
             live,

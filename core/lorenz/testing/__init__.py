@@ -227,7 +227,7 @@ class PackHost:
 
     def server(self) -> mcp.server.Server[Any]:
         """The host's MCP server (the SDK's low-level ``Server``) over this workspace."""
-        from lorenz.host.mcp.grants import FULL
+        from lorenz.host.grants import FULL
         from lorenz.host.mcp.server import build_server
         from lorenz.host.mcp.state import HostState
         from lorenz.host.reload.live import LiveWorkspace

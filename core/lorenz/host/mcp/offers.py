@@ -30,10 +30,10 @@ from .skills import RESOURCE_NOT_FOUND
 if TYPE_CHECKING:
     from mcp.server import ServerRequestContext
 
+    from lorenz.host.grants import Grant
     from lorenz.host.reload.live import Snapshot
     from lorenz.mounting.offers import Offered
 
-    from .grants import Grant
     from .state import HostState
 
 __all__ = ["offer_handlers", "visible_packs"]

@@ -23,6 +23,7 @@ from mcp.server.models import InitializationOptions
 
 from lorenz._version import __version__
 from lorenz.contracts import ToolContext, ToolSpec
+from lorenz.host.grants import Grant
 from lorenz.host.reload.live import request_snapshot
 from lorenz.results import tool_failure
 from lorenz.toolcall.call import call_tool as run_tool
@@ -32,7 +33,6 @@ from lorenz.toolcall.middleware import CallOrigin
 from lorenz.toolcall.replies import ToolReply, call_result
 
 from .asking import SealedRequestState, client_input_for, invalid_request
-from .grants import Grant
 from .instructions import instructions_for
 from .offers import offer_handlers
 from .skills import skill_handlers

@@ -10,14 +10,14 @@ from mcp.server import ServerRequestContext
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from lorenz.host.ops.tracing import instrument_http, tracing_enabled
+from lorenz.host.grants import Grant, grant_of
 from lorenz.host.recording import CallRecorder
+from lorenz.host.tracing import instrument_http, tracing_enabled
 from lorenz.results import error_message
 from lorenz.toolcall.execution import ToolRunner
 from lorenz.toolcall.middleware import close_layers
 
 from .client_log import ClientLevels
-from .grants import Grant, grant_of
 
 if TYPE_CHECKING:
     import httpx

@@ -18,8 +18,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 
 from lorenz._version import __version__
+from lorenz.host.grants import FULL, Grant
 from lorenz.host.http.listening import MCP_PATH, counted
-from lorenz.host.mcp.grants import FULL, Grant
 from lorenz.host.mcp.instructions import instructions_for
 from lorenz.mounting.instances import provider_of
 from lorenz.toolcall.middleware import layer_health

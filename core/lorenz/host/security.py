@@ -16,12 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from lorenz.host.grants import Grant, grant_for, remember, token_matches
+from lorenz.host.http.jsonrpc import has_surrogate_escape, parse_message, within_sdk_depth
 from lorenz.host.http.listening import MCP_PATH
-from lorenz.host.mcp.grants import Grant, grant_for, remember, token_matches
 from lorenz.host.scope import PARSED_MESSAGE, REQUEST_SNAPSHOT
 from lorenz.settings.model import ServerSettings
-
-from .jsonrpc import has_surrogate_escape, parse_message, within_sdk_depth
 
 if TYPE_CHECKING:
     from lorenz.host.auth import Refusal, ResourceServer
