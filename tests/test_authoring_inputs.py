@@ -26,6 +26,8 @@ pytestmark = pytest.mark.anyio
 
 HERE = Path(__file__).parent
 MODERN = "2026-07-28"
+#: What a client that can answer every request declares.
+CAN = {"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}}
 
 
 @pytest.fixture
@@ -208,7 +210,7 @@ def _post(url: str, body: dict[str, Any], auth: dict[str, str] | None = None) ->
 
 
 def _call(n: int, name: str, arguments: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+    meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": CAN}
     params = {"name": name, "arguments": arguments, "_meta": meta, **extra}
     return {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": params}
 
@@ -237,6 +239,17 @@ def test_the_first_round_is_an_input_required_result(modern: str, pack: ModuleTy
     )["result"]
     assert done["isError"] is False and done["structuredContent"] == {"board": "BOARD-3"}
     assert "BOARD-3" not in pack.BOARDS
+
+
+def test_a_client_that_did_not_declare_the_capability_is_never_asked(modern: str, pack: ModuleType) -> None:
+    # Its SDK would fail the whole call on a request it cannot answer: the call says why instead.
+    call = _call(1, "boards_delete_board", {"board": "BOARD-3"})
+    call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = {"roots": {}}
+    result = _post(modern, call)["result"]
+    assert result.get("resultType", "complete") == "complete" and result["isError"] is True
+    text = result["content"][0]["text"]
+    assert "'confirm' (elicitation/create) needs the client's elicitation capability" in text, text
+    assert "BOARD-3" in pack.BOARDS
 
 
 @pytest.mark.parametrize(

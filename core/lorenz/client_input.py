@@ -24,6 +24,7 @@ __all__ = [
     "InvalidInputRequest",
     "Mode",
     "serving_warnings",
+    "undeclared_capability",
 ]
 
 #: The host asks the client now (``elicitation/create``, ...) and the pack goes on in the same call.
@@ -59,6 +60,15 @@ class ClientInput:
     state: str | None = field(default=None, repr=False)
     responses: Mapping[str, Any] | None = field(default=None, repr=False)
     refusal: str | None = None
+    #: What the client declared it can answer (the wire ``ClientCapabilities``); ``None`` if unknown.
+    capabilities: Mapping[str, Any] | None = field(default=None, repr=False)
+
+    def undeclared(self, request: Mapping[str, Any]) -> str | None:
+        """The capability the client did not declare that ``request`` (a wire request) needs, such
+        as ``"roots"`` or ``"elicitation.url"``; ``None`` when it declared it, or is not known."""
+        if self.capabilities is None:
+            return None
+        return undeclared_capability(request, self.capabilities)
 
 
 @frozen(kw_only=True)
@@ -92,3 +102,34 @@ def serving_warnings(server: ServerSettings, *, workers: int, asking_tools: Iter
             "server.json_response: false to let handshake-era HTTP clients answer too"
         )
     return warnings
+
+
+def undeclared_capability(request: Mapping[str, Any], capabilities: Mapping[str, Any]) -> str | None:
+    """The capability in ``capabilities`` (a client's wire ``ClientCapabilities``) that ``request``
+    needs and the client did not declare; ``None`` when nothing is missing. A client that declares
+    ``elicitation`` with neither mode declares form elicitation only."""
+    method, params = request.get("method"), request.get("params") or {}
+    if not isinstance(params, Mapping):
+        params = {}
+    if method == "roots/list":
+        return None if _declared(capabilities, "roots") else "roots"
+    if method == "sampling/createMessage":
+        sampling = capabilities.get("sampling")
+        if not isinstance(sampling, Mapping):
+            return "sampling"
+        if params.get("tools") and not isinstance(sampling.get("tools"), Mapping):
+            return "sampling.tools"
+        return None
+    if method == "elicitation/create":
+        elicitation = capabilities.get("elicitation")
+        if not isinstance(elicitation, Mapping):
+            return "elicitation"
+        mode = "url" if params.get("mode") == "url" else "form"
+        if mode == "form" and not elicitation:
+            return None
+        return None if _declared(elicitation, mode) else f"elicitation.{mode}"
+    return None
+
+
+def _declared(capabilities: Mapping[str, Any], name: str) -> bool:
+    return isinstance(capabilities.get(name), Mapping)

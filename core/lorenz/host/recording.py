@@ -107,6 +107,11 @@ class CallRecorder:
             self._log = CallLog(path, max_bytes=server.call_log_max_bytes, keep=server.call_log_keep)
         return self._log
 
+    def log_path(self, snapshot: Snapshot) -> str | None:
+        """The call log ``snapshot`` writes to (``"-"``: standard error), ``None`` when none."""
+        log = self._call_log(snapshot)
+        return log.path if log is not None else None
+
     async def view(self, snapshot: Snapshot) -> tuple[list[CallRecord], list[ToolStats]]:
         """The landing page's tables: from the call log file when there is one (every worker writes
         it, so every worker shows the same), else this process's own calls."""

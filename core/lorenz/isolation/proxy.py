@@ -157,7 +157,8 @@ class IsolatedPack:
             return await self._send(name, input, context, {"input": None})
         if client.mode not in (ASK, RETRY):
             return await self._send(name, input, context, {"input": {"mode": NONE, "refusal": client.refusal}})
-        asking = {"mode": RETRY, "state": client.state, "responses": client.responses}
+        known = {"capabilities": client.capabilities}
+        asking = {"mode": RETRY, "state": client.state, "responses": client.responses, **known}
         for _ in range(_MAX_ROUNDS):
             result = await self._send(name, input, context, {"input": asking})
             if not isinstance(result, InputRequired) or client.mode == RETRY:
@@ -168,7 +169,7 @@ class IsolatedPack:
             except Exception as exc:
                 text = f"{name} asked the client for input and got no answer: {error_message(exc)}"
                 return failure_result(text, reason="client_input_failed")
-            asking = {"mode": RETRY, "state": result.state, "responses": dict(responses)}
+            asking = {"mode": RETRY, "state": result.state, "responses": dict(responses), **known}
         return failure_result(f"{name} asked the client for input too many times", reason="too_many_rounds")
 
     async def _send(self, name: str, input: Any, context: ToolContext, extra: Mapping[str, Any]) -> ToolResult:

@@ -219,9 +219,10 @@ def _client_input(raw: Any) -> ClientInput | None:
     if raw.get("mode") != RETRY:
         refusal = raw.get("refusal")
         return ClientInput(mode=NONE, refusal=refusal if isinstance(refusal, str) else None)
-    state, responses = raw.get("state"), raw.get("responses")
+    state, responses, capabilities = raw.get("state"), raw.get("responses"), raw.get("capabilities")
     return ClientInput(
         mode=RETRY,
         state=state if isinstance(state, str) else None,
         responses=responses if isinstance(responses, Mapping) else None,
+        capabilities=capabilities if isinstance(capabilities, Mapping) else None,
     )

@@ -1,7 +1,4 @@
-"""``server.catalog`` → :class:`CatalogSettings`: how much of a large catalog each caller is served.
-
-Validated now; the host serves it once the catalog hooks land (docs/catalogs.md).
-"""
+"""``server.catalog`` → :class:`CatalogSettings`: how much of a large catalog each caller is served."""
 
 from __future__ import annotations
 

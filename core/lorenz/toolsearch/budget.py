@@ -68,12 +68,20 @@ def _fits(tokens: int, count: int, catalog: CatalogSettings) -> bool:
     return within_tokens and (catalog.max_tools is None or count <= catalog.max_tools)
 
 
-def fit(specs: Sequence[ToolSpec], catalog: CatalogSettings, usage: Mapping[str, float] | None = None) -> Fitted:
-    """The part of ``specs`` (what the caller may see, in catalog order) the budget lists.
+def fit(
+    specs: Sequence[ToolSpec],
+    catalog: CatalogSettings,
+    usage: Mapping[str, float] | None = None,
+    *,
+    costs: Mapping[str, int] | None = None,
+) -> Fitted:
+    """The part of ``specs`` (what the caller may see, in catalog order) the budget lists;
+    ``costs`` are the tools' estimated tokens when already known.
 
     Pinned tools are listed even past the budget: the operator said so.
     """
-    costs = {spec.name: context_tokens(spec.to_wire()) for spec in specs}
+    known = costs or {}
+    costs = {spec.name: known.get(spec.name) or context_tokens(spec.to_wire()) for spec in specs}
     total = sum(costs.values())
     if _fits(total, len(specs), catalog):
         return Fitted(tuple(specs), (), total)

@@ -8,7 +8,8 @@ The SDK client's callbacks run on the upstream's loop; the client is asked on th
 upstream's request does not say which of its calls it belongs to (over stdio nothing on the wire
 does), so it goes to the one call in flight: while several are, or none, or the call's client cannot
 answer (a stateless handshake-era HTTP client), the upstream's request is declined with an error
-naming why, and its call goes on to its end.
+naming why, and its call goes on to its end; so is one the call's client did not declare it can answer
+(a client's SDK fails the whole call on a request it cannot answer).
 """
 
 from __future__ import annotations
@@ -100,6 +101,10 @@ class Asks:
             why = getattr(client, "refusal", None) or "this call has no client to ask"
             return _declined(f"{what} during {call.tool}, but {why}", calls)
         request = {"method": method, **({"params": params} if params is not None else {})}
+        missing = client.undeclared(request)
+        if missing is not None:  # its SDK would fail the whole call rather than answer
+            why = f"this client did not declare the {missing} capability"
+            return _declined(f"{what} during {call.tool}, but {why}", calls)
         if mode == "retry":
             if call.suspend is None:
                 return _declined(f"{what} during {call.tool}, but this call cannot be suspended", calls)

@@ -92,13 +92,8 @@ def test_server_everything_over_stdio(
     async def on_progress(done: float, total: float | None, message: str | None) -> None:
         progress.append((done, total))
 
-    async def no_roots(context: Any) -> Any:
-        return mcp.types.ListRootsResult(roots=[])
-
     async def scenario() -> None:
-        # server-everything asks for roots of its own accord; one arriving while a call of it is in
-        # flight is put to that call's client (which must then answer), so this client can.
-        async with mcp.Client(served.url, list_roots_callback=no_roots) as client:
+        async with mcp.Client(served.url) as client:
             tools = {tool.name: tool for tool in (await client.list_tools()).tools}
             assert {"echo", "get-tiny-image", "get-structured-content", "trigger-long-running-operation"} <= set(tools)
             long_running = tools["trigger-long-running-operation"]

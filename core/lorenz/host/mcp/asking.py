@@ -30,7 +30,7 @@ from mcp_types.methods import is_input_required
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from lorenz.client_input import ASK, NONE, RETRY, ClientInput, InvalidInputRequest
+from lorenz.client_input import ASK, NONE, RETRY, ClientInput, InvalidInputRequest, undeclared_capability
 from lorenz.results import failure_result
 from lorenz.toolcall.replies import call_result
 
@@ -41,8 +41,9 @@ __all__ = [
     "STATELESS_REFUSAL",
     "STATE_TTL_SECONDS",
     "SealedRequestState",
+    "client_capabilities",
     "client_input_for",
-    "invalid_request",
+    "refused_requests",
 ]
 
 logger = logging.getLogger("lorenz.host")
@@ -67,7 +68,7 @@ _REQUESTS: dict[str, tuple[type[Any], type[Any]]] = {
 }
 
 
-def invalid_request(requests: Mapping[str, Any]) -> str | None:
+def _invalid_request(requests: Mapping[str, Any]) -> str | None:
     """Why one of a pack's ``requests`` is not a request MCP can carry, naming it and the field at
     fault; ``None`` when all are. Checked before anything reaches the client, in both eras, so a
     pack's malformed request is its own error and never the SDK's opaque refusal of the result."""
@@ -84,10 +85,34 @@ def invalid_request(requests: Mapping[str, Any]) -> str | None:
     return None
 
 
+def refused_requests(requests: Mapping[str, Any], capabilities: Mapping[str, Any] | None) -> str | None:
+    """Why ``requests`` cannot be put to a client that declared ``capabilities`` (``None``: unknown):
+    one is not valid MCP (:func:`_invalid_request`), or needs a capability the client did not declare
+    — which its SDK would refuse by failing the whole call at the client."""
+    why = _invalid_request(requests)
+    if why is not None or capabilities is None:
+        return why
+    for name, wire in requests.items():
+        missing = undeclared_capability(wire, capabilities)
+        if missing is not None:
+            return (
+                f"input request {name!r} ({wire['method']}) needs the client's {missing} capability, "
+                "which this client did not declare"
+            )
+    return None
+
+
+def client_capabilities(ctx: ServerRequestContext[Any, Any] | None) -> dict[str, Any] | None:
+    """The capabilities the client of ``ctx`` declared, as wire JSON; ``None`` when not known."""
+    declared = ctx.session.client_capabilities if ctx is not None else None
+    return declared.model_dump(by_alias=True, mode="json", exclude_none=True) if declared is not None else None
+
+
 def client_input_for(ctx: ServerRequestContext[Any, Any] | None) -> ClientInput | None:
     """How the call of ``ctx`` may ask its client for input."""
     if ctx is None:
         return None
+    capabilities = client_capabilities(ctx)
     if ctx.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
         params = ctx.params or {}
         state, responses = params.get("requestState"), params.get("inputResponses")
@@ -95,6 +120,7 @@ def client_input_for(ctx: ServerRequestContext[Any, Any] | None) -> ClientInput 
             mode=RETRY,
             state=state if isinstance(state, str) else None,
             responses=responses if isinstance(responses, Mapping) else None,
+            capabilities=capabilities,
         )
     if not ctx.session.can_send_request:
         stateful = session_key(ctx) is not None
@@ -102,7 +128,7 @@ def client_input_for(ctx: ServerRequestContext[Any, Any] | None) -> ClientInput 
     session, request_id = ctx.session, ctx.request_id
 
     async def ask(requests: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-        why = invalid_request(requests)
+        why = refused_requests(requests, capabilities)
         if why is not None:
             raise InvalidInputRequest(why)
         answers: dict[str, Any] = {}
@@ -122,7 +148,7 @@ def client_input_for(ctx: ServerRequestContext[Any, Any] | None) -> ClientInput 
                 group.start_soon(one, name, wire)
         return answers
 
-    return ClientInput(mode=ASK, ask=ask)
+    return ClientInput(mode=ASK, ask=ask, capabilities=capabilities)
 
 
 #: How long a sealed ``requestState`` may be answered with (the SDK's default, said here).

@@ -20,6 +20,7 @@ import pydantic_core
 from mcp.server import Server, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from lorenz._version import __version__
 from lorenz.contracts import ToolContext, ToolSpec
@@ -32,7 +33,8 @@ from lorenz.toolcall.execution import CallOutcome, ClientGone
 from lorenz.toolcall.middleware import CallOrigin
 from lorenz.toolcall.replies import ToolReply, call_result
 
-from .asking import SealedRequestState, client_input_for, invalid_request
+from .asking import SealedRequestState, client_capabilities, client_input_for, refused_requests
+from .client_log import session_key
 from .instructions import instructions_for
 from .offers import offer_handlers
 from .skills import skill_handlers
@@ -154,7 +156,7 @@ async def call_tool(
             state.runner,
             visible=allows,
             when_left=left,
-            check_requests=invalid_request,
+            check_requests=lambda requests: refused_requests(requests, client_capabilities(ctx)),
             origin=_origin(grant, ctx) if snapshot.tools.middleware else None,
         )
     except BaseException:  # cancelled by the client (or the host stopping): the pack's task was cancelled too
@@ -163,7 +165,35 @@ async def call_tool(
             state.recorder.record(snapshot, name, arguments, cancelled, "cancelled", started, ctx, client_gone=True)
         raise
     state.recorder.record(snapshot, name, arguments, answer.reply, answer.kind, started, ctx)
+    state.catalog.count(grant, name, snapshot)
     return answer.reply
+
+
+def visible_tools(state: HostState, snapshot: Snapshot, ctx: ServerRequestContext[Any, Any]) -> list[types.Tool]:
+    """The tools the caller of ``ctx`` may see and call (before a ``server.catalog`` budget)."""
+    tools = wire_tools(snapshot)
+    grant = state.grant(ctx)
+    return tools if grant.everything else [tool for tool in tools if grant.allows(tool.name)]
+
+
+async def catalog_call(
+    state: HostState, snapshot: Snapshot, name: str, arguments: Any, ctx: ServerRequestContext[Any, Any]
+) -> ToolReply:
+    """A call of ``server.catalog``'s search or call tool: the call tool runs the tool it names
+    through :func:`call_tool` (recorded under that tool's name); a search is recorded as itself."""
+    started = time.perf_counter()
+
+    async def call(target: str, given: Any) -> ToolReply:
+        return await call_tool(state, snapshot, target, given, ctx)
+
+    # A search shows what it found in a session's list where the client hears of list changes.
+    key = session_key(ctx) if state.list_changed and ctx.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS else None
+    visible = visible_tools(state, snapshot, ctx)
+    reply = await state.catalog.answer(snapshot, name, arguments, visible, call, ctx.session, key)
+    if name != "lorenz_call_tool":
+        outcome = "failure" if reply.is_error else "success"
+        state.recorder.record(snapshot, name, arguments, reply, outcome, started, ctx)
+    return reply
 
 
 def _origin(grant: Grant, ctx: ServerRequestContext[Any, Any] | None) -> CallOrigin:
@@ -191,16 +221,19 @@ def build_server(state: HostState) -> LorenzServer:
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         state.remember(ctx)
-        tools = wire_tools(request_snapshot(ctx.request) or await state.live.current_async())
-        grant = state.grant(ctx)
-        if not grant.everything:
-            tools = [tool for tool in tools if grant.allows(tool.name)]
+        snapshot = request_snapshot(ctx.request) or await state.live.current_async()
+        tools = visible_tools(state, snapshot, ctx)
+        if snapshot.settings.server.catalog is not None:
+            await state.catalog.learn_once(state.recorder.log_path(snapshot))
+            tools = state.catalog.listed(snapshot, tools, state.grant(ctx), session_key(ctx))
         return types.ListToolsResult(tools=tools)
 
     async def on_call_tool(ctx: ServerRequestContext[Any, Any], params: ToolCallParams) -> dict[str, Any]:
         state.remember(ctx)
         arguments = params.arguments if params.arguments is not None else {}
         snapshot = request_snapshot(ctx.request) or await state.live.current_async()
+        if state.catalog.serves(snapshot, params.name):
+            return (await catalog_call(state, snapshot, params.name, arguments, ctx)).wire()
         return (await call_tool(state, snapshot, params.name, arguments, ctx)).wire()
 
     def input_schema(name: str) -> Mapping[str, Any] | None:

@@ -17,6 +17,7 @@ from lorenz.results import error_message
 from lorenz.toolcall.execution import ToolRunner
 from lorenz.toolcall.middleware import close_layers
 
+from .catalog import ServedCatalog
 from .client_log import ClientLevels
 
 if TYPE_CHECKING:
@@ -63,6 +64,8 @@ class HostState:
         self.recorder = CallRecorder(live)
         #: What each handshake-era session asked for with ``logging/setLevel``.
         self.log_levels = ClientLevels()
+        #: ``server.catalog``'s search index, each caller's usage and each session's found tools.
+        self.catalog = ServedCatalog()
         self._sessions: dict[str, ServerSession] = {}
         self._notified_generation = live.snapshot().generation
 
