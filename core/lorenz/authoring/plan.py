@@ -12,16 +12,13 @@ import types
 import typing
 from collections import abc
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import attrs
 from attrs import frozen
 
 from .schema import KeywordCheck, wire_name
 from .structure import structurer, unstructurer
-
-if TYPE_CHECKING:
-    from .tool import Tool
 
 __all__ = ["CallPlan", "call_plan", "default_text"]
 
@@ -43,7 +40,18 @@ class CallPlan:
     plain_output: bool
 
 
-def call_plan(tool: Tool[Any, Any]) -> CallPlan:
+class Defined(Protocol):
+    """What a plan is built from: a tool's definition (a :class:`lorenz.authoring.tool.Tool`)."""
+
+    @property
+    def input(self) -> type[Any]: ...
+    @property
+    def output(self) -> type[Any] | None: ...
+    @property
+    def keywords(self) -> KeywordCheck | None: ...
+
+
+def call_plan(tool: Defined) -> CallPlan:
     """The plan of ``tool`` (built from its definition; the tool caches it)."""
     output = tool.output
     omitted: tuple[str, ...] = ()

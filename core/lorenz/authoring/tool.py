@@ -24,9 +24,9 @@ from .structure import ArgumentError, unstructure
 if TYPE_CHECKING:
     import httpx
 
+    from lorenz.client_input import ClientInput
     from lorenz.contracts import Caller, ToolSpec
     from lorenz.settings.model import Settings
-    from lorenz.toolcall.client_input import ClientInput
 
     from .content import ContentBlock
     from .inputs import InputRequest, InputRound, Inputs

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lorenz.toolcall.client_input import ASK, ClientInput
+from lorenz.client_input import ASK, ClientInput
 
 from .form_fields import Field, confirmation, example, fields_of, parse_typed, printable, problems
 from .output import Progress, UsageError, paint

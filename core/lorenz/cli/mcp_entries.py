@@ -176,8 +176,9 @@ def _validate(args: Any, candidate: Path, shown_as: Path) -> None:
     """What ``lorenz check`` checks before it mounts anything: the settings, and each entry's options by
     its pack's own ``validate_options`` (the ``mcp`` pack's for these); no server is started."""
     from lorenz.plugins.discovery import discover
+    from lorenz.plugins.validate_settings import validate_dispatch_config
     from lorenz.redact import redact_text
-    from lorenz.settings import load_settings, validate_dispatch_config
+    from lorenz.settings import load_settings
 
     from .workspace import load_plugin_modules
 

@@ -224,7 +224,7 @@ def edit_tools(args: Any, pack: str, options: Mapping[str, Any] | None) -> tuple
 def _validated_tools(args: Any, candidate: Path, shown_as: Path, pack: str) -> list[str]:
     """The tools of ``pack`` that ``candidate`` mounts, or a :class:`UsageError` naming ``shown_as`` with what
     ``lorenz check`` would refuse."""
-    from lorenz.settings import check_pack_settings
+    from lorenz.plugins.validate_settings import check_pack_settings
     from lorenz.workspace import open_workspace
 
     from .workspace import load_plugin_modules

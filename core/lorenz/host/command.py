@@ -53,7 +53,7 @@ def serve(
         except StartError as exc:
             return _fail(str(exc))
     if stdio:
-        from .mcp.stdio import run_stdio
+        from lorenz.host.stdio import run_stdio
 
         return run_stdio(live)
 
@@ -64,13 +64,13 @@ def serve(
     refusal = http_refusal(settings, host=host, workers=count, allow_no_token=allow_no_token)
     if refusal is not None:
         return _fail(refusal)
-    from lorenz.toolcall.client_input import serving_warnings
+    from lorenz.client_input import serving_warnings
 
     audience = audience_warning(settings)
     for warning in [*serving_warnings(settings, workers=count), *([audience] if audience else [])]:
         print(f"lorenz: warning: {warning}", file=sys.stderr)
     if count > 1 or reload_code:
-        from .http.workers import run_workers
+        from lorenz.host.workers import run_workers
 
         return run_workers(
             live,

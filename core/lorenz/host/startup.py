@@ -91,9 +91,9 @@ def open_live(
     (:meth:`LiveWorkspace.run_host`); ``False`` for an app another server's loop runs (a worker,
     ``uvicorn --factory``), whose isolated packs are then supervised from the shared isolation loop."""
 
-    from lorenz.isolation.hint import in_doubt, isolation_hint, mounts_hint, sandbox_hint
     from lorenz.isolation.pool import IsolationPool
     from lorenz.plugins.discovery import discover
+    from lorenz.plugins.hint import in_doubt, isolation_hint, mounts_hint, sandbox_hint
     from lorenz.redact import redact_text
     from lorenz.workspace import find_workflow, open_workspace
 

@@ -14,10 +14,11 @@ from lorenz.contracts import ToolSpec
 from lorenz.hookspecs import ENTRY_POINT_GROUP
 from lorenz.plugins.checks import normalize_distribution
 from lorenz.plugins.containment import call_plugin
+from lorenz.plugins.declared import depends_on_settings, permissions_of
 from lorenz.plugins.discovery import load_plugin, make_manager
 from lorenz.plugins.model import Discovery
 from lorenz.plugins.registration import build_registries
-from lorenz.sandbox.permissions import Permissions, depends_on_settings, permissions_of
+from lorenz.sandbox.permissions import Permissions
 from lorenz.settings.model import Settings
 
 from .protocol import CONVERTER, DisabledEntry, Failed, Launch, Ready, Source, Survey, SurveyFailure

@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any
 from attrs import evolve, frozen
 
 from lorenz.plugins.checks import is_first_party
-from lorenz.sandbox.permissions import Permissions, permissions_of
+from lorenz.plugins.declared import permissions_of
+from lorenz.plugins.hint import isolation_hint
+from lorenz.sandbox.permissions import Permissions
 from lorenz.sandbox.policy import Sandbox
 from lorenz.settings.model import ServerSettings, Settings, TrackerSettings
 
-from .hint import isolation_hint
 from .protocol import CONVERTER, Launch, Source
 
 if TYPE_CHECKING:

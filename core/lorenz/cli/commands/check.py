@@ -33,7 +33,7 @@ def _check_object(workspace: Any, sandboxed: dict[str, Any], unready: list[Any])
 
 def _sandboxed(workspace: Any) -> dict[str, Any]:
     """The sandboxed packs' effective policies (their processes started, permissions computed)."""
-    from lorenz.sandbox.report import pack_policies
+    from lorenz.isolation.report import pack_policies
 
     policies = pack_policies(workspace.packs(), workspace.settings, workspace.discovery)
     return {name: policy for name, policy in policies.items() if policy.sandboxed}
@@ -102,8 +102,8 @@ def _online(server: Any) -> Any:
 def run(args: argparse.Namespace) -> int:
     from lorenz.host.refusals import audience_warning, http_refusal
     from lorenz.mounting.lifecycle import pack_health
+    from lorenz.plugins.validate_settings import check_pack_settings
     from lorenz.redact import redact_text
-    from lorenz.settings import check_pack_settings
 
     workspace = open_for_command(args, args.workflow)
     settings = workspace.settings
@@ -119,8 +119,8 @@ def run(args: argparse.Namespace) -> int:
     refusal = http_refusal(server, host=server.host, workers=server.workers, allow_no_token=False)
     if refusal is not None:  # what `lorenz serve` would refuse is no valid workflow to serve
         raise UsageError(f"{where}: lorenz serve would refuse it: {refusal}")
+    from lorenz.client_input import serving_warnings
     from lorenz.settings.workflow import display_path
-    from lorenz.toolcall.client_input import serving_warnings
 
     shown = where if settings.workflow_path is None else display_path(settings.workflow_path)
     for warning in serving_warnings(server, workers=server.workers, asking_tools=workspace.asking_tools()):

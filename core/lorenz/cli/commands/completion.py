@@ -176,9 +176,7 @@ def run(args: argparse.Namespace) -> int:
         from lorenz.cli.output import UsageError
 
         raise UsageError(f"name a shell: lorenz completion {'|'.join(SHELLS)}")
-    from lorenz.cli.parser import fill_every_command
-
-    print({"bash": _bash, "zsh": _zsh, "fish": _fish}[args.shell](_spec(fill_every_command(args.parser))), end="")
+    print({"bash": _bash, "zsh": _zsh, "fish": _fish}[args.shell](_spec(args.parser.every_command())), end="")
     return 0
 
 

@@ -17,7 +17,7 @@ __all__ = ["COMMAND", "describe_declared"]
 def _declared(pack: object) -> dict[str, Any] | None:
     """What ``pack`` declares as JSON: the permissions, ``{"dependsOnSettings": true}`` when they
     are a function of its settings, ``None`` when it declares none."""
-    from lorenz.sandbox.permissions import depends_on_settings, permissions_of
+    from lorenz.plugins.declared import depends_on_settings, permissions_of
 
     if depends_on_settings(pack) or getattr(pack, "permissions_depend_on_settings", False):
         return {"dependsOnSettings": True}

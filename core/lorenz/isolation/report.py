@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
-from .permissions import Permissions, depends_on_settings, permissions_of
+from lorenz.plugins.declared import depends_on_settings, permissions_of
+from lorenz.sandbox.permissions import Permissions
 
 if TYPE_CHECKING:
     from lorenz.contracts import ToolProvider
@@ -160,7 +161,7 @@ def _sandboxed_program(source: object, pack: ToolProvider, settings: Settings) -
     hook = getattr(source, "sandboxed", None)
     if not callable(hook):
         return None
-    from .command import SandboxedCommand
+    from lorenz.sandbox.command import SandboxedCommand
 
     view = getattr(pack, "view", None)
     found = hook(view(settings) if callable(view) else settings)

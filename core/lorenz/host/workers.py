@@ -70,7 +70,7 @@ def run_workers(
     reload_code: bool = False,
 ) -> int:
     """Serve ``live``'s workflow on ``host:port`` from ``workers`` processes until SIGINT/SIGTERM."""
-    from .listening import announcer, listen
+    from lorenz.host.http.listening import announcer, listen
 
     try:
         references = tuple(plugin_reference(plugin) for plugin in plugins)
@@ -322,10 +322,9 @@ def _say(message: str) -> None:
 def worker_main(options: AppOptions, listener: Listener, ready: Event, replace_me: Event | None = None) -> None:
     """A worker process: build the app, serve ``listener`` until SIGTERM (or the parent is gone)."""
     from lorenz.host.app import _Server, uvicorn_config
+    from lorenz.host.http.listening import bind_socket
     from lorenz.host.ops.watchdog import exit_past_stuck_threads
     from lorenz.host.reload.sitepaths import SitePaths
-
-    from .listening import bind_socket
 
     configure_logging(worker=True)
     # Spawned with the parent's sys.path, which predates a `pip install -e` made since it started.
