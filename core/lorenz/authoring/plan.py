@@ -17,6 +17,8 @@ from typing import Any, Protocol
 import attrs
 from attrs import frozen
 
+from lorenz.toolcall.wire import fast_pretty_json, pretty_json
+
 from .schema import KeywordCheck, wire_name
 from .structure import structurer, unstructurer
 
@@ -70,8 +72,6 @@ def default_text(data: Any, plain: bool) -> str:
     """``json.dumps(data, indent=2, ensure_ascii=False, default=str)``; ``plain``: ``data`` is
     known to be plain data (a :attr:`CallPlan.plain_output`), so it goes straight to the fast
     encoder without a walk to check it."""
-    from lorenz.toolcall.wire import fast_pretty_json, pretty_json
-
     if not plain:
         return pretty_json(data)
     fast = fast_pretty_json(data)  # None: a lone surrogate, which only the json module writes

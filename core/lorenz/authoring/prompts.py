@@ -8,19 +8,19 @@ as template parameters are, and a missing or refused one is named in the error.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import attrs
 from attrs import field, frozen
 
+from lorenz.arguments import ArgumentProblem, unrecognized_key
+from lorenz.contracts import PromptArgument, PromptSpec
 from lorenz.results import ToolResult
 
 from .content import ContentBlock, TextBlock, rendered
 from .resources import PackContext, parse_strings, refused, run_handler, string_fields
 from .structure import ArgumentError
-
-if TYPE_CHECKING:
-    from lorenz.contracts import PromptSpec
+from .tool import NAME_RE
 
 __all__ = ["Prompt", "PromptMessage", "message", "prompt"]
 
@@ -76,8 +76,6 @@ class Prompt:
     _keywords: Any = field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
-        from .tool import NAME_RE
-
         if not NAME_RE.match(self.name):
             raise ValueError(f"prompt name {self.name!r} must match {NAME_RE.pattern}")
         if self.arguments is not None and not attrs.has(self.arguments):
@@ -87,8 +85,6 @@ class Prompt:
         object.__setattr__(self, "_keywords", keywords)
 
     def spec(self) -> PromptSpec:
-        from lorenz.contracts import PromptArgument, PromptSpec
-
         properties = self._schema.get("properties") or {}
         required = set(self._schema.get("required") or ())
         arguments = tuple(
@@ -101,8 +97,6 @@ class Prompt:
         """The arguments as the arguments class (``None`` without one); raises :class:`ArgumentError`."""
         if self.arguments is None:
             if arguments:
-                from lorenz.arguments import ArgumentProblem, unrecognized_key
-
                 raise ArgumentError(*(ArgumentProblem((key,), unrecognized_key(key)) for key in arguments))
             return None
         return parse_strings(dict(arguments or {}), self.arguments, self._schema, self._keywords)

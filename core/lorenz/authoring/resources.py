@@ -15,21 +15,21 @@ import attrs
 from attrs import field, frozen
 
 from lorenz.arguments import ArgumentProblem
+from lorenz.contracts import ResourceSpec
 from lorenz.results import ToolResult, failure_result, tool_success
 from lorenz.uri_templates import match_template, template_pattern, template_variables
 
 from .content import EmbeddedResourceBlock, _b64
 from .failures import ToolFailure, kit_logger, unexpected_failure
+from .logs import ClientLog
 from .schema import KeywordCheck, input_schema, keyword_check, wire_name
 from .structure import ArgumentError, structure_strict
 
 if TYPE_CHECKING:
     import httpx
 
-    from lorenz.contracts import ResourceSpec
     from lorenz.settings.model import Settings
 
-    from .logs import ClientLog
 
 __all__ = ["PackContext", "Resource", "ResourceTemplate", "resource", "resource_template"]
 
@@ -50,8 +50,6 @@ class PackContext:
     log: ClientLog = field(init=False)
 
     def __attrs_post_init__(self) -> None:
-        from .logs import ClientLog
-
         self.log = ClientLog(kit_logger(), self.log_sink)
 
 
@@ -158,8 +156,6 @@ class Resource:
             raise ValueError(f"resource {self.uri}: has {{variables}}; use resource_template(...)")
 
     def spec(self) -> ResourceSpec:
-        from lorenz.contracts import ResourceSpec
-
         return ResourceSpec(
             uri=self.uri, name=self.name, description=self.description, title=self.title, mime_type=self.mime_type
         )
@@ -213,8 +209,6 @@ class ResourceTemplate:
         object.__setattr__(self, "_pattern", template_pattern(self.uri_template))
 
     def spec(self) -> ResourceSpec:
-        from lorenz.contracts import ResourceSpec
-
         return ResourceSpec(
             uri=self.uri_template,
             name=self.name,

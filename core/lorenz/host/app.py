@@ -35,6 +35,7 @@ from lorenz._internals import fast_path_usable, session_transports
 from lorenz.host.security import SecurityMiddleware
 from lorenz.host.tracing import TraceHeaders, configure_server
 from lorenz.plugins.containment import note_host_signal
+from lorenz.redact import redact_text
 from lorenz.settings.model import ServerSettings
 
 from .auth import METADATA_PATH, ResourceServer
@@ -296,8 +297,6 @@ class _RedactedAccess(logging.Filter):
         self._live = live
 
     def filter(self, record: logging.LogRecord) -> bool:
-        from lorenz.redact import redact_text
-
         record.msg = redact_text(record.getMessage(), self._live.snapshot().settings.secrets)
         record.args = None
         return True

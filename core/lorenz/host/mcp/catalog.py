@@ -109,7 +109,7 @@ class ServedCatalog:
     def search(self) -> CatalogSearch:
         """The search index, made at the first search (SQLite only for a workflow that searches)."""
         if self._search is None:
-            from lorenz.toolsearch.index import CatalogSearch
+            from lorenz.toolsearch.index import CatalogSearch  # SQLite: only for a workflow that searches
 
             self._search = CatalogSearch()
         return self._search

@@ -17,6 +17,7 @@ from attrs import evolve
 
 from lorenz.hookspecs import ENTRY_POINT_GROUP
 from lorenz.plugins.checks import normalize_distribution
+from lorenz.plugins.discovery import discover
 from lorenz.plugins.hint import isolation_hint, mounts_hint, sandbox_hint
 from lorenz.plugins.model import Discovery, PluginFailure
 
@@ -51,8 +52,6 @@ class Rediscovery:
         """Discovery afresh (``previous`` is the one served until now) for what the ``workflow``
         file isolates, sandboxes and mounts; unless ``always``, ``None`` when no plugin
         distribution came, went or changed and no import path was added."""
-        from lorenz.plugins.discovery import discover
-
         added = self._sites.refresh()
         if added:
             logger.info("lorenz: new import paths from .pth files: %s", ", ".join(added))
