@@ -226,3 +226,62 @@ async def test_forty_tools_fit_a_small_budget(tmp_path: Path) -> None:
     assert 2 < len(names) < 40 and names[-2:] == [SEARCH, CALL] and _cost(listed) <= 700, names
     assert found.structured_content["tools"][0]["name"] == "payroll_delete"  # type: ignore[index]
     assert called.structured_content == {"tool": "payroll_delete", "id": "p-7"}
+
+
+class HidePayroll:
+    """A catalog shaper (``lorenz_catalog``) hiding every ``payroll_`` tool."""
+
+    name = "no_payroll"
+
+    def create(self, options: Any, settings: Any) -> Any:
+        async def shape(tools: tuple[ToolSpec, ...], listing: Any) -> list[ToolSpec]:
+            return [tool for tool in tools if not tool.name.startswith("payroll_")]
+
+        return shape
+
+    @lorenz.hookimpl
+    def lorenz_catalog(self, register: Any) -> None:
+        register(self)
+
+
+async def test_a_tool_a_shaper_hides_is_never_listed_found_or_called(tmp_path: Path) -> None:
+    """The catalog hook applies to the budgeted list, the search tool and the call tool alike."""
+    front = "tools:\n  many: {}\nserver:\n  catalog: {budget_tokens: 700}\n  middleware: [no_payroll]\n"
+    (tmp_path / "WORKFLOW.md").write_text(f"---\n{front}---\n", encoding="utf-8")
+    env = {"LORENZ_LOAD_PLUGINS": "", "PATH": os.environ.get("PATH", "")}
+    with serve_in_thread(cwd=tmp_path, env=env, plugins=[ManyPlugin(), HidePayroll()], reload=False) as server:
+        async with mcp.Client(server.url) as client:
+            listed = await client.list_tools()
+            found = await client.call_tool(SEARCH, {"query": "remove a payroll record", "limit": 20})
+            called = await client.call_tool(CALL, {"name": "payroll_delete", "arguments": {"id": "p-7"}})
+            direct = await client.call_tool("payroll_delete", {"id": "p-7"})
+            other = await client.call_tool(CALL, {"name": "invoice_delete", "arguments": {"id": "i-1"}})
+    assert SEARCH in _names(listed) and not any(name.startswith("payroll_") for name in _names(listed))
+    shown = [tool["name"] for tool in found.structured_content["tools"]]  # type: ignore[index]
+    assert shown and not any(name.startswith("payroll_") for name in shown), shown
+    assert called.is_error is True and direct.is_error is True
+    assert called.structured_content["error"]["message"] == 'Unsupported tool: "payroll_delete".'  # type: ignore[index]
+    assert other.structured_content == {"tool": "invoice_delete", "id": "i-1"}
+
+
+async def test_the_landing_page_shows_costs_and_what_a_new_caller_is_listed(tmp_path: Path) -> None:
+    _workflow(tmp_path)
+    with serve_in_thread(cwd=tmp_path, env=ENV, reload=False) as server:
+        async with httpx.AsyncClient(timeout=10) as http:
+            page = (await http.get(server.base_url + "/")).text
+        async with mcp.Client(server.url) as client:
+            listed = await client.list_tools()
+    budget = page.split('<h2 id="budget">Context budget</h2>', 1)[1].split("<h2", 1)[0]
+    total = sum(context_tokens(spec.to_wire()) for spec in _local_specs(tmp_path))
+    assert f"5 tools: ~{total} tokens" in budget, budget
+    served = ", ".join(f"<code>{name}</code>" for name in _names(listed))
+    assert f"lists a new caller 4 tools, ~{_cost(listed)} tokens: {served}." in budget, budget
+    assert "Left out (found by lorenz_search_tools, or called by name): <code>local_comment</code>" in budget
+    read = next(spec for spec in _local_specs(tmp_path) if spec.name == "local_read_issue")
+    assert "<code>local_read_issue</code>" in page and f"~{context_tokens(read.to_wire())} tokens</span>" in page
+
+
+def _local_specs(directory: Path) -> list[ToolSpec]:
+    from lorenz.testing import open_workspace
+
+    return list(open_workspace(cwd=directory, env=ENV).mounted.specs)

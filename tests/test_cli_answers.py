@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from lorenz.cli.form_fields import confirmation, example, fields_of, parse_typed, problems
+from lorenz.testing import ServedWorkflow
 
 PACK = Path(__file__).with_name("asking_pack.py")
 SCRIPT = Path(sys.executable).with_name("lorenz")
@@ -113,10 +114,10 @@ def test_roots_are_the_current_directory_and_sampling_is_declined(work: Path) ->
 
 
 @pytest.mark.slow
-def test_call_server_answers_as_the_in_process_call(work: Path, lorenz_serve: Any) -> None:
+def test_call_server_answers_as_the_in_process_call(work: Path) -> None:
     """Over --server, the same flags answer the same questions and a question left unanswered prints
     the same failure object, exit status and hint as in-process."""
-    server = lorenz_serve(work, _env(), [str(SCRIPT), "-p", str(PACK), "serve", "--port", "0"])
+    server = ServedWorkflow(work, _env(), [str(SCRIPT), "-p", str(PACK), "serve", "--port", "0"])
     try:
         for args in (["asking_confirm", "--answer", 'confirm={"confirm": true}'], ["asking_roots"], ["asking_confirm"]):
             local = call(work, *args)
@@ -233,10 +234,10 @@ def test_the_progress_line_shows_the_tools_own_progress(work: Path, tmp_path: Pa
 
 
 @pytest.mark.slow
-def test_the_progress_line_shows_a_served_tools_progress_too(work: Path, tmp_path: Path, lorenz_serve: Any) -> None:
+def test_the_progress_line_shows_a_served_tools_progress_too(work: Path, tmp_path: Path) -> None:
     """With --server, the tool's progress notifications reach the same line."""
     go = tmp_path / "go"
-    server = lorenz_serve(work, _env(ASKING_GO=str(go)), [str(SCRIPT), "-p", str(PACK), "serve", "--port", "0"])
+    server = ServedWorkflow(work, _env(ASKING_GO=str(go)), [str(SCRIPT), "-p", str(PACK), "serve", "--port", "0"])
     try:
         terminal = Terminal(work, "--server", server.url, "asking_steps", env=_env(COLUMNS="200"))
         terminal.expect(f"running asking_steps on {server.url}: 2/5 indexing [31m pages (")

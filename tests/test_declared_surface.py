@@ -36,7 +36,6 @@ CORE_MADE = {
     "isolated": "the isolated pack's proxy and stubs",
     "isolation_source": "the isolated pack's stub: where its process imports it from",
     "listed_specs": "the surveyed pack's stub: its tools as its survey listed them",
-    "label": "the isolated pack's stub's isolation_source: its distribution, as messages name it",
     "supervisor": "the isolated pack's proxy: its process supervisor",
     "view": "the isolated pack's proxy: the settings it was started with",
     "__file__": "Python: a plugin module's file",

@@ -28,6 +28,7 @@ import mcp
 import pytest
 
 from lorenz.authoring.openapi.load import load_document
+from lorenz.testing import ServedWorkflow
 
 pytestmark = pytest.mark.slow
 
@@ -168,7 +169,7 @@ def _error(result: Any) -> dict[str, Any]:
     return error
 
 
-def test_generated_pack_installed_mounted_and_served(shop: FakeShop, tmp_path: Path, lorenz_serve: Any) -> None:
+def test_generated_pack_installed_mounted_and_served(shop: FakeShop, tmp_path: Path) -> None:
     port = shop.server_address[1]
     spec = tmp_path / "shop.yaml"
     spec.write_text(
@@ -187,7 +188,7 @@ def test_generated_pack_installed_mounted_and_served(shop: FakeShop, tmp_path: P
     workflow = (work / "WORKFLOW.md").read_text(encoding="utf-8")
     assert "$SHOP_BEARER_AUTH" in workflow and not any(secret in workflow for secret in SECRETS.values())
 
-    server = lorenz_serve(work, _env(), [str(python), "-m", "lorenz", "serve", "--port", "0", "--no-reload"])
+    server = ServedWorkflow(work, _env(), [str(python), "-m", "lorenz", "serve", "--port", "0", "--no-reload"])
     try:
         anyio.run(_over_mcp, server.url, shop)
     finally:

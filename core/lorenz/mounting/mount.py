@@ -168,7 +168,7 @@ def _never_imported(name: str, provider: str, source: Any, settings: Settings) -
         return f"pack {provider} is no longer isolated but was never imported here; restart the host"
     return (
         f"tracker {settings.tracker.kind} mounts pack {name} by default (default_tool_packs), but names it only"
-        f" with this workflow's settings, so discovery surveyed {getattr(source, 'label', name)} without"
+        f" with this workflow's settings, so discovery surveyed {source.label} without"
         f" importing it: add `{name}: {{}}` under `tools:` to mount it"
     )
 

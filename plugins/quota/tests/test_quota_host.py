@@ -80,6 +80,7 @@ async def test_rate_and_burst_over_the_sdk_client(tmp_path: Path, backend: str, 
             elapsed = time.monotonic() - started
         async with httpx.AsyncClient() as http:
             health = (await http.get(server.base_url + "/healthz")).json()
+            page = (await http.get(server.base_url + "/")).text
     expected = rate * elapsed + burst
     assert len(refusals) >= 10  # the calls outran the limit
     assert expected - lost - 0.05 * expected - 1 <= accepted <= expected + 0.05 * expected + 1
@@ -88,6 +89,8 @@ async def test_rate_and_burst_over_the_sdk_client(tmp_path: Path, backend: str, 
     counted = health["middleware"]["quota"]
     assert (counted["allowed"], counted["refused"], counted["backend"]) == (accepted, len(refusals), backend)
     assert counted["countedPer"] == ("worker" if backend == "memory" else "every worker and replica")
+    shown = page.split("<h2>Middleware</h2>", 1)[1].split("<h2", 1)[0]  # the landing page's counters
+    assert f"<tr><td>refused</td><td>{len(refusals)}</td></tr>" in shown and "<code>quota</code>" in shown
 
 
 async def test_installed_but_not_named_limits_nothing(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ included.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from html import escape
 from typing import TYPE_CHECKING, Any
 
@@ -21,10 +22,12 @@ from lorenz.host.grants import FULL, Grant
 from lorenz.host.http.listening import counted
 from lorenz.host.mcp.instructions import instructions_for
 from lorenz.mounting.instances import provider_of
+from lorenz.toolcall.middleware import layer_health
 
 from .callers import own_call, page_grant, signed_in
 from .pack_offers import offers_block
 from .pack_permissions import permissions_block, policy_of, sandboxed_pill
+from .sections import budget_block, health_block, tool_cost
 from .status import auth_configured, endpoint_url, granted_packs, granted_tools
 from .token_form import FORGET_BUTTON, TOKEN_FORM
 
@@ -178,7 +181,7 @@ def _inventory(snapshot: Snapshot, grant: Grant) -> list[str]:
             schema = json.dumps(tool["inputSchema"], indent=2, ensure_ascii=False)
             parts += [
                 f'<section class="tool" id="tool-{escape(tool["name"])}">',
-                f"<h4><code>{escape(tool['name'])}</code>{title}</h4>",
+                f"<h4><code>{escape(tool['name'])}</code>{title}{tool_cost(tool)}</h4>",
                 f"<p>{escape(tool.get('description') or '')}</p>",
                 f"<p>{_hints(tool.get('annotations'))}</p>",
                 "<details><summary>Input schema</summary>",
@@ -202,9 +205,11 @@ def render_landing(
     stats: CallStats | None = None,
     refresh: int | None = None,
     calls: CallView | None = None,
+    sinks: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> str:
-    """The landing page: how to connect, and to a caller with a grant what it may use and what it
-    has been doing (the failures only to the full grant). ``None``: an anonymous caller."""
+    """The landing page: how to connect, and to a caller with a grant what it may use, what that
+    costs an agent's context, and what it has been doing (the failures, and the counts of the
+    middleware and ``sinks``, only to the full grant). ``None``: an anonymous caller."""
     token = auth_configured(snapshot)
     header = ' --header "Authorization: Bearer $LORENZ_MCP_TOKEN"' if token else ""
     curl_auth = ' -H "Authorization: Bearer $LORENZ_MCP_TOKEN"' if token else ""
@@ -251,12 +256,16 @@ def render_landing(
             parts.append(FORGET_BUTTON)
         if grant == FULL:
             parts += _failures(snapshot)
+            parts += health_block("Middleware", layer_health(snapshot.workspace.middleware))
+            parts += health_block("Call-record sinks", sinks or {})
         project = snapshot.workspace.project_url
         if project:
             kind = escape(str(snapshot.settings.tracker.kind))
             parts.append(f'<p>Tracker: {kind}, project <a href="{escape(project)}">{escape(project)}</a></p>')
         parts += ['<h2 id="instructions">Instructions</h2>', f"<pre>{escape(instructions_for(snapshot))}</pre>"]
         parts += _recent_calls(calls if calls is not None or stats is None else stats.snapshot(), refresh, grant)
+        specs = [spec for spec in snapshot.specs if grant.allows(spec.name)]
+        parts += budget_block(specs, snapshot.settings.server.catalog)
         parts += _inventory(snapshot, grant)
     parts.append(
         '<p class="muted">Server card: <a href="/.well-known/mcp.json">/.well-known/mcp.json</a>'
@@ -290,6 +299,7 @@ async def landing_page(request: Request) -> HTMLResponse:
         endpoint_url(request),
         grant=grant,
         calls=None if recorder is None or grant is None else await recorder.view(snapshot),
+        sinks=recorder.sinks.health() if recorder is not None and grant is FULL else None,
         refresh=refresh_seconds(request.query_params.get("refresh", "")),
     )
     return HTMLResponse(
