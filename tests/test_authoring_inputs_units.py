@@ -19,11 +19,11 @@ import pytest
 from attrs import frozen
 
 from lorenz.authoring import Pack, elicit
+from lorenz.client_input import ASK, ClientInput, serving_warnings
 from lorenz.plugins.registry import TrackerRegistry
 from lorenz.settings import ConfigError, Settings
 from lorenz.settings import parse_config as parse
 from lorenz.testing import make_pack_host
-from lorenz.toolcall.client_input import ASK, ClientInput, serving_warnings
 
 HERE = Path(__file__).parent
 DOC = HERE.parent / "docs" / "writing-a-pack.md"

@@ -256,7 +256,7 @@ async def test_example_pack_shows_enrichment_and_a_confirmed_write(tmp_path: Pat
     assert saved.result == {"note": "notes/todo.md", "saved": True}
     assert (tmp_path / "notes" / "todo.md").read_text(encoding="utf-8") == "x\n"
     # Issue 44: sandboxed, it may write where its notes go (notes_dir, relative to WORKFLOW.md), and only there.
-    from lorenz.sandbox.permissions import permissions_of
+    from lorenz.plugins.declared import permissions_of
 
     elsewhere = make_pack_host(tools.PACK, base_dir=tmp_path, options={"acme": {"notes_dir": "memo"}})
     declared = permissions_of(tools.PACK, elsewhere.settings)

@@ -20,9 +20,9 @@ from starlette.routing import Route
 from lorenz.cli.parser import build_parser
 from lorenz.host.app import build_app
 from lorenz.host.http.loopback import serve_app_in_thread
-from lorenz.host.http.security import host_allowed
 from lorenz.host.refusals import http_refusal
 from lorenz.host.reload.live import LiveWorkspace
+from lorenz.host.security import host_allowed
 from lorenz.workspace import open_workspace
 
 ROOT = Path(__file__).resolve().parents[1]

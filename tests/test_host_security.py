@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from lorenz.host import serve_in_thread
-from lorenz.host.http.security import host_allowed, origin_allowed, token_matches
+from lorenz.host.security import host_allowed, origin_allowed, token_matches
 
 pytestmark = pytest.mark.anyio
 

@@ -16,7 +16,7 @@ from mcp.client.streamable_http import streamable_http_client
 from starlette.requests import Request
 
 from lorenz.host import serve_in_thread
-from lorenz.host.mcp.grants import FULL, NOTHING, Grant, grant_of, remember
+from lorenz.host.grants import FULL, NOTHING, Grant, grant_of, remember
 
 pytestmark = pytest.mark.anyio
 
@@ -197,7 +197,8 @@ def test_a_request_without_a_grant_gets_nothing() -> None:
 async def test_an_in_process_server_without_a_local_grant_serves_nothing(tmp_path: Path, host_pack: ModuleType) -> None:
     """The SDK's in-process client reaches the handlers with no HTTP request: only a server built
     with a local grant serves it (what stdio and ``lorenz.testing`` do)."""
-    from lorenz.host.mcp.server import HostState, build_server
+    from lorenz.host.mcp.server import build_server
+    from lorenz.host.mcp.state import HostState
     from lorenz.host.reload.live import LiveWorkspace
 
     _workflow(tmp_path, "  stateful: false\n")
@@ -222,10 +223,10 @@ async def test_an_http_request_the_guard_granted_nothing_sees_nothing(
 ) -> None:
     """Were the guard ever to let a request through without recording its grant, the handlers
     (the lean path's and the SDK transport's) would list and run nothing, not everything."""
-    import lorenz.host.http.security
+    import lorenz.host.security
 
     _workflow(tmp_path, f"  stateful: {json.dumps(stateful)}\n")
-    monkeypatch.setattr(lorenz.host.http.security, "remember", lambda scope, grant: None)
+    monkeypatch.setattr(lorenz.host.security, "remember", lambda scope, grant: None)
     host_pack.CALLS.clear()
     with serve_in_thread(cwd=tmp_path, env={"LORENZ_LOAD_PLUGINS": ""}, plugins=[host_pack]) as server:
         async with mcp.Client(server.url, mode=mode) as client:

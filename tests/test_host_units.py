@@ -300,13 +300,13 @@ def test_file_changing_while_loading_is_read_again_without_error(
     """A half-written file that changes again during the load is re-read; no failure is logged."""
     import logging
 
-    from lorenz import workspace
+    from lorenz.host.reload import live as live_module
 
     workflow = tmp_path / "WORKFLOW.md"
     _touch(workflow, "---\ntracker:\n  kind: demo\n---\n")
     live = LiveWorkspace.open(None, cwd=tmp_path, env=ENV, plugins=[host_pack])
     _touch(workflow, "---\ntracker:\n  ki")  # a save caught halfway
-    real_open = workspace.open_workspace
+    real_open = live_module.open_workspace
     loads = []
 
     def open_while_the_writer_finishes(*args: object, **kwargs: object) -> object:
@@ -317,7 +317,7 @@ def test_file_changing_while_loading_is_read_again_without_error(
             if len(loads) == 1:
                 _touch(workflow, "---\ntracker:\n  kind: demo\ntools:\n  extra: {}\n---\n")
 
-    monkeypatch.setattr(workspace, "open_workspace", open_while_the_writer_finishes)
+    monkeypatch.setattr(live_module, "open_workspace", open_while_the_writer_finishes)
     with caplog.at_level(logging.ERROR, logger="lorenz.host"):
         assert live.check() is True
     assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []

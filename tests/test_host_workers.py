@@ -510,7 +510,7 @@ def test_each_worker_discovers_a_distribution_installed_while_serving(tmp_path: 
 
 
 def test_the_back_off_grows_to_its_cap() -> None:
-    from lorenz.host.http.workers import BACKOFF_CAP_SECONDS, backoff
+    from lorenz.host.workers import BACKOFF_CAP_SECONDS, backoff
 
     delays = [backoff(failures) for failures in range(12)]
     assert delays[:4] == [0.0, 0.5, 1.0, 2.0]

@@ -168,7 +168,7 @@ def test_host_keys_are_checked_with_errors_naming_the_key(
 
 
 def test_check_settings_problems_name_the_instance(greeter: ModuleType) -> None:
-    from lorenz.settings import check_pack_settings
+    from lorenz.plugins.validate_settings import check_pack_settings
 
     module = greeter
     pack = module.PACK

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from lorenz.client_input import InputRequired
 from lorenz.contracts import PromptArgument, PromptSpec, ResourceSpec, ToolSpec
 from lorenz.isolation.plan import is_isolated, isolation_hint, pack_settings, plan_for
 from lorenz.isolation.protocol import (
@@ -29,7 +30,6 @@ from lorenz.plugins.model import Discovery, PluginInfo
 from lorenz.plugins.registry import ToolRegistry, TrackerRegistry
 from lorenz.results import FormattedResult
 from lorenz.settings.model import ScopedToken, ServerSettings, Settings, TrackerSettings
-from lorenz.toolcall.client_input import InputRequired
 
 
 def test_frames_split_anywhere_come_out_whole() -> None:

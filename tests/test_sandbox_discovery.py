@@ -17,9 +17,9 @@ from typing import Any
 import httpx
 import pytest
 
+from lorenz.isolation.report import pack_policy
 from lorenz.plugins.model import Discovery
 from lorenz.sandbox import landlock
-from lorenz.sandbox.report import pack_policy
 from lorenz.workspace import Workspace, open_workspace
 
 pytestmark = [
@@ -196,8 +196,8 @@ def test_a_plugin_the_workflow_does_not_mount_is_never_imported_in_the_host(
 
 
 def _discover(directory: Path) -> Discovery:
-    from lorenz.isolation.hint import in_doubt, isolation_hint, mounts_hint, sandbox_hint
     from lorenz.plugins.discovery import discover
+    from lorenz.plugins.hint import in_doubt, isolation_hint, mounts_hint, sandbox_hint
 
     path = directory / "WORKFLOW.md"
     env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}

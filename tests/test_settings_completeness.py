@@ -14,17 +14,20 @@ from lorenz.hookspecs import hookimpl
 from lorenz.plugins.checks import pack_shape_problem
 from lorenz.plugins.discovery import discover
 from lorenz.plugins.registry import ToolRegistry, TrackerRegistry
+from lorenz.plugins.validate_settings import (
+    check_pack_settings,
+    has_tracker,
+    name_unset_variable,
+    needs_tracker_kind,
+    validate_dispatch_config,
+)
 from lorenz.results import ToolResult, tool_success
 from lorenz.settings import (
     ConfigError,
     Settings,
-    check_pack_settings,
-    has_tracker,
     parse_config,
-    validate_dispatch_config,
 )
 from lorenz.settings.options import check_url, string_option
-from lorenz.settings.validate import name_unset_variable, needs_tracker_kind
 from lorenz.workspace import open_workspace
 from lorenz.yaml12 import YamlError, load_yaml
 

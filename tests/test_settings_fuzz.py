@@ -18,13 +18,12 @@ from ruamel.yaml import YAML
 
 from lorenz.plugins.discovery import discover
 from lorenz.plugins.model import Discovery
+from lorenz.plugins.validate_settings import check_pack_settings, validate_dispatch_config
 from lorenz.settings import (
     ConfigError,
     Settings,
-    check_pack_settings,
     parse_config,
     parse_workflow_content,
-    validate_dispatch_config,
 )
 from lorenz.settings._kinds import camel_to_snake
 from lorenz.settings.parse import OTHER_HOST_KEYS, TOP_LEVEL_KEYS

@@ -11,7 +11,8 @@ import pytest
 from lorenz.contracts import TrackerContext
 from lorenz.issue import Issue
 from lorenz.plugins.registry import TrackerRegistry
-from lorenz.settings import ConfigError, Settings, parse_config, resolve_env_reference, validate_dispatch_config
+from lorenz.plugins.validate_settings import validate_dispatch_config
+from lorenz.settings import ConfigError, Settings, parse_config, resolve_env_reference
 from lorenz.settings.model import DEFAULT_ACTIVE_STATES, DEFAULT_TERMINAL_STATES
 from lorenz.settings.options import reject_unknown_options, string_list_option, string_option
 

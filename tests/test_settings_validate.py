@@ -10,8 +10,9 @@ import pytest
 
 from lorenz.contracts import ToolContext, ToolSpec, TrackerContext
 from lorenz.plugins.registry import RegistryError, ToolRegistry, TrackerRegistry
+from lorenz.plugins.validate_settings import validate_dispatch_config
 from lorenz.results import ToolResult, tool_success
-from lorenz.settings import ConfigError, Settings, parse_config, validate_dispatch_config
+from lorenz.settings import ConfigError, Settings, parse_config
 from lorenz.settings.model import TrackerSettings
 
 

@@ -21,7 +21,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from lorenz.plugins.discovery import discover
-from lorenz.settings import ConfigError, Workflow, load_settings, parse_workflow_content, validate_dispatch_config
+from lorenz.plugins.validate_settings import validate_dispatch_config
+from lorenz.settings import ConfigError, Workflow, load_settings, parse_workflow_content
 from lorenz.settings.model import Settings
 
 pytestmark = pytest.mark.fuzz

@@ -28,10 +28,10 @@ _NAMES = set(filter(None, os.environ.get("LORENZ_BENCH_SWITCH_OFF", "").split("+
 def _switch_off() -> None:
     import mcp.server.runner as runner
 
-    import lorenz.host.http.security as security
     import lorenz.host.mcp.server as mcp_server
     import lorenz.host.recording as recording
     import lorenz.host.reload.live as reload
+    import lorenz.host.security as security
     import lorenz.toolcall.replies as replies
 
     if "sdk-request-validation" in _NAMES:

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ._version import __version__ as __version__
 from .lazy import lazy_exports as lazy_exports
-
-__version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
     # contracts
@@ -27,8 +26,8 @@ _EXPORTS: dict[str, str] = {
     "RuntimeTrackerClient": "lorenz.contracts",
     "ResolveSecret": "lorenz.contracts",
     # asking the client for input (``ToolContext.client_input``)
-    "ClientInput": "lorenz.toolcall.client_input",
-    "InputRequired": "lorenz.toolcall.client_input",
+    "ClientInput": "lorenz.client_input",
+    "InputRequired": "lorenz.client_input",
     # call middleware (lorenz_call_middleware)
     "Call": "lorenz.middleware",
     "CallNext": "lorenz.middleware",
@@ -135,7 +134,7 @@ _EXPORTS: dict[str, str] = {
     "string_option": "lorenz.settings.options",
     "string_list_option": "lorenz.settings.options",
     "check_url": "lorenz.settings.options",
-    "needs_tracker_kind": "lorenz.settings.validate",
+    "needs_tracker_kind": "lorenz.plugins.validate_settings",
     "load_yaml": "lorenz.yaml12",
     "YamlError": "lorenz.yaml12",
     # packages whose names load on first use
@@ -156,6 +155,8 @@ if TYPE_CHECKING:
     from .arguments import optional_str as optional_str
     from .arguments import require_str as require_str
     from .backoff import Backoff as Backoff
+    from .client_input import ClientInput as ClientInput
+    from .client_input import InputRequired as InputRequired
     from .contracts import Caller as Caller
     from .contracts import PackInstance as PackInstance
     from .contracts import PromptArgument as PromptArgument
@@ -213,6 +214,7 @@ if TYPE_CHECKING:
     from .plugins.registry import RegistryError as RegistryError
     from .plugins.registry import ToolRegistry as ToolRegistry
     from .plugins.registry import TrackerRegistry as TrackerRegistry
+    from .plugins.validate_settings import needs_tracker_kind as needs_tracker_kind
     from .query import QueryError as QueryError
     from .query import apply_query as apply_query
     from .query import check_list_argument as check_list_argument
@@ -251,11 +253,8 @@ if TYPE_CHECKING:
     from .settings.options import string_option as string_option
     from .settings.secrets import resolve_configured_secret as resolve_configured_secret
     from .settings.secrets import resolve_env_reference as resolve_env_reference
-    from .settings.validate import needs_tracker_kind as needs_tracker_kind
     from .stderr_relay import StderrLimits as StderrLimits
     from .stderr_relay import StderrRelay as StderrRelay
-    from .toolcall.client_input import ClientInput as ClientInput
-    from .toolcall.client_input import InputRequired as InputRequired
     from .toolcall.execution import report_progress as report_progress
     from .toolcall.execution import run_in_thread as run_in_thread
     from .yaml12 import YamlError as YamlError

@@ -4,19 +4,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from attrs import field, frozen
 
 from .issue import Issue
 from .results import ToolResult
+from .settings.context import ResolveSecret as ResolveSecret
+from .settings.context import TrackerContext as TrackerContext
 from .settings.model import Settings
 
 if TYPE_CHECKING:
     import httpx
 
-    from .toolcall.client_input import ClientInput
+    from .client_input import ClientInput
 
 __all__ = [
     "Caller",
@@ -171,7 +172,7 @@ class ToolContext:
     #: The least severe MCP level (``debug`` … ``emergency``) the client asked log messages at for
     #: this call (``logging/setLevel``, or a 2026-07-28 request's log-level ``_meta``); ``None``: none.
     log_level: str | None = None
-    #: How the call may ask its client for input (:mod:`lorenz.toolcall.client_input`); ``None``: it
+    #: How the call may ask its client for input (:mod:`lorenz.client_input`); ``None``: it
     #: cannot. Read by :mod:`lorenz.authoring`'s ``ctx.request_input``.
     client_input: ClientInput | None = field(default=None, repr=False)
     #: Who is calling when an OAuth access token was checked; ``None`` otherwise (loopback, a
@@ -216,24 +217,6 @@ class ProgressSink(Protocol):
 
 class LogSink(Protocol):
     async def __call__(self, level: str, message: str, /) -> None: ...
-
-
-class ResolveSecret(Protocol):
-    def __call__(self, value: str | None, fallback_env: str | None = None, /) -> str | None: ...
-
-
-@frozen(kw_only=True)
-class TrackerContext:
-    """What a tracker's ``parse_options``/``create_client`` hooks get.
-
-    ``resolve_secret(value, fallback_env)`` resolves ``$VAR`` (and the fallback variable) and
-    registers the result for redaction; it is only set while parsing.
-    """
-
-    env: Mapping[str, str]
-    cwd: Path = field(factory=Path.cwd)
-    resolve_secret: ResolveSecret | None = None
-    http: httpx.AsyncClient | None = None
 
 
 @frozen(kw_only=True)

@@ -10,6 +10,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from .toolcall.wire import encode_payload
+
 __all__ = ["plain_text", "strict_object_schema", "string_array_schema", "string_schema"]
 
 
@@ -36,6 +38,4 @@ def plain_text(payload: Any) -> str:
     """The text the host shows for a plain result with this JSON ``payload`` (pretty JSON, two
     spaces, non-ASCII kept), byte for byte. For a pack that sets ``FormattedResult`` text yet must
     answer as its plain result always did (e.g. with structured fields the text leaves out)."""
-    from .toolcall.wire import encode_payload
-
     return encode_payload(payload, max_bytes=sys.maxsize)[1]

@@ -14,20 +14,20 @@ from typing import TYPE_CHECKING, Any
 from attrs import field, frozen
 
 from .contracts import ProgressSink, ToolContext, ToolProvider, ToolSpec, TrackerContext
-from .isolation.hint import in_doubt, isolation_hint, mounts_hint, sandbox_hint
 from .isolation.pool import IsolationPool
 from .mounting.inventory import Inventory, installed_tools, unsupported_failure
 from .mounting.mount import Mounted, mount
 from .plugins.containment import PluginError, call_plugin
 from .plugins.discovery import discover
+from .plugins.hint import in_doubt, isolation_hint, mounts_hint, sandbox_hint
 from .plugins.model import Discovery
+from .plugins.validate_settings import validate_dispatch_config
 from .results import ToolResult
 from .settings import (
     EMBEDDED_DEFAULT_CONFIG,
     ConfigError,
     load_settings,
     parse_config,
-    validate_dispatch_config,
     workflow_path,
 )
 from .settings.model import Settings
@@ -36,9 +36,9 @@ from .toolcall.enabled import EnabledTools
 if TYPE_CHECKING:
     import httpx
 
+    from .client_input import ClientInput
     from .contracts import RuntimeTrackerClient
     from .toolcall.call import ToolTable
-    from .toolcall.client_input import ClientInput
     from .toolcall.extensions import Extensions
     from .toolcall.middleware import Layer
 

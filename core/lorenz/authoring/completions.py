@@ -23,7 +23,7 @@ from lorenz.results import ToolResult, failure_result
 from .schema import wire_name
 
 if TYPE_CHECKING:
-    from .resources import PackContext
+    from .pack_context import PackContext
 
 __all__ = ["MAX_VALUES", "Completer", "Completions", "answer", "completers", "unknown_argument"]
 

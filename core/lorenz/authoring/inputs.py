@@ -11,6 +11,7 @@ from attrs import field, frozen
 
 from lorenz.arguments import ArgumentProblem
 
+from .failures import validation_error
 from .schema import input_schema
 from .structure import ArgumentError, structure_strict
 
@@ -130,8 +131,6 @@ class Inputs:
                 _check_form_integers(content)
             return structure_strict(content, type_)
         except ArgumentError as exc:
-            from .failures import validation_error
-
             problems = "; ".join(str(problem) for problem in exc.located)
             recovery = (
                 f"The arguments were fine; the client's answer to {name!r} was not. Call the tool again "

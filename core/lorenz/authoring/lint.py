@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from lorenz.contracts import ToolProvider
+from lorenz.isolation.survey import lint_report
+from lorenz.plugins.discovery import discover
 from lorenz.results import error_message
 from lorenz.settings.model import Settings
 
@@ -134,8 +136,6 @@ def lint_discovery(discovery: Any, *, only: Iterable[str] | None = None) -> Lint
 
 def _linted_elsewhere(source: Any) -> LintReport:
     """The report a confined child made of ``source``'s plugin (an error when it made none)."""
-    from lorenz.isolation.survey import lint_report
-
     report = lint_report(source)
     if isinstance(report, str):
         message = f"plugin {source.entry_point} ({source.label}) could not be linted: {report}"
@@ -158,8 +158,6 @@ def _linted_elsewhere(source: Any) -> LintReport:
 def lint_path(path: str | Path) -> LintReport:
     """Lint the packs a project directory, file, module or built wheel registers (without
     installing it)."""
-    from lorenz.plugins.discovery import discover
-
     if str(path).endswith(".whl"):
         with tempfile.TemporaryDirectory(prefix="lorenz-lint-") as unpacked, scratch_imports(Path(unpacked)):
             plugins = load_wheel_plugins(Path(path), Path(unpacked))

@@ -11,8 +11,8 @@ import attrs
 from attrs import field, frozen
 
 from lorenz.arguments import ArgumentProblem
+from lorenz.plugins.declared import DeclaredPermissions
 from lorenz.results import ToolResult, unsupported_tool_failure
-from lorenz.sandbox.permissions import DeclaredPermissions
 
 from .structure import ArgumentError, structure_strict
 from .tool import CallContext, Tool, failure_result

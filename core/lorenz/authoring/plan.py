@@ -12,16 +12,15 @@ import types
 import typing
 from collections import abc
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import attrs
 from attrs import frozen
 
+from lorenz.toolcall.wire import fast_pretty_json, pretty_json
+
 from .schema import KeywordCheck, wire_name
 from .structure import structurer, unstructurer
-
-if TYPE_CHECKING:
-    from .tool import Tool
 
 __all__ = ["CallPlan", "call_plan", "default_text"]
 
@@ -43,7 +42,18 @@ class CallPlan:
     plain_output: bool
 
 
-def call_plan(tool: Tool[Any, Any]) -> CallPlan:
+class Defined(Protocol):
+    """What a plan is built from: a tool's definition (a :class:`lorenz.authoring.tool.Tool`)."""
+
+    @property
+    def input(self) -> type[Any]: ...
+    @property
+    def output(self) -> type[Any] | None: ...
+    @property
+    def keywords(self) -> KeywordCheck | None: ...
+
+
+def call_plan(tool: Defined) -> CallPlan:
     """The plan of ``tool`` (built from its definition; the tool caches it)."""
     output = tool.output
     omitted: tuple[str, ...] = ()
@@ -62,8 +72,6 @@ def default_text(data: Any, plain: bool) -> str:
     """``json.dumps(data, indent=2, ensure_ascii=False, default=str)``; ``plain``: ``data`` is
     known to be plain data (a :attr:`CallPlan.plain_output`), so it goes straight to the fast
     encoder without a walk to check it."""
-    from lorenz.toolcall.wire import fast_pretty_json, pretty_json
-
     if not plain:
         return pretty_json(data)
     fast = fast_pretty_json(data)  # None: a lone surrogate, which only the json module writes

@@ -8,20 +8,20 @@ as template parameters are, and a missing or refused one is named in the error.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import attrs
 from attrs import field, frozen
 
+from lorenz.arguments import ArgumentProblem, unrecognized_key
+from lorenz.contracts import PromptArgument, PromptSpec
 from lorenz.results import ToolResult
 
 from .completions import completers
 from .content import ContentBlock, TextBlock, rendered
 from .resources import PackContext, parse_strings, refused, run_completion, run_handler, string_fields
 from .structure import ArgumentError
-
-if TYPE_CHECKING:
-    from lorenz.contracts import PromptSpec
+from .tool import NAME_RE
 
 __all__ = ["Prompt", "PromptMessage", "message", "prompt"]
 
@@ -80,8 +80,6 @@ class Prompt:
     _completers: Mapping[str, Any] = field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
-        from .tool import NAME_RE
-
         if not NAME_RE.match(self.name):
             raise ValueError(f"prompt name {self.name!r} must match {NAME_RE.pattern}")
         if self.arguments is not None and not attrs.has(self.arguments):
@@ -93,8 +91,6 @@ class Prompt:
         object.__setattr__(self, "_completers", found)
 
     def spec(self) -> PromptSpec:
-        from lorenz.contracts import PromptArgument, PromptSpec
-
         properties = self._schema.get("properties") or {}
         required = set(self._schema.get("required") or ())
         arguments = tuple(
@@ -107,8 +103,6 @@ class Prompt:
         """The arguments as the arguments class (``None`` without one); raises :class:`ArgumentError`."""
         if self.arguments is None:
             if arguments:
-                from lorenz.arguments import ArgumentProblem, unrecognized_key
-
                 raise ArgumentError(*(ArgumentProblem((key,), unrecognized_key(key)) for key in arguments))
             return None
         return parse_strings(dict(arguments or {}), self.arguments, self._schema, self._keywords)

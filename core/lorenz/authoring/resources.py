@@ -1,5 +1,5 @@
 """A pack's own resources: static ones (:func:`resource`) and URI templates with typed parameters
-(:func:`resource_template`), and what their handlers (and prompts') get (:class:`PackContext`).
+(:func:`resource_template`); their handlers get a :class:`~.pack_context.PackContext`.
 
 Template parameters are strings in the URI; each is structured into the params class strictly
 (``"42"`` becomes ``42`` only for an ``int`` field), and a refused one is named in the error.
@@ -9,51 +9,28 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 from attrs import field, frozen
 
 from lorenz.arguments import ArgumentProblem
+from lorenz.contracts import ResourceSpec
 from lorenz.results import ToolResult, failure_result, tool_success
 from lorenz.uri_templates import match_template, template_pattern, template_variables
 
 from .completions import Completer, answer, completers, unknown_argument
 from .content import EmbeddedResourceBlock, _b64
-from .failures import ToolFailure, kit_logger, unexpected_failure
+from .failures import ToolFailure, unexpected_failure
+from .pack_context import PackContext
 from .schema import KeywordCheck, input_schema, keyword_check, wire_name
 from .structure import ArgumentError, structure_strict
-
-if TYPE_CHECKING:
-    import httpx
-
-    from lorenz.contracts import ResourceSpec
-    from lorenz.settings.model import Settings
-
-    from .logs import ClientLog
 
 __all__ = ["PackContext", "Resource", "ResourceTemplate", "resource", "resource_template"]
 
 _SCALARS = {"string", "integer", "number", "boolean", "null"}
 _INTEGER = re.compile(r"^-?[0-9]+$")
 _NUMBER = re.compile(r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$")
-
-
-@attrs.define(kw_only=True)
-class PackContext:
-    """What a resource or prompt handler gets: ``settings``, the host's ``http`` client, the pack's
-    structured ``options``, and ``log`` (the server log, and the client's when it asked)."""
-
-    settings: Settings
-    http: httpx.AsyncClient
-    options: Any
-    log_sink: Any = field(default=None, repr=False)
-    log: ClientLog = field(init=False)
-
-    def __attrs_post_init__(self) -> None:
-        from .logs import ClientLog
-
-        self.log = ClientLog(kit_logger(), self.log_sink)
 
 
 def string_fields(cls: type, what: str) -> tuple[Mapping[str, Any], Any]:
@@ -182,8 +159,6 @@ class Resource:
             raise ValueError(f"resource {self.uri}: has {{variables}}; use resource_template(...)")
 
     def spec(self) -> ResourceSpec:
-        from lorenz.contracts import ResourceSpec
-
         return ResourceSpec(
             uri=self.uri, name=self.name, description=self.description, title=self.title, mime_type=self.mime_type
         )
@@ -247,8 +222,6 @@ class ResourceTemplate:
         object.__setattr__(self, "_completers", completers(self.complete, self.params, schema, what))
 
     def spec(self) -> ResourceSpec:
-        from lorenz.contracts import ResourceSpec
-
         return ResourceSpec(
             uri=self.uri_template,
             name=self.name,

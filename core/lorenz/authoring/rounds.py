@@ -6,18 +6,19 @@ at most :data:`MAX_ANSWER_BYTES` each; a name is asked once, so a decline stays 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
+from lorenz.client_input import ASK, RETRY, ClientInput, InputRequired, InvalidInputRequest
 from lorenz.results import ToolResult, error_message, failure_result
-from lorenz.toolcall.client_input import ASK, RETRY, ClientInput, InputRequired, InvalidInputRequest
 
 from .inputs import InputRound, Inputs, InputView, view_of
 
 if TYPE_CHECKING:
-    from .tool import CallContext, Tool
+    from .enrichment import Enrich
+    from .logs import ClientLog
 
 __all__ = ["MAX_ANSWER_BYTES", "MAX_ROUNDS", "run_rounds"]
 
@@ -27,6 +28,27 @@ MAX_ROUNDS = 8
 MAX_ANSWER_BYTES = 64 * 1024
 _STATE_VERSION = 1
 _KINDS = ("elicit", "elicit_url", "sampling", "roots")
+
+
+class Asking(Protocol):
+    """What the rounds need of a tool (a :class:`lorenz.authoring.tool.Tool`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def handler(self) -> Callable[[Any, Any], Awaitable[Any]]: ...
+    def enricher(self) -> Enrich: ...
+
+
+class AskingContext(Protocol):
+    """What the rounds read and set on a call's context (a :class:`lorenz.authoring.tool.CallContext`)."""
+
+    client_input: ClientInput | None
+    inputs: Inputs
+    enrich: Enrich
+
+    @property
+    def log(self) -> ClientLog: ...
 
 
 class _Refused(Exception):
@@ -110,7 +132,7 @@ def _unavailable(tool: str, client: ClientInput | None) -> _Refused:
     return _Refused(f"{tool} needs input from the client, but {why}", "client_input_unavailable")
 
 
-async def run_rounds(tool: Tool[Any, Any], context: CallContext, args: Any) -> Any:
+async def run_rounds(tool: Asking, context: AskingContext, args: Any) -> Any:
     """The handler's output once it stops asking, or the ``ToolResult`` that ends the call here."""
     client: ClientInput | None = context.client_input
     try:

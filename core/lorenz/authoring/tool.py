@@ -13,10 +13,14 @@ import attrs
 from attrs import field, frozen
 
 from lorenz.arguments import as_arguments, invalid_arguments
+from lorenz.contracts import ToolSpec, send_progress
 from lorenz.results import FormattedResult, ToolResult, failure_result
 
+from . import inputs
+from .content import joined_text, rendered, with_text_after
 from .enrichment import Enrich, enrichment_spec
 from .failures import BASELINE_ERRORS, ErrorContract, ToolFailure, kit_logger, unexpected_failure
+from .inputs import InputRequest, InputRound
 from .plan import CallPlan, call_plan, default_text
 from .schema import KeywordCheck, input_schema, keyword_check, widened_output_schema
 from .structure import ArgumentError, unstructure
@@ -24,12 +28,12 @@ from .structure import ArgumentError, unstructure
 if TYPE_CHECKING:
     import httpx
 
-    from lorenz.contracts import Caller, ToolSpec
+    from lorenz.client_input import ClientInput
+    from lorenz.contracts import Caller
     from lorenz.settings.model import Settings
-    from lorenz.toolcall.client_input import ClientInput
 
     from .content import ContentBlock
-    from .inputs import InputRequest, InputRound, Inputs
+    from .inputs import Inputs
     from .logs import ClientLog
 
 __all__ = ["CallContext", "ErrorContract", "FormattedResult", "Tool", "ToolFailure", "failure_result"]
@@ -101,8 +105,6 @@ class CallContext:
         """A round of questions for the client, by name: ``return ctx.request_input({"confirm":
         elicit("Delete BOARD-3?", schema=Confirm)})``. The handler is called again with the same
         arguments once they are answered, the answers on ``ctx.inputs``."""
-        from .inputs import InputRequest, InputRound
-
         for name, request in requests.items():
             if not isinstance(request, InputRequest):
                 msg = f"request_input: {name!r} is a {type(request).__name__}, not a request from elicit(), ..."
@@ -116,8 +118,6 @@ class CallContext:
 
     async def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
         """Tell the client how far the call got (a no-op unless it asked for progress)."""
-        from lorenz.contracts import send_progress
-
         await send_progress(self.progress_sink, done, total, message)
 
     def fail(
@@ -253,8 +253,6 @@ class Tool(Generic[In, Out]):
         return spec
 
     def _build_spec(self) -> ToolSpec:
-        from lorenz.contracts import ToolSpec
-
         title = self.title or (self.annotations or {}).get("title") or _title_from(self.name)
         return ToolSpec(
             name=self.name,
@@ -288,8 +286,6 @@ class Tool(Generic[In, Out]):
             data = _omitting(data, plan.omitted)
         if self.format is None:
             return data, default_text(data, plan.plain_output and type(output) is self.output), None
-        from .content import rendered
-
         text, blocks = rendered(self.format(output), self.name)
         return data, text, blocks
 
@@ -332,8 +328,6 @@ class Tool(Generic[In, Out]):
         if blocks is None:
             data, text = context.enrich.merge(data, text)  # on success only: a failure drops it
             return FormattedResult(success=True, result=data, text=text)
-        from .content import joined_text, with_text_after
-
         data, mirrored = context.enrich.merge(data, "")  # after the last text block
         blocks = with_text_after(blocks, mirrored)
         content = tuple(block.wire() for block in blocks)
@@ -351,6 +345,4 @@ def _title_from(name: str) -> str:
 
 
 def _inputs_module() -> Any:
-    from . import inputs
-
     return inputs

@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lorenz.toolcall.client_input import ASK, ClientInput
+from lorenz.client_input import ASK, ClientInput
+from lorenz.settings.suggest import did_you_mean
 
 from .form_fields import Field, confirmation, example, fields_of, parse_typed, printable, problems
 from .output import Progress, UsageError, paint
@@ -137,8 +138,6 @@ class Answerer:
         return dict(answer)
 
     def _unanswered(self, name: str, params: Mapping[str, Any], fields: list[Field]) -> _Unanswered:
-        from lorenz.settings.suggest import did_you_mean
-
         question = printable(params.get("message") or "")
         if params.get("mode") == "url":
             flags = f"open {printable(params.get('url'))}, then pass --answer {name}=accept; or --decline"

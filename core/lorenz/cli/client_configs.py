@@ -15,6 +15,7 @@ from typing import Any
 from attrs import frozen
 
 from .output import UsageError
+from .workflow_edit import write_validated
 
 __all__ = ["CLIENTS", "Client", "read_config", "servers_of", "write_config"]
 
@@ -98,7 +99,5 @@ def servers_of(data: dict[str, Any], path: Path) -> tuple[str, dict[str, Any]]:
 def write_config(path: Path, data: dict[str, Any]) -> None:
     """Write ``data`` as indented JSON through a temporary file renamed over ``path`` (its folder created
     if need be; an existing file's permissions kept, a new one's owner-only)."""
-    from .workflow_edit import write_validated
-
     path.parent.mkdir(parents=True, exist_ok=True)
     write_validated(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", lambda _: None)

@@ -9,6 +9,10 @@ from typing import Any
 
 from attrs import frozen
 
+from lorenz.host.remote import RemoteError
+
+from .output import UsageError
+
 __all__ = [
     "PIP_ENV",
     "PLUGINS_ENV",
@@ -84,10 +88,6 @@ def remote(args: argparse.Namespace, work: Callable[[str, str | None], Coroutine
     """Run ``work(url, token)`` against ``--server``; a server that cannot be asked is a one-line error."""
     import asyncio
     import os
-
-    from lorenz.host.remote import RemoteError
-
-    from .output import UsageError
 
     token = args.token or os.environ.get("LORENZ_MCP_TOKEN") or None
     try:

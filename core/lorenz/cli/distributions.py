@@ -15,6 +15,8 @@ from lorenz.hookspecs import ENTRY_POINT_GROUP
 from lorenz.plugins.checks import normalize_distribution
 from lorenz.plugins.discovery import DISABLE_PLUGINS_ENV, LOAD_PLUGINS_ENV
 
+from .output import progress
+
 __all__ = ["Installed", "installed", "left_out", "plugin_owner", "run_pip"]
 
 
@@ -90,8 +92,6 @@ def run_pip(*args: str, verbose: bool = False) -> int:
     ``verbose``, pip's output is shown only when it fails (on stderr): the command prints its own
     summary, and meanwhile a terminal's progress line says what pip is doing (its latest line)."""
     import subprocess  # only install and uninstall run anything: the other commands never load it
-
-    from .output import progress
 
     command = [sys.executable, "-m", "pip", *args]
     if verbose:

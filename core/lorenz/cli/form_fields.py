@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from attrs import frozen
 
+from lorenz.settings.suggest import did_you_mean
+
 __all__ = ["Field", "confirmation", "example", "fields_of", "parse_typed", "printable", "problems"]
 
 Kind = Literal["boolean", "integer", "number", "string", "choice", "choices"]
@@ -150,8 +152,6 @@ def problem(field: Field, value: Any) -> str | None:
 def problems(fields: Sequence[Field], content: Any) -> list[str]:
     """What is wrong with a form's ``content`` (an ``--answer``): not an object, a field it does not
     have (with the closest name), a required field missing, a value of the wrong type."""
-    from lorenz.settings.suggest import did_you_mean
-
     if not isinstance(content, Mapping):
         return [f"the answer must be a JSON object of the form's fields, not {_json(content)}"]
     names = [field.name for field in fields]

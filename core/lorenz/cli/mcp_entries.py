@@ -22,7 +22,14 @@ from urllib.parse import parse_qsl, urlsplit
 
 from attrs import frozen
 
+from lorenz.plugins.discovery import discover
+from lorenz.plugins.validate_settings import validate_dispatch_config
+from lorenz.redact import is_secret_key, redact_text
+from lorenz.settings import load_settings
+
 from .output import UsageError, paint
+from .workflow_edit import set_tool_entries, workflow_target, write_validated
+from .workspace import load_plugin_modules
 
 __all__ = ["Entry", "Secret", "exports", "mcp_entry", "variable_name", "write_entries"]
 
@@ -75,8 +82,6 @@ def _header(key: str, name: str, value: str, where: str, secrets: list[Secret]) 
 
 def _check_command(command: Sequence[str], where: str) -> None:
     """Refuse an argument that passes a secret (``--api-key=…``, ``--token …``): it cannot be a reference."""
-    from lorenz.redact import is_secret_key
-
     for index, part in enumerate(command):
         flag, sep, value = part.partition("=")
         if not flag.startswith("-") or not is_secret_key(flag):
@@ -92,8 +97,6 @@ def _check_command(command: Sequence[str], where: str) -> None:
 
 def _check_url(url: str, where: str) -> None:
     """Refuse a URL carrying a password or a secret query parameter: url takes no ``$VAR``."""
-    from lorenz.redact import is_secret_key
-
     parts = urlsplit(url)
     secret = [name for name, _ in parse_qsl(parts.query) if is_secret_key(name)]
     if parts.password or secret:
@@ -151,8 +154,6 @@ def write_entries(args: Any, entries: Sequence[Entry], *, dry_run: bool) -> tupl
     embedded default when there is none): with ``dry_run``, print the diff; else validate the edited
     file (:func:`_validate`) and replace the original. ``(the file, whether it was created)``, or ``None``
     when it says so already."""
-    from .workflow_edit import set_tool_entries, workflow_target, write_validated
-
     path, front = workflow_target(args, create=True)
     created = not path.exists()
     text = set_tool_entries(front, {entry.key: entry.options for entry in entries})
@@ -175,12 +176,6 @@ def write_entries(args: Any, entries: Sequence[Entry], *, dry_run: bool) -> tupl
 def _validate(args: Any, candidate: Path, shown_as: Path) -> None:
     """What ``lorenz check`` checks before it mounts anything: the settings, and each entry's options by
     its pack's own ``validate_options`` (the ``mcp`` pack's for these); no server is started."""
-    from lorenz.plugins.discovery import discover
-    from lorenz.redact import redact_text
-    from lorenz.settings import load_settings, validate_dispatch_config
-
-    from .workspace import load_plugin_modules
-
     discovery = discover(plugins=load_plugin_modules(args))
     if discovery.tools.get("mcp") is None:
         install = "pip install lorenz-mcp; in a checkout, pip install -e plugins/mcp"

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import argparse
 
+from lorenz.cli.mcp_entries import exports, mcp_entry, write_entries
 from lorenz.cli.output import UsageError
+from lorenz.cli.workflow_edit import workflow_keys
 
 __all__ = ["add_mcp_arguments", "mount_mcp"]
 
@@ -49,9 +51,6 @@ def _pairs(values: list[str], flag: str) -> dict[str, str]:
 
 def mount_mcp(args: argparse.Namespace) -> int:
     import shlex
-
-    from lorenz.cli.mcp_entries import exports, mcp_entry, write_entries
-    from lorenz.cli.workflow_edit import workflow_keys
 
     if args.provider != "mcp":
         given = "no --provider" if args.provider is None else f"--provider {args.provider}"

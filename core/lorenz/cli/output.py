@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from typing import Any, TextIO
 
+from lorenz.toolcall.wire import scrub_surrogates
 from lorenz.words import counted
 
 __all__ = [
@@ -52,8 +53,6 @@ def json_object(**fields: Any) -> dict[str, Any]:
 
 
 def print_json(value: Any) -> None:
-    from lorenz.toolcall.wire import scrub_surrogates
-
     # A lone surrogate (from a hand-edited file, a pack) cannot be written to a UTF-8 stream.
     print(scrub_surrogates(json.dumps(value, indent=2, ensure_ascii=False, default=str)))
 

@@ -18,7 +18,7 @@ from .command import Command
 from .commands import COMMANDS, TABLE
 from .version import VersionAction
 
-__all__ = ["build_parser", "fill_every_command"]
+__all__ = ["build_parser"]
 
 
 def _epilog(command: Command) -> str:
@@ -39,6 +39,15 @@ class _Parser(argparse.ArgumentParser):
             msg = f"invalid choice: {value!r}{did_you_mean(value, names)} (choose from {', '.join(names)})"
             raise argparse.ArgumentError(action, msg)
         super()._check_value(action, value)
+
+    def every_command(self) -> argparse.ArgumentParser:
+        """This parser with every command's subparser filled (importing every command): what ``lorenz
+        completion`` lists, from the parser it is handed as ``args.parser``."""
+        sub = next(action for action in self._actions if isinstance(action, _Commands))
+        for name, chosen in sub.choices.items():
+            if chosen.epilog is None:
+                _fill(chosen, COMMANDS[name])
+        return self
 
 
 def _fill(parser: argparse.ArgumentParser, command: Command) -> None:
@@ -117,14 +126,4 @@ def build_parser() -> argparse.ArgumentParser:
     for name, (_, line) in TABLE.items():
         sub.add_parser(name, parents=[common], help=line, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.set_defaults(parser=parser)  # for lorenz completion, which lists every command and option
-    return parser
-
-
-def fill_every_command(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """``parser`` with every command's subparser filled (importing every command): what ``lorenz
-    completion`` lists."""
-    sub = next(action for action in parser._actions if isinstance(action, _Commands))
-    for name, chosen in sub.choices.items():
-        if chosen.epilog is None:
-            _fill(chosen, COMMANDS[name])
     return parser

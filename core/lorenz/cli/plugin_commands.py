@@ -13,9 +13,12 @@ import argparse
 from collections.abc import Sequence
 
 from lorenz.extensions import PluginCommand
+from lorenz.plugins.containment import PluginError, call_plugin
+from lorenz.plugins.discovery import discover
 
 from .commands import TABLE
 from .output import UsageError
+from .parser import _global_options
 from .workspace import load_plugin_modules
 
 __all__ = ["help_listing", "run_plugin_command"]
@@ -23,8 +26,6 @@ __all__ = ["help_listing", "run_plugin_command"]
 
 def _globals(argv: Sequence[str]) -> argparse.Namespace:
     """``-p``, ``--plugins-dir`` and ``-v`` as given before the command's word."""
-    from .parser import _global_options
-
     parser = argparse.ArgumentParser(add_help=False)
     _global_options(parser, suppress=False)
     return parser.parse_known_args(list(argv))[0]
@@ -32,8 +33,6 @@ def _globals(argv: Sequence[str]) -> argparse.Namespace:
 
 def _commands(argv: Sequence[str], *, unimported: bool) -> list[tuple[PluginCommand, str]]:
     """The plugin commands, each with where it comes from (``acme-tools 1.0``); built-in names left out."""
-    from lorenz.plugins.discovery import discover
-
     discovery = discover(plugins=load_plugin_modules(_globals(argv)), unimported=unimported)
     origins = {
         name: f"{info.distribution} {info.version}" if info.distribution else "in-process"
@@ -50,8 +49,6 @@ def _commands(argv: Sequence[str], *, unimported: bool) -> list[tuple[PluginComm
 def run_plugin_command(index: int, argv: Sequence[str]) -> int | None:
     """Run the plugin command ``argv[index]`` names with the arguments after it; ``None`` when no
     plugin has one of that name (the parser then says so)."""
-    from lorenz.plugins.containment import PluginError, call_plugin
-
     name = argv[index]
     found = next(((c, o) for c, o in _commands(argv[:index], unimported=False) if c.name.strip() == name), None)
     if found is None:

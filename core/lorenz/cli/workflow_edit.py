@@ -15,7 +15,13 @@ from typing import Any
 
 from attrs import frozen
 
+from lorenz.plugins.validate_settings import check_pack_settings
+from lorenz.redact import redact_text
+from lorenz.workspace import find_workflow, open_workspace
+from lorenz.yaml12 import YamlError, load_yaml
+
 from .output import UsageError
+from .workspace import load_plugin_modules
 
 __all__ = [
     "FrontMatter",
@@ -160,8 +166,6 @@ def set_tool_pack(front: FrontMatter, pack: str, options: Mapping[str, Any] | No
 def option_value(text: str) -> tuple[str, Any]:
     """``--option key=value``: the value read as a YAML scalar (``3`` an int, ``true`` a bool,
     ``[a, b]`` a list), else kept as the string."""
-    from lorenz.yaml12 import YamlError, load_yaml
-
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
         raise UsageError(f"--option {text!r}: expected key=value")
@@ -193,8 +197,6 @@ def write_validated(path: Path, content: str, validate: Callable[[Path], None]) 
 def workflow_target(args: Any, *, create: bool) -> tuple[Path, FrontMatter]:
     """The workflow ``args`` names (or ``./WORKFLOW.md``) and its front matter; with none and ``create``,
     ``./WORKFLOW.md`` starting from the embedded default (the local board) it was serving."""
-    from lorenz.workspace import find_workflow
-
     path = find_workflow(args.workflow, cwd=Path.cwd(), env=os.environ)
     if path is not None:
         return path, read_front_matter(path)
@@ -224,10 +226,6 @@ def edit_tools(args: Any, pack: str, options: Mapping[str, Any] | None) -> tuple
 def _validated_tools(args: Any, candidate: Path, shown_as: Path, pack: str) -> list[str]:
     """The tools of ``pack`` that ``candidate`` mounts, or a :class:`UsageError` naming ``shown_as`` with what
     ``lorenz check`` would refuse."""
-    from lorenz.settings import check_pack_settings
-    from lorenz.workspace import open_workspace
-
-    from .workspace import load_plugin_modules
 
     def named(text: str) -> str:
         return text.replace(str(candidate), str(shown_as)).replace(candidate.name, shown_as.name)
@@ -237,8 +235,6 @@ def _validated_tools(args: Any, candidate: Path, shown_as: Path, pack: str) -> l
     except UsageError:
         raise
     except Exception as exc:  # what lorenz check would print, about the edited file
-        from lorenz.redact import redact_text
-
         raise UsageError(f"not written: {named(' '.join(redact_text(str(exc)).split()))}") from exc
     try:
         broken = [failure.error for failure in workspace.mounted.failures]
@@ -253,16 +249,12 @@ def _validated_tools(args: Any, candidate: Path, shown_as: Path, pack: str) -> l
 
 def workflow_keys(args: Any) -> list[str]:
     """The keys of the ``tools:`` map of the workflow ``args`` names, if there is one."""
-    from lorenz.workspace import find_workflow
-
     path = find_workflow(args.workflow, cwd=Path.cwd(), env=os.environ)
     return named_packs(path) if path is not None else []
 
 
 def named_packs(path: Path) -> list[str]:
     """The packs ``path``'s ``tools:`` map names."""
-    from lorenz.yaml12 import load_yaml
-
     try:
         config = load_yaml(read_front_matter(path).text)
     except ValueError:
@@ -274,8 +266,6 @@ def named_packs(path: Path) -> list[str]:
 def mounted_packs(path: Path) -> set[str]:
     """The packs ``path`` mounts: each ``tools:`` key, or its ``provider`` when it names one; an
     unreadable file mounts none (what is wrong with it is ``lorenz check``'s to say)."""
-    from lorenz.yaml12 import load_yaml
-
     try:
         config = load_yaml(read_front_matter(path).text)
     except (UsageError, ValueError):

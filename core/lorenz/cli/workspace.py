@@ -11,16 +11,21 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from .output import UsageError
+from lorenz.plugins.discovery import DISABLE_PLUGINS_ENV, LOAD_PLUGINS_ENV
+from lorenz.plugins.paths import PluginImportError, import_plugins_dir
+from lorenz.plugins.paths import import_plugin as import_module
+from lorenz.redact import redact_text
+from lorenz.results import error_message
+from lorenz.settings.suggest import did_you_mean
+from lorenz.workspace import open_workspace
+
+from .output import UsageError, paint
 
 __all__ = ["allow_list_note", "known_pack_hint", "load_plugin_modules", "open_for_command", "show_traceback", "warn"]
 
 
 def import_plugin(name: str) -> object:
     """``-p NAME``: a module name, or the path of a ``.py`` file or package directory."""
-    from lorenz.plugins.paths import PluginImportError
-    from lorenz.plugins.paths import import_plugin as import_module
-
     try:
         return import_module(name)
     except PluginImportError as exc:
@@ -30,8 +35,6 @@ def import_plugin(name: str) -> object:
 def load_plugin_modules(args: argparse.Namespace) -> list[object]:
     """The ``-p`` modules and every ``.py`` file of each ``--plugins-dir``, noting a ``-p`` module that
     is an installed plugin already (discovery takes that one once, from its distribution)."""
-    from lorenz.plugins.paths import import_plugins_dir
-
     plugins = [import_plugin(name) for name in args.plugin]
     if plugins:
         from .distributions import plugin_owner  # reads every distribution's metadata: only for -p
@@ -50,8 +53,6 @@ def load_plugin_modules(args: argparse.Namespace) -> list[object]:
 
 def allow_list_note() -> str:
     """Why a plugin may seem missing: ``LORENZ_LOAD_PLUGINS`` limits which distributions load."""
-    from lorenz.plugins.discovery import DISABLE_PLUGINS_ENV, LOAD_PLUGINS_ENV
-
     notes = []
     value = os.environ.get(LOAD_PLUGINS_ENV)
     if value is not None:
@@ -65,8 +66,6 @@ def allow_list_note() -> str:
 def known_pack_hint(pack: str, discovery: Any) -> str:
     """After ``no installed pack is named X``: the closest pack name, the installed ones, and why one
     may be missing (a plugin that failed, ``LORENZ_LOAD_PLUGINS`` / ``LORENZ_DISABLE_PLUGINS``)."""
-    from lorenz.settings.suggest import did_you_mean
-
     names = discovery.tools.names()
     failure = discovery.failure_for_pack(pack)
     if failure is not None:
@@ -76,10 +75,6 @@ def known_pack_hint(pack: str, discovery: Any) -> str:
 
 
 def open_for_command(args: argparse.Namespace, workflow: str | None, *, listing: bool = False) -> Any:
-    from lorenz.redact import redact_text
-    from lorenz.results import error_message
-    from lorenz.workspace import open_workspace
-
     plugins = load_plugin_modules(args)
     try:
         workspace = open_workspace(workflow, plugins=plugins, listing=listing)
@@ -110,10 +105,6 @@ def open_for_command(args: argparse.Namespace, workflow: str | None, *, listing:
 
 def warn(message: str) -> None:
     """One redacted line on stderr (a plugin's message may span lines or quote a secret)."""
-    from lorenz.redact import redact_text
-
-    from .output import paint
-
     print(f"{paint('lorenz:', 'yellow', sys.stderr)} {' '.join(redact_text(message).split())}", file=sys.stderr)
 
 

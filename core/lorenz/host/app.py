@@ -32,20 +32,22 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Scope
 
 from lorenz._internals import fast_path_usable, session_transports
+from lorenz.host.security import SecurityMiddleware
+from lorenz.host.tracing import TraceHeaders, configure_server
 from lorenz.plugins.containment import note_host_signal
+from lorenz.redact import redact_text
 from lorenz.settings.model import ServerSettings
 
 from .auth import METADATA_PATH, ResourceServer
-from .http.listening import announcer, listen
+from .http.listening import MCP_PATH, announcer, listen
 from .http.loopback import serve_app_in_thread
 from .http.protocol import HostConfig
-from .http.security import MCP_PATH, SecurityMiddleware
-from .mcp.server import HostState, build_server
+from .mcp.server import build_server
+from .mcp.state import HostState
 from .mcp.stateless import StatelessEndpoint
 from .ops.pages import landing_page
 from .ops.status import healthz, server_card
 from .ops.token_form import SCRIPT_PATH, landing_script
-from .ops.tracing import TraceHeaders, configure_server
 from .ops.watchdog import LoopWatchdog, exit_if_stuck, exit_past_stuck_threads, size_thread_pools
 from .reload.live import LiveWorkspace
 from .scope import REQUEST_SNAPSHOT
@@ -295,8 +297,6 @@ class _RedactedAccess(logging.Filter):
         self._live = live
 
     def filter(self, record: logging.LogRecord) -> bool:
-        from lorenz.redact import redact_text
-
         record.msg = redact_text(record.getMessage(), self._live.snapshot().settings.secrets)
         record.args = None
         return True

@@ -8,6 +8,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from lorenz.client_input import serving_warnings
+
 from .refusals import audience_warning, http_refusal
 from .startup import StartError, configure_logging, open_live, stdout_to_stderr
 
@@ -53,7 +55,7 @@ def serve(
         except StartError as exc:
             return _fail(str(exc))
     if stdio:
-        from .mcp.stdio import run_stdio
+        from lorenz.host.stdio import run_stdio  # only the transport asked for loads
 
         return run_stdio(live)
 
@@ -64,13 +66,11 @@ def serve(
     refusal = http_refusal(settings, host=host, workers=count, allow_no_token=allow_no_token)
     if refusal is not None:
         return _fail(refusal)
-    from lorenz.toolcall.client_input import serving_warnings
-
     audience = audience_warning(settings)
     for warning in [*serving_warnings(settings, workers=count), *([audience] if audience else [])]:
         print(f"lorenz: warning: {warning}", file=sys.stderr)
     if count > 1 or reload_code:
-        from .http.workers import run_workers
+        from lorenz.host.workers import run_workers  # only the transport asked for loads
 
         return run_workers(
             live,
@@ -84,6 +84,6 @@ def serve(
             reload_code=reload_code,
         )
 
-    from .app import run_http
+    from .app import run_http  # only the transport asked for loads
 
     return run_http(live, host=host, port=port)

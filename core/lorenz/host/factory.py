@@ -22,6 +22,8 @@ from attrs import field, frozen
 
 from lorenz.plugins.paths import PluginImportError, import_plugin
 
+from .app import build_app, read_timeout
+from .http.protocol import use_read_timeout
 from .refusals import is_loopback
 from .scope import READ_DEADLINES
 from .startup import StartError, configure_logging, open_live
@@ -83,9 +85,6 @@ def app_from(options: AppOptions) -> Starlette:
     """The app of one process: :class:`StartError` when its plugins or workflow do not load."""
     # Here, not at the top: the parent of ``lorenz serve --workers`` imports this module for
     # :class:`AppOptions` and never builds an app, so it does without the SDK and the server.
-    from .app import build_app, read_timeout
-    from .http.protocol import use_read_timeout
-
     try:
         plugins = [import_plugin(reference) for reference in options.plugins]
     except PluginImportError as exc:

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 from lorenz.calllog.record import CallRecord, clean_error
 from lorenz.calllog.stats import CallStats, ToolStats, tail_view
 from lorenz.calllog.writer import CALL_LOG_ENV, CallLog
+from lorenz.host.grants import grant_of
+from lorenz.host.security import raw_header
+from lorenz.host.tracing import current_trace_id
 from lorenz.mounting.instances import provider_of
 
-from .http.security import raw_header
-from .mcp.grants import grant_of
-from .ops.tracing import current_trace_id
 from .scope import AFTER_REPLY
 from .sinks import Sinks
 

@@ -13,8 +13,8 @@ from attrs import frozen
 from lorenz.results import failure_result
 
 if TYPE_CHECKING:
+    from lorenz.client_input import AskClient
     from lorenz.contracts import ProgressSink
-    from lorenz.toolcall.client_input import AskClient
 
 __all__ = ["RemoteCall", "RemoteError", "remote_call", "remote_tools"]
 

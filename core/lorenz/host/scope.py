@@ -19,7 +19,7 @@ PARSED_MESSAGE = "lorenz.message"
 #: The snapshot the request is judged and served with; set by ``app``, read by
 #: ``reload.snapshot.request_snapshot``.
 REQUEST_SNAPSHOT = "lorenz.snapshot"
-#: In ``scope["state"]``: the caller's :class:`~lorenz.host.mcp.grants.Grant`; set by
+#: In ``scope["state"]``: the caller's :class:`~lorenz.host.grants.Grant`; set by
 #: ``mcp.grants.remember`` (from ``http.security``), read by ``mcp.grants.grant_of``.
 GRANT = "lorenz.grant"
 #: Callables to run once the answer is written; set by ``mcp.stateless`` (the lean path), appended

@@ -10,12 +10,15 @@ import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from lorenz.isolation.pool import IsolationPool
+from lorenz.plugins.discovery import discover
+from lorenz.plugins.hint import in_doubt, isolation_hint, mounts_hint, sandbox_hint
+from lorenz.redact import redact_text
 from lorenz.results import error_message
+from lorenz.workspace import find_workflow, open_workspace
 
-if TYPE_CHECKING:
-    from .reload.live import LiveWorkspace
+from .reload.live import LiveWorkspace
 
 __all__ = ["StartError", "configure_logging", "open_live", "stdout_to_stderr"]
 
@@ -67,8 +70,6 @@ class StartError(Exception):
 
 
 def _warn(message: str, *, level: str = "warning") -> None:
-    from lorenz.redact import redact_text
-
     print(f"lorenz: {level}: {' '.join(redact_text(message).split())}", file=sys.stderr)
 
 
@@ -90,14 +91,6 @@ def open_live(
     ``own_loop``: the host will serve on the loop made here for the isolated packs
     (:meth:`LiveWorkspace.run_host`); ``False`` for an app another server's loop runs (a worker,
     ``uvicorn --factory``), whose isolated packs are then supervised from the shared isolation loop."""
-
-    from lorenz.isolation.hint import in_doubt, isolation_hint, mounts_hint, sandbox_hint
-    from lorenz.isolation.pool import IsolationPool
-    from lorenz.plugins.discovery import discover
-    from lorenz.redact import redact_text
-    from lorenz.workspace import find_workflow, open_workspace
-
-    from .reload.live import LiveWorkspace
 
     path = find_workflow(workflow, cwd=cwd, env=env)
     isolate = isolation_hint(path)  # left unimported by the host

@@ -12,12 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 from lorenz.contracts import ToolSpec
 from lorenz.hookspecs import ENTRY_POINT_GROUP
+from lorenz.mounting.mount import _validate_options, checked_tool_specs
+from lorenz.mounting.offers import offered
 from lorenz.plugins.checks import normalize_distribution
 from lorenz.plugins.containment import call_plugin
+from lorenz.plugins.declared import depends_on_settings, permissions_of
 from lorenz.plugins.discovery import load_plugin, make_manager
 from lorenz.plugins.model import Discovery
 from lorenz.plugins.registration import build_registries
-from lorenz.sandbox.permissions import Permissions, depends_on_settings, permissions_of
+from lorenz.sandbox.permissions import Permissions
+from lorenz.settings.errors import ConfigError
 from lorenz.settings.model import Settings
 
 from .protocol import CONVERTER, DisabledEntry, Failed, Launch, Ready, Source, Survey, SurveyFailure
@@ -79,8 +83,6 @@ def survey(source: Source) -> tuple[Survey, Discovery]:
 def listed(discovery: Discovery) -> Survey:
     """Each pack's tools, listed without settings and checked as mounting checks them (a survey
     frame with only ``specs``)."""
-    from lorenz.mounting.mount import checked_tool_specs
-
     out: dict[str, tuple[ToolSpec, ...]] = {}
     for pack in discovery.tools:
         try:
@@ -133,9 +135,6 @@ def disabled_entries(pack: ToolProvider, settings: Settings) -> tuple[DisabledEn
 
 def start(launch: Launch) -> tuple[Ready | Failed, ToolProvider | None, Settings]:
     """Import the pack and check it as mounting does: its options, then its tools."""
-    from lorenz.mounting.mount import _validate_options, checked_tool_specs
-    from lorenz.settings.errors import ConfigError
-
     settings: Settings = CONVERTER.structure(launch.settings, Settings)
     discovery = load(launch.source)
     name = launch.pack or ""
@@ -166,8 +165,6 @@ def start(launch: Launch) -> tuple[Ready | Failed, ToolProvider | None, Settings
 def _offers(pack: ToolProvider, settings: Settings) -> dict[str, Any]:
     """What the pack serves besides tools, as mounting collects it (a hook that raises, or a URI
     declared twice, serves none: said on stderr, which the host logs), and its asking tools."""
-    from lorenz.mounting.offers import offered
-
     found: dict[str, Any] = {}
     try:
         offers = offered([pack], settings)

@@ -17,17 +17,19 @@ from typing import TYPE_CHECKING, Any
 from attrs import evolve, frozen
 
 from lorenz.plugins.checks import is_first_party
-from lorenz.sandbox.permissions import Permissions, permissions_of
+from lorenz.plugins.declared import permissions_of
+from lorenz.plugins.hint import isolation_hint
+from lorenz.plugins.paths import plugin_files
+from lorenz.sandbox.host import PackSandbox
+from lorenz.sandbox.permissions import Permissions
 from lorenz.sandbox.policy import Sandbox
 from lorenz.settings.model import ServerSettings, Settings, TrackerSettings
 
-from .hint import isolation_hint
 from .protocol import CONVERTER, Launch, Source
 
 if TYPE_CHECKING:
     from lorenz.contracts import ToolProvider
     from lorenz.plugins.model import Discovery
-    from lorenz.sandbox.host import PackSandbox
 
 __all__ = [
     "ALL_THIRD_PARTY",
@@ -235,9 +237,6 @@ def sandboxing_for(plan: Plan) -> PackSandbox | None:
     """The host's side of ``plan``'s sandbox, when ``server.sandboxed_packs`` confines it."""
     if plan.permissions is None:
         return None
-    from lorenz.plugins.paths import plugin_files
-    from lorenz.sandbox.host import PackSandbox
-
     base_dir = plan.settings.get("base_dir")
     return PackSandbox(
         plan.pack,

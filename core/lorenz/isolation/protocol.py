@@ -20,12 +20,12 @@ from typing import Any, Literal, NoReturn, TypeVar
 from attrs import frozen
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
+from lorenz.client_input import InputRequired
 from lorenz.contracts import PromptSpec, ResourceSpec, ToolSpec
 from lorenz.results import FormattedResult, ToolResult, tool_failure
 from lorenz.sandbox.permissions import Permissions
 from lorenz.sandbox.policy import Sandbox
 from lorenz.strict import flatten_errors, make_strict_converter
-from lorenz.toolcall.client_input import InputRequired
 from lorenz.toolcall.wire import json_safe, scrub_surrogates
 
 __all__ = [

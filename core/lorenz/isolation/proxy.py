@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from lorenz.client_input import ASK, NONE, RETRY, InputRequired
 from lorenz.contracts import send_progress
 from lorenz.results import ToolResult, error_message, failure_result
-from lorenz.toolcall.client_input import ASK, NONE, RETRY, InputRequired
 from lorenz.toolcall.execution import AnswersByDeadline, CallOutcome, carry_on, time_left
 
 from .protocol import MAX_EVENT_MESSAGE_CHARS, Event

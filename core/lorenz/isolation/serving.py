@@ -10,12 +10,12 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from lorenz.client_input import NONE, RETRY, ClientInput
 from lorenz.contracts import Caller, ToolContext, ToolSpec
 from lorenz.plugins.containment import PluginError
 from lorenz.results import ToolResult, tool_failure, tool_success
 from lorenz.sandbox.policy import denial_message
 from lorenz.settings.model import Settings
-from lorenz.toolcall.client_input import NONE, RETRY, ClientInput
 from lorenz.toolcall.execution import CallOutcome, ClientGone, ToolRunner, failure_from_exception
 from lorenz.toolcall.pack_threads import HostExecutor, route_anyio_threads
 from lorenz.toolcall.wire import ResultTooLarge, json_size_exceeds

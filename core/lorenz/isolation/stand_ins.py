@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from lorenz.extensions import PluginCommand
 from lorenz.hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -95,8 +96,6 @@ class StandIn:
 
     @hookimpl
     def lorenz_register_commands(self, register: Any) -> None:
-        from lorenz.extensions import PluginCommand
-
         for name, line in self.commands.items():  # listed only: running one imports its plugin
             register(PluginCommand(name=name, help=line, run=_surveyed_command))
 

@@ -18,10 +18,10 @@ from typing import Any
 
 from lorenz.backoff import Backoff
 from lorenz.plugins.containment import host_interrupted
+from lorenz.plugins.hint import SandboxHint
 from lorenz.results import tool_failure
 from lorenz.sandbox.host import PackSandbox, SandboxUnavailable
 
-from .hint import SandboxHint
 from .plan import Plan, sandboxing_for
 from .process import ChildGone, ChildProcess
 from .protocol import EXIT_OUT_OF_MEMORY, Failed, Ready

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from attrs import evolve
 
 from lorenz.hookspecs import ENTRY_POINT_GROUP
+from lorenz.plugins.hint import listing_hint
 from lorenz.plugins.model import PluginFailure
 from lorenz.plugins.paths import plugin_files
 from lorenz.redact import redact_text
@@ -34,7 +35,6 @@ from lorenz.sandbox.permissions import Permissions
 from lorenz.settings.server import MCP_TOKEN_ENV
 
 from . import reaper, survey_cache
-from .hint import listing_hint
 from .plan import is_isolated
 from .protocol import (
     MAX_CONTROL_FRAME_BYTES,
@@ -50,10 +50,9 @@ from .protocol import (
 from .stand_ins import IsolatedPackStub, StandIn, TrackerStub
 
 if TYPE_CHECKING:
+    from lorenz.plugins.hint import SandboxHint
     from lorenz.plugins.model import Mounts
     from lorenz.sandbox.policy import Sandbox
-
-    from .hint import SandboxHint
 
 __all__ = [
     "SURVEY_TIMEOUT_SECONDS",
@@ -98,8 +97,7 @@ def stand_ins_for(
     mounts unisolated, nor its tracker, stands in too. ``unimported``: every plugin not bundled
     stands in, surveyed under the strict policy whatever the workflow says; so are the surveys of a
     plain workflow (``mounts`` without ``isolate``), which import no third-party plugin it does not
-    mount
-    (:func:`~lorenz.isolation.hint.listing_hint`)."""
+    mount (:func:`~lorenz.plugins.hint.listing_hint`)."""
     if unimported or not isolate:  # listing, or a plain workflow: nothing loosens the strict policy
         sandbox = sandbox or listing_hint()
     sources = {

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
-from lorenz import __version__
+from lorenz._version import __version__
 
 __all__ = ["cache_key", "load", "store"]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from attrs import evolve, field, frozen
+from attrs import field, frozen
 
 from lorenz.contracts import ToolContext, ToolProvider, ToolSpec
 from lorenz.plugins.containment import PluginError, call_plugin
@@ -30,7 +30,7 @@ from lorenz.settings.suggest import did_you_mean, shown
 
 from .instances import InstancePack, check_served_names, instance_settings
 from .offers import OfferCollision, Offered, offered
-from .policy import apply_policy
+from .policy import switched_off
 from .tool_names import claim_names, dynamic, log_dropped
 
 if TYPE_CHECKING:
@@ -326,9 +326,16 @@ def mount(settings: Settings, discovery: Discovery, isolation: Isolation | None 
     dropped = [PackFailure(pack=p, item=item, error=redact_text(e, settings.secrets)) for p, item, e in left_out]
     for drop in dropped:
         log_dropped(drop.pack, str(drop.item), drop.error)
-    mounted = Mounted(packs=tuple(packs), specs=tuple(specs), owners=owners, offers=offers)
-    mounted = evolve(mounted, failures=tuple(failures), dropped=tuple(dropped))
-    return apply_policy(mounted, settings)
+    disabled = switched_off(packs, specs, owners, settings)
+    return Mounted(
+        packs=tuple(packs),
+        specs=tuple(spec for spec in specs if spec.name not in disabled),
+        owners={name: pack for name, pack in owners.items() if name not in disabled},
+        failures=tuple(failures),
+        disabled=disabled,
+        offers=offers,
+        dropped=tuple(dropped),
+    )
 
 
 def _own_names(pack: InstancePack, settings: Settings) -> list[str]:

@@ -10,21 +10,19 @@ from __future__ import annotations
 
 import fnmatch
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from attrs import evolve, frozen
+from attrs import frozen
 
 from lorenz.plugins.containment import PluginError, call_plugin
 from lorenz.results import ToolResult, failure_result
 from lorenz.settings.model import Settings
 
 if TYPE_CHECKING:
-    from lorenz.contracts import ToolProvider
+    from lorenz.contracts import ToolProvider, ToolSpec
 
-    from .mount import Mounted
-
-__all__ = ["DisabledEntry", "apply_policy", "disabled_failure"]
+__all__ = ["DisabledEntry", "disabled_failure", "switched_off"]
 
 
 @frozen(kw_only=True)
@@ -68,30 +66,27 @@ def _pack_disabled(pack: Any, settings: Settings) -> list[DisabledEntry]:
     return out
 
 
-def apply_policy(mounted: Mounted, settings: Settings) -> Mounted:
-    """``mounted`` (a :class:`lorenz.mounting.mount.Mounted`) with the switched-off tools moved from its
-    tools into ``disabled``."""
+def switched_off(
+    packs: Iterable[ToolProvider], specs: Iterable[ToolSpec], owners: Mapping[str, ToolProvider], settings: Settings
+) -> dict[str, DisabledEntry]:
+    """The mounted tools switched off, by name: the packs' own, then ``server.disabled_tools``'."""
     patterns = tuple(settings.server.disabled_tools)
     disabled: dict[str, DisabledEntry] = {}
-    for pack in mounted.packs:
+    for pack in packs:
         for entry in _pack_disabled(pack, settings):
             disabled.setdefault(entry.name, entry)
     if patterns:
-        for spec in mounted.specs:
+        for spec in specs:
             pattern = _operator_off(spec.name, patterns)
             if pattern is not None:
                 disabled[spec.name] = DisabledEntry(
                     name=spec.name,
-                    pack=mounted.owners[spec.name].name,
+                    pack=owners[spec.name].name,
                     description=spec.description,
                     reason=f"switched off by the operator (server.disabled_tools: {json.dumps(pattern)})",
                     hint=f"remove {json.dumps(pattern)} from server.disabled_tools in WORKFLOW.md",
                 )
-    if not disabled:
-        return mounted
-    specs = tuple(spec for spec in mounted.specs if spec.name not in disabled)
-    owners: Mapping[str, ToolProvider] = {name: pack for name, pack in mounted.owners.items() if name not in disabled}
-    return evolve(mounted, specs=specs, owners=owners, disabled=disabled)
+    return disabled
 
 
 def disabled_failure(entry: DisabledEntry) -> ToolResult:

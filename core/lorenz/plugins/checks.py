@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from lorenz import __version__
+from lorenz._version import __version__
 from lorenz.lazy import LazyPack
 
 from .containment import call_plugin

@@ -29,7 +29,7 @@ from .mounted import StoodIn, tracker_defaults, unprovided
 from .registration import build_registries, owner_label, plugin_failure
 
 if TYPE_CHECKING:
-    from lorenz.isolation.hint import SandboxHint
+    from .hint import SandboxHint
 
 __all__ = [
     "DISABLE_PLUGINS_ENV",

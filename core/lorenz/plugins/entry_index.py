@@ -29,7 +29,7 @@ from typing import Any
 
 from attrs import asdict, frozen
 
-from lorenz import __version__
+from lorenz._version import __version__
 
 __all__ = ["PluginEntryPoint", "location", "normalize_distribution", "plugin_entry_points"]
 

@@ -15,6 +15,9 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from lorenz.hookspecs import ENTRY_POINT_GROUP
+
+from .checks import normalize_distribution
 from .containment import describe_exception
 
 __all__ = [
@@ -33,10 +36,6 @@ def plugin_files(entry_point: str | None, distribution: str | None) -> tuple[str
     import-path entry holding it is not readable (an editable project in the workflow's or the
     current directory)."""
     from importlib.metadata import entry_points
-
-    from lorenz.hookspecs import ENTRY_POINT_GROUP
-
-    from .checks import normalize_distribution
 
     wanted = normalize_distribution(distribution or "")
     for ep in entry_points(group=ENTRY_POINT_GROUP, name=entry_point or ""):

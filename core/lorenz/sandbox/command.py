@@ -24,6 +24,7 @@ from attrs import frozen
 from . import landlock, seccomp
 from .confine import Confinement
 from .host import SandboxUnavailable
+from .launch import CONVERTER
 from .permissions import Permissions
 from .policy import Denial, Sandbox, denial_message, private_dirs, sandbox_env
 from .proxy import EgressProxy
@@ -141,6 +142,4 @@ def _sandbox(name: str, permissions: Permissions, roots: tuple[str, ...], proxy_
 
 
 def _unstructure(sandbox: Sandbox) -> dict[str, object]:
-    from .launch import CONVERTER
-
     return CONVERTER.unstructure(sandbox)  # type: ignore[no-any-return]

@@ -1,5 +1,6 @@
 """WORKFLOW.md settings: locating and parsing the file, validating its front matter into
-:class:`~lorenz.settings.model.Settings`, resolving secrets, and the dispatch check.
+:class:`~lorenz.settings.model.Settings`, and resolving secrets (checking them against the installed
+plugins is :mod:`lorenz.plugins.validate_settings`).
 
 Names are imported lazily, so ``lorenz.settings.model`` (which every plugin reaches through
 ``lorenz.contracts``) does not pull in the YAML parser and cattrs. Internal: pack authors import
@@ -18,7 +19,6 @@ if TYPE_CHECKING:
     from .model import DispatchSettings, ServerSettings, Settings, TrackerSettings
     from .parse import EMBEDDED_DEFAULT_CONFIG, load_settings, parse_config
     from .secrets import resolve_configured_secret, resolve_env_reference
-    from .validate import check_pack_settings, has_tracker, validate_dispatch_config
     from .workflow import Workflow, load_workflow, parse_workflow_content, workflow_path
 
 _EXPORTS = {
@@ -29,9 +29,6 @@ _EXPORTS = {
     "load_workflow": ".workflow",
     "parse_config": ".parse",
     "load_settings": ".parse",
-    "validate_dispatch_config": ".validate",
-    "check_pack_settings": ".validate",
-    "has_tracker": ".validate",
     "EMBEDDED_DEFAULT_CONFIG": ".parse",
     "resolve_configured_secret": ".secrets",
     "resolve_env_reference": ".secrets",
@@ -52,9 +49,6 @@ __all__ = [
     "load_workflow",
     "parse_config",
     "load_settings",
-    "validate_dispatch_config",
-    "check_pack_settings",
-    "has_tracker",
     "EMBEDDED_DEFAULT_CONFIG",
     "resolve_configured_secret",
     "resolve_env_reference",

@@ -21,7 +21,7 @@ from .tracker import parse_tracker
 from .workflow import display_path, load_workflow
 
 if TYPE_CHECKING:
-    from lorenz.plugins.registry import TrackerRegistry
+    from .context import TrackerLookup
 
 __all__ = ["EMBEDDED_DEFAULT_CONFIG", "OTHER_HOST_KEYS", "TOP_LEVEL_KEYS", "load_settings", "parse_config"]
 
@@ -46,7 +46,7 @@ OTHER_HOST_KEYS = (
 
 
 def parse_config(
-    config: Mapping[str, Any], *, env: Mapping[str, str], trackers: TrackerRegistry, base_dir: Path
+    config: Mapping[str, Any], *, env: Mapping[str, str], trackers: TrackerLookup, base_dir: Path
 ) -> Settings:
     """Validate a workflow's front matter and build :class:`Settings`.
 
@@ -90,7 +90,7 @@ def parse_config(
     )
 
 
-def load_settings(path: str | os.PathLike[str], *, env: Mapping[str, str], trackers: TrackerRegistry) -> Settings:
+def load_settings(path: str | os.PathLike[str], *, env: Mapping[str, str], trackers: TrackerLookup) -> Settings:
     """Load a WORKFLOW.md and parse its front matter, resolving paths against its directory.
 
     Warnings name the file: ``WORKFLOW.md: …``.

@@ -5,23 +5,18 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from attrs import Factory, frozen
 
-from lorenz.contracts import TrackerContext
-
 from ._kinds import FlexBool, Routes, camel_to_snake, normalize_aliases
 from ._structure import structure
+from .context import TrackerContext, TrackerLookup
 from .errors import ConfigError
 from .model import DEFAULT_ACTIVE_STATES, DEFAULT_TERMINAL_STATES, DispatchSettings, TrackerSettings
 from .options import UnknownOptionsError, check_url, unknown_options_message
 from .secrets import SecretRecorder, resolve_configured_secret, resolve_secret_source, unset_reference
 from .suggest import did_you_mean, unknown_keys
-
-if TYPE_CHECKING:
-    from lorenz.contracts import TrackerProvider
-    from lorenz.plugins.registry import TrackerRegistry
 
 __all__ = ["CORE_TRACKER_KEYS", "parse_tracker"]
 
@@ -104,7 +99,7 @@ def parse_tracker(
     bundles: Mapping[str, Any],
     *,
     env: Mapping[str, str],
-    trackers: TrackerRegistry,
+    trackers: TrackerLookup,
     base_dir: Path,
     record_secret: SecretRecorder,
     unset: dict[str, str],
@@ -152,7 +147,7 @@ def parse_tracker(
 
 
 def _provider_options(
-    provider: TrackerProvider,
+    provider: object,
     options: dict[str, Any],
     *,
     env: Mapping[str, str],

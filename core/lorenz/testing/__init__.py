@@ -212,7 +212,7 @@ class PackHost:
         ``answers`` plays the client for a tool that asks for input: ``{"confirm": {"action": "accept",
         "content": {"confirm": True}}}`` (MCP result shapes, by request name; a name left out is
         cancelled). Each round asked is appended to :attr:`asked`. Without it the tool cannot ask."""
-        from lorenz.toolcall.client_input import ASK, ClientInput
+        from lorenz.client_input import ASK, ClientInput
 
         async def record(done: float, total: float | None, message: str | None) -> None:
             self.progress.append((done, total, message))
@@ -229,8 +229,9 @@ class PackHost:
 
     def server(self) -> mcp.server.Server[Any]:
         """The host's MCP server (the SDK's low-level ``Server``) over this workspace."""
-        from lorenz.host.mcp.grants import FULL
-        from lorenz.host.mcp.server import HostState, build_server
+        from lorenz.host.grants import FULL
+        from lorenz.host.mcp.server import build_server
+        from lorenz.host.mcp.state import HostState
         from lorenz.host.reload.live import LiveWorkspace
 
         state = HostState(LiveWorkspace(self.workspace, reload=False), local_grant=FULL)

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lorenz.contracts import ToolContext, ToolProvider
+from lorenz.plugins.validate_settings import check_pack_settings, validate_dispatch_config
 from lorenz.results import ToolResult
-from lorenz.settings import check_pack_settings, parse_config, validate_dispatch_config
+from lorenz.settings import parse_config
 from lorenz.settings.model import Settings
 
 if TYPE_CHECKING:

@@ -18,11 +18,11 @@ import anyio
 import anyio.to_thread
 from attrs import field, frozen
 
+from lorenz.client_input import InputRequired, InvalidInputRequest
 from lorenz.middleware import Call
 from lorenz.redact import redact_text, redacted_traceback
 from lorenz.results import ToolResult, error_message, failure_result, tool_failure, unsupported_tool_failure
 
-from .client_input import InputRequired, InvalidInputRequest
 from .middleware import CallOrigin, Layer, run_chain
 from .replies import RESULT_TOO_LARGE, ToolReply, call_result, checked_reply
 from .schemas import Validator, compile_schema, validate_arguments

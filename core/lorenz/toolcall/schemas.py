@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from lorenz.arguments import ArgumentProblem, invalid_arguments, must_be_one_of, must_be_type, unrecognized_key
 from lorenz.results import ToolResult
+from lorenz.settings.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -164,8 +165,6 @@ def _problems(error: ValidationError) -> list[ArgumentProblem]:
     if keyword == "additionalProperties" and value is False and isinstance(instance, Mapping):
         known, patterns = schema.get("properties") or {}, schema.get("patternProperties") or {}
         extra = [key for key in instance if key not in known and not any(re.search(p, key) for p in patterns)]
-        from lorenz.settings.suggest import did_you_mean
-
         return [ArgumentProblem(path, unrecognized_key(key) + did_you_mean(key, known)) for key in sorted(extra)]
     if keyword in ("anyOf", "oneOf"):
         return [_alternatives(error, path)]

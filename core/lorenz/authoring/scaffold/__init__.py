@@ -19,6 +19,8 @@ from string import Template
 
 from attrs import frozen
 
+from lorenz.plugins.discovery import discover
+
 __all__ = ["PackNames", "check_pack_name", "new_pack"]
 
 _NAME_RE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
@@ -60,8 +62,6 @@ def _refuse_taken(pack: str, module: str, distribution: str) -> None:
     importable module of that name, or an installed distribution of that name."""
     import importlib.metadata
     import importlib.util
-
-    from lorenz.plugins.discovery import discover
 
     discovery = discover(unimported=True)  # names only: no third-party code runs here
     if discovery.tools.get(pack) is not None or discovery.trackers.get(pack) is not None:

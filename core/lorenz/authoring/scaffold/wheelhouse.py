@@ -11,6 +11,8 @@ import importlib.metadata
 import zipfile
 from pathlib import Path
 
+import lorenz
+
 __all__ = ["CORE_DISTRIBUTION", "WHEELHOUSE", "write_core_wheel"]
 
 CORE_DISTRIBUTION = "lorenz-core"
@@ -27,8 +29,6 @@ def _digest(data: bytes) -> str:
 def write_core_wheel(project: Path) -> Path:
     """Write ``<project>/wheelhouse/lorenz_core-<version>-py3-none-any.whl`` from the running core:
     the ``lorenz`` package's files (no bytecode) and its distribution's metadata and entry points."""
-    import lorenz
-
     dist = importlib.metadata.distribution(CORE_DISTRIBUTION)
     package = Path(lorenz.__file__).parent
     stem = f"lorenz_core-{dist.version}"

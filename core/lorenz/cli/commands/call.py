@@ -8,13 +8,15 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from lorenz.cli.answers import Answerer, parse_answers
 from lorenz.cli.command import SERVER_ENV, WORKFLOW_ENV, Command, add_server, remote
 from lorenz.cli.output import Progress, UsageError, print_json, progress
 from lorenz.cli.workspace import open_for_command, warn
+from lorenz.http import DEFAULT_TIMEOUT
+from lorenz.mounting.inventory import mount_hint
 from lorenz.settings.suggest import did_you_mean
 
 if TYPE_CHECKING:
-    from lorenz.cli.answers import Answerer
     from lorenz.contracts import ProgressSink
     from lorenz.workspace import Workspace
 
@@ -59,8 +61,6 @@ async def _call(workspace: Any, tool: str, arguments: Any, answerer: Callable[[]
     the loop it answers on)."""
     import httpx
 
-    from lorenz.http import DEFAULT_TIMEOUT
-
     client = answerer()
     async with httpx.AsyncClient(timeout=DEFAULT_TIMEOUT) as http:
         input_ = client.client_input()
@@ -77,8 +77,6 @@ def _reporter(line: Progress) -> ProgressSink:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lorenz.cli.answers import Answerer, parse_answers
-
     given = parse_answers(args.answer)  # a malformed --answer is refused before anything runs
     if args.server:
         return _run_remote(args, given)
@@ -133,8 +131,7 @@ def _once_listed(workspace: Workspace, tool: str) -> Workspace:
 def _run_remote(args: argparse.Namespace, given: dict[str, dict[str, Any]]) -> int:
     """``--server URL TOOL [JSON-ARGS]``: the tool as the running server serves it, to this token, its
     questions answered as in-process."""
-    from lorenz.cli.answers import Answerer
-    from lorenz.host.remote import RemoteCall, remote_call
+    from lorenz.host.remote import RemoteCall, remote_call  # the MCP client: only with --server
 
     if not 1 <= len(args.values) <= 2:
         raise UsageError("usage: lorenz call --server URL TOOL [JSON-ARGS]")
@@ -159,8 +156,6 @@ def _run_remote(args: argparse.Namespace, given: dict[str, dict[str, Any]]) -> i
 def _unknown_tool(workspace: Any, tool: str) -> None:
     """Why ``tool`` is not there: its pack is installed but not mounted (and how to mount it), or the
     closest tool name."""
-    from lorenz.mounting.inventory import mount_hint
-
     inventory = workspace.inventory
     found = inventory.find(tool)
     if found is not None:

@@ -9,15 +9,27 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from lorenz.calllog.reader import (
+    MAX_TOOL_CHARS,
+    Skipped,
+    call_line,
+    follow,
+    parse_since,
+    read_calls,
+    shown,
+    summarize,
+)
+from lorenz.calllog.record import MAX_ERROR_CHARS
+from lorenz.calllog.writer import CALL_LOG_ENV
 from lorenz.cli.command import WORKFLOW_ENV, Command, add_json
 from lorenz.cli.output import UsageError, counted, json_object, print_json
+from lorenz.settings import ConfigError, load_workflow
+from lorenz.workspace import find_workflow
 
 __all__ = ["COMMAND"]
 
 
 def _call_log_path(args: argparse.Namespace) -> Path:
-    from lorenz.calllog.writer import CALL_LOG_ENV
-
     if args.path:
         return Path(args.path)
     configured = os.environ.get(CALL_LOG_ENV)
@@ -33,9 +45,6 @@ def _call_log_path(args: argparse.Namespace) -> Path:
 def _configured_call_log() -> Path | None:
     """``server.call_log`` read straight from the workflow's front matter: reading a log needs
     neither the workflow's secrets nor its plugins."""
-    from lorenz.settings import ConfigError, load_workflow
-    from lorenz.workspace import find_workflow
-
     workflow = find_workflow(None, cwd=Path.cwd(), env=os.environ)
     if workflow is None:
         return None
@@ -51,18 +60,6 @@ def _configured_call_log() -> Path | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lorenz.calllog.reader import (
-        MAX_TOOL_CHARS,
-        Skipped,
-        call_line,
-        follow,
-        parse_since,
-        read_calls,
-        shown,
-        summarize,
-    )
-    from lorenz.calllog.record import MAX_ERROR_CHARS
-
     path = _call_log_path(args)
     try:
         since = parse_since(args.since) if args.since else None

@@ -8,6 +8,14 @@ from typing import Any
 from lorenz.cli.command import WORKFLOW_ENV, Command, add_json, add_workflow
 from lorenz.cli.output import UsageError, counted, json_object, print_json
 from lorenz.cli.workspace import open_for_command, warn
+from lorenz.client_input import serving_warnings
+from lorenz.host.refusals import audience_warning, http_refusal
+from lorenz.isolation.report import pack_policies
+from lorenz.mounting.lifecycle import pack_health
+from lorenz.plugins.validate_settings import check_pack_settings
+from lorenz.redact import redact_text
+from lorenz.settings.suggest import did_you_mean, quoted
+from lorenz.settings.workflow import display_path
 
 __all__ = ["COMMAND"]
 
@@ -33,8 +41,6 @@ def _check_object(workspace: Any, sandboxed: dict[str, Any], unready: list[Any])
 
 def _sandboxed(workspace: Any) -> dict[str, Any]:
     """The sandboxed packs' effective policies (their processes started, permissions computed)."""
-    from lorenz.sandbox.report import pack_policies
-
     policies = pack_policies(workspace.packs(), workspace.settings, workspace.discovery)
     return {name: policy for name, policy in policies.items() if policy.sandboxed}
 
@@ -43,8 +49,6 @@ def _unmatched_patterns(workspace: Any) -> list[str]:
     """A ``server.disabled_tools`` pattern or a scoped token's tool glob that matches no tool the
     workflow mounts (a typo switches nothing off, or grants nothing), with the closest tool name."""
     import fnmatch
-
-    from lorenz.settings.suggest import did_you_mean, quoted
 
     names = [spec.name for spec in workspace.tool_specs()] + list(workspace.mounted.disabled)
     server = workspace.settings.server
@@ -91,7 +95,7 @@ def _online(server: Any) -> Any:
         return None
     import asyncio
 
-    from lorenz.host.auth.probe import ProbeError, probe_issuer
+    from lorenz.host.auth.probe import ProbeError, probe_issuer  # httpx and the issuer: only --online
 
     try:
         return asyncio.run(probe_issuer(server.auth))
@@ -100,11 +104,6 @@ def _online(server: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lorenz.host.refusals import audience_warning, http_refusal
-    from lorenz.mounting.lifecycle import pack_health
-    from lorenz.redact import redact_text
-    from lorenz.settings import check_pack_settings
-
     workspace = open_for_command(args, args.workflow)
     settings = workspace.settings
     where = settings.workflow_path or "embedded default"
@@ -119,9 +118,6 @@ def run(args: argparse.Namespace) -> int:
     refusal = http_refusal(server, host=server.host, workers=server.workers, allow_no_token=False)
     if refusal is not None:  # what `lorenz serve` would refuse is no valid workflow to serve
         raise UsageError(f"{where}: lorenz serve would refuse it: {refusal}")
-    from lorenz.settings.workflow import display_path
-    from lorenz.toolcall.client_input import serving_warnings
-
     shown = where if settings.workflow_path is None else display_path(settings.workflow_path)
     for warning in serving_warnings(server, workers=server.workers, asking_tools=workspace.asking_tools()):
         warn(f"warning: {shown}: {warning}")

@@ -7,6 +7,11 @@ from __future__ import annotations
 import argparse
 
 from lorenz.cli.command import Command
+from lorenz.cli.output import UsageError
+from lorenz.cli.workflow_edit import named_packs
+from lorenz.cli.workspace import load_plugin_modules
+from lorenz.plugins.discovery import discover
+from lorenz.workspace import find_workflow, open_workspace
 
 __all__ = ["COMMAND"]
 
@@ -142,23 +147,15 @@ def _names(args: argparse.Namespace, kind: str) -> list[str]:
     import contextlib
     import io
 
-    from lorenz.cli.workspace import load_plugin_modules
-
     with contextlib.redirect_stderr(io.StringIO()):
         try:
             if kind == "packs":
                 import os
                 from pathlib import Path
 
-                from lorenz.cli.workflow_edit import named_packs
-                from lorenz.plugins.discovery import discover
-                from lorenz.workspace import find_workflow
-
                 path = find_workflow(None, cwd=Path.cwd(), env=os.environ)
                 keys = named_packs(path) if path is not None else []
                 return sorted({*discover(plugins=load_plugin_modules(args)).tools.names(), *keys})
-            from lorenz.workspace import open_workspace
-
             workspace = open_workspace(plugins=load_plugin_modules(args), listing=True)
             try:
                 return sorted(spec.name for spec in workspace.tool_specs())
@@ -173,12 +170,8 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(_names(args, args.names)))
         return 0
     if args.shell is None:
-        from lorenz.cli.output import UsageError
-
         raise UsageError(f"name a shell: lorenz completion {'|'.join(SHELLS)}")
-    from lorenz.cli.parser import fill_every_command
-
-    print({"bash": _bash, "zsh": _zsh, "fish": _fish}[args.shell](_spec(fill_every_command(args.parser))), end="")
+    print({"bash": _bash, "zsh": _zsh, "fish": _fish}[args.shell](_spec(args.parser.every_command())), end="")
     return 0
 
 

@@ -11,9 +11,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lorenz.cli.client_configs import CLIENTS, Client
+from lorenz.cli.client_configs import CLIENTS, Client, read_config, write_config
 from lorenz.cli.command import Command
 from lorenz.cli.output import UsageError
+from lorenz.cli.workflow_edit import read_front_matter
+from lorenz.workspace import find_workflow
+from lorenz.yaml12 import load_yaml
 
 __all__ = ["COMMAND"]
 
@@ -23,9 +26,6 @@ DEFAULT_PORT = 4040
 
 def _server(workflow: Path | None) -> dict[str, Any]:
     """The workflow's ``server:`` map as written (no plugin is loaded, no secret resolved)."""
-    from lorenz.cli.workflow_edit import read_front_matter
-    from lorenz.yaml12 import load_yaml
-
     if workflow is None:
         return {}
     try:
@@ -90,9 +90,6 @@ def entry_for(client: Client, args: argparse.Namespace, workflow: Path | None) -
 
 def run(args: argparse.Namespace) -> int:
     import json
-
-    from lorenz.cli.client_configs import read_config, write_config
-    from lorenz.workspace import find_workflow
 
     client = CLIENTS[args.client]
     found = find_workflow(args.workflow, cwd=Path.cwd(), env=os.environ)

@@ -9,8 +9,11 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lorenz.cli.client_configs import read_config, servers_of
 from lorenz.cli.command import WORKFLOW_ENV, Command, add_workflow
+from lorenz.cli.mcp_entries import exports, mcp_entry, write_entries
 from lorenz.cli.output import UsageError, counted
+from lorenz.cli.workflow_edit import workflow_keys
 
 if TYPE_CHECKING:
     from lorenz.cli.mcp_entries import Entry
@@ -33,8 +36,6 @@ def _strings(value: Any, where: str, *, kind: type = dict) -> Any:
 
 def convert(name: str, server: Any, where: str, *, prefix: bool) -> Entry | str:
     """The entry for one of the file's servers, or the reason it is left out (a string)."""
-    from lorenz.cli.mcp_entries import mcp_entry
-
     if not isinstance(server, dict):
         raise UsageError(f"{where} must be a map")
     if server.get("disabled") is True:
@@ -62,10 +63,6 @@ def convert(name: str, server: Any, where: str, *, prefix: bool) -> Entry | str:
 
 def run(args: argparse.Namespace) -> int:
     import sys
-
-    from lorenz.cli.client_configs import read_config, servers_of
-    from lorenz.cli.mcp_entries import exports, write_entries
-    from lorenz.cli.workflow_edit import workflow_keys
 
     path = Path(args.file).expanduser()
     if not path.is_file():

@@ -16,9 +16,14 @@ from typing import Any, NoReturn
 from lorenz.cli.command import PIP_ENV, PLUGINS_ENV, Command
 from lorenz.cli.distributions import Installed, installed, left_out, run_pip
 from lorenz.cli.output import UsageError, progress
+from lorenz.cli.workflow_edit import mounted_packs
 from lorenz.hookspecs import ENTRY_POINT_GROUP
+from lorenz.mounting.inventory import mount_instruction
 from lorenz.plugins.checks import normalize_distribution
 from lorenz.words import plural
+from lorenz.workspace import find_workflow
+
+from .plugins import describe_declared
 
 __all__ = ["COMMAND"]
 
@@ -119,10 +124,6 @@ def _mount_step(packs: list[str]) -> None:
     """How to mount the new packs, or that the workflow mounts them already (an upgrade)."""
     from pathlib import Path
 
-    from lorenz.cli.workflow_edit import mounted_packs
-    from lorenz.mounting.inventory import mount_instruction
-    from lorenz.workspace import find_workflow
-
     workflow = find_workflow(None, cwd=Path.cwd(), env=os.environ)
     mounted = mounted_packs(workflow) if workflow is not None else set()
     unmounted = [pack for pack in packs if pack not in mounted]
@@ -140,8 +141,6 @@ def _consented(packs: list[str], report: dict[str, Any], args: argparse.Namespac
     """Print what each new pack asks for when sandboxed; on a terminal without ``--yes``, ask. A
     script (no terminal) proceeds: permissions bind when ``server.sandboxed_packs`` runs the pack,
     not at install, and an unanswerable question would only break it."""
-    from .plugins import describe_declared
-
     declared = report.get("permissions") or {}
     for pack in packs:
         print(f"  {pack} requests (when sandboxed): {describe_declared(declared.get(pack))}")

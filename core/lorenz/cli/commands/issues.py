@@ -9,6 +9,9 @@ from typing import Any
 from lorenz.cli.command import WORKFLOW_ENV, Command, add_json, add_workflow
 from lorenz.cli.output import UsageError, json_object, print_json, progress
 from lorenz.cli.workspace import open_for_command
+from lorenz.http import DEFAULT_TIMEOUT
+from lorenz.plugins.containment import call_plugin
+from lorenz.redact import redact_text
 
 __all__ = ["COMMAND"]
 
@@ -16,17 +19,12 @@ __all__ = ["COMMAND"]
 async def _candidates(workspace: Any) -> list[Any]:
     import httpx
 
-    from lorenz.http import DEFAULT_TIMEOUT
-
     async with httpx.AsyncClient(timeout=DEFAULT_TIMEOUT) as http:
         client = workspace.tracker_client(http=http)
         return list(await client.fetch_candidate_issues())
 
 
 def run(args: argparse.Namespace) -> int:
-    from lorenz.plugins.containment import call_plugin
-    from lorenz.redact import redact_text
-
     workspace = open_for_command(args, args.workflow)
     kind = workspace.settings.tracker.kind
     if kind is None:

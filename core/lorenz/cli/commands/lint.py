@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import argparse
 
+from lorenz.authoring.lint import lint_discovery, lint_path
 from lorenz.cli.command import PLUGINS_ENV, Command, add_json
 from lorenz.cli.output import UsageError, counted, json_object, print_json
 from lorenz.cli.workspace import load_plugin_modules
+from lorenz.plugins.discovery import discover
 
 __all__ = ["COMMAND"]
 
 
 def run(args: argparse.Namespace) -> int:
-    from lorenz.authoring.lint import lint_discovery, lint_path
-    from lorenz.plugins.discovery import discover
-
     try:
         report = (
             lint_path(args.path)

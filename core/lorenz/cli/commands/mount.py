@@ -5,19 +5,18 @@ from __future__ import annotations
 import argparse
 
 from lorenz.cli.command import WORKFLOW_ENV, Command, add_workflow
+from lorenz.cli.mount_mcp import add_mcp_arguments, mount_mcp
 from lorenz.cli.output import UsageError, counted
+from lorenz.cli.workflow_edit import edit_tools, option_value
 from lorenz.cli.workspace import known_pack_hint, load_plugin_modules
+from lorenz.plugins.discovery import discover
+from lorenz.workspace import find_workflow
 
 __all__ = ["COMMAND"]
 
 
 def run(args: argparse.Namespace) -> int:
-    from lorenz.cli.workflow_edit import edit_tools, option_value
-    from lorenz.plugins.discovery import discover
-
     if args.provider is not None or args.upstream_command is not None or args.url is not None:
-        from lorenz.cli.mount_mcp import mount_mcp
-
         return mount_mcp(args)
     options = dict(option_value(text) for text in args.option)
     discovery = discover(plugins=load_plugin_modules(args), unimported=True)
@@ -38,8 +37,6 @@ def _workflow_exists(args: argparse.Namespace) -> bool:
     import os
     from pathlib import Path
 
-    from lorenz.workspace import find_workflow
-
     return find_workflow(args.workflow, cwd=Path.cwd(), env=os.environ) is not None
 
 
@@ -54,8 +51,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="one of the pack's options, the value read as YAML (repeatable)",
     )
-    from lorenz.cli.mount_mcp import add_mcp_arguments
-
     add_mcp_arguments(parser)
 
 

@@ -6,6 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from lorenz.authoring.openapi import Selection, TooManyOperations, new_openapi_pack, update_openapi_pack
+from lorenz.authoring.scaffold import new_pack
+from lorenz.authoring.scaffold.wheelhouse import write_core_wheel
 from lorenz.cli.command import Command
 from lorenz.cli.output import UsageError, counted
 
@@ -13,8 +16,6 @@ __all__ = ["COMMAND"]
 
 
 def run(args: argparse.Namespace) -> int:
-    from lorenz.authoring.scaffold import new_pack
-
     try:
         if args.from_openapi:
             return _from_openapi(args)
@@ -28,8 +29,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _created(written: list[Path]) -> None:
-    from lorenz.authoring.scaffold.wheelhouse import write_core_wheel
-
     root = written[0].parent
     wheel = write_core_wheel(root)  # the core devcheck installs, wherever it runs
     print(f"created {root} ({counted(len(written) + 1, 'file')}; {wheel.relative_to(root)}: this lorenz-core)")
@@ -38,8 +37,6 @@ def _created(written: list[Path]) -> None:
 
 def _from_openapi(args: argparse.Namespace) -> int:
     from attrs import evolve
-
-    from lorenz.authoring.openapi import Selection, TooManyOperations, new_openapi_pack, update_openapi_pack
 
     if args.tracker:
         raise UsageError("--tracker and --from-openapi do not go together")

@@ -10,6 +10,9 @@ from typing import Any
 from lorenz.cli.command import PLUGINS_ENV, Command, add_json
 from lorenz.cli.output import json_object, print_json
 from lorenz.cli.workspace import allow_list_note, load_plugin_modules, show_traceback
+from lorenz.plugins.declared import depends_on_settings, permissions_of
+from lorenz.plugins.discovery import discover
+from lorenz.sandbox.permissions import parse_permissions
 
 __all__ = ["COMMAND", "describe_declared"]
 
@@ -17,8 +20,6 @@ __all__ = ["COMMAND", "describe_declared"]
 def _declared(pack: object) -> dict[str, Any] | None:
     """What ``pack`` declares as JSON: the permissions, ``{"dependsOnSettings": true}`` when they
     are a function of its settings, ``None`` when it declares none."""
-    from lorenz.sandbox.permissions import depends_on_settings, permissions_of
-
     if depends_on_settings(pack) or getattr(pack, "permissions_depend_on_settings", False):
         return {"dependsOnSettings": True}
     declared = permissions_of(pack)
@@ -27,8 +28,6 @@ def _declared(pack: object) -> dict[str, Any] | None:
 
 def describe_declared(declared: Mapping[str, Any] | None) -> str:
     """One line for people of what :func:`_declared` gives."""
-    from lorenz.sandbox.permissions import parse_permissions
-
     if declared is None:
         return "none declared (sandboxed, it may reach nothing)"
     if declared.get("dependsOnSettings"):
@@ -37,8 +36,6 @@ def describe_declared(declared: Mapping[str, Any] | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lorenz.plugins.discovery import discover
-
     discovery = discover(plugins=load_plugin_modules(args), unimported=True)
     code = 1 if discovery.failures else 0
     if args.json:

@@ -7,15 +7,14 @@ import argparse
 from lorenz.cli.command import WORKFLOW_ENV, Command, add_workflow
 from lorenz.cli.output import UsageError
 from lorenz.cli.workspace import load_plugin_modules
+from lorenz.host import serve
+from lorenz.host.startup import stdout_to_stderr
 
 __all__ = ["COMMAND"]
 
 
 def run(args: argparse.Namespace) -> int:
     import contextlib
-
-    from lorenz.host import serve
-    from lorenz.host.startup import stdout_to_stderr
 
     if args.stdio and args.workers is not None:
         raise UsageError("--workers serves HTTP; --stdio is one process")

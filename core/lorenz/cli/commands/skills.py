@@ -9,13 +9,12 @@ from pathlib import Path
 from lorenz.cli.command import WORKFLOW_ENV, WORKFLOW_HELP, Command, add_json
 from lorenz.cli.output import UsageError, counted, json_object, print_json
 from lorenz.cli.workspace import open_for_command
+from lorenz.mounting.skills import export_skills, mounted_skills
 
 __all__ = ["COMMAND"]
 
 
 def run(args: argparse.Namespace) -> int:
-    from lorenz.mounting.skills import export_skills, mounted_skills
-
     action, folder, workflow = _split(args)
     workspace = open_for_command(args, workflow)
     skills = mounted_skills(workspace.packs())

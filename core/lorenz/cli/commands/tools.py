@@ -8,8 +8,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lorenz.cli.command import SERVER_ENV, WORKFLOW_ENV, Command, add_json, add_server, add_workflow, remote
-from lorenz.cli.output import json_object, print_json
+from lorenz.cli.output import UsageError, json_object, print_json
 from lorenz.cli.workspace import open_for_command, warn
+from lorenz.mounting.inventory import installed_tools, mount_instruction
+from lorenz.toolsearch.budget import fit
+from lorenz.toolsearch.cost import BYTES_PER_TOKEN, context_tokens
+from lorenz.words import counted
 
 __all__ = ["COMMAND"]
 
@@ -20,8 +24,6 @@ def _summary(description: str) -> str:
 
 def _with_costs(tools: Sequence[Mapping[str, Any]], wires: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """``--budget --json``: each tool with its ``contextTokens``, and their total."""
-    from lorenz.toolsearch.cost import context_tokens
-
     costs = [context_tokens(wire) for wire in wires]
     return {
         "tools": [{**tool, "contextTokens": cost} for tool, cost in zip(tools, costs, strict=True)],
@@ -31,9 +33,6 @@ def _with_costs(tools: Sequence[Mapping[str, Any]], wires: Sequence[Mapping[str,
 
 def _print_budget(rows: Sequence[tuple[str, str]], wires: Sequence[Mapping[str, Any]]) -> None:
     """``--budget``: each tool's name, where it comes from and its estimated tokens, then the total."""
-    from lorenz.toolsearch.cost import BYTES_PER_TOKEN, context_tokens
-    from lorenz.words import counted
-
     costs = [context_tokens(wire) for wire in wires]
     names = max((len(name) for name, _ in rows), default=0)
     origins = max((len(origin) for _, origin in rows), default=0)
@@ -47,8 +46,6 @@ def _print_budget(rows: Sequence[tuple[str, str]], wires: Sequence[Mapping[str, 
 def _served(workspace: Any, inventory: Any) -> dict[str, Any] | None:
     """``--budget`` with ``server.catalog``: what a caller who may see every mounted tool, and has
     called none yet, is listed."""
-    from lorenz.toolsearch.budget import fit
-
     catalog = workspace.settings.server.catalog
     if catalog is None:
         return None
@@ -61,8 +58,6 @@ def _served(workspace: Any, inventory: Any) -> dict[str, Any] | None:
 
 
 def _print_served(served: dict[str, Any]) -> None:
-    from lorenz.words import counted
-
     print(
         f"server.catalog lists a new caller {counted(len(served['tools']), 'tool')}, {served['contextTokens']} tokens:"
     )
@@ -73,15 +68,13 @@ def _print_served(served: dict[str, Any]) -> None:
 
 def _permissions(workspace: Any) -> dict[str, Any]:
     """Each installed pack's permissions: what it declares, widened by ``tools.<pack>.permissions``."""
-    from lorenz.isolation.plan import effective_permissions
+    from lorenz.isolation.plan import effective_permissions  # cattrs, asyncio: only with --all
 
     settings = workspace.settings
     return {pack.name: effective_permissions(pack, settings).to_dict() for pack in workspace.discovery.tools}
 
 
 def run(args: argparse.Namespace) -> int:
-    from lorenz.mounting.inventory import installed_tools, mount_instruction
-
     if args.server:
         return _run_remote(args)
     workspace = open_for_command(args, args.workflow, listing=args.all)
@@ -134,8 +127,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_remote(args: argparse.Namespace) -> int:
     """``--server URL``: the tools the running server lists to this token."""
-    from lorenz.cli.output import UsageError
-    from lorenz.host.remote import remote_tools
+    from lorenz.host.remote import remote_tools  # the MCP client: only with --server
 
     if args.all or args.workflow:
         raise UsageError("--server lists what the server serves: it takes no WORKFLOW and no --all")

@@ -13,7 +13,10 @@ from lorenz.cli.command import PIP_ENV, Command
 from lorenz.cli.distributions import Installed, installed, run_pip
 from lorenz.cli.output import UsageError
 from lorenz.plugins.checks import normalize_distribution
+from lorenz.plugins.discovery import discover
+from lorenz.settings.errors import ConfigError
 from lorenz.settings.suggest import quoted
+from lorenz.settings.workflow import display_path, load_workflow, workflow_path
 
 __all__ = ["COMMAND"]
 
@@ -74,8 +77,6 @@ def _near_miss(name: str, candidates: list[str]) -> str:
 def _packs_of(chosen: list[Installed]) -> list[str]:
     """The packs the chosen distributions register (before pip runs; a third-party plugin is
     surveyed in a confined child, never imported here)."""
-    from lorenz.plugins.discovery import discover
-
     keys = {normalize_distribution(dist.name) for dist in chosen}
     discovery = discover(unimported=True)
     return [
@@ -91,9 +92,6 @@ def _still_mounted(packs: list[str]) -> tuple[str, list[str]] | None:
     it still mounts, if any."""
     if not packs:
         return None
-    from lorenz.settings.errors import ConfigError
-    from lorenz.settings.workflow import display_path, load_workflow, workflow_path
-
     path = workflow_path(Path.cwd(), os.environ)
     if not path.exists():
         return None

@@ -6,14 +6,13 @@ import argparse
 
 from lorenz.cli.command import WORKFLOW_ENV, Command, add_workflow
 from lorenz.cli.output import UsageError
+from lorenz.cli.workflow_edit import edit_tools, named_packs
+from lorenz.settings.suggest import did_you_mean
 
 __all__ = ["COMMAND"]
 
 
 def run(args: argparse.Namespace) -> int:
-    from lorenz.cli.workflow_edit import edit_tools, named_packs
-    from lorenz.settings.suggest import did_you_mean
-
     path, tools = edit_tools(args, args.pack, None)
     if tools is None:
         named = named_packs(path)

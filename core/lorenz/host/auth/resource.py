@@ -4,7 +4,7 @@ its scopes let it call, and how a refusal tells a client where to log in.
 A refusal carries ``WWW-Authenticate: Bearer resource_metadata="…"`` pointing at the Protected
 Resource Metadata (RFC 9728) served at ``/.well-known/oauth-protected-resource[/mcp]``, which
 names the issuer; a client (the SDK's ``OAuthClientProvider``, the MCP Inspector) discovers the
-rest from there. The token's scopes become a :class:`~lorenz.host.mcp.grants.Grant`, the same
+rest from there. The token's scopes become a :class:`~lorenz.host.grants.Grant`, the same
 limit a scoped static token sets; the token itself stops here.
 
 The resource identifier (the audience a token must name) never comes from the request: it is
@@ -33,9 +33,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Scope
 
 from lorenz.contracts import Caller
-from lorenz.host.http.listening import display_url
-from lorenz.host.http.security import MCP_PATH
-from lorenz.host.mcp.grants import Grant
+from lorenz.host.grants import Grant
+from lorenz.host.http.listening import MCP_PATH, display_url
 from lorenz.host.refusals import NO_AUDIENCE, is_loopback
 from lorenz.settings.model import OAuthSettings
 

@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING
 
 from lorenz.words import counted
 
-from .security import MCP_PATH
-
 if TYPE_CHECKING:
     from lorenz.host.reload.live import LiveWorkspace
 
-__all__ = ["announcer", "bind_socket", "counted", "display_url", "listen"]
+#: The MCP endpoint's path.
+MCP_PATH = "/mcp"
+
+__all__ = ["MCP_PATH", "announcer", "bind_socket", "counted", "display_url", "listen"]
 
 
 def display_url(host: str, port: int, path: str = MCP_PATH) -> str:

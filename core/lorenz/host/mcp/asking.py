@@ -30,8 +30,8 @@ from mcp_types.methods import is_input_required
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
+from lorenz.client_input import ASK, NONE, RETRY, ClientInput, InvalidInputRequest, undeclared_capability
 from lorenz.results import failure_result
-from lorenz.toolcall.client_input import ASK, NONE, RETRY, ClientInput, InvalidInputRequest, undeclared_capability
 from lorenz.toolcall.replies import call_result
 
 from .client_log import session_key

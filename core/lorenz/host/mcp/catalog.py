@@ -21,12 +21,11 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import mcp_types as types
 
+from lorenz.host.grants import Grant
 from lorenz.results import ToolResult, failure_result
 from lorenz.toolcall.replies import ToolReply, call_result
 from lorenz.toolsearch.budget import CALL_TOOL, MAX_QUERY_CHARS, SEARCH_TOOL, fit
 from lorenz.toolsearch.cost import context_tokens
-
-from .grants import Grant
 
 if TYPE_CHECKING:
     from lorenz.host.reload.live import Snapshot
@@ -110,7 +109,7 @@ class ServedCatalog:
     def search(self) -> CatalogSearch:
         """The search index, made at the first search (SQLite only for a workflow that searches)."""
         if self._search is None:
-            from lorenz.toolsearch.index import CatalogSearch
+            from lorenz.toolsearch.index import CatalogSearch  # SQLite: only for a workflow that searches
 
             self._search = CatalogSearch()
         return self._search

@@ -32,8 +32,8 @@ from mcp_types import (
 from starlette.requests import Request
 from starlette.types import Scope
 
-from lorenz.host.http.security import raw_header
 from lorenz.host.scope import PARSED_MESSAGE
+from lorenz.host.security import raw_header
 
 __all__ = [
     "born_ready",

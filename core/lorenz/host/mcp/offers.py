@@ -21,6 +21,7 @@ from attrs import evolve
 from mcp.shared.exceptions import MCPError
 
 from lorenz.contracts import PromptSpec, ResourceSpec, ToolContext, ToolProvider
+from lorenz.host.grants import origin_of, visible_packs
 from lorenz.host.reload.live import request_snapshot
 from lorenz.middleware import Call
 from lorenz.mounting.instances import provider_of
@@ -30,7 +31,6 @@ from lorenz.toolcall.execution import CallOutcome
 from lorenz.toolcall.middleware import run_chain
 from lorenz.toolcall.replies import ToolReply
 
-from .grants import origin_of
 from .skills import RESOURCE_NOT_FOUND
 
 if TYPE_CHECKING:
@@ -39,10 +39,9 @@ if TYPE_CHECKING:
     from lorenz.host.reload.live import Snapshot
     from lorenz.mounting.offers import Offered
 
-    from .grants import Grant
-    from .server import HostState
+    from .state import HostState
 
-__all__ = ["offer_handlers", "visible_packs"]
+__all__ = ["offer_handlers"]
 
 Handler = Callable[..., Awaitable[Any]]
 
@@ -50,26 +49,6 @@ Handler = Callable[..., Awaitable[Any]]
 def _offers(snapshot: Snapshot) -> Offered:
     offers: Offered = snapshot.workspace.mounted.offers
     return offers
-
-
-def _tools_by_pack(snapshot: Snapshot) -> dict[str, list[str]]:
-    """``{pack: every tool it declares}``, switched-off ones included, once per snapshot."""
-    cached: dict[str, list[str]] | None = snapshot.wire.get("tools_by_pack")
-    if cached is None:
-        cached = {}
-        for name, pack in snapshot.owners.items():
-            cached.setdefault(pack.name, []).append(name)
-        for name, entry in snapshot.workspace.mounted.disabled.items():
-            cached.setdefault(entry.pack, []).append(name)
-        snapshot.wire["tools_by_pack"] = cached
-    return cached
-
-
-def visible_packs(snapshot: Snapshot, grant: Grant) -> set[str] | None:
-    """The packs whose resources and prompts ``grant`` may see (``None``: every pack)."""
-    if grant.everything:
-        return None
-    return {pack for pack, tools in _tools_by_pack(snapshot).items() if any(grant.allows(tool) for tool in tools)}
 
 
 class _Offering:

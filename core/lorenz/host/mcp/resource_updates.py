@@ -21,19 +21,21 @@ from mcp.server.subscriptions import ListenHandler, ResourceUpdated, Subscriptio
 from mcp.shared.exceptions import MCPError
 
 from lorenz.contracts import ToolContext, ToolProvider
+from lorenz.host.grants import visible_packs
 from lorenz.host.reload.live import request_snapshot
 from lorenz.redact import redact_text
 from lorenz.results import ToolResult, error_message, tool_failure
 
 from .client_log import session_key
-from .offers import visible_packs
 from .skills import RESOURCE_NOT_FOUND
 
 if TYPE_CHECKING:
+    import httpx
     from mcp.server import ServerRequestContext
     from mcp.server.session import ServerSession
 
-    from .server import HostState
+    from lorenz.host.grants import Grant
+    from lorenz.host.reload.live import LiveWorkspace
 
 __all__ = ["MAX_SUBSCRIPTIONS", "ResourceSubscriptions"]
 
@@ -46,15 +48,25 @@ MAX_SUBSCRIPTIONS = 10_000
 class ResourceSubscriptions:
     """The watched resources of one served MCP endpoint (see the module docstring)."""
 
-    def __init__(self, state: HostState, bus: SubscriptionBus | None) -> None:
-        self._state = state
+    def __init__(
+        self,
+        live: LiveWorkspace,
+        bus: SubscriptionBus | None,
+        *,
+        grant: Callable[[ServerRequestContext[Any, Any] | None], Grant],
+        client: Callable[[], httpx.AsyncClient],
+    ) -> None:
+        # The host's live workspace, what a request may see and its outbound client (HostState's).
+        self._live = live
+        self._grant = grant
+        self._client = client
         self._bus = bus
         #: ``{uri: {session key: session}}``: the handshake-era subscribers.
         self._sessions: dict[str, dict[str, ServerSession]] = {}
         #: ``{uri: (watchers, the pack watching it)}``: sessions and listen streams alike.
         self._watched: dict[str, tuple[int, ToolProvider]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
-        state.live.resource_listeners.append(self._updated)
+        live.resource_listeners.append(self._updated)
 
     # -- what a pack says --------------------------------------------------------------------------
 
@@ -135,9 +147,9 @@ class ResourceSubscriptions:
     async def _watch(self, ctx: ServerRequestContext[Any, Any], uri: str) -> None:
         """One more watcher of ``uri``; its pack is told to watch it when it is the first."""
         self._loop = asyncio.get_running_loop()
-        snapshot = request_snapshot(ctx.request) or await self._state.live.current_async()
+        snapshot = request_snapshot(ctx.request) or await self._live.current_async()
         found = snapshot.workspace.mounted.offers.resource(uri)
-        visible = visible_packs(snapshot, self._state.grant(ctx))
+        visible = visible_packs(snapshot, self._grant(ctx))
         if found is None or (visible is not None and found[1].name not in visible):
             raise MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}")
         pack = found[1]
@@ -149,7 +161,7 @@ class ResourceSubscriptions:
         if not callable(subscribe):
             raise MCPError(types.INVALID_PARAMS, f"resource {uri} cannot be subscribed to: its pack has no updates")
         self._watched[uri] = (1, pack)  # counted before the wait: a second watcher meanwhile adds to it
-        context = ToolContext(settings=snapshot.settings, http=self._state.client())
+        context = ToolContext(settings=snapshot.settings, http=self._client())
         result = await _contained(lambda: subscribe(uri, context), snapshot.settings)
         if not result.success:
             count, _ = self._watched.get(uri, (1, pack))
@@ -172,8 +184,8 @@ class ResourceSubscriptions:
         unsubscribe = getattr(pack, "unsubscribe_resource", None)
         if not callable(unsubscribe):
             return
-        settings = self._state.live.snapshot().settings
-        context = ToolContext(settings=settings, http=self._state.client())
+        settings = self._live.snapshot().settings
+        context = ToolContext(settings=settings, http=self._client())
         result = await _contained(lambda: unsubscribe(uri, context), settings)
         if not result.success:
             logger.warning("lorenz: pack %s: unsubscribing from %s failed: %s", pack.name, uri, result.error)

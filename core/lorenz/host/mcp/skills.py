@@ -20,9 +20,8 @@ from lorenz.mounting.skills import Skill, mounted_skills, read_skill_file
 if TYPE_CHECKING:
     from mcp.server import ServerRequestContext
 
+    from lorenz.host.grants import Grant
     from lorenz.host.reload.live import LiveWorkspace, Snapshot
-
-    from .grants import Grant
 
 __all__ = ["skill_handlers"]
 

@@ -44,8 +44,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from lorenz._internals import lifespan_state, needs_teardown, runner_on_request
 from lorenz.host.http.disconnect import until_disconnect
-from lorenz.host.http.security import raw_header
 from lorenz.host.scope import AFTER_REPLY
+from lorenz.host.security import raw_header
 
 from .inbound import (
     born_ready,

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 
-from lorenz.host.http.security import raw_header
-from lorenz.host.mcp.grants import Grant, grant_for
+from lorenz.host.grants import Grant, grant_for
+from lorenz.host.security import raw_header
 
 if TYPE_CHECKING:
     from lorenz.calllog.record import CallRecord

@@ -2,7 +2,7 @@
 and prompts (each with its title and description, a prompt with its arguments), after its tools.
 
 Shown for the packs the caller's grant may call, as ``resources/list`` and ``prompts/list`` show
-them to it (:func:`lorenz.host.mcp.offers.visible_packs`).
+them to it (:func:`lorenz.host.grants.visible_packs`).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
-from lorenz.sandbox.report import PackPolicy, pack_policy
+from lorenz.isolation.report import PackPolicy, pack_policy
 
 if TYPE_CHECKING:
     from lorenz.contracts import ToolProvider

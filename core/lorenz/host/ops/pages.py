@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from lorenz import __version__
+from lorenz._version import __version__
+from lorenz.host.grants import FULL, Grant
 from lorenz.host.http.listening import counted
-from lorenz.host.mcp.grants import FULL, Grant
 from lorenz.host.mcp.instructions import instructions_for
 from lorenz.mounting.instances import provider_of
 from lorenz.toolcall.middleware import layer_health

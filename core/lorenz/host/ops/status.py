@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from lorenz import __version__
-from lorenz.host.http.security import MCP_PATH
-from lorenz.host.mcp.grants import FULL, Grant
+from lorenz._version import __version__
+from lorenz.host.grants import FULL, Grant
+from lorenz.host.http.listening import MCP_PATH
 from lorenz.toolcall.middleware import layer_health
 
 from .callers import page_grant

@@ -21,13 +21,16 @@ from attrs import evolve
 
 from lorenz.redact import redact_text
 from lorenz.results import error_message
+from lorenz.settings import workflow_path
 from lorenz.words import counted
+from lorenz.workspace import find_workflow, open_workspace
 
 from .background import BackgroundReload
 from .edits import CodeEdits
 from .installed import InstalledWatch
 from .rediscover import Rediscovery, workflow_needs_rediscovery
 from .snapshot import Snapshot, request_snapshot
+from .workflow_watch import WorkflowWatch
 
 if TYPE_CHECKING:
     import asyncio
@@ -35,7 +38,6 @@ if TYPE_CHECKING:
     from lorenz.plugins.model import Discovery
     from lorenz.workspace import Workspace
 
-    from .workflow_watch import WorkflowWatch
 
 __all__ = ["LiveWorkspace", "Snapshot", "request_snapshot"]
 
@@ -135,8 +137,6 @@ class LiveWorkspace:
         reload: bool = True,
     ) -> LiveWorkspace:
         """Open and validate the workflow (raising ``ConfigError``/``RegistryError``/``MountError``)."""
-        from lorenz.workspace import open_workspace
-
         workspace = open_workspace(workflow, cwd=cwd, env=env, plugins=tuple(plugins))
         return cls(workspace, workflow=workflow, cwd=cwd, env=env, reload=reload, plugins=plugins)
 
@@ -144,13 +144,9 @@ class LiveWorkspace:
         path = workspace.settings.workflow_path
         if path is not None:
             return Path(path)
-        from lorenz.workspace import find_workflow
-
         found = find_workflow(self._workflow, cwd=self._cwd, env=self._env)
         if found is not None:
             return found
-        from lorenz.settings import workflow_path
-
         return Path(workflow_path(self._cwd, self._env))
 
     @property
@@ -207,8 +203,6 @@ class LiveWorkspace:
         """Let requests served on ``loop`` (running) skip the ``stat`` of WORKFLOW.md while the
         kernel reports no change to it (Linux: :mod:`~lorenz.host.reload.workflow_watch`); returns what
         stops that. Only for requests that reach ``loop`` through its own sockets or pipes."""
-        from .workflow_watch import WorkflowWatch
-
         watch = WorkflowWatch.start(self._watched, loop) if self._reload and self._watched is not None else None
         if watch is None:
             return lambda: None
@@ -328,8 +322,6 @@ class LiveWorkspace:
     def _load(self, discovery: Discovery | None = None) -> tuple[Snapshot | None, Exception | None]:
         """The snapshot of the workflow as it is on disk now (over ``discovery`` when discovery
         ran afresh), or the error loading it."""
-        from lorenz.workspace import open_workspace
-
         try:
             # Once a file is served, reload that file: its deletion is an error to report,
             # not a silent switch to the embedded default.

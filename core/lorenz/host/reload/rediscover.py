@@ -17,6 +17,8 @@ from attrs import evolve
 
 from lorenz.hookspecs import ENTRY_POINT_GROUP
 from lorenz.plugins.checks import normalize_distribution
+from lorenz.plugins.discovery import discover
+from lorenz.plugins.hint import isolation_hint, mounts_hint, sandbox_hint
 from lorenz.plugins.model import Discovery, PluginFailure
 
 from .packages import drop_modules, installed_plugins, plan_reload
@@ -50,9 +52,6 @@ class Rediscovery:
         """Discovery afresh (``previous`` is the one served until now) for what the ``workflow``
         file isolates, sandboxes and mounts; unless ``always``, ``None`` when no plugin
         distribution came, went or changed and no import path was added."""
-        from lorenz.isolation.hint import isolation_hint, mounts_hint, sandbox_hint
-        from lorenz.plugins.discovery import discover
-
         added = self._sites.refresh()
         if added:
             logger.info("lorenz: new import paths from .pth files: %s", ", ".join(added))
@@ -112,8 +111,6 @@ class Rediscovery:
 def workflow_needs_rediscovery(workflow: Path | None, discovery: Discovery) -> bool:
     """Whether the ``workflow`` file isolates other packs, or mounts others, than ``discovery``
     left unimported for."""
-    from lorenz.isolation.hint import isolation_hint, mounts_hint
-
     isolate = isolation_hint(workflow)
     if isolate != discovery.isolate:
         return True

@@ -10,6 +10,7 @@ from attrs import frozen
 
 from lorenz.contracts import ToolProvider, ToolSpec
 from lorenz.host.scope import REQUEST_SNAPSHOT
+from lorenz.mounting.lifecycle import attach_packs, detach_packs, pack_health
 from lorenz.toolcall.call import ToolTable
 
 if TYPE_CHECKING:
@@ -88,8 +89,6 @@ class Snapshot:
         """Mounted packs left out as broken, tools of a ``dynamic_tools`` pack left out, isolated
         packs marked failed for crashing too often, and mounted packs whose ``health`` names a
         problem now (an upstream that is down)."""
-        from lorenz.mounting.lifecycle import pack_health
-
         return (
             *self.workspace.mounted.failures,
             *self.workspace.mounted.dropped,
@@ -100,14 +99,10 @@ class Snapshot:
     def attach(self, changed: Callable[[], None], updated: Callable[[str], None] = lambda uri: None) -> None:
         """Tell the packs this snapshot is about to be served (``changed``: re-mount; ``updated``: a
         resource changed; both from any thread)."""
-        from lorenz.mounting.lifecycle import attach_packs
-
         attach_packs(self.packs, self.settings, changed, updated)
 
     def detach(self) -> None:
         """Tell the packs this snapshot is no longer served."""
-        from lorenz.mounting.lifecycle import detach_packs
-
         detach_packs(self.packs, self.settings)
 
     def isolated_status(self) -> list[dict[str, Any]]:

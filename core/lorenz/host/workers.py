@@ -29,11 +29,15 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from lorenz.backoff import Backoff
+from lorenz.host.app import _Server, uvicorn_config
 from lorenz.host.factory import STARTUP_FAILURE, AppOptions, app_from, plugin_reference
+from lorenz.host.http.listening import announcer, bind_socket, listen
+from lorenz.host.ops.watchdog import exit_past_stuck_threads
+from lorenz.host.reload.sitepaths import SitePaths
 from lorenz.host.startup import StartError, configure_logging
+from lorenz.plugins.containment import note_host_signal
 
 if TYPE_CHECKING:
-    from lorenz.host.app import _Server
     from lorenz.host.reload.live import LiveWorkspace
 
 __all__ = ["run_workers"]
@@ -70,8 +74,6 @@ def run_workers(
     reload_code: bool = False,
 ) -> int:
     """Serve ``live``'s workflow on ``host:port`` from ``workers`` processes until SIGINT/SIGTERM."""
-    from .listening import announcer, listen
-
     try:
         references = tuple(plugin_reference(plugin) for plugin in plugins)
     except ValueError as exc:
@@ -274,8 +276,6 @@ class Supervisor:
 
     @contextlib.contextmanager
     def handling_signals(self) -> Iterator[None]:
-        from lorenz.plugins.containment import note_host_signal
-
         def stop(signum: int, frame: FrameType | None) -> None:
             note_host_signal(signum)
             if self.stops:  # a second one: the workers stop now, in-flight calls or not
@@ -321,12 +321,6 @@ def _say(message: str) -> None:
 
 def worker_main(options: AppOptions, listener: Listener, ready: Event, replace_me: Event | None = None) -> None:
     """A worker process: build the app, serve ``listener`` until SIGTERM (or the parent is gone)."""
-    from lorenz.host.app import _Server, uvicorn_config
-    from lorenz.host.ops.watchdog import exit_past_stuck_threads
-    from lorenz.host.reload.sitepaths import SitePaths
-
-    from .listening import bind_socket
-
     configure_logging(worker=True)
     # Spawned with the parent's sys.path, which predates a `pip install -e` made since it started.
     SitePaths().refresh()

@@ -15,14 +15,14 @@ import threading
 import anyio
 
 from lorenz.host.app import RELOAD_POLL_SECONDS
-from lorenz.host.ops.tracing import configure_server
+from lorenz.host.grants import FULL
+from lorenz.host.mcp.checked_input import checked_stdio_server
+from lorenz.host.mcp.server import build_server
+from lorenz.host.mcp.state import HostState
 from lorenz.host.ops.watchdog import LoopWatchdog, exit_if_stuck, exit_past_stuck_threads, size_thread_pools
 from lorenz.host.reload.live import LiveWorkspace
+from lorenz.host.tracing import configure_server
 from lorenz.plugins.containment import note_host_signal
-
-from .checked_input import checked_stdio_server
-from .grants import FULL
-from .server import HostState, build_server
 
 __all__ = ["run_stdio"]
 

@@ -25,7 +25,19 @@ from lorenz.toolcall.middleware import CallOrigin
 if TYPE_CHECKING:
     from mcp.server import ServerRequestContext
 
-__all__ = ["FULL", "NOTHING", "Grant", "grant_for", "grant_of", "origin_of", "remember", "token_matches"]
+    from lorenz.host.reload.live import Snapshot
+
+__all__ = [
+    "FULL",
+    "NOTHING",
+    "Grant",
+    "grant_for",
+    "grant_of",
+    "origin_of",
+    "remember",
+    "token_matches",
+    "visible_packs",
+]
 
 
 @frozen
@@ -118,3 +130,23 @@ def grant_of(request: Any, local: Grant | None = None) -> Grant:
     state = scope.get("state")
     grant = state.get(GRANT) if isinstance(state, MutableMapping) else None
     return grant if isinstance(grant, Grant) else NOTHING
+
+
+def _tools_by_pack(snapshot: Snapshot) -> dict[str, list[str]]:
+    """``{pack: every tool it declares}``, switched-off ones included, once per snapshot."""
+    cached: dict[str, list[str]] | None = snapshot.wire.get("tools_by_pack")
+    if cached is None:
+        cached = {}
+        for name, pack in snapshot.owners.items():
+            cached.setdefault(pack.name, []).append(name)
+        for name, entry in snapshot.workspace.mounted.disabled.items():
+            cached.setdefault(entry.pack, []).append(name)
+        snapshot.wire["tools_by_pack"] = cached
+    return cached
+
+
+def visible_packs(snapshot: Snapshot, grant: Grant) -> set[str] | None:
+    """The packs whose resources and prompts ``grant`` may see (``None``: every pack)."""
+    if grant.everything:
+        return None
+    return {pack for pack, tools in _tools_by_pack(snapshot).items() if any(grant.allows(tool) for tool in tools)}

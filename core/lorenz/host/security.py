@@ -16,18 +16,17 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from lorenz.host.mcp.grants import Grant, grant_for, remember, token_matches
+from lorenz.host.grants import Grant, grant_for, remember, token_matches
+from lorenz.host.http.jsonrpc import has_surrogate_escape, parse_message, within_sdk_depth
+from lorenz.host.http.listening import MCP_PATH
 from lorenz.host.scope import PARSED_MESSAGE, REQUEST_SNAPSHOT
 from lorenz.settings.model import ServerSettings
-
-from .jsonrpc import has_surrogate_escape, parse_message, within_sdk_depth
 
 if TYPE_CHECKING:
     from lorenz.host.auth import Refusal, ResourceServer
 
 __all__ = [
     "LOOPBACK_HOSTS",
-    "MCP_PATH",
     "SecurityMiddleware",
     "host_allowed",
     "origin_allowed",
@@ -37,7 +36,6 @@ __all__ = [
 
 logger = logging.getLogger("lorenz.host")
 
-MCP_PATH = "/mcp"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 _WILDCARDS = ("0.0.0.0", "[::]", "")
 _UNAUTHORIZED = {"error": {"code": "unauthorized", "message": "Missing or invalid MCP bearer token"}}

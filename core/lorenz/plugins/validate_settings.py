@@ -6,16 +6,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from lorenz.plugins.containment import PluginError, call_plugin
+from lorenz.settings.errors import ConfigError
+from lorenz.settings.model import Settings, TrackerSettings
+from lorenz.settings.suggest import did_you_mean, shown
+from lorenz.settings.tools import reword_for_instance
 
-from .errors import ConfigError
-from .model import Settings, TrackerSettings
-from .suggest import did_you_mean, shown
-from .tools import reword_for_instance
+from .containment import PluginError, call_plugin
 
 if TYPE_CHECKING:
     from lorenz.contracts import ToolProvider, TrackerProvider
-    from lorenz.plugins.registry import ToolRegistry, TrackerRegistry
+
+    from .registry import ToolRegistry, TrackerRegistry
 
 __all__ = [
     "check_pack_settings",

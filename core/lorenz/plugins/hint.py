@@ -10,6 +10,8 @@ from typing import Any
 from attrs import frozen
 
 from lorenz.plugins.model import Mounts
+from lorenz.settings.parse import EMBEDDED_DEFAULT_CONFIG
+from lorenz.settings.workflow import load_workflow
 
 __all__ = [
     "LISTING",
@@ -48,8 +50,6 @@ def _config(path: Path | None) -> Mapping[str, Any] | None:
     """The workflow's front matter (``{}`` without a workflow); ``None`` when it does not load."""
     if path is None:
         return {}
-    from lorenz.settings.workflow import load_workflow
-
     try:
         return load_workflow(path).config
     except Exception:
@@ -70,8 +70,6 @@ def mounts_hint(path: Path | None) -> Mounts | None:
     ``provider``, ``tracker.kind``, which may name a pack too), the embedded default's without a
     workflow; ``None`` when it does not load."""
     if path is None:
-        from lorenz.settings.parse import EMBEDDED_DEFAULT_CONFIG
-
         config: Mapping[str, Any] | None = EMBEDDED_DEFAULT_CONFIG
     else:
         config = _config(path)

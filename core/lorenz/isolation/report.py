@@ -12,12 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
-from .permissions import Permissions, depends_on_settings, permissions_of
+from lorenz.plugins.declared import depends_on_settings, permissions_of
+from lorenz.sandbox.command import SandboxedCommand
+from lorenz.sandbox.permissions import Permissions
 
 if TYPE_CHECKING:
     from lorenz.contracts import ToolProvider
     from lorenz.plugins.model import Discovery
-    from lorenz.sandbox.command import SandboxedCommand
     from lorenz.settings.model import Settings
 
 __all__ = ["PackPolicy", "pack_policies", "pack_policy"]
@@ -160,8 +161,6 @@ def _sandboxed_program(source: object, pack: ToolProvider, settings: Settings) -
     hook = getattr(source, "sandboxed", None)
     if not callable(hook):
         return None
-    from .command import SandboxedCommand
-
     view = getattr(pack, "view", None)
     found = hook(view(settings) if callable(view) else settings)
     return found if isinstance(found, SandboxedCommand) else None
