@@ -114,3 +114,51 @@ async def test_middleware_wraps_resource_reads_and_prompt_renders(
         "retryAfter": 3,
     }
     assert "middleware watch raised: the watcher broke" in broke.value.error.message
+
+
+class HideNotes:
+    """A catalog shaper: the token named ``outsider`` sees no ``notes_`` tool."""
+
+    name = "hide_notes"
+
+    def create(self, options: Mapping[str, Any], settings: Any) -> Any:
+        async def shape(tools: Any, listing: Any) -> list[Any]:
+            outsider = listing.token_name == "outsider"
+            return [tool for tool in tools if not (outsider and tool.name.startswith("notes_"))]
+
+        return shape
+
+    @hookimpl
+    def lorenz_catalog(self, register: Any) -> None:
+        register(self)
+
+
+WHO = ("outsider", "insider")
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_resources_and_prompts_follow_what_the_shapers_show(
+    tmp_path: Path, host_pack: ModuleType, mode: str
+) -> None:
+    """A caller the shapers show no tool of a pack sees none of its resources or prompts either."""
+    import httpx
+
+    tokens = "  tokens:\n" + "".join(f"    - {{token: {who}-token-1234567, name: {who}}}\n" for who in WHO)
+    front = f"tracker:\n  kind: demo\ntools:\n  notes: {{}}\nserver:\n  middleware: [hide_notes]\n{tokens}"
+    (tmp_path / "WORKFLOW.md").write_text(f"---\n{front}---\n", encoding="utf-8")
+    seen: dict[str, tuple[list[str], list[str], bool]] = {}
+    with serve_in_thread(cwd=tmp_path, env=ENV, plugins=[host_pack, Plugin(), HideNotes()]) as server:
+        for who in WHO:
+            async with httpx.AsyncClient(headers={"Authorization": f"Bearer {who}-token-1234567"}) as http:
+                transport = mcp.client.streamable_http.streamable_http_client(server.url, http_client=http)
+                async with mcp.Client(transport, mode=mode) as client:
+                    resources = [str(r.uri) for r in (await client.list_resources()).resources]
+                    prompts = [p.name for p in (await client.list_prompts()).prompts]
+                    try:
+                        await client.read_resource("notes://readme")
+                        readable = True
+                    except MCPError:
+                        readable = False
+            seen[who] = (resources, prompts, readable)
+    assert seen["insider"] == (["notes://readme"], ["summarize"], True)
+    assert seen["outsider"] == ([], [], False)

@@ -1,11 +1,11 @@
 """The mounted packs' own resources, resource templates and prompts over MCP, beside their skills.
 
 A caller sees those of the packs it may call at least one tool of (a scoped token's globs, matched
-against every tool the pack declares, switched off or not); for it the others do not exist.
-A read, a render or a completion runs like a tool call: through the workflow's call middleware, in one of the
-pack's call slots, contained, within ``server.tool_timeout_seconds``, measured against
-``server.max_result_bytes``, and recorded in the call log (``kind`` ``resource``, ``prompt`` or ``completion``,
-the URI template rather than the URI).
+against every tool the pack declares, switched off or not; with catalog shapers, of the tools they
+show it); for it the others do not exist. A read, a render or a completion runs like a tool call:
+through the workflow's call middleware, in one of the pack's call slots, contained, within
+``server.tool_timeout_seconds``, measured against ``server.max_result_bytes``, and recorded in the
+call log (``kind`` ``resource``, ``prompt`` or ``completion``, the URI template rather than the URI).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from attrs import evolve
 from mcp.shared.exceptions import MCPError
 
 from lorenz.contracts import PromptSpec, ResourceSpec, ToolContext, ToolProvider
-from lorenz.host.grants import origin_of, visible_packs
+from lorenz.host.grants import origin_of
 from lorenz.host.reload.live import request_snapshot
 from lorenz.middleware import Call
 from lorenz.mounting.instances import provider_of
@@ -31,6 +31,7 @@ from lorenz.toolcall.execution import CallOutcome
 from lorenz.toolcall.middleware import run_chain
 from lorenz.toolcall.replies import ToolReply
 
+from .shaping import offer_packs
 from .skills import RESOURCE_NOT_FOUND
 
 if TYPE_CHECKING:
@@ -216,7 +217,7 @@ def offer_handlers(state: HostState, skills: dict[str, Handler]) -> dict[str, Ha
 
     async def current(ctx: ServerRequestContext[Any, Any]) -> tuple[Snapshot, Offered, set[str] | None]:
         snapshot = request_snapshot(ctx.request) or await state.live.current_async()
-        return snapshot, _offers(snapshot), visible_packs(snapshot, state.grant(ctx))
+        return snapshot, _offers(snapshot), await offer_packs(snapshot, state.grant(ctx), ctx)
 
     def seen(pack: ToolProvider, visible: set[str] | None) -> bool:
         return visible is None or pack.name in visible

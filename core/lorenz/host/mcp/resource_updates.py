@@ -21,12 +21,12 @@ from mcp.server.subscriptions import ListenHandler, ResourceUpdated, Subscriptio
 from mcp.shared.exceptions import MCPError
 
 from lorenz.contracts import ToolContext, ToolProvider
-from lorenz.host.grants import visible_packs
 from lorenz.host.reload.live import request_snapshot
 from lorenz.redact import redact_text
 from lorenz.results import ToolResult, error_message, tool_failure
 
 from .client_log import session_key
+from .shaping import offer_packs
 from .skills import RESOURCE_NOT_FOUND
 
 if TYPE_CHECKING:
@@ -149,7 +149,7 @@ class ResourceSubscriptions:
         self._loop = asyncio.get_running_loop()
         snapshot = request_snapshot(ctx.request) or await self._live.current_async()
         found = snapshot.workspace.mounted.offers.resource(uri)
-        visible = visible_packs(snapshot, self._grant(ctx))
+        visible = await offer_packs(snapshot, self._grant(ctx), ctx)
         if found is None or (visible is not None and found[1].name not in visible):
             raise MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}")
         pack = found[1]

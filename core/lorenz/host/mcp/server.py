@@ -24,11 +24,10 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from lorenz._version import __version__
 from lorenz.contracts import ToolContext, ToolSpec
-from lorenz.host.grants import Grant, origin_of
+from lorenz.host.grants import origin_of
 from lorenz.host.reload.live import request_snapshot
 from lorenz.results import tool_failure
 from lorenz.toolcall.call import call_tool as run_tool
-from lorenz.toolcall.catalog import CatalogFailed, shape_catalog
 from lorenz.toolcall.enabled import EnabledTools
 from lorenz.toolcall.execution import CallOutcome, ClientGone
 from lorenz.toolcall.replies import ToolReply, call_result
@@ -37,6 +36,7 @@ from .asking import SealedRequestState, client_capabilities, client_input_for, r
 from .client_log import session_key
 from .instructions import instructions_for
 from .offers import offer_handlers
+from .shaping import CatalogFailed, shaped, shaped_tools, shaped_wire
 from .skills import skill_handlers
 from .state import HostState
 
@@ -137,7 +137,7 @@ async def call_tool(
     left = ClientGone(after_client_left)
     grant = state.grant(ctx)
     allows: Callable[[str], bool] | None = None if grant.everything else grant.allows
-    if snapshot.workspace.extensions is not None and snapshot.workspace.extensions.shapers:
+    if shaped(snapshot):
         try:  # what the catalog shapers show this caller is all it may call
             allows = frozenset(spec.name for spec in await shaped_tools(snapshot, grant, ctx)).__contains__
         except CatalogFailed as failed:
@@ -186,8 +186,8 @@ async def visible_tools(state: HostState, snapshot: Snapshot, ctx: ServerRequest
     shapers show them (none when one failed), before a ``server.catalog`` budget."""
     tools = wire_tools(snapshot)
     grant = state.grant(ctx)
-    if snapshot.workspace.extensions is not None and snapshot.workspace.extensions.shapers:
-        return await _shaped_wire(snapshot, grant, ctx, tools)
+    if shaped(snapshot):
+        return await shaped_wire(snapshot, grant, ctx, tools)
     return tools if grant.everything else [tool for tool in tools if grant.allows(tool.name)]
 
 
@@ -209,21 +209,6 @@ async def catalog_call(
         outcome = "failure" if reply.is_error else "success"
         state.recorder.record(snapshot, name, arguments, reply, outcome, started, ctx)
     return reply
-
-
-async def shaped_tools(
-    snapshot: Snapshot, grant: Grant, ctx: ServerRequestContext[Any, Any] | None
-) -> tuple[ToolSpec, ...]:
-    """The tools the workflow's catalog shapers show this caller, within its grant; raises
-    :class:`CatalogFailed` when one failed (the caller then sees and may call nothing)."""
-    specs = snapshot.specs if grant.everything else [spec for spec in snapshot.specs if grant.allows(spec.name)]
-    extensions = snapshot.workspace.extensions
-    shapers = extensions.shapers if extensions is not None else ()
-    settings = snapshot.settings
-    listing = origin_of(grant, ctx).listing()
-    return await shape_catalog(
-        shapers, specs, listing, budget=settings.server.tool_timeout_seconds, secrets=settings.secrets
-    )
 
 
 class ToolCallParams(pydantic.BaseModel):
@@ -299,21 +284,6 @@ def build_server(state: HostState) -> LorenzServer:
             "resources/unsubscribe", types.UnsubscribeRequestParams, subscriptions.on_unsubscribe
         )
     return server
-
-
-async def _shaped_wire(
-    snapshot: Snapshot, grant: Grant, ctx: ServerRequestContext[Any, Any], tools: list[types.Tool]
-) -> list[types.Tool]:
-    """``tools/list`` as the catalog shapers show it to this caller (nothing when one failed)."""
-    try:
-        shaped = await shaped_tools(snapshot, grant, ctx)
-    except CatalogFailed:
-        return []  # fail closed: logged where it failed
-    wire = {tool.name: tool for tool in tools}
-    return [
-        wire[spec.name] if spec is snapshot.by_name.get(spec.name) else types.Tool.model_validate(spec.to_wire())
-        for spec in shaped
-    ]
 
 
 def _idempotent(snapshot: Snapshot, ctx: ServerRequestContext[Any, Any]) -> bool:
