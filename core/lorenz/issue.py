@@ -79,12 +79,6 @@ class IssueRef:
         return out
 
 
-#: The fields of a query row, in row order.
-_QUERY_FIELDS = (
-    "id", "identifier", "title", "description", "state", "stateType", "labels", "createdAt", "updatedAt", "url",
-)  # fmt: skip
-
-
 @frozen(kw_only=True)
 class Issue:
     """A tracker issue, normalised. ``raw`` keeps the record it was built from."""
@@ -131,8 +125,21 @@ class Issue:
     def to_query_row(self, *, with_url: bool = True) -> dict[str, Any]:
         """The row a query tool filters and returns: the fields of :meth:`to_record` the query
         language can name. ``with_url=False`` leaves ``url`` out, for issues with no web page."""
-        record = self.to_record()
-        return {key: record[key] for key in _QUERY_FIELDS if with_url or key != "url"}
+        # Built directly, not filtered out of to_record(): a board query builds one per issue.
+        row = {
+            "id": self.id,
+            "identifier": self.identifier,
+            "title": self.title,
+            "description": self.description,
+            "state": self.state,
+            "stateType": self.state_type,
+            "labels": list(self.labels),
+            "createdAt": self.created_at,
+            "updatedAt": self.updated_at,
+        }
+        if with_url:
+            row["url"] = self.url
+        return row
 
 
 @frozen(kw_only=True)
@@ -188,17 +195,19 @@ def _opt_str(*values: object) -> str | None:
 
 def _state_of(value: object) -> tuple[object, object]:
     """``(name, type)`` of a ``state`` that is either a string or ``{name, type}``."""
+    if isinstance(value, str):  # the common case, before the slower ABC check
+        return value, None
     if isinstance(value, Mapping):
         return value.get("name"), value.get("type")
     return value, None
 
 
 def _labels(value: object) -> list[str]:
-    if not isinstance(value, Sequence) or isinstance(value, str):
+    if not isinstance(value, (list, tuple)) and (not isinstance(value, Sequence) or isinstance(value, str)):
         return []
     out: list[str] = []
     for item in value:
-        name = item.get("name") if isinstance(item, Mapping) else item
+        name = item if isinstance(item, str) else item.get("name") if isinstance(item, Mapping) else item
         if isinstance(name, str) and name.strip():
             out.append(name.strip().lower())
     return out
@@ -255,9 +264,11 @@ def normalize_issue(record: Mapping[str, Any], assignee: str | None = None) -> I
         raise IssueNormalizationError(msg)
     priority = record.get("priority")
     assignee_record = record.get("assignee")
-    assignee_id = (_opt_str(assignee_record.get("id")) if isinstance(assignee_record, Mapping) else None) or _opt_str(
-        record.get("assignee_id"), record.get("assigneeId")
-    )
+    assignee_id = (
+        _opt_str(assignee_record.get("id"))
+        if assignee_record is not None and isinstance(assignee_record, Mapping)
+        else None
+    ) or _opt_str(record.get("assignee_id"), record.get("assigneeId"))
     if assignee is None or assignee == "":
         assigned = True
     elif assignee_id is None:
