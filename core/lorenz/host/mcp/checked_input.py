@@ -147,8 +147,10 @@ async def checked_stdio_server() -> AsyncIterator[tuple[Any, Any]]:
                 yield read_stream, _Watched(write_stream, stdin.answers)
 
 
-#: A line is read whole, however long, as the SDK's transport does (its size is bounded upstream of it).
-_NO_LIMIT = sys.maxsize
+#: What the loop reads ahead of the server at most, about twice this: a client that writes faster
+#: than it is answered waits in its pipe, as it did for the SDK's transport (a line itself is read
+#: whole, however long, as there).
+_READ_AHEAD = 64 * 1024
 
 
 def _loop_capable(fd: int) -> bool:
@@ -171,7 +173,7 @@ async def _loop_reader(file: TextIO) -> AsyncIterator[Callable[[], Awaitable[str
         yield None
         return
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=_NO_LIMIT, loop=loop)
+    reader = asyncio.StreamReader(limit=_READ_AHEAD, loop=loop)
     pipe = os.fdopen(fd, "rb", buffering=0, closefd=False)
     blocking = os.get_blocking(fd)
     try:
@@ -181,9 +183,18 @@ async def _loop_reader(file: TextIO) -> AsyncIterator[Callable[[], Awaitable[str
         return
 
     async def readline() -> str:
-        line = await reader.readline()
+        parts: list[bytes] = []
+        while True:
+            try:
+                parts.append(await reader.readuntil(b"\n"))
+            except asyncio.IncompleteReadError as end:  # the input ended (mid-line, or not)
+                parts.append(end.partial)
+            except asyncio.LimitOverrunError as long:  # a line longer than the read-ahead: take what is there
+                parts.append(await reader.readexactly(long.consumed))
+                continue
+            break
         # As the text file it replaces read it (universal newlines): a CRLF ends a line as LF does.
-        return line.decode("utf-8", errors="replace").replace("\r\n", "\n")
+        return b"".join(parts).decode("utf-8", errors="replace").replace("\r\n", "\n")
 
     try:
         yield readline
