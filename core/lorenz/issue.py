@@ -203,11 +203,11 @@ def _state_of(value: object) -> tuple[object, object]:
 
 
 def _labels(value: object) -> list[str]:
-    if not isinstance(value, (list, tuple)) and (not isinstance(value, Sequence) or isinstance(value, str)):
+    if not isinstance(value, Sequence) or isinstance(value, str):
         return []
     out: list[str] = []
     for item in value:
-        name = item if isinstance(item, str) else item.get("name") if isinstance(item, Mapping) else item
+        name = item.get("name") if isinstance(item, Mapping) else item
         if isinstance(name, str) and name.strip():
             out.append(name.strip().lower())
     return out
@@ -264,11 +264,9 @@ def normalize_issue(record: Mapping[str, Any], assignee: str | None = None) -> I
         raise IssueNormalizationError(msg)
     priority = record.get("priority")
     assignee_record = record.get("assignee")
-    assignee_id = (
-        _opt_str(assignee_record.get("id"))
-        if assignee_record is not None and isinstance(assignee_record, Mapping)
-        else None
-    ) or _opt_str(record.get("assignee_id"), record.get("assigneeId"))
+    assignee_id = (_opt_str(assignee_record.get("id")) if isinstance(assignee_record, Mapping) else None) or _opt_str(
+        record.get("assignee_id"), record.get("assigneeId")
+    )
     if assignee is None or assignee == "":
         assigned = True
     elif assignee_id is None:
