@@ -57,6 +57,20 @@ def test_the_index_is_what_importlib_metadata_finds_read_afresh_and_from_the_cac
     assert location("lorenz-core") == os.path.realpath(importlib.metadata.distribution("lorenz-core").locate_file(""))
 
 
+def test_locations_after_a_read_come_from_that_read(dist_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Discovery asks where each plugin lives right after reading the entry points: the answers come
+    from that read, without fingerprinting the import path again (a stat of every distribution)."""
+    _forget()
+    fresh = plugin_entry_points(ENTRY_POINT_GROUP)
+    assert any(ep.distribution == "lorenz-acme" for ep in fresh)
+
+    def refuse() -> None:
+        raise AssertionError("fingerprinted again")
+
+    monkeypatch.setattr(entry_index, "_fingerprint", refuse)
+    assert location("lorenz-acme") == os.path.realpath(dist_dir)
+
+
 @pytest.mark.parametrize("change", ["install", "remove", "edit entry points", "upgrade metadata"])
 def test_a_change_to_the_installed_distributions_is_seen_at_once(dist_dir: Path, change: str) -> None:
     _forget()

@@ -246,6 +246,91 @@ def test_stdio_answers_what_is_not_one_message(tmp_path: Path) -> None:
     assert done.returncode == 0
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("wiring", ["pipes, CRLF", "regular files", "stdout and stderr one pipe"])
+def test_stdio_serves_the_same_over_any_wiring(tmp_path: Path, wiring: str) -> None:
+    """Pipes are read and written by the event loop; a regular file, or a stdout shared with
+    stderr, by the SDK's threads: the replies are the same, and nothing but replies is on stdout."""
+    board = json.dumps(str(tmp_path / "board"))
+    (tmp_path / "WORKFLOW.md").write_text(f"---\ntracker:\n  kind: local\n  path: {board}\n---\n")
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        "{bad",
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "local_query"}}),
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
+        # A line far longer than what the loop reads ahead (64 KiB) is read whole.
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "tools/call",
+                "params": {"name": "local_create_issue", "arguments": {"title": "long", "body": "é" * 200_000}},
+            }
+        ),
+    ]
+    text = ("\r\n" if "CRLF" in wiring else "\n").join(lines) + "\n"
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
+    command = [sys.executable, "-m", "lorenz", "serve", "--stdio"]
+    run_env = {**env, "LORENZ_LOAD_PLUGINS": "lorenz-local"}
+    if wiring == "regular files":
+        (tmp_path / "in.jsonl").write_text(text, encoding="utf-8")
+        with (tmp_path / "in.jsonl").open("rb") as stdin, (tmp_path / "out.jsonl").open("wb") as stdout:
+            code = subprocess.run(command, stdin=stdin, stdout=stdout, stderr=subprocess.DEVNULL, cwd=tmp_path,
+                                  env=run_env, timeout=60).returncode  # fmt: skip
+        out = (tmp_path / "out.jsonl").read_text(encoding="utf-8")
+    else:
+        stderr = subprocess.STDOUT if wiring == "stdout and stderr one pipe" else subprocess.DEVNULL
+        done = subprocess.run(command, input=text.encode(), stdout=subprocess.PIPE, stderr=stderr, cwd=tmp_path,
+                              env=run_env, timeout=60)  # fmt: skip
+        code, out = done.returncode, done.stdout.decode()
+    replies = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    # Requests run concurrently: the ping may be answered before the call.
+    assert sorted(
+        (reply["id"] if reply["id"] is not None else -1, reply.get("error", {}).get("code")) for reply in replies
+    ) == [
+        (-1, -32700),
+        (0, None),
+        (1, None),
+        (2, None),
+        (3, None),
+    ]
+    assert next(reply for reply in replies if reply["id"] == 1)["result"]["isError"] is False
+    created = next(reply for reply in replies if reply["id"] == 3)["result"]
+    assert created["isError"] is False, created
+    assert (tmp_path / "board" / "BOARD-1.md").read_text(encoding="utf-8").count("é") == 200_000
+    assert code == 0
+
+
+def test_the_loop_reads_a_pipe_line_by_line_however_long_the_line() -> None:
+    """On a pipe the event loop reads the protocol: CRLF ends a line as LF does, a line past the
+    read-ahead comes whole, the last line needs no newline, and the end reads as ``""``."""
+    import asyncio
+    import threading
+
+    from lorenz.host.mcp.checked_input import _loop_reader
+
+    read_end, write_end = os.pipe()
+    data = b'{"a": 1}\r\n' + "é".encode() * 150_000 + b"\n" + b"tail"
+
+    def write() -> None:  # more than a pipe holds: written while the loop reads
+        with os.fdopen(write_end, "wb") as out:
+            out.write(data)
+
+    async def read() -> list[str]:
+        with open(read_end, encoding="utf-8") as file:  # noqa: ASYNC230 - its descriptor, read by the loop
+            async with _loop_reader(file) as readline:
+                assert readline is not None  # a pipe: the loop's reader, not the thread's
+                writer = threading.Thread(target=write)
+                writer.start()
+                lines = [await readline() for _ in range(4)]
+                writer.join()
+                return lines
+
+    assert asyncio.run(read()) == ['{"a": 1}\n', "é" * 150_000 + "\n", "tail", ""]
+
+
 SLOW_PACK = """
 import asyncio
 

@@ -103,4 +103,5 @@ def test_query_row_holds_the_queryable_fields_in_wire_names() -> None:
         "id", "identifier", "title", "description", "state", "stateType", "labels", "createdAt", "updatedAt", "url",
     ]  # fmt: skip
     assert row["stateType"] == "unstarted" and row["labels"] == ["bug"] and row["url"] == "http://x/A-1"
+    assert row == {key: issue.to_record()[key] for key in row}  # the record's values, under its names
     assert "url" not in issue.to_query_row(with_url=False)

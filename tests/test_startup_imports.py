@@ -51,6 +51,16 @@ HEAVY_PLUGIN_MODULES = (
 UNMOUNTED_PACK_MODULES = ("lorenz_jira.tools", "lorenz_linear.tools", "lorenz_slack.tools", "lorenz_mcp.pack")
 #: What only listing the ``local`` pack's tools loads: ``lorenz plugins`` lists none.
 LOCAL_TOOL_MODULES = ("lorenz_local.pack", "lorenz_local.kit", "lorenz.authoring")
+#: What listing the ``local`` pack's tools does not load either: its specs are read from specs.json,
+#: and the other trackers' options load only when that tracker is configured.
+LISTING_SKIPS = (
+    "lorenz_local.kit",
+    "lorenz_local.models",
+    "lorenz.authoring",
+    "lorenz_jira.options",
+    "lorenz_linear.options",
+    "lorenz_slack.options",
+)
 HEAVY_LIBRARIES = (
     "httpx",
     "httpx2",
@@ -136,6 +146,7 @@ def test_lorenz_tools_on_the_embedded_default_imports_no_client_or_parser(tmp_pa
     assert code == 0, out
     assert "local_query" in out and "[local]" in out
     assert "lorenz.toolcall.execution" not in modules
+    assert [name for name in LISTING_SKIPS if name in modules] == []
     assert _heavy(modules) == []
     assert _commands(modules) == ["lorenz.cli.commands.tools"]
 

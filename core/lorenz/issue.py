@@ -79,12 +79,6 @@ class IssueRef:
         return out
 
 
-#: The fields of a query row, in row order.
-_QUERY_FIELDS = (
-    "id", "identifier", "title", "description", "state", "stateType", "labels", "createdAt", "updatedAt", "url",
-)  # fmt: skip
-
-
 @frozen(kw_only=True)
 class Issue:
     """A tracker issue, normalised. ``raw`` keeps the record it was built from."""
@@ -131,8 +125,21 @@ class Issue:
     def to_query_row(self, *, with_url: bool = True) -> dict[str, Any]:
         """The row a query tool filters and returns: the fields of :meth:`to_record` the query
         language can name. ``with_url=False`` leaves ``url`` out, for issues with no web page."""
-        record = self.to_record()
-        return {key: record[key] for key in _QUERY_FIELDS if with_url or key != "url"}
+        # Built directly, not filtered out of to_record(): a board query builds one per issue.
+        row = {
+            "id": self.id,
+            "identifier": self.identifier,
+            "title": self.title,
+            "description": self.description,
+            "state": self.state,
+            "stateType": self.state_type,
+            "labels": list(self.labels),
+            "createdAt": self.created_at,
+            "updatedAt": self.updated_at,
+        }
+        if with_url:
+            row["url"] = self.url
+        return row
 
 
 @frozen(kw_only=True)
@@ -188,6 +195,8 @@ def _opt_str(*values: object) -> str | None:
 
 def _state_of(value: object) -> tuple[object, object]:
     """``(name, type)`` of a ``state`` that is either a string or ``{name, type}``."""
+    if isinstance(value, str):  # the common case, before the slower ABC check
+        return value, None
     if isinstance(value, Mapping):
         return value.get("name"), value.get("type")
     return value, None

@@ -184,15 +184,22 @@ class IsolatedPack(AnswersByDeadline):
     async def _send(self, name: str, input: Any, context: ToolContext, extra: Mapping[str, Any]) -> ToolResult:
         """One call frame to the pack's processes, and its reply."""
         loop = asyncio.get_running_loop()
+        # How the call ends, kept when this caller is cancelled; and what this caller awaits, which
+        # a cancel cancels (asyncio.shield's pair, resolved together: no loop turn between them).
         future: asyncio.Future[CallOutcome] = loop.create_future()
+        waiter: asyncio.Future[CallOutcome] = loop.create_future()
         home = loop is self._home
+
+        def resolve(outcome: CallOutcome) -> None:
+            _resolve(future, outcome)
+            _resolve(waiter, outcome)
 
         def deliver(outcome: CallOutcome) -> None:  # on the home loop
             if home:
-                _resolve(future, outcome)
+                resolve(outcome)
                 return
             with contextlib.suppress(RuntimeError):  # the caller's loop is closed: nobody is waiting
-                loop.call_soon_threadsafe(_resolve, future, outcome)
+                loop.call_soon_threadsafe(resolve, outcome)
 
         events = _Events(context) if context.progress_sink is not None or context.log_sink is not None else None
         names = getattr(context.enabled, "names", None)  # a process cannot ask the host back: it is told
@@ -214,7 +221,7 @@ class IsolatedPack(AnswersByDeadline):
         else:
             self._home.call_soon_threadsafe(self.supervisor.submit, call)
         try:
-            outcome = await asyncio.shield(future)
+            outcome = await waiter
         except asyncio.CancelledError:
             if home:
                 self.supervisor.cancel(call)

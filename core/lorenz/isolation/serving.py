@@ -16,6 +16,7 @@ from lorenz.plugins.containment import PluginError
 from lorenz.results import ToolResult, tool_failure, tool_success
 from lorenz.sandbox.policy import denial_message
 from lorenz.settings.model import Settings
+from lorenz.toolcall.eager import eager_task
 from lorenz.toolcall.execution import CallOutcome, ClientGone, ToolRunner, failure_from_exception
 from lorenz.toolcall.pack_threads import HostExecutor, route_anyio_threads
 from lorenz.toolcall.wire import ResultTooLarge, json_size_exceeds
@@ -113,9 +114,8 @@ class _Calls(asyncio.Protocol):
         for frame in self._reader.feed(data):
             op = frame.get("op")
             if op == "call":
-                asyncio.get_running_loop().create_task(
-                    self._run(frame["id"], frame["nonce"], frame["tool"], frame["arguments"], frame)
-                )
+                # Started at once: a call that never waits is answered before the next frame is read.
+                eager_task(self._run(frame["id"], frame["nonce"], frame["tool"], frame["arguments"], frame))
             elif op == "cancel":
                 cancelled = self._tasks.get(frame["id"])
                 if cancelled is not None:
@@ -190,7 +190,7 @@ class _Calls(asyncio.Protocol):
         timeout, concurrency = frame.get("timeout"), frame.get("concurrency")
         ended: asyncio.Future[CallOutcome] = asyncio.get_running_loop().create_future()
         left = ClientGone(lambda outcome: None if ended.done() else ended.set_result(outcome))
-        work = asyncio.get_running_loop().create_task(
+        work = eager_task(
             self._runner.run(
                 pack,
                 tool,
@@ -203,7 +203,7 @@ class _Calls(asyncio.Protocol):
                 when_left=left,
             )
         )
-        if work.done():  # an eager task may have finished already
+        if work.done():  # it did not wait
             return work.result()
         self._tasks[request_id] = work
         try:

@@ -67,8 +67,9 @@ def plugin_entry_points(group: str) -> list[PluginEntryPoint]:
 
 def location(distribution: str) -> str | None:
     """The real path of the directory holding ``distribution``'s metadata, ``None`` if it is not
-    installed. Remembered with the index for the core and each plugin's distribution."""
-    known = _index(_GROUP)["locations"]
+    installed. Remembered with the index for the core and each plugin's distribution: the index this
+    process last read (discovery reads it just before it asks), else the index as it is now."""
+    known = (_LAST.get(_GROUP) or _index(_GROUP))["locations"]
     if distribution in known:
         found: str | None = known[distribution]
         return found

@@ -1,7 +1,8 @@
 """The ``jira`` and ``jira-mcp`` tracker providers and their runtime client.
 
-The transports (:mod:`.rest`, :mod:`.mcp_client`) and ``httpx`` load when a backend is opened, not
-when the plugin registers (``lorenz plugins`` lists the trackers without paying for them).
+The transports (:mod:`.rest`, :mod:`.mcp_client`) and ``httpx`` load when a backend is opened, and
+the options (:mod:`.options`) when the tracker is configured: not when the plugin registers (every
+command registers it; ``lorenz plugins`` lists the trackers without paying for them).
 """
 
 from __future__ import annotations
@@ -13,12 +14,11 @@ from urllib.parse import quote
 
 from lorenz import Issue, Settings, TrackerContext
 
-from .options import CONFIG_ALIASES, JiraOptions, jira_options, parse_jira_options
-
 if TYPE_CHECKING:
     import httpx
 
     from .backend import JiraBackend
+    from .options import JiraOptions
 
 __all__ = ["JIRA_PACK", "JiraMcpTracker", "JiraTracker", "JiraTrackerClient", "open_backend"]
 
@@ -28,6 +28,8 @@ JIRA_PACK = "jira"
 
 def open_backend(settings: Settings, http: httpx.AsyncClient) -> JiraBackend:
     """The MCP client for ``jira-mcp`` settings, else the REST client, over ``http``."""
+    from .options import jira_options
+
     options = jira_options(settings)
     if settings.tracker.kind == "jira-mcp":
         from .mcp_client import JiraMcpClient
@@ -79,15 +81,24 @@ class JiraTracker:
     """``kind: jira``: Jira Cloud over REST v3 with Basic auth (email + API token)."""
 
     kind = "jira"
-    config_aliases: Mapping[str, str] = CONFIG_ALIASES
     env_fallbacks: Mapping[str, str] = {"api_key": "JIRA_API_KEY"}
+
+    @property
+    def config_aliases(self) -> Mapping[str, str]:
+        from .options import CONFIG_ALIASES
+
+        return CONFIG_ALIASES
 
     def parse_options(self, options: Mapping[str, Any], context: TrackerContext) -> dict[str, Any]:
         """Validate and normalise ``base_url``, ``email``, ``project_keys``, ``jql``, ``issue_type``, ``mcp``."""
+        from .options import parse_jira_options
+
         return parse_jira_options(options, kind=self.kind, env=context.env, resolve_secret=context.resolve_secret)
 
     def validate_dispatch(self, settings: Settings) -> None:
         """Require the site, the credentials and a scope (``jql`` or ``project_keys``)."""
+        from .options import jira_options
+
         options = jira_options(settings)
         if not options.base_url:
             raise ValueError("tracker.base_url is required for jira tracker")
@@ -105,6 +116,8 @@ class JiraTracker:
 
     def project_url(self, settings: Settings) -> str | None:
         """The issues page of the first project key, when the site is known."""
+        from .options import jira_options
+
         options = jira_options(settings)
         if not options.api_base or not options.project_keys:
             return None
@@ -119,6 +132,8 @@ class JiraMcpTracker(JiraTracker):
 
     def validate_dispatch(self, settings: Settings) -> None:
         """Require ``mcp.url`` and a scope."""
+        from .options import jira_options
+
         options = jira_options(settings)
         if not options.mcp.url:
             raise ValueError("tracker.mcp.url is required for jira-mcp tracker")

@@ -1,6 +1,7 @@
 """The ``linear`` tracker provider: configuration hooks and the runtime client factory.
 
-The client (:mod:`.client`, ``httpx``) loads in :meth:`LinearTracker.create_client`, not at registration.
+The client (:mod:`.client`, ``httpx``) loads in :meth:`LinearTracker.create_client`, and the options
+(:mod:`.options`) when the tracker is configured: neither at registration (every command registers it).
 """
 
 from __future__ import annotations
@@ -9,8 +10,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lorenz import Settings, TrackerContext
-
-from . import options
 
 if TYPE_CHECKING:
     from .client import LinearClient
@@ -21,18 +20,37 @@ __all__ = ["LinearTracker"]
 class LinearTracker:
     """Tracker ``linear``: issues of one or more Linear projects, polled over GraphQL."""
 
-    kind = options.KIND
-    config_aliases: Mapping[str, str] = options.CONFIG_ALIASES
-    env_fallbacks: Mapping[str, str] = options.ENV_FALLBACKS
-    default_endpoint = options.DEFAULT_ENDPOINT
+    kind = "linear"
+
+    @property
+    def config_aliases(self) -> Mapping[str, str]:
+        from .options import CONFIG_ALIASES
+
+        return CONFIG_ALIASES
+
+    @property
+    def env_fallbacks(self) -> Mapping[str, str]:
+        from .options import ENV_FALLBACKS
+
+        return ENV_FALLBACKS
+
+    @property
+    def default_endpoint(self) -> str:
+        from .options import DEFAULT_ENDPOINT
+
+        return DEFAULT_ENDPOINT
 
     def parse_options(self, raw: Mapping[str, Any], context: TrackerContext) -> Mapping[str, Any]:
         """``projectSlug`` / ``projectSlugs`` / ``projectLabels``, validated; only the present ones."""
-        return options.parse_tracker_options(raw, context.env)
+        from .options import parse_tracker_options
+
+        return parse_tracker_options(raw, context.env)
 
     def validate_dispatch(self, settings: Settings) -> None:
         """An API key and exactly one project selector are required to dispatch."""
-        options.validate_dispatch(settings)
+        from .options import validate_dispatch
+
+        validate_dispatch(settings)
 
     def create_client(self, settings: Settings, context: TrackerContext) -> LinearClient:
         from .client import LinearClient
@@ -43,4 +61,6 @@ class LinearTracker:
         return ["linear"]
 
     def project_url(self, settings: Settings) -> str | None:
-        return options.project_url(settings)
+        from .options import project_url
+
+        return project_url(settings)

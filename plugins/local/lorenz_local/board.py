@@ -30,6 +30,7 @@ __all__ = [
     "iso_timestamp",
     "issue_record",
     "parse_document",
+    "query_row",
     "render_document",
 ]
 
@@ -169,25 +170,33 @@ def parse_document(text: str, issue_id: str) -> BoardDocument:
         msg = f"board issue {issue_id} is missing required 'status'"
         raise BoardFormatError(msg)
     raw_labels = front.get("labels")
-    labels = tuple(item for item in raw_labels if isinstance(item, str)) if isinstance(raw_labels, list) else ()
+    labels = [item for item in raw_labels if isinstance(item, str)] if isinstance(raw_labels, list) else []
     # A hand-written `"\uD800"` escape: readable as U+FFFD rather than an unencodable string.
-    status = _SURROGATE.sub("\ufffd", status)
-    labels = tuple(_SURROGATE.sub("\ufffd", label) for label in labels)
+    if not status.isascii():
+        status = _SURROGATE.sub("\ufffd", status)
+    if not "".join(labels).isascii():
+        labels = [_SURROGATE.sub("\ufffd", label) for label in labels]
     main, marker, rest = body.partition(COMMENTS_MARKER)
     comments = ""
     if marker:
         rest = rest.removeprefix("\n").removeprefix(_COMMENTS_HEADING).removeprefix("\n")
         comments = rest.strip()
     title, description = _title_and_description(main)
-    return BoardDocument(status=status.strip(), labels=labels, title=title, description=description, comments=comments)
+    return BoardDocument(
+        status=status.strip(), labels=tuple(labels), title=title, description=description, comments=comments
+    )
 
 
 def _title_and_description(main: str) -> tuple[str, str]:
-    lines = main.split("\n")
-    for index, line in enumerate(lines):
-        if line.startswith("# "):
-            return line[2:].strip(), "\n".join(lines[index + 1 :]).strip()
-    return "", main.strip()
+    """The first line starting ``# `` (without it), and the text after that line; no such line:
+    ``""`` and all of ``main``. Both stripped."""
+    start = 0 if main.startswith("# ") else main.find("\n# ") + 1
+    if not start and not main.startswith("# "):
+        return "", main.strip()
+    end = main.find("\n", start)
+    if end == -1:
+        return main[start + 2 :].strip(), ""
+    return main[start + 2 : end].strip(), main[end + 1 :].strip()
 
 
 def render_document(document: BoardDocument) -> str:
@@ -214,6 +223,8 @@ def iso_timestamp(moment: datetime) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     utc = moment.astimezone(UTC)
+    if utc.year >= 1000:  # isoformat pads the year to four digits, where strftime's %Y does not
+        return utc.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
     return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
 
 
@@ -226,6 +237,7 @@ def issue_record(issue_id: str, document: BoardDocument, st: os.stat_result) -> 
     """The tracker record of ``document``, dated by its file's ``st`` (birth time where kept)."""
     birth = getattr(st, "st_birthtime", None)
     created = birth if birth is not None else min(st.st_ctime, st.st_mtime)
+    updated_at = iso_timestamp(datetime.fromtimestamp(st.st_mtime, UTC))
     return {
         "id": issue_id,
         "identifier": issue_id,
@@ -234,8 +246,25 @@ def issue_record(issue_id: str, document: BoardDocument, st: os.stat_result) -> 
         "state": document.status,
         "stateType": default_state_type(document.status) or "backlog",
         "labels": list(document.labels),
-        "created_at": iso_timestamp(datetime.fromtimestamp(created, UTC)),
-        "updated_at": iso_timestamp(datetime.fromtimestamp(st.st_mtime, UTC)),
+        # Unless born apart (birth time), a file written whole is created when it was last modified.
+        "created_at": updated_at if created == st.st_mtime else iso_timestamp(datetime.fromtimestamp(created, UTC)),
+        "updated_at": updated_at,
+    }
+
+
+def query_row(record: dict[str, Any]) -> dict[str, Any]:
+    """``normalize_issue(record).to_query_row(with_url=False)`` for a ``record`` of
+    :func:`issue_record`, without building the issue (a query needs a row of every file)."""
+    return {
+        "id": record["id"],
+        "identifier": record["identifier"],
+        "title": record["title"],
+        "description": record["description"],
+        "state": record["state"],
+        "stateType": record["stateType"],
+        "labels": [label.strip().lower() for label in record["labels"] if label.strip()],
+        "createdAt": record["created_at"],
+        "updatedAt": record["updated_at"],
     }
 
 

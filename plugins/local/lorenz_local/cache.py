@@ -9,13 +9,14 @@ thread-safe.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import OrderedDict
 from typing import Any
 
 from attrs import frozen
 
-from lorenz import Issue
+from lorenz import Issue, normalize_issue
 
 from .board import BoardDocument
 
@@ -26,15 +27,21 @@ FileSignature = tuple[int, int, int]
 
 @frozen(kw_only=True)
 class CachedFile:
-    """One parsed file: the document, its normalised issue and query record; or why it failed."""
+    """One parsed file: the document, its tracker record and query record; or why it failed."""
 
     document: BoardDocument | None = None
-    issue: Issue | None = None
+    #: The loose tracker record (:func:`~.board.issue_record`) the issue is normalised from.
+    source: dict[str, Any] | None = None
     record: dict[str, Any] | None = None
     error: str | None = None
     #: blake2b of the bytes parsed, and ``time.time_ns()`` just before they were read.
     digest: bytes = b""
     read_ns: int = 0
+
+    @functools.cached_property
+    def issue(self) -> Issue | None:
+        """The normalised issue, built on first use: a query reads only the records."""
+        return None if self.source is None else normalize_issue(self.source)
 
 
 class ParseCache:
@@ -61,6 +68,9 @@ class ParseCache:
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._entries
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -1,14 +1,18 @@
 """The ``local`` tool pack as the host mounts it: specs from the typed tools, calls to the typed pack.
 
-Registering the plugin imports this module only; the typed tools (and through them the board
-operations) load when the tools are first listed.
+Registering the plugin imports this module only. Listing reads the typed tools' specs as written to
+``specs.json`` (``python -m lorenz_local.pack`` rewrites it; a test checks it is what the kit
+generates), so ``lorenz tools`` loads neither the kit nor its models; the typed tools (and through
+them the board operations) load on the first call.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from lorenz import Permissions, Settings, ToolContext, ToolResult, ToolSpec
@@ -68,8 +72,31 @@ def _typed_pack() -> Any:
     return TypedLocalPack()
 
 
+#: The typed tools' specs in their wire form, as :func:`generated_specs` writes them.
+SPECS_FILE = Path(__file__).with_name("specs.json")
+
+
 @functools.cache
 def _specs() -> tuple[ToolSpec, ...]:
+    return tuple(
+        ToolSpec(
+            name=wire["name"],
+            description=wire["description"],
+            input_schema=wire["inputSchema"],
+            title=wire.get("title"),
+            annotations=wire.get("annotations"),
+            output_schema=wire.get("outputSchema"),
+        )
+        for wire in json.loads(SPECS_FILE.read_text(encoding="utf-8"))
+    )
+
+
+def generated_specs() -> str:
+    """The text of :data:`SPECS_FILE` as the typed tools generate it now."""
     from .kit import local_tools
 
-    return tuple(tool.spec() for tool in local_tools())
+    return json.dumps([tool.spec().to_wire() for tool in local_tools()], indent=1, ensure_ascii=False) + "\n"
+
+
+if __name__ == "__main__":
+    SPECS_FILE.write_text(generated_specs(), encoding="utf-8")

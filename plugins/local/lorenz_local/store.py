@@ -20,7 +20,7 @@ from typing import Any
 
 from attrs import evolve, frozen
 
-from lorenz import Issue, normalize_issue
+from lorenz import Issue
 
 from . import files, publish
 from .board import (
@@ -32,6 +32,7 @@ from .board import (
     document_content,
     issue_record,
     parse_document,
+    query_row,
     render_document,
 )
 from .cache import CACHE, SNAPSHOTS, BoardSnapshot, CachedFile, FileSignature
@@ -134,17 +135,25 @@ class BoardStore:
 
     def issue_ids(self) -> list[str]:
         """The ids of this board's issue files, in numeric order (``[]`` if the board is missing)."""
+        return [issue_id for issue_id, _ in self._listing()]
+
+    def _listing(self) -> list[tuple[str, bool]]:
+        """:meth:`issue_ids`, each with whether the directory lists it as a regular file (its
+        type as ``readdir`` reports it, an ``lstat`` only where the filesystem does not)."""
         try:
             with os.scandir(self._dir) as entries:
-                names = [entry.name for entry in entries]
+                match = self._id_pattern.fullmatch
+                found = [
+                    (entry.name[:-3], entry.is_file(follow_symlinks=False))
+                    for entry in entries
+                    if entry.name.endswith(".md") and match(entry.name[:-3])
+                ]
         except FileNotFoundError:
             return []
         except OSError as exc:
             raise io_error("failed to read board directory", exc) from exc
-        match = self._id_pattern.fullmatch
-        ids = [name[:-3] for name in names if name.endswith(".md") and match(name[:-3])]
-        ids.sort(key=self._number)
-        return ids
+        found.sort(key=lambda item: self._number(item[0]))
+        return found
 
     def _allocate(self) -> tuple[str, str]:
         issue_id = self.next_id()
@@ -184,22 +193,35 @@ class BoardStore:
         hit = CACHE.get(path, signature)
         if hit is not None and _settled(signature, hit):
             return hit
+        return self._read_entry(issue_id, path, hit, signature)[1]
+
+    def _read_entry(
+        self, issue_id: str, path: str, hit: CachedFile | None = None, signature: FileSignature | None = None
+    ) -> tuple[FileSignature | None, CachedFile]:
+        """Read and parse the file at ``path`` and cache it under the signature of what was read
+        (``None``: no longer a regular file). ``hit``, cached for ``signature``, is kept when the
+        bytes are the same. Raises a worded ``OSError``."""
         read_ns = time.time_ns()
         try:
             st, data = self._read_bytes(issue_id, path)
         except BoardFormatError as exc:  # no longer a regular file
-            return CachedFile(error=" ".join(str(exc).split()))
+            return None, CachedFile(error=" ".join(str(exc).split()))
         digest = hashlib.blake2b(data, digest_size=16).digest()
-        if hit is not None and hit.digest == digest and _signature(st) == signature:
+        read = _signature(st)
+        if hit is not None and hit.digest == digest and read == signature:
             entry = evolve(hit, read_ns=read_ns)  # the same bytes: confirmed, not parsed again
         else:
             try:
-                entry = _build_entry(issue_id, parse_document(decode_text(data, issue_id), issue_id), st)
+                document = parse_document(decode_text(data, issue_id), issue_id)
+                source = issue_record(issue_id, document, st)
+                record = query_row(source)
+                entry = CachedFile(document=document, source=source, record=record, digest=digest, read_ns=read_ns)
             except Exception as exc:  # any malformed content: bad UTF-8, bad YAML, no status
-                entry = CachedFile(error=" ".join(str(exc).split()) or type(exc).__name__)
-            entry = evolve(entry, digest=digest, read_ns=read_ns)
-        CACHE.put(path, _signature(st), entry)
-        return entry
+                entry = CachedFile(
+                    error=" ".join(str(exc).split()) or type(exc).__name__, digest=digest, read_ns=read_ns
+                )
+        CACHE.put(path, read, entry)
+        return read, entry
 
     def _document(self, issue_id: str) -> BoardDocument:
         entry = self._load(issue_id, self.path_for(issue_id))
@@ -263,16 +285,22 @@ class BoardStore:
         records: list[dict[str, Any]] = []
         skipped: list[SkippedFile] = []
         base = self._dir + os.sep
-        for issue_id in self.issue_ids():
+        for issue_id, regular in self._listing():
             path = base + issue_id + ".md"
             try:
-                st = self._lstat(issue_id, path)
-                signature = _signature(st)
                 known = previous.get(issue_id)
-                if known is not None and known[0] == signature and _settled(signature, known[1]):
-                    entry = known[1]
-                else:
-                    entry = self._load(issue_id, path, st)
+                signature: FileSignature | None = None
+                if known is None and regular and path not in CACHE:
+                    # Never read: no cached entry to check an lstat against, so it is read at once
+                    # (open(2) refuses a symlink, fstat anything else swapped in since readdir).
+                    signature, entry = self._read_entry(issue_id, path)
+                if signature is None:
+                    st = self._lstat(issue_id, path)
+                    signature = _signature(st)
+                    if known is not None and known[0] == signature and _settled(signature, known[1]):
+                        entry = known[1]
+                    else:
+                        entry = self._load(issue_id, path, st)
             except OSError as exc:  # vanished or unreadable since the listing
                 skipped.append(SkippedFile(issue_id, os_error_text(exc)))
                 continue
@@ -382,8 +410,3 @@ class BoardStore:
             with file_lock(self.directory / LOCK_FILE_NAME):
                 issue_id = publish.publish_new(self._dir, data, self._allocate)
         return self.read(issue_id)
-
-
-def _build_entry(issue_id: str, document: BoardDocument, st: os.stat_result) -> CachedFile:
-    issue = normalize_issue(issue_record(issue_id, document, st))
-    return CachedFile(document=document, issue=issue, record=issue.to_query_row(with_url=False))

@@ -5,12 +5,14 @@ from __future__ import annotations
 import tempfile
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lorenz import load_yaml
+from lorenz import load_yaml, normalize_issue
 from lorenz_local import board
 from lorenz_local.board import (
     BoardDocument,
@@ -216,3 +218,42 @@ def test_a_comments_marker_in_created_text_cannot_forge_comments(tmp_path: Path)
     assert content["description"] == forged.replace("<!--", "&lt;!--")
     assert [line.split(" agent: ", 1)[1] for line in content["comments"]] == ["real <!-- lorenz:comments --> one"]
     assert render_document(parse_document(text, "BOARD-1")) == text
+
+
+def _stat(mtime: float, ctime: float) -> Any:
+    """A stand-in ``os.stat_result`` with the times :func:`board.issue_record` reads."""
+    return SimpleNamespace(st_mtime=mtime, st_ctime=ctime)
+
+
+_times = st.floats(min_value=0, max_value=4e9, allow_nan=False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(documents(), _times, _times)
+def test_the_query_row_is_the_normalised_issue_s_row(document: BoardDocument, mtime: float, ctime: float) -> None:
+    """A query reads rows built straight from the record; the issue, built later, agrees with them."""
+    record = board.issue_record("BOARD-7", document, _stat(mtime, ctime))
+    assert board.query_row(record) == normalize_issue(record).to_query_row(with_url=False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.datetimes(timezones=st.sampled_from([UTC, timezone(timedelta(hours=-7, minutes=-30)), None])))
+def test_iso_timestamps_are_strftime_s(moment: datetime) -> None:
+    """The isoformat fast path writes what the strftime form always wrote (years before 1000 use it)."""
+    utc = (moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)).astimezone(UTC)
+    assert iso_timestamp(moment) == utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+def _title_and_description_by_lines(main: str) -> tuple[str, str]:
+    """The reference: the first line starting ``# ``, and the lines after it."""
+    lines = main.split("\n")
+    for index, line in enumerate(lines):
+        if line.startswith("# "):
+            return line[2:].strip(), "\n".join(lines[index + 1 :]).strip()
+    return "", main.strip()
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["# ", "#", "\n", "\n# ", " ", "a", "# t", "\r", "\n\n"]), max_size=12).map("".join))
+def test_title_and_description_split_as_by_lines(main: str) -> None:
+    assert board._title_and_description(main) == _title_and_description_by_lines(main)

@@ -17,7 +17,7 @@ from lorenz import Settings
 from lorenz.host import RunningServer, serve_in_thread
 from lorenz.testing import lint_pack
 from lorenz_local.kit import TypedLocalPack, local_tools
-from lorenz_local.pack import LocalToolPack, local_tool_specs
+from lorenz_local.pack import SPECS_FILE, LocalToolPack, generated_specs, local_tool_specs
 
 pytestmark = pytest.mark.anyio
 
@@ -28,6 +28,12 @@ HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 def test_listed_specs_are_the_kit_specs() -> None:
     """What the pack lists is what its typed tools generate, in their fixed order."""
     assert [spec.to_wire() for spec in local_tool_specs()] == [t.spec().to_wire() for t in local_tools()]
+    assert local_tool_specs() == [t.spec() for t in local_tools()]  # auth, which the wire omits, too
+
+
+def test_the_specs_file_is_what_the_kit_generates() -> None:
+    """``lorenz tools`` lists from specs.json without importing the kit: it must not drift."""
+    assert SPECS_FILE.read_text(encoding="utf-8") == generated_specs(), "run: python -m lorenz_local.pack"
 
 
 def test_every_tool_is_annotated_closed_world_with_an_output_schema() -> None:

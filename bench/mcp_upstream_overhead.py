@@ -1,0 +1,97 @@
+"""What serving an upstream MCP server through ``lorenz-mcp`` adds to a call of its tool (issue 40).
+
+    .venv/bin/python bench/mcp_upstream_overhead.py [-n 500] [--rounds 5] [--mode legacy|auto]
+
+Starts a small stdio server on the SDK's ``MCPServer`` (one tool, ``add``) and calls it with the
+SDK client (``mcp.Client`` over stdio, sequential ``tools/call``) two ways: directly, and through
+``lorenz serve --stdio`` mounting it as the ``mcp`` pack (the client's stdio to Lorenz, Lorenz's
+stdio to the same server). Each round does 50 warm-up calls, then ``-n`` timed ones per side, the
+sides interleaved; the figures are the medians over rounds of each round's p50, and their
+difference (the target is at most +0.5 ms).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp
+from mcp import StdioServerParameters
+
+UPSTREAM = """
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("bench-upstream")
+
+@server.tool()
+def add(a: int, b: int) -> int:
+    \"\"\"Add two integers.\"\"\"
+    return a + b
+
+server.run("stdio")
+"""
+
+
+def _env() -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
+    env["LORENZ_LOAD_PLUGINS"] = "lorenz-mcp"
+    return env
+
+
+async def _round(params: StdioServerParameters, tool: str, n: int, mode: Any) -> list[float]:
+    samples: list[float] = []
+    async with mcp.Client(params, mode=mode) as client:
+        for i in range(-50, n):
+            start = time.perf_counter()
+            result = await client.call_tool(tool, {"a": i, "b": 1})
+            if i >= 0:
+                samples.append(time.perf_counter() - start)
+            assert result.is_error is False, result
+    return samples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-n", type=int, default=500)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--mode", default="legacy", help="the SDK client's mode (default legacy: 2025-11-25)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        script = root / "upstream.py"
+        script.write_text(UPSTREAM, encoding="utf-8")
+        front = f"tools:\n  mcp: {{command: [{sys.executable!r}, {str(script)!r}]}}\n"
+        (root / "WORKFLOW.md").write_text(f"---\n{front}---\nBench.\n", encoding="utf-8")
+        sides = {
+            "direct": (StdioServerParameters(command=sys.executable, args=[str(script)]), "add"),
+            "through lorenz-mcp": (
+                StdioServerParameters(
+                    command=sys.executable, args=["-m", "lorenz", "serve", "--stdio"], env=_env(), cwd=root
+                ),
+                "add",
+            ),
+        }
+        p50s: dict[str, list[float]] = {side: [] for side in sides}
+        for _ in range(args.rounds):
+            for side, (params, tool) in sides.items():
+                samples = anyio.run(_round, params, tool, args.n, args.mode)
+                p50s[side].append(statistics.median(samples) * 1000)
+    load = os.getloadavg()[0]
+    direct, through = (statistics.median(p50s[side]) for side in sides)
+    print(f"{args.rounds} rounds of {args.n} sequential calls, client mode {args.mode}; load average {load:.1f}")
+    print("| side | p50 (ms), median of rounds | rounds |")
+    print("|---|---|---|")
+    for side, values in p50s.items():
+        print(f"| {side} | {statistics.median(values):.3f} | {', '.join(f'{v:.3f}' for v in values)} |")
+    print(f"\nlorenz-mcp adds {through - direct:+.3f} ms per call (p50), {through / direct:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
