@@ -63,13 +63,13 @@ class LocalToolPack:
 
 @functools.cache
 def _typed_pack() -> Any:
-    from .kit import TypedLocalPack
+    from .kit import TypedLocalPack  # the typed tools: registering loads none
 
     return TypedLocalPack()
 
 
 @functools.cache
 def _specs() -> tuple[ToolSpec, ...]:
-    from .kit import local_tools
+    from .kit import local_tools  # the typed tools: registering loads none
 
     return tuple(tool.spec() for tool in local_tools())
