@@ -73,7 +73,7 @@ class Workspace:
         server = self.settings.server
         if not server.middleware and not server.middleware_options:
             return None  # and the chain's module (asyncio) stays unimported: listing commands start fast
-        from .toolcall.extensions import build_extensions
+        from .toolcall.extensions import build_extensions  # asyncio: only with middleware
 
         return build_extensions(self.settings, self.discovery)
 
@@ -147,7 +147,7 @@ class Workspace:
         """Run one mounted tool as the MCP host does (:func:`lorenz.toolcall.call.call_tool`); its
         result, or the failure that replaced it. Never raises."""
         from .toolcall.call import call_tool  # anyio: only when a tool runs
-        from .toolcall.execution import ToolRunner
+        from .toolcall.execution import ToolRunner  # anyio: only when a tool runs
 
         def context() -> ToolContext:
             # In-process: no token, so every mounted tool that is not switched off.

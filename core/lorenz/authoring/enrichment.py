@@ -41,7 +41,7 @@ class EnrichmentSpec:
         a field not declared."""
         validator = self._validators.get(name)
         if validator is None and name in self.properties:
-            from lorenz.toolcall.schemas import validator_of
+            from lorenz.toolcall.schemas import validator_of  # jsonschema: only when an output is checked
 
             validator = self._validators[name] = validator_of(dict(self.properties[name]))
         return validator

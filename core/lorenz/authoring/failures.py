@@ -256,7 +256,7 @@ def _retry_after(response: Any) -> float | None:
     :func:`lorenz.send_with_retry` caps it; ``None`` when absent or unusable."""
     import time
 
-    from lorenz.http import RetryPolicy, retry_after_seconds
+    from lorenz.http import RetryPolicy, retry_after_seconds  # lorenz.http: a call's failure only, never a listing
 
     seconds = retry_after_seconds(response.headers.get("retry-after"), time.time())
     if seconds is None:
@@ -277,7 +277,7 @@ def failure_from(exc: BaseException) -> ToolFailure | None:
         return timeout(error_message(exc))
     if not isinstance(exc, httpx.HTTPStatusError):
         return None
-    from lorenz.http import request_origin
+    from lorenz.http import request_origin  # lorenz.http: a call's failure only, never a listing
 
     response = exc.response
     status = response.status_code
@@ -301,7 +301,7 @@ def failure_from(exc: BaseException) -> ToolFailure | None:
 def unexpected_failure(name: str, exc: Exception, settings: Settings, *, doing: str | None = None) -> FormattedResult:
     """The result for an exception that escaped tool ``name``: a baseline failure when
     :func:`failure_from` knows it, else ``internal_error``; the message redacted either way."""
-    from lorenz.redact import redact_text, redacted_traceback
+    from lorenz.redact import redact_text, redacted_traceback  # only when a tool raised
 
     kit_logger().error("tool %s raised\n%s", name, redacted_traceback(exc, settings.secrets))
 

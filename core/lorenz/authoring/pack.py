@@ -165,8 +165,8 @@ class Pack:
                 raise ValueError(msg)
         offered = (*self.resources, *self.prompts)
         if offered:  # a pack that offers none never imports them
-            from .prompts import Prompt
-            from .resources import Resource, ResourceTemplate
+            from .prompts import Prompt  # a pack that offers none never imports them
+            from .resources import Resource, ResourceTemplate  # a pack that offers none never imports them
         for entry in offered:
             if not isinstance(entry, Resource | ResourceTemplate | Prompt):
                 msg = f"pack {self.name}: {entry!r} is not a resource(...), resource_template(...) or prompt(...)"
@@ -276,7 +276,7 @@ class Pack:
     def _pack_context(self, context: ToolContext) -> PackContext:
         options = self._options_for(context.settings)
         log_sink = getattr(context, "log_sink", None)
-        from .resources import PackContext
+        from .resources import PackContext  # only a pack with resources or prompts
 
         return PackContext(settings=context.settings, http=context.http, options=options, log_sink=log_sink)
 

@@ -57,7 +57,7 @@ def _wire_names(cls: Any) -> list[str]:
 
 def _wire_path(cls: Any, path: tuple[str | int, ...]) -> tuple[str | int, ...]:
     """``path`` with each attribute name replaced by its field's wire key, following the types down."""
-    from lorenz.strict import Key
+    from lorenz.strict import Key  # cattrs: on the first call, not when listing
 
     out: list[str | int] = []
     tp: Any = cls
@@ -96,7 +96,7 @@ def _member(tp: Any, *, dict_value: bool) -> Any:
 def _converter() -> cattrs.Converter:
     from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn
 
-    from lorenz.strict import WrongType, make_strict_converter
+    from lorenz.strict import WrongType, make_strict_converter  # cattrs: on the first call, not when listing
 
     converter = make_strict_converter(forbid_extra_keys=True)
 
@@ -177,12 +177,12 @@ def _converter() -> cattrs.Converter:
 def _located(problem: Problem, cls: type) -> list[ArgumentProblem]:
     from cattrs.errors import ForbiddenExtraKeysError
 
-    from lorenz.strict import WrongType
+    from lorenz.strict import WrongType  # cattrs: on the first call, not when listing
 
     path = tuple(part if type(part) is int else str(part) for part in _wire_path(cls, problem.path))
     error = problem.error
     if isinstance(error, ForbiddenExtraKeysError):
-        from lorenz.settings.suggest import did_you_mean
+        from lorenz.settings.suggest import did_you_mean  # only for an unknown key
 
         known = _wire_names(error.cl)
         return [
@@ -211,7 +211,7 @@ def structurer(cls: type[T]) -> Callable[[Any], T]:
         try:
             result: T = hook(value, cls)
         except Exception as exc:
-            from lorenz.strict import flatten_errors
+            from lorenz.strict import flatten_errors  # cattrs: on the first call, not when listing
 
             problems = (located for problem in flatten_errors(exc) for located in _located(problem, cls))
             raise ArgumentError(*problems) from None

@@ -9,6 +9,13 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from lorenz.plugins.containment import describe_exception, install_interrupt_flag
+from lorenz.redact import redact_text, redacted_traceback
+
+from .commands import COMMANDS, TABLE
+from .output import UsageError, json_object, paint, print_json, silence_stdout
+from .parser import build_parser
+
 if TYPE_CHECKING:
     import argparse
 
@@ -36,12 +43,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: Sequence[str] | None, collecting: bool) -> int:
-    from lorenz.plugins.containment import install_interrupt_flag
-
-    from .commands import COMMANDS
-    from .output import UsageError, silence_stdout
-    from .parser import build_parser
-
     install_interrupt_flag()  # a real Ctrl-C still stops the command; a plugin's KeyboardInterrupt does not
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -69,8 +70,6 @@ def _run(argv: Sequence[str] | None, collecting: bool) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # unforeseen (a bug, the system): one line, the traceback with -v
-        from lorenz.plugins.containment import describe_exception
-
         return _failed(args, describe_exception(exc), exc, hint=True)
     return code
 
@@ -78,8 +77,6 @@ def _run(argv: Sequence[str] | None, collecting: bool) -> int:
 def _plugin_command_word(words: list[str]) -> tuple[int, str] | None:
     """Where the command's word is and what it is, when it names no built-in command (the global
     options that take a value skipped, so a ``-p`` module is not taken for it)."""
-    from .commands import TABLE
-
     index = 0
     while index < len(words):
         word = words[index]
@@ -94,8 +91,6 @@ def _plugin_command_word(words: list[str]) -> tuple[int, str] | None:
 
 def _before_command(words: list[str]) -> bool:
     """Whether ``-h`` comes before any command: ``lorenz --help``, not ``lorenz tools --help``."""
-    from .commands import TABLE
-
     for word in words:
         if word in ("-h", "--help"):
             return True
@@ -108,8 +103,7 @@ def _run_plugin_command(found: tuple[int, str], words: list[str], collecting: bo
     """Run the plugin command ``found`` names; ``None`` when no plugin registers it."""
     import argparse
 
-    from .output import UsageError
-    from .plugin_commands import run_plugin_command
+    from .plugin_commands import run_plugin_command  # only for a word no built-in command has
 
     if collecting:
         gc.enable()  # a plugin's command may run long, as the commands that run tools do
@@ -119,8 +113,6 @@ def _run_plugin_command(found: tuple[int, str], words: list[str], collecting: bo
     except UsageError as exc:
         return _failed(args, str(exc), exc.__cause__)
     except Exception as exc:  # the plugin's code, contained: one line, the traceback with -v
-        from lorenz.plugins.containment import describe_exception
-
         return _failed(args, describe_exception(exc), exc, hint=True)
 
 
@@ -128,7 +120,7 @@ def _list_plugin_commands(parser: argparse.ArgumentParser, words: list[str]) -> 
     """Add the plugin commands to ``lorenz --help``."""
     import argparse
 
-    from .plugin_commands import help_listing
+    from .plugin_commands import help_listing  # only for lorenz --help
 
     listing = help_listing(words)
     if listing:
@@ -139,10 +131,6 @@ def _list_plugin_commands(parser: argparse.ArgumentParser, words: list[str]) -> 
 def _failed(args: argparse.Namespace, message: str, cause: BaseException | None, *, hint: bool = False) -> int:
     """One redacted line on stderr (and ``{"version", "error"}`` on stdout under ``--json``); with ``-v``
     the traceback of what caused it."""
-    from lorenz.redact import redact_text, redacted_traceback
-
-    from .output import json_object, paint, print_json, silence_stdout
-
     message = redact_text(message)  # the environment's secrets: settings may not exist yet
     try:
         if getattr(args, "json", False):

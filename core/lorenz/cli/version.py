@@ -17,7 +17,7 @@ __all__ = ["VersionAction", "version_text"]
 def version_text() -> str:
     """``lorenz --version``: the core, the interpreter, and every installed plugin distribution with its
     version (read from metadata, nothing imported), like ``pytest -VV``."""
-    from .distributions import installed, left_out
+    from .distributions import installed, left_out  # importlib.metadata: only lorenz --version reads it
 
     home = Path(lorenz.__file__).resolve().parent
     lines = [f"lorenz {lorenz.__version__} from {home} (Python {sys.version.split()[0]})"]

@@ -94,7 +94,7 @@ def listed(discovery: Discovery) -> Survey:
 
 def linted(source: Source) -> Survey:
     """``lorenz lint``'s report of what the plugin of ``source`` registers."""
-    from lorenz.authoring.lint import lint_discovery
+    from lorenz.authoring.lint import lint_discovery  # goes up on purpose (docs/architecture.md): only a lint child
 
     discovery = load(source)
     packs = tuple(pack for info in discovery.plugins for pack in info.packs)

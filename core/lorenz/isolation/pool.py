@@ -52,7 +52,7 @@ def isolation_loop() -> asyncio.AbstractEventLoop:
     global _loop
     with _loop_lock:
         if _loop is None:
-            import asyncio
+            import asyncio  # only when a pack runs isolated
 
             _loop = asyncio.new_event_loop()
             threading.Thread(target=_loop.run_forever, name="lorenz-isolation", daemon=True).start()
@@ -84,7 +84,7 @@ class IsolationPool:
     def run(self, main: Coroutine[Any, Any, T]) -> T:
         """Run the host's main coroutine to completion on the pool's home loop (``asyncio.run``
         for a pool without a loop of its own)."""
-        import asyncio
+        import asyncio  # only when a pack runs isolated
 
         if self._home is None:
             return asyncio.run(main)
@@ -94,7 +94,7 @@ class IsolationPool:
     def _wait(self, future: concurrent.futures.Future[T], timeout: float) -> T:
         """Wait for work scheduled on the home loop, from synchronous code: a home loop that is not
         running yet (``lorenz serve`` mounting before it serves) is run until the work is done."""
-        import asyncio
+        import asyncio  # only when a pack runs isolated
 
         loop = self.loop
         try:
@@ -110,7 +110,7 @@ class IsolationPool:
         return loop.run_until_complete(asyncio.wait_for(asyncio.wrap_future(future, loop=loop), timeout))
 
     def _submit(self, coroutine: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
-        import asyncio
+        import asyncio  # only when a pack runs isolated
 
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
 
@@ -121,8 +121,8 @@ class IsolationPool:
         them one by one (:meth:`pack`) waits for the slowest, not for the sum."""
         if not settings.server.isolated_packs:
             return
-        from .plan import plan_for
-        from .supervisor import Supervisor
+        from .plan import plan_for  # only when a pack runs isolated
+        from .supervisor import Supervisor  # only when a pack runs isolated
 
         for pack in packs:
             try:
@@ -155,9 +155,9 @@ class IsolationPool:
         """
         if not settings.server.isolated_packs:
             return pack  # nothing isolated: none of the isolation machinery need load
-        from .plan import plan_for
-        from .proxy import IsolatedPack
-        from .supervisor import START_TIMEOUT_SECONDS, Supervisor, logger
+        from .plan import plan_for  # only when a pack runs isolated
+        from .proxy import IsolatedPack  # only when a pack runs isolated
+        from .supervisor import START_TIMEOUT_SECONDS, Supervisor, logger  # only when a pack runs isolated
 
         plan = plan_for(pack, settings, discovery, os.environ, instance)
         if plan is None:
@@ -232,7 +232,7 @@ class IsolationPool:
         return supervisors
 
     async def _aclose_all(self, supervisors: list[Supervisor], reason: str) -> None:
-        import asyncio
+        import asyncio  # only when a pack runs isolated
 
         await asyncio.gather(*(supervisor.aclose(reason, grace=STOP_GRACE_SECONDS) for supervisor in supervisors))
 
@@ -247,7 +247,7 @@ class IsolationPool:
         supervisors = self._take_all()
         if not supervisors:
             return
-        import asyncio
+        import asyncio  # only when a pack runs isolated
 
         if asyncio.get_running_loop() is self.loop:
             await self._aclose_all(supervisors, reason)
@@ -261,7 +261,7 @@ class IsolationPool:
         packs = list(packs)
         if not any(getattr(pack, "isolated", False) for pack in packs):
             return []  # nothing isolated: the proxy module need not even load
-        from .proxy import IsolatedPack
+        from .proxy import IsolatedPack  # only when a pack runs isolated
 
         return [
             PackFailure(pack=pack.name, error=inner.supervisor.failed)
@@ -275,7 +275,7 @@ class IsolationPool:
         packs = list(packs)
         if not any(getattr(pack, "isolated", False) for pack in packs):
             return []  # nothing isolated: the proxy module need not even load
-        from .proxy import IsolatedPack
+        from .proxy import IsolatedPack  # only when a pack runs isolated
 
         out = []
         for pack in packs:
@@ -297,7 +297,7 @@ def _close_all_pools() -> None:
         try:
             pool.close("the process is exiting")
         except (TimeoutError, RuntimeError) as exc:  # concurrent.futures.TimeoutError is TimeoutError
-            import logging
+            import logging  # only when a pack runs isolated
 
             logging.getLogger("lorenz.isolation").warning("lorenz: stopping isolated packs at exit: %s", exc)
 

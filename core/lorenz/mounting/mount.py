@@ -373,7 +373,7 @@ async def execute_mounted_tool(
     checked). Never raises: whatever the pack raises becomes a failure result and an unknown name
     lists every tool of ``packs``."""
     from lorenz.toolcall.call import ToolTable, call_tool  # anyio: only when a tool runs
-    from lorenz.toolcall.execution import ToolRunner, failure_from_exception
+    from lorenz.toolcall.execution import ToolRunner, failure_from_exception  # anyio: only when a tool runs
 
     owners: dict[str, ToolProvider] = {}
     specs: list[ToolSpec] = []

@@ -212,7 +212,7 @@ class PackHost:
         ``answers`` plays the client for a tool that asks for input: ``{"confirm": {"action": "accept",
         "content": {"confirm": True}}}`` (MCP result shapes, by request name; a name left out is
         cancelled). Each round asked is appended to :attr:`asked`. Without it the tool cannot ask."""
-        from lorenz.client_input import ASK, ClientInput
+        from lorenz.client_input import ASK, ClientInput  # the host on use: pytest imports this
 
         async def record(done: float, total: float | None, message: str | None) -> None:
             self.progress.append((done, total, message))
@@ -229,10 +229,10 @@ class PackHost:
 
     def server(self) -> mcp.server.Server[Any]:
         """The host's MCP server (the SDK's low-level ``Server``) over this workspace."""
-        from lorenz.host.grants import FULL
-        from lorenz.host.mcp.server import build_server
-        from lorenz.host.mcp.state import HostState
-        from lorenz.host.reload.live import LiveWorkspace
+        from lorenz.host.grants import FULL  # the host on use: pytest imports this
+        from lorenz.host.mcp.server import build_server  # the host on use: pytest imports this
+        from lorenz.host.mcp.state import HostState  # the host on use: pytest imports this
+        from lorenz.host.reload.live import LiveWorkspace  # the host on use: pytest imports this
 
         state = HostState(LiveWorkspace(self.workspace, reload=False), local_grant=FULL)
         state.http = self._http()
@@ -243,7 +243,7 @@ class PackHost:
     @contextlib.asynccontextmanager
     async def mcp_client(self) -> AsyncIterator[mcp.Client]:
         """An MCP client session connected in-process to the real host (``mcp.Client(server)``)."""
-        import mcp
+        import mcp  # the host on use: pytest imports this
 
         server = self.server()
         try:
@@ -284,7 +284,7 @@ def make_pack_host(
     (``{"weather": {"allow_writes": True}}``); ``tracker`` (default: a :class:`FakeTracker`)
     is the dispatch tracker. ``config`` replaces the generated workflow front matter entirely.
     """
-    from lorenz.workspace import Workspace
+    from lorenz.workspace import Workspace  # the host on use: pytest imports this
 
     if tracker is None:
         tracker = FakeTracker()

@@ -27,6 +27,7 @@ from lorenz import (
     timeout_message,
 )
 
+from . import __version__
 from .backend import JiraError, NewIssue, PaginationLimits, explicit_assignee
 from .jql import by_ids_jql, candidate_jql, states_jql
 from .mcp_bridge import bridge_transport
@@ -161,8 +162,6 @@ class JiraMcpClient:
         from mcp.client.streamable_http import streamable_http_client
         from mcp_types import Implementation
 
-        from . import __version__
-
         self.http_failures.clear()
         transport = bridge_transport(
             self._http,
@@ -238,7 +237,7 @@ class JiraMcpClient:
         read_tool = self.options.mcp.tools.get("readIssue", DEFAULT_MCP_TOOLS["readIssue"])
 
         async def by_reads(session: _Session) -> list[Issue]:
-            from lorenz import report_progress
+            from lorenz import report_progress  # anyio: only a call that reports progress
 
             issues: list[Issue] = []
             for done, key in enumerate(unique, start=1):

@@ -183,7 +183,7 @@ class JiraRestClient:
             next_token = page.get("nextPageToken") if isinstance(page, Mapping) else None
             if next_token is None:
                 return issues
-            from lorenz import report_progress
+            from lorenz import report_progress  # anyio: only a call that reports progress
 
             await report_progress(len(issues), None, f"{len(issues)} issues so far")
             token = guard.next_cursor(next_token, "nextPageToken")
@@ -277,7 +277,7 @@ class JiraRestClient:
             known = total if isinstance(total, int) and not isinstance(total, bool) else None
             if not records or (known is not None and len(comments) >= known):
                 return comments
-            from lorenz import report_progress
+            from lorenz import report_progress  # anyio: only a call that reports progress
 
             read = (
                 f"{len(comments)} of {known} comments read" if known is not None else f"{len(comments)} comments read"

@@ -36,7 +36,7 @@ __all__ = ["DEFAULT_SELECT", "JIRA_TOOL_NAMES", "JiraToolPack", "kit_pack"]  # a
 def kit_pack() -> Pack:
     """The typed tools as a :class:`lorenz.authoring.Pack` (what ``lorenz.testing`` and the lint
     check); imported on first use, so registering the plugin loads no kit."""
-    from .handlers import KIT_PACK
+    from .handlers import KIT_PACK  # the typed tools: registering loads none
 
     return KIT_PACK
 
@@ -67,7 +67,7 @@ def _as_before(result: ToolResult, settings: Settings) -> ToolResult:
     if result.success:
         data = result.result
         if isinstance(data, Mapping) and not _ENRICHMENT.isdisjoint(data):
-            from lorenz.authoring import FormattedResult
+            from lorenz.authoring import FormattedResult  # lorenz.authoring: only an enriched result
 
             text = plain_text({key: value for key, value in data.items() if key not in _ENRICHMENT})
             return FormattedResult(success=True, result=data, text=text)

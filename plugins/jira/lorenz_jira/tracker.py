@@ -32,10 +32,10 @@ def open_backend(settings: Settings, http: httpx.AsyncClient) -> JiraBackend:
 
     options = jira_options(settings)
     if settings.tracker.kind == "jira-mcp":
-        from .mcp_client import JiraMcpClient
+        from .mcp_client import JiraMcpClient  # the transport: on first use, not at registration
 
         return JiraMcpClient(options, http, secrets=settings.secrets)
-    from .rest import JiraRestClient
+    from .rest import JiraRestClient  # the transport: on first use, not at registration
 
     return JiraRestClient(options, http, secrets=settings.secrets)
 
@@ -54,7 +54,7 @@ class JiraTrackerClient:
             return
         import httpx
 
-        from lorenz import DEFAULT_TIMEOUT
+        from lorenz import DEFAULT_TIMEOUT  # lorenz.http: on first use, not at registration
 
         async with httpx.AsyncClient(timeout=DEFAULT_TIMEOUT) as http:
             yield open_backend(self.settings, http)

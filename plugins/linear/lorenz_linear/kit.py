@@ -146,7 +146,13 @@ def linear_tool(
     async def linear_graphql(ctx: CallContext, args: GraphQLArgs) -> Any:
         import httpx
 
-        from .transport import LINEAR_RETRY_POLICY, GraphQLRequest, logger, post_graphql, secrets_with
+        from .transport import (  # httpx: on the first call, not when listing
+            LINEAR_RETRY_POLICY,
+            GraphQLRequest,
+            logger,
+            post_graphql,
+            secrets_with,
+        )
 
         credentials = tool_credentials(ctx.settings)
         if not credentials.api_key:
@@ -171,7 +177,7 @@ def linear_tool(
 
 
 def _http_failure(ctx: CallContext, response: httpx.Response, request: GraphQLRequest) -> Exception:
-    from .transport import logger
+    from .transport import logger  # httpx: on the first call, not when listing
 
     status = response.status_code
     body = summarize_body(response.text, request.secrets)

@@ -55,7 +55,7 @@ class LinearToolPack:
     def typed_pack(self) -> TypedLinearPack:
         """The kit ``Pack`` behind this provider (``lorenz lint`` checks its tool)."""
         if self._typed is None:
-            from .kit import TypedLinearPack, linear_tool
+            from .kit import TypedLinearPack, linear_tool  # the typed tools: registering loads none
 
             self._typed = TypedLinearPack(linear_tool(*self._tuning))
         return self._typed

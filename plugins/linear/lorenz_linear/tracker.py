@@ -53,7 +53,7 @@ class LinearTracker:
         validate_dispatch(settings)
 
     def create_client(self, settings: Settings, context: TrackerContext) -> LinearClient:
-        from .client import LinearClient
+        from .client import LinearClient  # the client: on first use, not at registration
 
         return LinearClient(settings, http=context.http)
 

@@ -64,7 +64,7 @@ def _required(*keys: str) -> Callable[[Any, ArgumentError], ToolResult | None]:
 
 def _query_refusal(raw: Any, error: ArgumentError) -> ToolResult | None:
     """A query the kit refuses is worded by the query DSL where it words the problem, as before."""
-    from lorenz import parse_query_spec, parse_select
+    from lorenz import parse_query_spec, parse_select  # the query DSL: on the first call, not when listing
 
     args = as_arguments(raw)
     try:
@@ -76,9 +76,9 @@ def _query_refusal(raw: Any, error: ArgumentError) -> ToolResult | None:
 
 
 async def _board(name: str, ctx: CallContext, args: Any) -> ToolResult:
-    from lorenz import run_in_thread
+    from lorenz import run_in_thread  # anyio: on the first call, not when listing
 
-    from . import tools as board
+    from . import tools as board  # the board operations: on the first call, not when listing
 
     given = {key: value for key, value in unstructure(args).items() if value is not None}
     # File I/O (and fsync) blocks: keep it off the event loop serving other agents.
@@ -192,7 +192,7 @@ async def read_issue(ctx: CallContext, args: IssueArgs) -> Any:
     enrichment=("echo", "notice"),
 )
 async def query(ctx: CallContext, args: QueryArgs) -> Any:
-    from lorenz import parse_query_spec, parse_select, query_echo
+    from lorenz import parse_query_spec, parse_select, query_echo  # the query DSL: on the first call, not when listing
 
     result = await _board("local_query", ctx, args)
     data = result.result

@@ -9,7 +9,7 @@ from typing import Any
 
 from attrs import frozen
 
-from lorenz import Settings, reject_unknown_keys
+from lorenz import Settings, reject_unknown_keys, reject_unknown_options, string_option
 
 from .paths import DEFAULT_BOARD_DIR
 
@@ -81,8 +81,6 @@ def pack_board_config(settings: Settings) -> BoardConfig:
 
 def parse_tracker_options(options: Mapping[str, Any]) -> dict[str, Any]:
     """``tracker:`` options of kind ``local`` → ``{"path", "idPrefix"}`` with defaults filled in."""
-    from lorenz import reject_unknown_options, string_option
-
     reject_unknown_options(options, ("path", "idPrefix"), "local")
     path = string_option(options, "path")
     prefix = string_option(options, "idPrefix")

@@ -67,7 +67,7 @@ class LocalToolPack:
 
 @functools.cache
 def _typed_pack() -> Any:
-    from .kit import TypedLocalPack
+    from .kit import TypedLocalPack  # the typed tools: registering loads none
 
     return TypedLocalPack()
 
@@ -93,7 +93,7 @@ def _specs() -> tuple[ToolSpec, ...]:
 
 def generated_specs() -> str:
     """The text of :data:`SPECS_FILE` as the typed tools generate it now."""
-    from .kit import local_tools
+    from .kit import local_tools  # the typed tools: only to write the file
 
     return json.dumps([tool.spec().to_wire() for tool in local_tools()], indent=1, ensure_ascii=False) + "\n"
 

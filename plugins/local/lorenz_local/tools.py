@@ -58,7 +58,7 @@ TOOL_NAMES: tuple[str, ...] = (
 def board_store(settings: Settings) -> BoardStore:
     """The store the pack works on: ``tools.local``, else the ``local`` tracker's board, else
     ``.lorenz/local`` under the working directory (live cwd and environment)."""
-    from .store import BoardStore
+    from .store import BoardStore  # the board store: on first use
 
     cwd = os.getcwd()
     # One settings object serves every call of a snapshot: its store is looked up by identity
@@ -159,15 +159,15 @@ def run_local_tool(name: str, args: Any, settings: Settings) -> ToolResult:
 def _declared(contract: str, message: str) -> ToolResult:
     """A failure the tools declare (a contract of :mod:`.models`): the same ``error`` string, plus
     reason, retryable and recovery."""
-    from lorenz.authoring import ToolFailure
+    from lorenz.authoring import ToolFailure  # lorenz.authoring: only a failed read
 
-    from . import models
+    from . import models  # only a failed read
 
     return ToolFailure.of(getattr(models, contract), message).to_result()
 
 
 def _is_malformed(exc: Exception) -> bool:
-    from .store import MalformedIssueError
+    from .store import MalformedIssueError  # the board store: on first use
 
     return isinstance(exc, MalformedIssueError)
 

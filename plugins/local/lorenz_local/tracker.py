@@ -41,6 +41,6 @@ class LocalTrackerProvider:
         return ["local"]
 
     def create_client(self, settings: Settings, context: TrackerContext) -> LocalTrackerClient:
-        from .client import LocalTrackerClient
+        from .client import LocalTrackerClient  # the client: on first use, not at registration
 
         return LocalTrackerClient(settings, cwd=Path(context.cwd), env=context.env)

@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from . import __version__
 from .options import McpOptions
 from .stderr import StderrPipe
 
@@ -53,11 +54,9 @@ async def connect(
     from mcp import Client
     from mcp_types import Implementation
 
-    from . import __version__
-
     server: Any
     if options.command is not None:
-        from .stdio import bounded_stdio
+        from .stdio import bounded_stdio  # only a stdio upstream
 
         # Its own session and process group, and an environment of the declared variables
         # over the SDK's few basics (HOME, LOGNAME, PATH, SHELL, TERM, USER): no host secret.
@@ -82,7 +81,7 @@ async def connect(
     else:
         from mcp.client.streamable_http import streamable_http_client
 
-        from .retry import http_client
+        from .retry import http_client  # httpx2: only a remote upstream
 
         def retried(what: str, status: int, delay: float) -> None:
             describe = options.describe()
@@ -108,9 +107,9 @@ async def connect(
 async def _confine(stack: contextlib.AsyncExitStack, options: McpOptions) -> tuple[SandboxedCommand, dict[str, str]]:
     """The sandbox ``options``' server runs under until ``stack`` closes, its runtime's preset
     granted, and the variables pointing the runtime at what the preset prepared."""
-    from lorenz import Permissions, sandboxed_command
+    from lorenz import Permissions, sandboxed_command  # only a sandboxed upstream
 
-    from .presets import preset_for
+    from .presets import preset_for  # only a sandboxed upstream
 
     assert options.command is not None and options.instance is not None
     permissions = options.permissions or Permissions()

@@ -77,7 +77,7 @@ def _confined(options: McpOptions, settings: Settings, key: str) -> McpOptions:
 
 def _denial(options: McpOptions, content: Sequence[Any], since: float) -> str | None:
     """What a sandboxed server's failed call was refused, named with the permission to add."""
-    from .connect import CONFINED
+    from .connect import CONFINED  # the SDK client: on first use, not at registration
 
     confined = CONFINED.get(options.key)
     if confined is None:
@@ -137,7 +137,7 @@ class McpPack:
         options = self._options(context.settings)
         if options is None:
             return unsupported_tool_failure(name, [])
-        from .upstream import UpstreamError
+        from .upstream import UpstreamError  # the SDK client: on first use, not at registration
 
         upstream = self._upstream(options, context.settings)
         try:
@@ -156,7 +156,7 @@ class McpPack:
             return tool_failure(str(exc), reason="upstream_unavailable", retryable=True)
         if isinstance(result, ToolResult):  # a round for a 2026-07-28 client, or why there is none
             return result
-        from .convert import tool_result
+        from .convert import tool_result  # the SDK's types: on the first call
 
         wire = result.model_dump(by_alias=True, exclude_none=True, mode="json")
         content = wire.get("content") or []
@@ -172,7 +172,7 @@ class McpPack:
         options = self._options(settings)
         if options is None or not options.resources:
             return []
-        from .offers import resource_specs
+        from .offers import resource_specs  # the SDK's types: on first use
 
         wait = min(options.start_timeout_seconds, MOUNT_WAIT_SECONDS)
         return resource_specs(self._upstream(options, settings).offers(wait))
@@ -181,14 +181,14 @@ class McpPack:
         options = self._options(settings)
         if options is None or not options.prompts:
             return []
-        from .offers import prompt_specs
+        from .offers import prompt_specs  # the SDK's types: on first use
 
         wait = min(options.start_timeout_seconds, MOUNT_WAIT_SECONDS)
         return prompt_specs(self._upstream(options, settings).offers(wait))
 
     async def read_resource(self, uri: str, context: ToolContext) -> ToolResult:
-        from .offers import failure, read_result
-        from .upstream import UpstreamError
+        from .offers import failure, read_result  # the SDK's types: on first use
+        from .upstream import UpstreamError  # the SDK client: on first use, not at registration
 
         options = self._options(context.settings)
         if options is None or not options.resources:
@@ -199,8 +199,8 @@ class McpPack:
             return failure(str(exc), exc.code)
 
     async def get_prompt(self, name: str, arguments: Mapping[str, Any] | None, context: ToolContext) -> ToolResult:
-        from .offers import failure, prompt_result
-        from .upstream import UpstreamError
+        from .offers import failure, prompt_result  # the SDK's types: on first use
+        from .upstream import UpstreamError  # the SDK client: on first use, not at registration
 
         options = self._options(context.settings)
         if options is None or not options.prompts:
@@ -219,8 +219,8 @@ class McpPack:
         context: ToolContext,
     ) -> ToolResult:
         """The upstream's completions of a prompt's or resource template's argument."""
-        from .offers import failure
-        from .upstream import UpstreamError
+        from .offers import failure  # the SDK's types: on first use
+        from .upstream import UpstreamError  # the SDK client: on first use, not at registration
 
         options = self._options(context.settings)
         if options is None:
@@ -240,8 +240,8 @@ class McpPack:
         return await self._watch(uri, context, subscribe=False)
 
     async def _watch(self, uri: str, context: ToolContext, *, subscribe: bool) -> ToolResult:
-        from .offers import failure
-        from .upstream import UpstreamError
+        from .offers import failure  # the SDK's types: on first use
+        from .upstream import UpstreamError  # the SDK client: on first use, not at registration
 
         options = self._options(context.settings)
         if options is None or not options.resources:
@@ -292,7 +292,7 @@ class McpPack:
 
     def sandboxed(self, settings: Settings) -> SandboxedCommand | None:
         """The sandbox its server runs under, started (``None``: not sandboxed, or not running)."""
-        from .connect import CONFINED
+        from .connect import CONFINED  # the SDK client: on first use, not at registration
 
         options = self._options(settings)
         if options is None or not options.sandbox:

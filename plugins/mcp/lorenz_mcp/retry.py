@@ -111,7 +111,7 @@ def http_client(
 ) -> httpx2.AsyncClient:
     """A remote upstream's HTTP client: ``headers`` and ``timeout`` on every request, its JSON
     answers bounded by ``max_bytes``, its idempotent requests retried under :class:`RetryPolicy`."""
-    from .limits import BoundedTransport
+    from .limits import BoundedTransport  # the bounded transport: only a remote upstream
 
     bounded = BoundedTransport(httpx2.AsyncHTTPTransport(), max_bytes)
     transport = RetryingTransport(bounded, RetryPolicy(), safe_tools, on_retry)

@@ -349,7 +349,7 @@ class Upstream:
             logger.warning("pack %s: restarting MCP server %s", self.label, self.options.describe())
 
     async def _connect(self, stack: contextlib.AsyncExitStack, broken: asyncio.Event) -> Any:
-        from .retry import idempotent_tools
+        from .retry import idempotent_tools  # httpx2: only a remote upstream
 
         def ended(last: Sequence[str]) -> None:
             if not self._stopping:  # what it wrote last says why, whatever the log level shows

@@ -14,8 +14,8 @@ class QuotaProvider:
     name = "quota"
 
     def create(self, options: Mapping[str, Any], settings: Settings) -> Middleware:
-        from .middleware import QuotaMiddleware
-        from .options import parse_options
+        from .middleware import QuotaMiddleware  # logging, redis: only a workflow that names the quota
+        from .options import parse_options  # only a workflow that names the quota
 
         return QuotaMiddleware(parse_options(options, settings))
 

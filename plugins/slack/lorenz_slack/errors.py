@@ -96,8 +96,8 @@ _BY_CODE = {"not_in_channel": NOT_IN_CHANNEL, "channel_not_found": CHANNEL_NOT_F
 
 
 def _contract(exc: Exception) -> tuple[ErrorContract | None, dict[str, Any]]:
-    from .transport import SlackApiError, SlackTransportError
-    from .trust import SlackTrustError
+    from .transport import SlackApiError, SlackTransportError  # the transport: only a failed call
+    from .trust import SlackTrustError  # only a failed call
 
     if isinstance(exc, SlackTrustError):
         return _BY_TRUST.get(exc.reason), {}

@@ -213,8 +213,8 @@ def read_context(ctx: CallContext, raw: Mapping[str, Any]) -> ContextArgs:
 
 
 def _require_bot(ctx: CallContext) -> None:
-    from .errors import slack_failure
-    from .trust import SlackTrustError, require_bot_user_id
+    from .errors import slack_failure  # the transport: only a call that needs the bot
+    from .trust import SlackTrustError, require_bot_user_id  # only a call that needs the bot
 
     try:
         require_bot_user_id(ctx.settings)

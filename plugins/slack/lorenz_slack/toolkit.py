@@ -49,7 +49,7 @@ USER_NOT_FOUND = ErrorContract(
 
 
 async def _run(ctx: CallContext, args: Any) -> Any:
-    from .work import run_handler
+    from .work import run_handler  # the handlers and transport: on the first call
 
     return await run_handler(ctx, args)
 

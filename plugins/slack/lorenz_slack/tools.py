@@ -33,7 +33,7 @@ __all__ = ["SlackToolPack", "slack_tool_specs"]
 
 def slack_tool_specs() -> list[ToolSpec]:
     """The seven tools, in their published order."""
-    from .toolkit import TOOLS
+    from .toolkit import TOOLS  # the typed tools: registering loads none
 
     return [tool.spec() for tool in TOOLS.values()]
 
@@ -63,7 +63,7 @@ class SlackToolPack:
 
     def typed_pack(self) -> Pack:
         """The :mod:`lorenz.authoring` pack behind this provider (``lorenz lint`` checks its tools)."""
-        from .toolkit import SLACK_PACK
+        from .toolkit import SLACK_PACK  # the typed tools: registering loads none
 
         return SLACK_PACK
 
@@ -75,7 +75,7 @@ class SlackToolPack:
         """Run a slack tool over the Web API through the host's HTTP client."""
         if name not in TOOL_NAMES:
             return unsupported_tool_failure(name, TOOL_NAMES)
-        from .handlers import run_slack_tool
+        from .handlers import run_slack_tool  # the handlers and transport: on the first call
 
         factory = self._transport_factory
         transport = factory(context.settings, context) if factory is not None else None

@@ -65,7 +65,7 @@ class SlackTrackerProvider:
 
     def create_client(self, settings: Settings, context: TrackerContext) -> SlackTrackerClient:
         """A client over the Web API through the host's HTTP client (``context.http``)."""
-        from .client import SlackTrackerClient
-        from .web_transport import SlackWebTransport
+        from .client import SlackTrackerClient  # the client and transport: on first use
+        from .web_transport import SlackWebTransport  # the client and transport: on first use
 
         return SlackTrackerClient(settings, SlackWebTransport(settings, http=context.http))

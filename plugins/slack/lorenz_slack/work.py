@@ -73,7 +73,7 @@ class SlackCallContext(CallContext):
 def _transport(ctx: CallContext) -> SlackTransport:
     if isinstance(ctx, SlackCallContext) and ctx.transport is not None:
         return ctx.transport
-    from .web_transport import SlackWebTransport
+    from .web_transport import SlackWebTransport  # httpx: only a call with no transport given
 
     return SlackWebTransport(ctx.settings, http=ctx.http)
 

@@ -38,10 +38,11 @@ from lorenz.host.http.listening import MCP_PATH, display_url
 from lorenz.host.refusals import NO_AUDIENCE, is_loopback
 from lorenz.settings.model import OAuthSettings
 
+from .cache import Budget
+
 if TYPE_CHECKING:
     import httpx
 
-    from .cache import Budget
     from .verifier import OAuthVerifier
 
 __all__ = ["METADATA_PATH", "Refusal", "ResourceServer", "scopes_for"]
@@ -120,9 +121,8 @@ class ResourceServer:
         return resource
 
     def verifier(self, auth: OAuthSettings, audience: str) -> OAuthVerifier:
-        from .cache import Budget
         from .keys import KeySet  # PyJWT, cryptography and httpx load with the first token
-        from .verifier import OAuthVerifier
+        from .verifier import OAuthVerifier  # PyJWT: only for server.auth
 
         if self._budget is None:
             self._budget = Budget()
@@ -146,7 +146,7 @@ class ResourceServer:
     ) -> Grant | Refusal:
         """The grant a valid access token earns, or the 401/403 to answer. ``tool_scopes`` are the
         tools' own scopes (``ToolSpec.auth``): a tool whose scopes the token lacks is withheld."""
-        from .keys import IssuerUnavailable
+        from .keys import IssuerUnavailable  # PyJWT: only for server.auth
 
         resource = self.resource(auth, scope)
         if resource is None:
