@@ -35,7 +35,7 @@ from lorenz.authoring import (
     tool,
 )
 from lorenz.host import serve_in_thread
-from lorenz.mounting.mount import MountError
+from lorenz.mounting.model import MountError
 
 pytestmark = pytest.mark.anyio
 

@@ -11,7 +11,7 @@ from attrs import frozen
 
 from lorenz import ToolContext
 from lorenz.authoring import CallContext, Pack, PackContext, prompt, resource, tool
-from lorenz.mounting.mount import MountError
+from lorenz.mounting.model import MountError
 from lorenz.testing import make_pack_host
 
 pytestmark = pytest.mark.anyio

@@ -20,7 +20,7 @@ import mcp
 import pytest
 
 from lorenz.host import serve_in_thread
-from lorenz.mounting.mount import MountError
+from lorenz.mounting.model import MountError
 from lorenz.mounting.skills import mounted_skills
 from lorenz.settings import ConfigError
 from lorenz.testing import make_pack_host

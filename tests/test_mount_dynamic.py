@@ -10,7 +10,7 @@ import pytest
 from lorenz import PromptSpec, ResourceSpec, Settings, ToolContext, ToolSpec, tool_success
 from lorenz.host.ops.status import health_data
 from lorenz.host.reload.snapshot import Snapshot
-from lorenz.mounting.mount import MountError
+from lorenz.mounting.model import MountError
 from lorenz.testing import make_pack_host
 
 

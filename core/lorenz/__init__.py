@@ -83,8 +83,8 @@ _EXPORTS: dict[str, str] = {
     "mounted_pack_names": "lorenz.mounting.mount",
     "mounted_tool_specs": "lorenz.mounting.mount",
     "execute_mounted_tool": "lorenz.mounting.mount",
-    "MountError": "lorenz.mounting.mount",
-    "PackFailure": "lorenz.mounting.mount",
+    "MountError": "lorenz.mounting.model",
+    "PackFailure": "lorenz.mounting.model",
     "PluginFailure": "lorenz.plugins.model",
     # running tool calls
     "run_in_thread": "lorenz.toolcall.execution",
@@ -199,8 +199,8 @@ if TYPE_CHECKING:
     from .middleware import Middleware as Middleware
     from .middleware import MiddlewareProvider as MiddlewareProvider
     from .middleware import refusal as refusal
-    from .mounting.mount import MountError as MountError
-    from .mounting.mount import PackFailure as PackFailure
+    from .mounting.model import MountError as MountError
+    from .mounting.model import PackFailure as PackFailure
     from .mounting.mount import execute_mounted_tool as execute_mounted_tool
     from .mounting.mount import mounted_pack_names as mounted_pack_names
     from .mounting.mount import mounted_tool_specs as mounted_tool_specs

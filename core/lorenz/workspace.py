@@ -16,7 +16,8 @@ from attrs import field, frozen
 from .contracts import ProgressSink, ToolContext, ToolProvider, ToolSpec, TrackerContext
 from .isolation.pool import IsolationPool
 from .mounting.inventory import Inventory, installed_tools, unsupported_failure
-from .mounting.mount import Mounted, mount
+from .mounting.model import Mounted
+from .mounting.mount import mount
 from .plugins.containment import PluginError, call_plugin
 from .plugins.discovery import discover
 from .plugins.hint import in_doubt, isolation_hint, mounts_hint, sandbox_hint

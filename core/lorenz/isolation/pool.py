@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Coroutine, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from lorenz.mounting.mount import PackFailure
+from lorenz.mounting.model import PackFailure
 from lorenz.settings.errors import ConfigError
 
 # asyncio (slow to import with ssl and concurrent.futures) and logging load when a pool first

@@ -17,7 +17,8 @@ from lorenz.plugins.containment import call_plugin
 from lorenz.results import ToolResult, error_message, tool_failure, unsupported_tool_failure
 
 from .instances import provider_of
-from .mount import Mounted, PackFailure, checked_tool_specs
+from .model import Mounted, PackFailure
+from .mount import checked_tool_specs
 from .policy import disabled_failure
 
 if TYPE_CHECKING:

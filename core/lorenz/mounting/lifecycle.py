@@ -14,7 +14,7 @@ from lorenz.plugins.containment import PluginError, call_plugin
 from lorenz.redact import redact_text
 from lorenz.settings.model import Settings
 
-from .mount import PackFailure
+from .model import PackFailure
 
 __all__ = ["attach_packs", "detach_packs", "pack_health"]
 

@@ -17,8 +17,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from attrs import field, frozen
-
 from lorenz.contracts import ToolContext, ToolProvider, ToolSpec
 from lorenz.plugins.containment import PluginError, call_plugin
 from lorenz.plugins.registry import RegistryError, ToolRegistry, TrackerRegistry
@@ -29,20 +27,16 @@ from lorenz.settings.model import Settings, ToolInstance
 from lorenz.settings.suggest import did_you_mean, shown
 
 from .instances import InstancePack, check_served_names, instance_settings
-from .offers import OfferCollision, Offered, offered
+from .model import Mounted, MountError, PackFailure
+from .offers import OfferCollision, offered
 from .policy import switched_off
 from .tool_names import claim_names, dynamic, log_dropped
 
 if TYPE_CHECKING:
     from lorenz.plugins.model import Discovery
 
-    from .policy import DisabledEntry
-
 __all__ = [
     "Isolation",
-    "MountError",
-    "Mounted",
-    "PackFailure",
     "checked_tool_specs",
     "execute_mounted_tool",
     "mount",
@@ -51,10 +45,6 @@ __all__ = [
     "mounted_skill_sources",
     "mounted_tool_specs",
 ]
-
-
-class MountError(ValueError):
-    """Two packs declare the same tool name."""
 
 
 class Isolation(Protocol):
@@ -72,47 +62,6 @@ class Isolation(Protocol):
         Raises ``ConfigError`` when the pack refuses its options, anything else when it cannot
         start."""
         ...
-
-
-@frozen(kw_only=True)
-class PackFailure:
-    """A pack the workflow mounts that was left out, and why."""
-
-    pack: str
-    error: str
-    traceback: str | None = None
-    #: Set when only this of the pack was left out (a ``dynamic_tools`` pack's): ``("tool", name)``,
-    #: ``("prompt", name)`` or ``("resource", uri)``.
-    item: tuple[str, str] | None = None
-
-    @property
-    def tool(self) -> str | None:
-        return self.item[1] if self.item is not None and self.item[0] == "tool" else None
-
-    def to_dict(self) -> dict[str, Any]:
-        found = {"pack": self.pack, "error": self.error}
-        return found if self.item is None else {**found, self.item[0]: self.item[1]}
-
-
-@frozen(kw_only=True, eq=False)
-class Mounted:
-    """The outcome of mounting: the packs that mounted, their tools, and the packs left out."""
-
-    packs: tuple[ToolProvider, ...] = ()
-    specs: tuple[ToolSpec, ...] = ()
-    #: ``{tool name: the pack declaring it}``
-    owners: Mapping[str, ToolProvider] = {}
-    failures: tuple[PackFailure, ...] = ()
-    #: Tools switched off (``server.disabled_tools``, a typed pack's disabled tools), by name.
-    disabled: Mapping[str, DisabledEntry] = {}
-    #: The packs' resources, resource templates and prompts.
-    offers: Offered = field(factory=Offered)
-    #: Tools of ``dynamic_tools`` packs the host cannot serve, one :class:`PackFailure` each.
-    dropped: tuple[PackFailure, ...] = ()
-
-    def pack_of(self, tool: str) -> str | None:
-        pack = self.owners.get(tool)
-        return pack.name if pack is not None else None
 
 
 def mounted_pack_names(settings: Settings, tools: ToolRegistry, trackers: TrackerRegistry) -> list[str]:

@@ -14,7 +14,7 @@ from lorenz.mounting.lifecycle import attach_packs, detach_packs, pack_health
 from lorenz.toolcall.call import ToolTable
 
 if TYPE_CHECKING:
-    from lorenz.mounting.mount import PackFailure
+    from lorenz.mounting.model import PackFailure
     from lorenz.plugins.model import PluginFailure
     from lorenz.workspace import Workspace
 
