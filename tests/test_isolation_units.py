@@ -11,12 +11,10 @@ import pytest
 
 from lorenz.client_input import InputRequired
 from lorenz.contracts import PromptArgument, PromptSpec, ResourceSpec, ToolSpec
+from lorenz.isolation.frames import HEADER, FrameReader, ProtocolError
 from lorenz.isolation.plan import is_isolated, isolation_hint, pack_settings, plan_for
 from lorenz.isolation.protocol import (
     CONVERTER,
-    HEADER,
-    FrameReader,
-    ProtocolError,
     Ready,
     Reply,
     Source,

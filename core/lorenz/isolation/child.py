@@ -20,8 +20,9 @@ import time
 
 from lorenz.sandbox.confine import confine
 
+from .frames import read_frame, write_all
 from .loading import computed_permissions, linted, listed, survey
-from .protocol import CONVERTER, Failed, Launch, encode, exit_out_of_memory, read_frame, write_all
+from .protocol import CONVERTER, Failed, Launch, encode, exit_out_of_memory
 from .reaper import SUBREAPING, keep
 
 __all__ = ["main"]

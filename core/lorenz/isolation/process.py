@@ -17,19 +17,9 @@ from typing import TYPE_CHECKING, Any
 from lorenz.stderr_relay import StderrLimits, StderrRelay
 
 from . import reaper
+from .frames import MAX_CONTROL_FRAME_BYTES, FrameReader, ProtocolError, small_reads
 from .plan import Plan
-from .protocol import (
-    MAX_CONTROL_FRAME_BYTES,
-    Event,
-    Failed,
-    FrameReader,
-    ProtocolError,
-    Ready,
-    Reply,
-    encode,
-    small_reads,
-    structure,
-)
+from .protocol import Event, Failed, Ready, Reply, encode, structure
 from .survey import child_command
 
 if TYPE_CHECKING:

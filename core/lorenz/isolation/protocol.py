@@ -1,7 +1,7 @@
 """The pipe between the host and an isolated pack's process: length-prefixed JSON, nothing pickled.
 
-A frame is a 4-byte big-endian length, then that many bytes of UTF-8 JSON holding one object with
-an ``op``. The host writes :class:`Launch`, then ``call``/``cancel``/``stop`` frames; the child
+A frame is a 4-byte big-endian length, then that many bytes of UTF-8 JSON (:mod:`.frames`) holding
+one object with an ``op``. The host writes :class:`Launch`, then ``call``/``cancel``/``stop`` frames; the child
 answers :class:`Ready` (or :class:`Failed`, or a :class:`Survey`), then one :class:`Reply` per
 call, matched by ``id`` and echoing the call's ``nonce``, and before it any :class:`Event` (progress,
 a log message for the client) the call's context sent. A ``call`` frame's ``kind`` is ``tool``
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import struct
 from collections.abc import Mapping
 from typing import Any, Literal, NoReturn, TypeVar
 
@@ -28,20 +27,18 @@ from lorenz.sandbox.policy import Sandbox
 from lorenz.strict import flatten_errors, make_strict_converter
 from lorenz.toolcall.wire import json_safe, scrub_surrogates
 
+from .frames import HEADER, ProtocolError
+
 __all__ = [
     "CONVERTER",
     "EXIT_OUT_OF_MEMORY",
     "ASKABLE",
-    "HEADER",
-    "MAX_CONTROL_FRAME_BYTES",
     "MAX_EVENT_MESSAGE_CHARS",
     "DisabledEntry",
     "Event",
     "Failed",
-    "FrameReader",
     "InputRound",
     "Launch",
-    "ProtocolError",
     "Ready",
     "Reply",
     "Source",
@@ -49,29 +46,16 @@ __all__ = [
     "SurveyFailure",
     "encode",
     "exit_out_of_memory",
-    "read_frame",
-    "write_all",
     "reply_result",
-    "small_reads",
     "structure",
 ]
 
-HEADER = struct.Struct(">I")
-#: How much one read of a pipe takes at most (below glibc's 128 KiB mmap threshold).
-PIPE_READ_BYTES = 64 * 1024
 #: The exit code of a child whose pack ran out of memory (``server.pack_memory_mb``).
 EXIT_OUT_OF_MEMORY = 86
-#: The largest hello, survey or launch frame (a pack's tool specs, the settings slice).
-MAX_CONTROL_FRAME_BYTES = 64 * 1024 * 1024
-
 #: The longest progress or log message taken from a pack's process (the rest is cut).
 MAX_EVENT_MESSAGE_CHARS = 16 * 1024
 
 M = TypeVar("M")
-
-
-class ProtocolError(ValueError):
-    """A frame that is too large, not JSON, or not the message expected."""
 
 
 @frozen(kw_only=True)
@@ -307,41 +291,6 @@ def reply_result(
     }
 
 
-class FrameReader:
-    """Splits a byte stream into decoded frames, refusing one longer than ``limit`` bytes."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self._buffer = bytearray()
-
-    def feed(self, data: bytes) -> list[Any]:
-        """The complete frames ``data`` finishes (JSON values, decoded); raises :class:`ProtocolError`."""
-        buffer = self._buffer
-        buffer += data
-        frames: list[Any] = []
-        offset = 0
-        while len(buffer) - offset >= HEADER.size:
-            (size,) = HEADER.unpack_from(buffer, offset)
-            if size > self.limit:
-                msg = f"a frame of {size:,} bytes (more than {self.limit:,})"
-                raise ProtocolError(msg)
-            end = offset + HEADER.size + size
-            if len(buffer) < end:
-                break
-            frames.append(_decode(bytes(buffer[offset + HEADER.size : end])))
-            offset = end
-        del buffer[:offset]
-        return frames
-
-
-def _decode(body: bytes) -> Any:
-    try:
-        return json.loads(body)
-    except ValueError as exc:  # UnicodeDecodeError included
-        msg = f"a frame that is not JSON ({exc})"
-        raise ProtocolError(msg) from None
-
-
 def structure(frame: Any, cls: type[M]) -> M:
     """``frame`` as message ``cls``; raises :class:`ProtocolError` when it is not one."""
     if not isinstance(frame, dict):
@@ -356,47 +305,7 @@ def structure(frame: Any, cls: type[M]) -> M:
     return message
 
 
-def small_reads(transport: object) -> None:
-    """Have an asyncio pipe transport read at most :data:`PIPE_READ_BYTES` at a time: its default
-    256 KiB buffer is an mmap, an mremap and a munmap per read, that is per call."""
-    if hasattr(transport, "max_size"):
-        transport.max_size = PIPE_READ_BYTES
-
-
-def write_all(fd: int, data: bytes) -> None:
-    """``data`` written to ``fd`` whole, blocking."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
 def exit_out_of_memory() -> NoReturn:
     """End a pack's process whose pack ran out of memory, saying so on stderr."""
     os.write(2, b"lorenz: this pack ran out of memory (server.pack_memory_mb); exiting\n")
     os._exit(EXIT_OUT_OF_MEMORY)
-
-
-def read_frame(fd: int, limit: int = MAX_CONTROL_FRAME_BYTES) -> Any:
-    """One frame read from ``fd``, blocking; ``None`` at end of file."""
-    head = _read_exactly(fd, HEADER.size)
-    if head is None:
-        return None
-    (size,) = HEADER.unpack(head)
-    if size > limit:
-        msg = f"a frame of {size:,} bytes (more than {limit:,})"
-        raise ProtocolError(msg)
-    body = _read_exactly(fd, size)
-    if body is None:
-        msg = "a frame cut short"
-        raise ProtocolError(msg)
-    return _decode(body)
-
-
-def _read_exactly(fd: int, size: int) -> bytes | None:
-    chunks = bytearray()
-    while len(chunks) < size:
-        chunk = os.read(fd, size - len(chunks))
-        if not chunk:
-            return None
-        chunks += chunk
-    return bytes(chunks)

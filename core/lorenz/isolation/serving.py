@@ -21,8 +21,9 @@ from lorenz.toolcall.execution import CallOutcome, ClientGone, ToolRunner, failu
 from lorenz.toolcall.pack_threads import HostExecutor, route_anyio_threads
 from lorenz.toolcall.wire import ResultTooLarge, json_size_exceeds
 
+from .frames import FrameReader, small_reads, write_all
 from .loading import start
-from .protocol import FrameReader, Launch, encode, exit_out_of_memory, reply_result, small_reads, write_all
+from .protocol import Launch, encode, exit_out_of_memory, reply_result
 
 if TYPE_CHECKING:
     from lorenz.contracts import ToolProvider

@@ -35,18 +35,9 @@ from lorenz.sandbox.permissions import Permissions
 from lorenz.settings.server import MCP_TOKEN_ENV
 
 from . import reaper, survey_cache
+from .frames import MAX_CONTROL_FRAME_BYTES, FrameReader, ProtocolError
 from .plan import is_isolated
-from .protocol import (
-    MAX_CONTROL_FRAME_BYTES,
-    Failed,
-    FrameReader,
-    Launch,
-    ProtocolError,
-    Source,
-    Survey,
-    encode,
-    structure,
-)
+from .protocol import Failed, Launch, Source, Survey, encode, structure
 from .stand_ins import IsolatedPackStub, StandIn, TrackerStub
 
 if TYPE_CHECKING:
