@@ -39,6 +39,7 @@ HEAVY_PLUGIN_MODULES = (
     "lorenz_slack.handlers",
     "lorenz_local.client",
     "lorenz_local.store",
+    "lorenz_local.reads",
     "lorenz_local.board",
     "lorenz_local.publish",
     "lorenz_local.tools",  # the board operations: a call imports them, listing reads the typed tools' specs

@@ -1,14 +1,13 @@
 """``BoardStore``: ids, reads, and crash-safe, multi-process-safe writes of one board directory.
 
 Writes run under :func:`~.locks.board_lock` and are published by :mod:`.publish`: a reader sees
-the old or the new file, never a torn one; reads take no lock. A hostile entry (symlink, FIFO,
-directory, device) is reported as an invalid issue file and never opened (:mod:`.files`), and
-errors never carry the board's absolute path. Every method is blocking file I/O.
+the old or the new file, never a torn one; reads (:mod:`.reads`) take no lock. A hostile entry
+(symlink, FIFO, directory, device) is reported as an invalid issue file and never opened
+(:mod:`.files`), and errors never carry the board's absolute path. Every method is blocking file I/O.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import stat
@@ -18,31 +17,27 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from attrs import evolve, frozen
+from attrs import frozen
 
 from lorenz import Issue
 
-from . import files, publish
+from . import publish, reads
 from .board import (
     BoardDocument,
-    BoardFormatError,
     check_storable,
     comment_line,
     decode_text,
     document_content,
-    issue_record,
     parse_document,
-    query_row,
     render_document,
 )
 from .cache import CACHE, SNAPSHOTS, BoardSnapshot, CachedFile, FileSignature
-from .files import NotRegularFileError, file_kind, io_error, os_error_text, read_error, worded
+from .files import file_kind, io_error, os_error_text, worded
 from .locks import LOCK_FILE_NAME, board_lock, file_lock, process_lock
 from .options import DEFAULT_ID_PREFIX, PREFIX_RULE, is_valid_prefix, json_text
 
 __all__ = [
     "MalformedIssueError",
-    "RACY_WINDOW_NS",
     "SNAPSHOT_MAX_AGE",
     "BoardStore",
     "SkippedFile",
@@ -50,9 +45,6 @@ __all__ = [
 
 #: Longest time ``records()`` trusts an unchanged directory before stat'ing every file again.
 SNAPSHOT_MAX_AGE = 2.0
-#: How long after its last change a directory's or file's signature is not trusted: the coarsest
-#: timestamp granularity expected (FAT's two seconds).
-RACY_WINDOW_NS = 2_000_000_000
 
 
 @frozen
@@ -69,20 +61,6 @@ class SkippedFile:
 def _lf(text: str) -> str:
     """CRLF (and CR runs before LF) as LF: what a reader, which normalises CRLF, reads back."""
     return re.sub(r"\r+\n", "\n", text)
-
-
-def _signature(st: os.stat_result) -> FileSignature:
-    return (st.st_ino, st.st_mtime_ns, st.st_size)
-
-
-def _settled(signature: FileSignature, entry: CachedFile) -> bool:
-    """Whether ``entry`` can be trusted for a file of ``signature``: its mtime was older than the
-    read by more than the racy window, so an edit after the read would have moved the mtime."""
-    return signature[1] < entry.read_ns - RACY_WINDOW_NS
-
-
-def _not_regular(issue_id: str, kind: str) -> BoardFormatError:
-    return BoardFormatError(f"board issue {issue_id} is {kind}, not a regular file")
 
 
 # -- the store --------------------------------------------------------------------------------------
@@ -166,72 +144,15 @@ class BoardStore:
 
     # -- reads -------------------------------------------------------------------------------------
 
-    def _lstat(self, issue_id: str, path: str) -> os.stat_result:
-        """The entry itself (a symlink is not followed). Raises a worded ``OSError``."""
-        try:
-            return os.lstat(path)
-        except OSError as exc:
-            raise read_error(issue_id, exc) from exc
-
-    def _read_bytes(self, issue_id: str, path: str) -> tuple[os.stat_result, bytes]:
-        """Raises :class:`BoardFormatError` for a non-regular file, else a worded ``OSError``."""
-        try:
-            return files.read_regular(path)
-        except NotRegularFileError as exc:
-            raise _not_regular(issue_id, exc.kind) from exc
-        except OSError as exc:
-            raise read_error(issue_id, exc) from exc
-
-    def _load(self, issue_id: str, path: str, st: os.stat_result | None = None) -> CachedFile:
-        """The parsed file, from the cache when its ``lstat`` signature is unchanged; a
-        non-regular entry is an error entry, never opened. Raises a worded ``OSError``."""
-        if st is None:
-            st = self._lstat(issue_id, path)
-        if not stat.S_ISREG(st.st_mode):
-            return CachedFile(error=str(_not_regular(issue_id, file_kind(st.st_mode))))
-        signature = _signature(st)
-        hit = CACHE.get(path, signature)
-        if hit is not None and _settled(signature, hit):
-            return hit
-        return self._read_entry(issue_id, path, hit, signature)[1]
-
-    def _read_entry(
-        self, issue_id: str, path: str, hit: CachedFile | None = None, signature: FileSignature | None = None
-    ) -> tuple[FileSignature | None, CachedFile]:
-        """Read and parse the file at ``path`` and cache it under the signature of what was read
-        (``None``: no longer a regular file). ``hit``, cached for ``signature``, is kept when the
-        bytes are the same. Raises a worded ``OSError``."""
-        read_ns = time.time_ns()
-        try:
-            st, data = self._read_bytes(issue_id, path)
-        except BoardFormatError as exc:  # no longer a regular file
-            return None, CachedFile(error=" ".join(str(exc).split()))
-        digest = hashlib.blake2b(data, digest_size=16).digest()
-        read = _signature(st)
-        if hit is not None and hit.digest == digest and read == signature:
-            entry = evolve(hit, read_ns=read_ns)  # the same bytes: confirmed, not parsed again
-        else:
-            try:
-                document = parse_document(decode_text(data, issue_id), issue_id)
-                source = issue_record(issue_id, document, st)
-                record = query_row(source)
-                entry = CachedFile(document=document, source=source, record=record, digest=digest, read_ns=read_ns)
-            except Exception as exc:  # any malformed content: bad UTF-8, bad YAML, no status
-                entry = CachedFile(
-                    error=" ".join(str(exc).split()) or type(exc).__name__, digest=digest, read_ns=read_ns
-                )
-        CACHE.put(path, read, entry)
-        return read, entry
-
     def _document(self, issue_id: str) -> BoardDocument:
-        entry = self._load(issue_id, self.path_for(issue_id))
+        entry = reads.load(issue_id, self.path_for(issue_id))
         if entry.document is None:
             raise MalformedIssueError(entry.error)
         return entry.document
 
     def read(self, issue_id: str) -> Issue:
         """The issue ``issue_id``; raises if the file is missing or malformed."""
-        entry = self._load(issue_id, self.path_for(issue_id))
+        entry = reads.load(issue_id, self.path_for(issue_id))
         if entry.issue is None:
             raise MalformedIssueError(entry.error)
         return entry.issue
@@ -239,7 +160,7 @@ class BoardStore:
     def _entries(self) -> Iterable[tuple[str, CachedFile]]:
         for issue_id in self.issue_ids():
             try:
-                entry = self._load(issue_id, os.path.join(self._dir, issue_id + ".md"))
+                entry = reads.load(issue_id, os.path.join(self._dir, issue_id + ".md"))
             except OSError as exc:  # vanished or unreadable since the listing
                 entry = CachedFile(error=os_error_text(exc))
             yield issue_id, entry
@@ -265,7 +186,7 @@ class BoardStore:
         """
         key = (self._dir, self.id_prefix)
         try:
-            directory = _signature(os.stat(self._dir))
+            directory = reads.signature_of(os.stat(self._dir))
         except FileNotFoundError:
             return [], []
         except OSError:
@@ -293,14 +214,14 @@ class BoardStore:
                 if known is None and regular and path not in CACHE:
                     # Never read: no cached entry to check an lstat against, so it is read at once
                     # (open(2) refuses a symlink, fstat anything else swapped in since readdir).
-                    signature, entry = self._read_entry(issue_id, path)
+                    signature, entry = reads.read_entry(issue_id, path)
                 if signature is None:
-                    st = self._lstat(issue_id, path)
-                    signature = _signature(st)
-                    if known is not None and known[0] == signature and _settled(signature, known[1]):
+                    st = reads.lstat_issue(issue_id, path)
+                    signature = reads.signature_of(st)
+                    if known is not None and known[0] == signature and reads.settled(signature, known[1]):
                         entry = known[1]
                     else:
-                        entry = self._load(issue_id, path, st)
+                        entry = reads.load(issue_id, path, st)
             except OSError as exc:  # vanished or unreadable since the listing
                 skipped.append(SkippedFile(issue_id, os_error_text(exc)))
                 continue
@@ -310,12 +231,12 @@ class BoardStore:
             else:
                 records.append(entry.record)
         try:
-            after = _signature(os.stat(self._dir))
+            after = reads.signature_of(os.stat(self._dir))
         except OSError:
             after = None
         # A directory changed within the last RACY_WINDOW_NS may change again within the same
         # timestamp tick without its signature moving: such a listing is re-validated next time.
-        trusted = after == directory and directory[1] < started_wall_ns - RACY_WINDOW_NS
+        trusted = after == directory and directory[1] < started_wall_ns - reads.RACY_WINDOW_NS
         SNAPSHOTS.put(
             key,
             BoardSnapshot(
@@ -354,8 +275,8 @@ class BoardStore:
             st = os.lstat(path)
         except (ValueError, OSError):
             return None
-        hit = CACHE.get(path, _signature(st)) if stat.S_ISREG(st.st_mode) else None
-        if hit is None or hit.document is None or not _settled(_signature(st), hit):
+        hit = CACHE.get(path, reads.signature_of(st)) if stat.S_ISREG(st.st_mode) else None
+        if hit is None or hit.document is None or not reads.settled(reads.signature_of(st), hit):
             return None
         return document_content(str(issue_id), hit.document)
 
@@ -382,12 +303,12 @@ class BoardStore:
 
     def _modify(self, issue_id: str, path: str, change: Callable[[BoardDocument], BoardDocument]) -> None:
         # A missing issue (or board) fails here, before a lock file is created.
-        st = self._lstat(issue_id, path)
+        st = reads.lstat_issue(issue_id, path)
         if not stat.S_ISREG(st.st_mode):
-            raise _not_regular(issue_id, file_kind(st.st_mode))
+            raise reads.not_regular(issue_id, file_kind(st.st_mode))
         with worded(f"failed to write board issue {issue_id}"), board_lock(self.directory):
             publish.sweep_if_due(self._dir)
-            _, data = self._read_bytes(issue_id, path)  # fresh from disk: the cache may predate our lock
+            _, data = reads.read_bytes(issue_id, path)  # fresh from disk: the cache may predate our lock
             document = change(parse_document(decode_text(data, issue_id), issue_id))
             publish.replace_file(self._dir, path, render_document(document).encode("utf-8"))
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from lorenz_local import board as board_module
+from lorenz_local import reads as reads_module
 from lorenz_local import store as store_module
 from lorenz_local.cache import CACHE, SNAPSHOTS, CachedFile, ParseCache
 from lorenz_local.store import BoardStore
@@ -46,7 +47,7 @@ def count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         parsed.append(issue_id)
         return real(text, issue_id)
 
-    monkeypatch.setattr(store_module, "parse_document", spy)
+    monkeypatch.setattr(reads_module, "parse_document", spy)
     return parsed
 
 
@@ -99,7 +100,7 @@ def test_quiet_board_is_answered_without_touching_files(tmp_path: Path, monkeypa
     store = BoardStore(tmp_path)
     store.create("a")
     store.create("b")
-    monkeypatch.setattr(store_module, "RACY_WINDOW_NS", 0)
+    monkeypatch.setattr(reads_module, "RACY_WINDOW_NS", 0)
     monkeypatch.setattr(store_module, "SNAPSHOT_MAX_AGE", 3600.0)
     assert titles(store) == ["a", "b"]
     stats = count_file_stats(monkeypatch, tmp_path)
@@ -112,7 +113,7 @@ def test_quiet_board_is_answered_without_touching_files(tmp_path: Path, monkeypa
 
 def test_board_writes_invalidate_the_snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Creates, status changes and comments by any store are seen by the very next query."""
-    monkeypatch.setattr(store_module, "RACY_WINDOW_NS", 0)
+    monkeypatch.setattr(reads_module, "RACY_WINDOW_NS", 0)
     monkeypatch.setattr(store_module, "SNAPSHOT_MAX_AGE", 3600.0)
     reader, writer = BoardStore(tmp_path), BoardStore(tmp_path)
     writer.create("a")
@@ -127,7 +128,7 @@ def test_board_writes_invalidate_the_snapshot(tmp_path: Path, monkeypatch: pytes
 
 def test_in_place_edits_are_seen_after_the_snapshot_ages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An edit that leaves the directory alone is seen once the snapshot is older than its max age."""
-    monkeypatch.setattr(store_module, "RACY_WINDOW_NS", 0)
+    monkeypatch.setattr(reads_module, "RACY_WINDOW_NS", 0)
     monkeypatch.setattr(store_module, "SNAPSHOT_MAX_AGE", 3600.0)
     store = BoardStore(tmp_path)
     store.create("before")
@@ -140,7 +141,7 @@ def test_in_place_edits_are_seen_after_the_snapshot_ages(tmp_path: Path, monkeyp
 
 def test_recently_changed_directory_is_not_trusted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Within the racy window every query re-validates, so even an in-place edit is seen at once."""
-    monkeypatch.setattr(store_module, "RACY_WINDOW_NS", 10**18)
+    monkeypatch.setattr(reads_module, "RACY_WINDOW_NS", 10**18)
     monkeypatch.setattr(store_module, "SNAPSHOT_MAX_AGE", 3600.0)
     store = BoardStore(tmp_path)
     store.create("before")
@@ -174,7 +175,7 @@ def test_same_size_edit_within_a_coarse_timestamp_tick_is_seen(tmp_path: Path, m
 
 def test_snapshots_are_per_prefix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two prefixes on one directory keep separate listings."""
-    monkeypatch.setattr(store_module, "RACY_WINDOW_NS", 0)
+    monkeypatch.setattr(reads_module, "RACY_WINDOW_NS", 0)
     BoardStore(tmp_path).create("board")
     BoardStore(tmp_path, id_prefix="OPS-").create("ops")
     assert titles(BoardStore(tmp_path)) == ["board"]
