@@ -45,6 +45,7 @@ HEAVY_PLUGIN_MODULES = (
     "lorenz_local.tools",  # the board operations: a call imports them, listing reads the typed tools' specs
     "lorenz_local.files",
     "lorenz_mcp.upstream",
+    "lorenz_mcp.errors",
     "lorenz_mcp.limits",
 )
 #: The tool modules of the packs the embedded default does not mount (issue 40): a plugin registers a

@@ -137,7 +137,7 @@ class McpPack:
         options = self._options(context.settings)
         if options is None:
             return unsupported_tool_failure(name, [])
-        from .upstream import UpstreamError  # the SDK client: on first use, not at registration
+        from .errors import UpstreamError  # httpx2, through .limits: on first use, not at registration
 
         upstream = self._upstream(options, context.settings)
         try:
@@ -187,8 +187,8 @@ class McpPack:
         return prompt_specs(self._upstream(options, settings).offers(wait))
 
     async def read_resource(self, uri: str, context: ToolContext) -> ToolResult:
+        from .errors import UpstreamError  # httpx2, through .limits: on first use, not at registration
         from .offers import failure, read_result  # the SDK's types: on first use
-        from .upstream import UpstreamError  # the SDK client: on first use, not at registration
 
         options = self._options(context.settings)
         if options is None or not options.resources:
@@ -199,8 +199,8 @@ class McpPack:
             return failure(str(exc), exc.code)
 
     async def get_prompt(self, name: str, arguments: Mapping[str, Any] | None, context: ToolContext) -> ToolResult:
+        from .errors import UpstreamError  # httpx2, through .limits: on first use, not at registration
         from .offers import failure, prompt_result  # the SDK's types: on first use
-        from .upstream import UpstreamError  # the SDK client: on first use, not at registration
 
         options = self._options(context.settings)
         if options is None or not options.prompts:
@@ -219,8 +219,8 @@ class McpPack:
         context: ToolContext,
     ) -> ToolResult:
         """The upstream's completions of a prompt's or resource template's argument."""
+        from .errors import UpstreamError  # httpx2, through .limits: on first use, not at registration
         from .offers import failure  # the SDK's types: on first use
-        from .upstream import UpstreamError  # the SDK client: on first use, not at registration
 
         options = self._options(context.settings)
         if options is None:
@@ -240,8 +240,8 @@ class McpPack:
         return await self._watch(uri, context, subscribe=False)
 
     async def _watch(self, uri: str, context: ToolContext, *, subscribe: bool) -> ToolResult:
+        from .errors import UpstreamError  # httpx2, through .limits: on first use, not at registration
         from .offers import failure  # the SDK's types: on first use
-        from .upstream import UpstreamError  # the SDK client: on first use, not at registration
 
         options = self._options(context.settings)
         if options is None or not options.resources:

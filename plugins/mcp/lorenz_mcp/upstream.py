@@ -23,12 +23,13 @@ from lorenz import Backoff, redact_text
 
 from .asks import Asks, Log, Suspend
 from .connect import connect
-from .limits import ProgressThrottle, is_too_large, too_large
+from .errors import UpstreamError, describe, request_error
+from .limits import ProgressThrottle
 from .offers import Offers, complete, list_offers, list_tools
 from .options import McpOptions, resolve_references
 from .watched import NotOffered, Watched
 
-__all__ = ["Progress", "Upstream", "UpstreamError"]
+__all__ = ["Progress", "Upstream"]
 
 logger = logging.getLogger("lorenz_mcp")
 
@@ -55,23 +56,6 @@ _THREAD_IMPORTS = (
     "lorenz_mcp.retry",
     "lorenz_mcp.stdio",
 )
-
-
-class UpstreamError(Exception):
-    """The upstream could not answer: not started, gone mid-call, or broke the protocol; ``code``:
-    the JSON-RPC error code when it answered with an error; ``too_large``: its answer was over
-    ``server.max_result_bytes``."""
-
-    def __init__(self, message: str, code: int | None = None, *, too_large: bool = False) -> None:
-        super().__init__(message)
-        self.code = code
-        self.too_large = too_large
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
 
 
 class Upstream:
@@ -295,15 +279,7 @@ class Upstream:
         return redact_text(text, self._secrets)
 
     def _describe(self, exc: BaseException) -> str:
-        exc = _leaf(exc)
-        if isinstance(exc, TimeoutError):
-            return f"did not answer within {self.options.start_timeout_seconds:g} s (start_timeout_seconds)"
-        if isinstance(exc, FileNotFoundError):
-            return f"cannot start: {exc.strerror}: {exc.filename}"
-        text = str(exc) or type(exc).__name__
-        if is_too_large(text):
-            return too_large(self.max_bytes)
-        return self._redact(f"{type(exc).__name__}: {text}" if text != type(exc).__name__ else text)
+        return describe(exc, self.options, self.max_bytes, self._redact)
 
     async def _supervise(self) -> None:
         import anyio
@@ -413,24 +389,11 @@ class Upstream:
             return Offers()
 
     async def _request(self, send: Callable[[Any], Coroutine[Any, Any, Any]]) -> Any:
-        from mcp.shared.exceptions import MCPError
-        from mcp_types import CONNECTION_CLOSED
-
         if self._client is None:
             await self._connected.wait()  # the host's tool timeout bounds this wait
         client = self._client
         broken = self._broken
         try:
             return await send(client)
-        except MCPError as exc:
-            if is_too_large(str(exc)):
-                message = f"MCP server {self.options.describe()}: {too_large(self.max_bytes)}"
-                raise UpstreamError(message, exc.code, too_large=True) from None
-            if exc.code == CONNECTION_CLOSED:
-                broken.set()
-                msg = f"MCP server {self.options.describe()} ended during the call; it is being restarted"
-                raise UpstreamError(msg) from None
-            message = self._redact(f"MCP server {self.options.describe()}: {exc}")
-            raise UpstreamError(message, exc.code) from None
         except Exception as exc:
-            raise UpstreamError(f"MCP server {self.options.describe()}: {self._describe(exc)}") from None
+            raise request_error(exc, self.options, self.max_bytes, self._redact, broken) from None

@@ -20,9 +20,10 @@ from mcp.server.mcpserver import Context, MCPServer
 
 import lorenz_mcp.pack
 from lorenz.testing import loopback_server, open_workspace
+from lorenz_mcp.errors import UpstreamError
 from lorenz_mcp.options import parse_options
 from lorenz_mcp.pack import McpPack
-from lorenz_mcp.upstream import Upstream, UpstreamError
+from lorenz_mcp.upstream import Upstream
 
 pytestmark = pytest.mark.slow
 
