@@ -1,10 +1,10 @@
 """One upstream MCP server, supervised: connected (a stdio child in its own session, or Streamable
 HTTP), its tools listed, reconnected with back-off when it ends or breaks.
 
-Each upstream runs on an event loop of its own, in a thread: ``tool_specs`` is synchronous and may be
-asked from inside the host's loop, and callers come from any loop (``lorenz serve``'s, ``lorenz
-call``'s). Calls, progress and cancellation cross between the loops; nothing blocks the host's loop
-but the first listing, which is bounded by ``start_timeout_seconds``.
+Each upstream runs on an event loop of its own, in a thread (:mod:`.loop_thread`): ``tool_specs``
+is synchronous and may be asked from inside the host's loop, and callers come from any loop
+(``lorenz serve``'s, ``lorenz call``'s). Calls, progress and cancellation cross between the loops;
+nothing blocks the host's loop but the first listing, which is bounded by ``start_timeout_seconds``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import importlib
 import logging
 import threading
 import time
@@ -25,6 +24,7 @@ from .asks import Asks, Log, Suspend
 from .connect import connect
 from .errors import UpstreamError, describe, request_error
 from .limits import ProgressThrottle
+from .loop_thread import LoopThread
 from .offers import Offers, complete, list_offers, list_tools
 from .options import McpOptions, resolve_references
 from .watched import NotOffered, Watched
@@ -43,19 +43,6 @@ _LIST_CHANGED = frozenset(
 )
 
 Progress = Callable[[float, float | None, str | None], Coroutine[Any, Any, None]]
-
-#: What the upstream's thread imports, imported by the thread starting it first: two threads
-#: importing one package at once (the SDK's client pulls in its server) can deadlock on its locks.
-_THREAD_IMPORTS = (
-    "anyio",
-    "httpx2",
-    "mcp",
-    "mcp.client.streamable_http",
-    "mcp.shared.exceptions",
-    "mcp_types",
-    "lorenz_mcp.retry",
-    "lorenz_mcp.stdio",
-)
 
 
 class Upstream:
@@ -94,11 +81,8 @@ class Upstream:
         self._broken = asyncio.Event()
         self._stopping = False
         self._first = threading.Event()
-        for module in _THREAD_IMPORTS:
-            importlib.import_module(module)
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name=f"lorenz-mcp {label}", daemon=True)
-        self._thread.start()
+        self._home = LoopThread(f"lorenz-mcp {label}")
+        self._loop = self._home.loop
         self._supervisor = asyncio.run_coroutine_threadsafe(self._supervise(), self._loop)
 
     # -- what the pack asks ---------------------------------------------------------------------
@@ -198,7 +182,7 @@ class Upstream:
                 throttle.flush()
 
         with self._asks.calling(name, client_input, suspend, log, level) as declined:
-            result = await self._across(self._request(send))
+            result = await self._home.across(self._request(send))
         if declined and result.is_error:  # the client learns why, whatever the upstream made of it
             from mcp_types import TextContent
 
@@ -213,7 +197,7 @@ class Upstream:
         """``resources/subscribe`` on the upstream, from any loop; again after each restart."""
         self.watched.uris.add(uri)
         try:
-            await self._across(self._request(lambda client: self._subscribe(client, uri)))
+            await self._home.across(self._request(lambda client: self._subscribe(client, uri)))
         except UpstreamError:
             self.watched.uris.discard(uri)
             raise
@@ -221,7 +205,7 @@ class Upstream:
     async def unsubscribe(self, uri: str) -> None:
         """``resources/unsubscribe`` on the upstream, from any loop."""
         self.watched.uris.discard(uri)
-        await self._across(self._request(lambda client: self.watched.send(client, uri, subscribe=False)))
+        await self._home.across(self._request(lambda client: self.watched.send(client, uri, subscribe=False)))
 
     async def _subscribe(self, client: Any, uri: str) -> None:
         try:
@@ -231,11 +215,11 @@ class Upstream:
 
     async def read(self, uri: str) -> Any:
         """``resources/read`` on the upstream, from any loop: the ``ReadResourceResult``."""
-        return await self._across(self._request(lambda client: client.read_resource(uri, cache_mode="bypass")))
+        return await self._home.across(self._request(lambda client: client.read_resource(uri, cache_mode="bypass")))
 
     async def prompt(self, name: str, arguments: Mapping[str, str]) -> Any:
         """``prompts/get`` on the upstream, from any loop: the ``GetPromptResult``."""
-        return await self._across(self._request(lambda client: client.get_prompt(name, dict(arguments))))
+        return await self._home.across(self._request(lambda client: client.get_prompt(name, dict(arguments))))
 
     async def complete(
         self, ref: Mapping[str, Any], argument: Mapping[str, str], context_arguments: Mapping[str, str]
@@ -244,17 +228,7 @@ class Upstream:
         values when the upstream does not declare completions)."""
 
         work = self._request(lambda client: complete(client, ref, argument, context_arguments))
-        return await self._across(work)  # type: ignore[no-any-return]
-
-    async def _across(self, work: Coroutine[Any, Any, Any]) -> Any:
-        """Run ``work`` on the upstream's loop; cancelling the caller cancels it there (and the SDK
-        tells the upstream, ``notifications/cancelled``)."""
-        future = asyncio.run_coroutine_threadsafe(work, self._loop)
-        try:
-            return await asyncio.wrap_future(future)
-        except asyncio.CancelledError:
-            future.cancel()
-            raise
+        return await self._home.across(work)  # type: ignore[no-any-return]
 
     def close(self) -> None:
         """Stop the upstream (its process ends) and the loop; waits a bounded time."""
@@ -269,9 +243,7 @@ class Upstream:
             self._loop.call_soon_threadsafe(stop)
         with contextlib.suppress(concurrent.futures.TimeoutError, concurrent.futures.CancelledError, Exception):
             self._supervisor.result(_STOP_TIMEOUT)
-        with contextlib.suppress(RuntimeError):
-            self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(_STOP_TIMEOUT)
+        self._home.stop(_STOP_TIMEOUT)
 
     # -- on the upstream's loop -----------------------------------------------------------------
 
