@@ -89,8 +89,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     test ending the run alone. Under ``--dist loadgroup`` a grouped test's id gets its group."""
     if hasattr(config, "workerinput"):
         items.sort(key=lambda item: (item.get_closest_marker("slow") is None, item.get_closest_marker("fuzz") is None))
-        if config.getvalue("loadgroup"):
+        # A worker is started with the command line, not with the dist chosen above: it is told.
+        if config.getvalue("loadgroup") or config.workerinput.get("lorenz_loadgroup"):
             _name_groups(items)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: object) -> None:
+    """Tell each xdist worker whether the run is ``--dist loadgroup`` (which it names groups for)."""
+    config: pytest.Config = node.config  # type: ignore[attr-defined]
+    node.workerinput["lorenz_loadgroup"] = config.getvalue("dist") == "loadgroup"  # type: ignore[attr-defined]
 
 
 def _name_groups(items: list[pytest.Item]) -> None:
