@@ -109,7 +109,12 @@ def _name_groups(items: list[pytest.Item]) -> None:
     for item in items:
         marks = item.iter_markers("xdist_group")
         names = sorted({str(mark.args[0] if mark.args else mark.kwargs.get("name", "default")) for mark in marks})
-        if names and "@" not in item.nodeid.rpartition("::")[2] and hasattr(item, "_id"):
+        if not names or "@" in item.nodeid.rpartition("::")[2]:
+            continue
+        grouped = f"{item.nodeid}@{'_'.join(names)}"
+        if hasattr(item, "_id"):
             from _pytest.nodeid import coerce_node_id
 
-            item._id = coerce_node_id(f"{item.nodeid}@{'_'.join(names)}")
+            item._id = coerce_node_id(grouped)
+        else:  # pytest 8
+            item._nodeid = grouped
