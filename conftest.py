@@ -82,9 +82,39 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return int(chosen) if chosen else 2 * len(os.sched_getaffinity(0))
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """On an xdist worker the tests marked ``slow``, then ``fuzz``, go first (each in their order):
     they start while the workers are fresh and the quick ones fill the gaps, rather than one long
-    test ending the run alone."""
+    test ending the run alone. Under ``--dist loadgroup`` a grouped test's id gets its group."""
     if hasattr(config, "workerinput"):
         items.sort(key=lambda item: (item.get_closest_marker("slow") is None, item.get_closest_marker("fuzz") is None))
+        # A worker is started with the command line, not with the dist chosen above: it is told.
+        if config.getvalue("loadgroup") or config.workerinput.get("lorenz_loadgroup"):
+            _name_groups(items)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: object) -> None:
+    """Tell each xdist worker whether the run is ``--dist loadgroup`` (which it names groups for)."""
+    config: pytest.Config = node.config  # type: ignore[attr-defined]
+    node.workerinput["lorenz_loadgroup"] = config.getvalue("dist") == "loadgroup"  # type: ignore[attr-defined]
+
+
+def _name_groups(items: list[pytest.Item]) -> None:
+    """``@name`` after the node id of a test marked ``xdist_group(name)``: that is how xdist sends a
+    group to one worker. xdist sets the old ``item._nodeid``, which pytest 9 no longer reads (the id
+    is ``item._id``); without this every worker that picks up a test of a grouped module sets up the
+    module's costly fixture again."""
+    for item in items:
+        marks = item.iter_markers("xdist_group")
+        names = sorted({str(mark.args[0] if mark.args else mark.kwargs.get("name", "default")) for mark in marks})
+        if not names or "@" in item.nodeid.rpartition("::")[2]:
+            continue
+        grouped = f"{item.nodeid}@{'_'.join(names)}"
+        if hasattr(item, "_id"):
+            from _pytest.nodeid import coerce_node_id
+
+            item._id = coerce_node_id(grouped)
+        else:  # pytest 8
+            item._nodeid = grouped

@@ -47,6 +47,7 @@ def project(tmp_path: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow  # starts the imported servers: started first
 def test_a_claude_desktop_config_with_two_servers_is_imported_with_references(project: Path) -> None:
     server = {"command": sys.executable, "args": [str(project / "upstream.py")]}
     config = {
@@ -139,6 +140,7 @@ def test_a_secret_that_cannot_be_a_reference_is_refused(project: Path, server: d
     assert not (project / "WORKFLOW.md").exists()
 
 
+@pytest.mark.slow  # starts the server it mounts: started first
 def test_mount_provider_mcp_writes_a_reference_for_an_env_value(project: Path) -> None:
     command = f"{sys.executable} {project / 'upstream.py'}"
     mounted = lorenz(

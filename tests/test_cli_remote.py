@@ -19,6 +19,9 @@ import pytest
 LORENZ = Path(sys.executable).with_name("lorenz")
 TOKEN = "remote-test-token"
 
+# One parallel worker runs the module: its `lorenz serve` starts once, not once per worker.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("cli-remote")]
+
 
 def _env(**extra: str) -> dict[str, str]:
     environ = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
@@ -66,7 +69,6 @@ def lorenz(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.slow
 def test_tools_and_call_on_the_running_server(served: str, tmp_path: Path) -> None:
     listed = lorenz("tools", "--server", served, "--json", "--token", TOKEN)
     assert listed.returncode == 0, listed.stderr

@@ -57,6 +57,7 @@ def _pack(projects: dict[str, Path], name: str) -> ModuleType:
     return importlib.import_module(f"lorenz_{name}")
 
 
+@pytest.mark.slow  # ruff, mypy and pytest on four projects: started first
 def test_generated_projects_check_clean(projects: dict[str, Path]) -> None:
     """As generated: ruff check, ruff format --check, mypy --strict and `lorenz lint` all pass."""
     for name, project in projects.items():
