@@ -206,6 +206,9 @@ def _after_caller_left(task: asyncio.Task[CallOutcome] | None, slot: CallSlot, c
         if failed:
             return CallOutcome(failed[0], "failure")
         return CallOutcome(slot.orphan_results[-1] if slot.orphan_results else tool_success(None), "success")
+    if slot.last_returned is not None:  # the cancel overtook the tool result a thread returned
+        returned = slot.last_returned
+        return CallOutcome(returned, "success" if returned.success else "failure")
     return CallOutcome(tool_failure(f"tool {call.tool} was cancelled"), "cancelled")
 
 

@@ -43,6 +43,9 @@ class CallSlot:
         self.orphans_returned = 0
         self.orphan_results: list[ToolResult] = []
         self.orphan_errors: list[BaseException] = []
+        #: The tool result the last thread the task did await returned: a cancel that lands while
+        #: that result is on its way back to the task (loop turns after the thread ended) loses it.
+        self.last_returned: ToolResult | None = None
         self._when_free: list[Callable[[], None]] = []
 
     def hold(self) -> None:
@@ -66,6 +69,8 @@ class CallSlot:
         orphan = self.task_ended or cut_off
         if orphan:
             self.orphan_ended(error, value)
+        elif error is None:
+            self.last_returned = value if isinstance(value, ToolResult) else None
         self.drop()
         return orphan
 
