@@ -12,6 +12,7 @@ import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
@@ -247,6 +248,36 @@ def test_a_site_directory_touched_without_a_plugin_change_reloads_nothing(
         assert not [
             r.message for r in caplog.records if "installed plugins changed" in r.message or "reloaded" in r.message
         ]
+    finally:
+        asyncio.run(live.aclose())
+
+
+def test_an_edit_made_while_a_reload_loads_that_mounts_a_new_pack_is_served(
+    tmp_path: Path, site: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reload's discovery imports only what the workflow mounted when it ran; an edit that lands
+    while that reload loads and mounts another pack is served with the pack (it once loaded
+    without it, and the edit was taken as seen: 1 run in ~15 under load)."""
+    from lorenz.host import LiveWorkspace
+
+    _watching_every_look(monkeypatch)
+    workflow, board = tmp_path / "WORKFLOW.md", tmp_path / "board"
+    write_workflow(workflow, board)
+    live = LiveWorkspace.open(cwd=tmp_path, env=ENV)
+    try:
+        install(site)
+        load = live._load
+        edits = iter([lambda: write_workflow(workflow, board, "tools:\n  latecomer: {}\n")])
+
+        def load_while_edited(discovery: Any = None) -> Any:
+            loaded = load(discovery)
+            next(edits, lambda: None)()  # the user saves the workflow as the reload reads it
+            return loaded
+
+        monkeypatch.setattr(live, "_load", load_while_edited)
+        assert live.changed() is True and live.check() is True
+        assert "latecomer_hello" in {spec.name for spec in live.snapshot().specs}
+        assert live.changed() is False
     finally:
         asyncio.run(live.aclose())
 

@@ -251,16 +251,18 @@ class LiveWorkspace:
             )
             self._remount = True
         installs, self._rediscover = self._rediscover, False
-        isolation = _signature(self._watched) != self._signature and workflow_needs_rediscovery(
-            self._watched, self._snapshot.workspace.discovery
-        )
-        if installs or isolation:
-            # A site directory's mtime moved but no plugin came, went or changed: nothing to reload.
-            discovery = self._discover(always=isolation)
-            if discovery is not None:
-                self._discovery = discovery
         for _ in range(_RELOAD_ATTEMPTS):
             signature = _signature(self._watched)
+            # Asked again on each attempt: an edit made while loading may mount or isolate a pack
+            # the discovery in hand left unimported.
+            basis = self._snapshot.workspace.discovery if discovery is None else discovery
+            isolation = signature != self._signature and workflow_needs_rediscovery(self._watched, basis)
+            if installs or isolation:
+                installs = False
+                # A site directory's mtime moved but no plugin came, went or changed: nothing to reload.
+                found = self._discover(always=isolation)
+                if found is not None:
+                    discovery = self._discovery = found
             if signature == self._signature and discovery is None and not self._remount:
                 return False
             self._remount = False
