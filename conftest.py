@@ -5,6 +5,7 @@ the parallel run: ``python -m pytest`` spreads the tests over pytest-xdist worke
 
 import os
 import socket
+import sys
 from collections.abc import Iterator
 
 import httpx
@@ -18,6 +19,12 @@ settings.register_profile(
     "fuzz", max_examples=5000, deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
 )
 settings.load_profile(os.environ.get("LORENZ_HYPOTHESIS_PROFILE", "default"))
+
+# The suite starts hundreds of `lorenz` and Python subprocesses, and xdist workers that rewrite the
+# asserts of every test module: where the environment turns bytecode caching off, each of them
+# compiled the editable core and the tests again (docs/performance.md, "Bytecode").
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 
 @pytest.fixture
