@@ -3,14 +3,19 @@ hypothesis profiles: a fast default for the normal suite, ``fuzz`` (``nox -s fuz
 Also a backend that never answers, for the timeout tests of the core and every bundled client, and
 the parallel run: ``python -m pytest`` spreads the tests over pytest-xdist workers."""
 
+import compileall
+import logging
 import os
+import re
 import socket
-import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
 from hypothesis import HealthCheck, settings
+
+ROOT = Path(__file__).parent
 
 # The normal suite runs 200 examples per fuzz target (targets leave max_examples to the
 # profile); `nox -s fuzz` selects the `fuzz` profile (LORENZ_HYPOTHESIS_PROFILE=fuzz): 5,000 each.
@@ -20,11 +25,24 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("LORENZ_HYPOTHESIS_PROFILE", "default"))
 
-# The suite starts hundreds of `lorenz` and Python subprocesses, and xdist workers that rewrite the
-# asserts of every test module: where the environment turns bytecode caching off, each of them
-# compiled the editable core and the tests again (docs/performance.md, "Bytecode").
-os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-sys.dont_write_bytecode = False
+#: The editable sources, which no test edits; the project templates are data, never imported.
+COMPILED = [ROOT / "core" / "lorenz", *sorted((ROOT / "plugins").glob("*/lorenz_*"))]
+TEMPLATES = re.compile(r"[/\\](scaffold[/\\]project|openapi[/\\]template)[/\\]")
+
+
+@pytest.fixture(autouse=True)
+def _logging_restored() -> Iterator[None]:
+    """A command run in-process (``main(["serve", ...])``) sets the ``lorenz`` and uvicorn access
+    loggers up for a terminal: a handler on the stderr of that moment, no propagation. Undone after
+    each test, so a later test's ``caplog`` sees the records whichever worker ran what before it,
+    and nothing writes to a closed capture stream."""
+    loggers = [logging.getLogger(name) for name in ("lorenz", "uvicorn.access")]
+    saved = [(logger.handlers[:], logger.propagate, logger.level) for logger in loggers]
+    yield
+    for logger, (handlers, propagate, level) in zip(loggers, saved, strict=True):
+        logger.handlers[:] = handlers
+        logger.propagate = propagate
+        logger.setLevel(level)
 
 
 @pytest.fixture
@@ -62,6 +80,17 @@ class ShortTimeouts(httpx.AsyncBaseTransport):
 def short_timeouts() -> ShortTimeouts:
     """A transport that cuts every request's timeout to 0.5 s (``httpx.AsyncClient(transport=...)``)."""
     return ShortTimeouts(0.5)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile the editable sources once, before the workers start: where the environment turns
+    bytecode caching off (``PYTHONDONTWRITEBYTECODE``, as on the CI machines), each of the suite's
+    hundreds of ``lorenz`` subprocesses compiled them again (docs/performance.md, "Bytecode").
+    Writing stays off for the rest: tests write and rewrite modules within one second, which a
+    timestamped cache would serve stale."""
+    if not hasattr(config, "workerinput"):
+        for directory in COMPILED:
+            compileall.compile_dir(directory, quiet=2, rx=TEMPLATES)
 
 
 # Set here rather than in pyproject's addopts: an `-n` there is an unknown option under `-p no:xdist`,

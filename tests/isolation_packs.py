@@ -24,6 +24,10 @@ class Custom(BaseException):
     pass
 
 
+#: The ``acme_sleep`` calls asked to meet so far, and the event the last of them sets.
+MEETING = {"count": 0, "all_in": None}
+
+
 #: Forks, starts a new session, forks again and says the daemon's pid: it escapes any process group.
 DAEMON = (
     "import os, sys, time\\n"
@@ -78,6 +82,17 @@ class Acme:
             await anyio.to_thread.run_sync(time.sleep, 10**6)
         if name == "acme_sleep":
             began = time.monotonic()
+            if input.get("meet"):  # until that many calls are asleep here at once (at most `seconds`)
+                if MEETING["all_in"] is None:
+                    MEETING["all_in"] = asyncio.Event()
+                MEETING["count"] += 1
+                if MEETING["count"] >= input["meet"]:
+                    MEETING["all_in"].set()
+                try:
+                    await asyncio.wait_for(MEETING["all_in"].wait(), input.get("seconds", 0.5))
+                except asyncio.TimeoutError:
+                    return tool_success({"pid": os.getpid(), "met": False})
+                return tool_success({"pid": os.getpid(), "met": True})
             await asyncio.sleep(input.get("seconds", 0.5))
             return tool_success({"pid": os.getpid(), "began": began, "ended": time.monotonic()})
         if name == "acme_log":

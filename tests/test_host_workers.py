@@ -188,7 +188,7 @@ def health_pids(base_url: str, *, count: int = 64, keep_alive: bool = True) -> s
 
     async def gather() -> set[int]:
         pids: set[int] = set()
-        async with httpx.AsyncClient(limits=httpx.Limits(max_connections=16), headers=headers) as http:
+        async with httpx.AsyncClient(limits=httpx.Limits(max_connections=16), headers=headers, timeout=30) as http:
 
             async def one() -> None:
                 pids.add((await http.get(base_url + "/healthz")).json()["pid"])

@@ -138,7 +138,7 @@ class Upstream:
             listener()
 
     def _changed(self) -> bool:
-        tools_changed = self._reported is not None and self._tools != self._reported
+        tools_changed = self._reported is not None and (self._tools or ()) != self._reported
         offers_changed = self._reported_offers is not None and self._offers != self._reported_offers
         return tools_changed or offers_changed
 

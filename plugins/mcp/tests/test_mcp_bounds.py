@@ -194,6 +194,32 @@ def test_mounting_waits_once_for_every_slow_upstream(
         _pack(workspace).close()
 
 
+def test_an_upstream_still_starting_asks_the_host_for_no_remount(
+    tmp_path: Path, script: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Mounted before its first listing, an upstream has nothing new for the host until that listing
+    comes; it once said its tools had changed at every mount, so the host remounted it again and
+    again (hundreds of reloads a minute) for as long as it was starting, or forever if it never did."""
+    from lorenz.host import LiveWorkspace
+
+    monkeypatch.setattr(lorenz_mcp.pack, "MOUNT_WAIT_SECONDS", 0.5)
+    gate = tmp_path / "gate"
+    path = _workflow(tmp_path, script, {"slow": {"env": {"LIST_GATE": str(gate)}}})
+    live = LiveWorkspace.open(path, cwd=tmp_path, env={"LORENZ_LOAD_PLUGINS": "lorenz-mcp"})
+    try:
+        assert live.snapshot().specs == ()
+        assert live.changed() is False
+        gate.touch()
+        deadline = time.monotonic() + 60  # a bound on waiting for the listing, not a timing assertion
+        while not live.changed() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert live.check() is True
+        assert [spec.name for spec in live.snapshot().specs] == ["ok", "big", "chatty"]
+        assert live.changed() is False
+    finally:
+        anyio.run(live.aclose)
+
+
 def test_stderr_lines_name_the_instance(
     tmp_path: Path, script: list[str], stderr_log: pytest.LogCaptureFixture
 ) -> None:

@@ -230,11 +230,10 @@ def npx_everything() -> list[str]:
 
 def test_server_everything_via_npx_serves_sandboxed(npx_everything: list[str], serve: Any) -> None:
     served = serve(_workflow("everything", {"command": npx_everything, "sandbox": True}))
+    served.until_listed({"echo", "get-sum"})
 
     async def scenario() -> None:
         async with mcp.Client(served.url) as client:
-            tools = {tool.name for tool in (await client.list_tools()).tools}
-            assert {"echo", "get-sum"} <= tools, served.stderr()
             echo = await client.call_tool("echo", {"message": "hi"})
             assert echo.is_error is False and "hi" in _text(echo)
 
