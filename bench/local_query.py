@@ -42,7 +42,8 @@ from lorenz.toolcall.wire import refuse_unsafe_arguments
 from lorenz_local.board import BoardDocument, render_document
 from lorenz_local.cache import CACHE, SNAPSHOTS
 from lorenz_local.pack import local_tool_specs
-from lorenz_local.store import RACY_WINDOW_NS, BoardStore
+from lorenz_local.reads import RACY_WINDOW_NS
+from lorenz_local.store import BoardStore
 from lorenz_local.tools import run_local_tool
 
 #: Seconds until a board written just now is past the racy window (its snapshot trusted again).
@@ -233,7 +234,7 @@ def bench_hostile(root: Path, runs: int, size: int = 10_000) -> None:
 COMMENTER = textwrap.dedent(
     """
     import sys
-    from lorenz_local.store import RACY_WINDOW_NS, BoardStore
+    from lorenz_local.store import BoardStore
     store = BoardStore(sys.argv[1])
     print("ready", flush=True)
     sys.stdin.readline()
