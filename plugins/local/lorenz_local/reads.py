@@ -1,7 +1,7 @@
 """Reading one issue file for :class:`~.store.BoardStore`: the entry ``lstat``'ed (a symlink,
 FIFO or device is reported, never opened), read, parsed into its document and records, and kept in
 :data:`~.cache.CACHE` under the signature of what was read. A cached entry is trusted only once its
-mtime is older than its read by more than :data:`RACY_WINDOW_NS`. Errors name the issue, never the
+mtime and ctime are older than its read by more than :data:`RACY_WINDOW_NS`. Errors name the issue, never the
 board's absolute path.
 """
 
@@ -36,13 +36,15 @@ RACY_WINDOW_NS = 2_000_000_000
 
 
 def signature_of(st: os.stat_result) -> FileSignature:
-    return (st.st_ino, st.st_mtime_ns, st.st_size)
+    # ctime, which no one can set: an edit that puts the mtime back (`touch -d`, `cp -p`) moves it.
+    return (st.st_ino, st.st_mtime_ns, st.st_size, st.st_ctime_ns)
 
 
-def settled(signature: FileSignature, entry: CachedFile) -> bool:
-    """Whether ``entry`` can be trusted for a file of ``signature``: its mtime was older than the
-    read by more than the racy window, so an edit after the read would have moved the mtime."""
-    return signature[1] < entry.read_ns - RACY_WINDOW_NS
+def settled(signature: FileSignature, read_ns: int) -> bool:
+    """Whether what was read at ``read_ns`` can be trusted for a file of ``signature``: its mtime
+    and ctime were older than the read by more than the racy window, so an edit after the read
+    would have moved them."""
+    return max(signature[1], signature[3]) < read_ns - RACY_WINDOW_NS
 
 
 def not_regular(issue_id: str, kind: str) -> BoardFormatError:
@@ -76,7 +78,7 @@ def load(issue_id: str, path: str, st: os.stat_result | None = None) -> CachedFi
         return CachedFile(error=str(not_regular(issue_id, file_kind(st.st_mode))))
     signature = signature_of(st)
     hit = CACHE.get(path, signature)
-    if hit is not None and settled(signature, hit):
+    if hit is not None and settled(signature, hit.read_ns):
         return hit
     return read_entry(issue_id, path, hit, signature)[1]
 
