@@ -16,6 +16,7 @@ import contextlib
 import functools
 import hashlib
 import json
+import operator
 import os
 import stat
 import tempfile
@@ -183,6 +184,8 @@ def refresh(
     """After a full listing (``files``): rewrite the index when its settled rows are not what
     ``indexed`` (written at ``indexed_ns``) holds and it is at least :data:`REWRITE_INTERVAL_NS`
     old. What the index now holds and when it was written (or its write tried)."""
+    if indexed is not None and len(indexed) == len(files) and all(map(operator.is_, indexed.values(), files.values())):
+        return indexed, indexed_ns  # every file answered from the index as it stands (in its order)
     rows = {issue_id: row for issue_id, row in files.items() if settled(row[0], row[1])}
     if _same(indexed, rows):
         return indexed, indexed_ns

@@ -8,20 +8,24 @@ board's absolute path.
 from __future__ import annotations
 
 import hashlib
+import operator
 import os
 import stat
 import time
+from collections.abc import Callable, Iterable
 
 from attrs import evolve
 
 from . import files
 from .board import BoardFormatError, decode_text, issue_record, parse_document, query_row
-from .cache import CACHE, CachedFile, FileSignature
+from .cache import CACHE, CachedFile, FileRow, FileSignature
 from .files import NotRegularFileError, file_kind, read_error
 
 __all__ = [
     "RACY_WINDOW_NS",
+    "current_row",
     "load",
+    "lstat_all",
     "lstat_issue",
     "not_regular",
     "read_bytes",
@@ -35,9 +39,12 @@ __all__ = [
 RACY_WINDOW_NS = 2_000_000_000
 
 
-def signature_of(st: os.stat_result) -> FileSignature:
-    # ctime, which no one can set: an edit that puts the mtime back (`touch -d`, `cp -p`) moves it.
-    return (st.st_ino, st.st_mtime_ns, st.st_size, st.st_ctime_ns)
+#: ``signature_of(st)``, a :data:`~.cache.FileSignature`. With the ctime, which no one can set: an
+#: edit that puts the mtime back (``touch -d``, ``cp -p``) moves it. (An attrgetter: no Python
+#: frame for each of a board's 10,000 files.)
+signature_of: Callable[[os.stat_result], FileSignature] = operator.attrgetter(
+    "st_ino", "st_mtime_ns", "st_size", "st_ctime_ns"
+)
 
 
 def settled(signature: FileSignature, read_ns: int) -> bool:
@@ -45,6 +52,33 @@ def settled(signature: FileSignature, read_ns: int) -> bool:
     and ctime were older than the read by more than the racy window, so an edit after the read
     would have moved them."""
     return max(signature[1], signature[3]) < read_ns - RACY_WINDOW_NS
+
+
+def lstat_all(paths: Iterable[str]) -> list[FileSignature] | None:
+    """The signatures of ``paths``' entries (symlinks not followed), or ``None`` if any cannot be
+    ``lstat``'ed (vanished since the listing, say: each is then looked at on its own)."""
+    try:
+        return list(map(signature_of, map(os.lstat, paths)))
+    except OSError:
+        return None
+
+
+def current_row(issue_id: str, path: str, regular: bool, known: FileRow | None) -> FileRow:
+    """The row of ``path`` now: ``known`` while its signature holds and it is settled, else the
+    file read (through :data:`~.cache.CACHE`). ``regular``: the listing's word on its type.
+    Raises a worded ``OSError``."""
+    if known is None and regular and path not in CACHE:
+        # Never read: no cached entry to check an lstat against, so it is read at once
+        # (open(2) refuses a symlink, fstat anything else swapped in since readdir).
+        signature, entry = read_entry(issue_id, path)
+        if signature is not None:
+            return (signature, entry.read_ns, entry.record, entry.error)
+    st = lstat_issue(issue_id, path)
+    signature = signature_of(st)
+    if known is not None and known[0] == signature and settled(signature, known[1]):
+        return known
+    entry = load(issue_id, path, st)
+    return (signature, entry.read_ns, entry.record, entry.error)
 
 
 def not_regular(issue_id: str, kind: str) -> BoardFormatError:

@@ -31,7 +31,7 @@ from .board import (
     parse_document,
     render_document,
 )
-from .cache import CACHE, SNAPSHOTS, BoardSnapshot, CachedFile, FileRow
+from .cache import CACHE, SNAPSHOTS, BoardSnapshot, CachedFile, FileRow, FileSignature
 from .files import file_kind, io_error, os_error_text, worded
 from .locks import LOCK_FILE_NAME, board_lock, file_lock, process_lock
 from .options import DEFAULT_ID_PREFIX, PREFIX_RULE, is_valid_prefix, json_text
@@ -92,6 +92,7 @@ class BoardStore:
         self.id_prefix = id_prefix
         self._dir = os.fspath(self.directory)
         self._id_pattern = re.compile(re.escape(id_prefix) + "[0-9]+", re.ASCII)
+        self._file_pattern = re.compile(re.escape(id_prefix) + r"[0-9]+\.md", re.ASCII)
         self._on_skip = on_skip
 
     # -- ids ---------------------------------------------------------------------------------------
@@ -120,17 +121,16 @@ class BoardStore:
         type as ``readdir`` reports it, an ``lstat`` only where the filesystem does not)."""
         try:
             with os.scandir(self._dir) as entries:
-                match = self._id_pattern.fullmatch
+                match = self._file_pattern.fullmatch
                 found = [
-                    (entry.name[:-3], entry.is_file(follow_symlinks=False))
-                    for entry in entries
-                    if entry.name.endswith(".md") and match(entry.name[:-3])
+                    (entry.name[:-3], entry.is_file(follow_symlinks=False)) for entry in entries if match(entry.name)
                 ]
         except FileNotFoundError:
             return []
         except OSError as exc:
             raise io_error("failed to read board directory", exc) from exc
-        found.sort(key=lambda item: self._number(item[0]))
+        start = len(self.id_prefix)
+        found.sort(key=lambda item: int(item[0][start:]))
         return found
 
     def _allocate(self) -> tuple[str, str]:
@@ -213,28 +213,21 @@ class BoardStore:
         records: list[dict[str, Any]] = []
         skipped: list[SkippedFile] = []
         base = self._dir + os.sep
-        for issue_id, regular in self._listing():
-            path = base + issue_id + ".md"
-            try:
-                known = previous.get(issue_id)
-                row: FileRow | None = None
-                if known is None and regular and path not in CACHE:
-                    # Never read: no cached entry to check an lstat against, so it is read at once
-                    # (open(2) refuses a symlink, fstat anything else swapped in since readdir).
-                    signature, entry = reads.read_entry(issue_id, path)
-                    if signature is not None:
-                        row = (signature, entry.read_ns, entry.record, entry.error)
-                if row is None:
-                    st = reads.lstat_issue(issue_id, path)
-                    signature = reads.signature_of(st)
-                    if known is not None and known[0] == signature and reads.settled(signature, known[1]):
-                        row = known
-                    else:
-                        entry = reads.load(issue_id, path, st)
-                        row = (signature, entry.read_ns, entry.record, entry.error)
-            except OSError as exc:  # vanished or unreadable since the listing
-                skipped.append(SkippedFile(issue_id, os_error_text(exc)))
-                continue
+        listing = self._listing()
+        paths = [base + issue_id + ".md" for issue_id, _ in listing]
+        # Known rows are checked against one lstat each, all at once: the common case of a listing.
+        lstats = reads.lstat_all(paths) if previous else None
+        signatures: Sequence[FileSignature | None] = lstats or [None] * len(paths)
+        for (issue_id, regular), path, signature in zip(listing, paths, signatures, strict=True):
+            known = previous.get(issue_id)
+            if known is not None and known[0] == signature and reads.settled(known[0], known[1]):
+                row = known
+            else:
+                try:
+                    row = reads.current_row(issue_id, path, regular, known)
+                except OSError as exc:  # vanished or unreadable since the listing
+                    skipped.append(SkippedFile(issue_id, os_error_text(exc)))
+                    continue
             files[issue_id] = row
             if row[2] is None:
                 skipped.append(SkippedFile(issue_id, row[3] or "unreadable"))
