@@ -1,8 +1,8 @@
 """Reading one issue file for :class:`~.store.BoardStore`: the entry ``lstat``'ed (a symlink,
 FIFO or device is reported, never opened), read, parsed into its document and records, and kept in
 :data:`~.cache.CACHE` under the signature of what was read. A cached entry is trusted only once its
-mtime and ctime are older than its read by more than :data:`RACY_WINDOW_NS`. Errors name the issue, never the
-board's absolute path.
+mtime and ctime are older than its read by more than :data:`RACY_WINDOW_NS`. Errors name the issue,
+never the board's absolute path.
 """
 
 from __future__ import annotations
