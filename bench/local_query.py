@@ -2,10 +2,13 @@
 DSL's bounds, and multi-process writes.
 
 Usage: .venv/bin/python bench/local_query.py [--sizes 1000,10000] [--runs 30] [--dir /tmp/x]
-       [--sections queries,hostile,writes]
+       [--sections queries,parts,hostile,writes]
 
-* cold = the parse cache emptied before each query (files are in the OS page cache: this is the
-  cost of reading + parsing every issue file, not of the disk);
+* cold = a process's first query: the parse cache and snapshots emptied and the board's persisted
+  index removed before each query (files are in the OS page cache: this is the cost of reading +
+  parsing every issue file, and writing the index, not of the disk);
+* indexed = the same, with the persisted index left in place (what every later process's first
+  query costs: one ``lstat`` per file, the index read);
 * warm = the same query again on an unchanged board (answered from the board snapshot: one
   ``stat`` of the directory, no file touched);
 * after a write = a comment is appended to one issue (untimed) before each query, so the query
@@ -16,6 +19,9 @@ Usage: .venv/bin/python bench/local_query.py [--sizes 1000,10000] [--runs 30] [-
   CPU time, which other load on the machine barely changes, and wall time), and the host's own CPU
   on the same body before the pack runs (``json.loads``, the unsafe-argument refusal and the
   inputSchema check; a body the host refuses is marked so);
+* parts = what a first query's pieces cost on a 10,000-issue board (process CPU): listing the
+  directory, one ``lstat`` per file (through ``scandir`` and by path), reading every file, the
+  whole cold query, and the persisted index's read, check and write;
 * writes/s = 4 processes x 250 `local_comment` on one issue, all started together (each comment
   is a locked read-modify-write with two fsyncs).
 """
@@ -25,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -42,7 +49,8 @@ from lorenz.toolcall.wire import refuse_unsafe_arguments
 from lorenz_local.board import BoardDocument, render_document
 from lorenz_local.cache import CACHE, SNAPSHOTS
 from lorenz_local.pack import local_tool_specs
-from lorenz_local.store import RACY_WINDOW_NS, BoardStore
+from lorenz_local.reads import RACY_WINDOW_NS
+from lorenz_local.store import BoardStore
 from lorenz_local.tools import run_local_tool
 
 #: Seconds until a board written just now is past the racy window (its snapshot trusted again).
@@ -90,8 +98,11 @@ def p50s(fn: Callable[[], object], runs: int, before: Callable[[], None] | None 
 
 
 def bench_queries(root: Path, sizes: list[int], runs: int) -> None:
-    print("| board | query | cold p50 (ms) | cold CPU p50 (ms) | after a write p50 (ms) | warm p50 (ms) | cold/warm |")
-    print("|---:|---|---:|---:|---:|---:|---:|")
+    print(
+        "| board | query | cold p50 (ms) | cold CPU p50 (ms) | indexed p50 (ms) | indexed CPU p50 (ms) "
+        "| after a write p50 (ms) | warm p50 (ms) |"
+    )
+    print("|---:|---|---:|---:|---:|---:|---:|---:|")
     for size in sizes:
         board = root / f"board-{size}"
         generate(board, size)
@@ -108,20 +119,69 @@ def bench_queries(root: Path, sizes: list[int], runs: int) -> None:
                 CACHE.clear()
                 SNAPSHOTS.clear()
 
+            def drop_all_and_index() -> None:
+                drop_all()
+                shutil.rmtree(os.environ["XDG_CACHE_HOME"], ignore_errors=True)
+
             def write_one(store: BoardStore = writer) -> None:
                 store.append_comment("BOARD-1", "bench")
 
-            cold, cold_cpu = p50s(query, max(3, runs // 6), before=drop_all)
+            cold, cold_cpu = p50s(query, max(3, runs // 6), before=drop_all_and_index)
+            indexed, indexed_cpu = p50s(query, max(3, runs // 2), before=drop_all)
             query()
             after_write = p50(query, runs, before=write_one)
             time.sleep(SETTLE)  # past the racy window again
             query()
             warm = p50(query, runs)
             print(
-                f"| {size:,} | {label} | {cold:.1f} | {cold_cpu:.1f} | {after_write:.1f} | {warm:.2f} "
-                f"| {cold / warm:.0f}x |",
+                f"| {size:,} | {label} | {cold:.1f} | {cold_cpu:.1f} | {indexed:.1f} | {indexed_cpu:.1f} "
+                f"| {after_write:.1f} | {warm:.2f} |",
                 flush=True,
             )
+
+
+def bench_parts(root: Path, runs: int, size: int = 10_000) -> None:
+    from lorenz_local import files, index
+
+    board = root / f"board-{size}"
+    if not board.exists():
+        generate(board, size)
+        time.sleep(SETTLE)
+    directory = str(board)
+    paths = [entry.path for entry in os.scandir(directory) if entry.name.endswith(".md")]
+    store = BoardStore(board)
+    CACHE.clear()
+    SNAPSHOTS.clear()
+    store.records()  # writes the index
+    device = os.stat(directory).st_dev
+    loaded = index.load(directory, store.id_prefix, device)
+    assert loaded is not None, "no index was written"
+
+    def cold() -> None:
+        CACHE.clear()
+        SNAPSHOTS.clear()
+        shutil.rmtree(os.environ["XDG_CACHE_HOME"], ignore_errors=True)
+        store.records()
+
+    parts: dict[str, Callable[[], object]] = {
+        "scandir: names and d_type": lambda: [entry.is_file(follow_symlinks=False) for entry in os.scandir(directory)],
+        "scandir + DirEntry.stat() (an lstat each)": lambda: [
+            entry.stat(follow_symlinks=False) for entry in os.scandir(directory)
+        ],
+        "os.lstat by path": lambda: [os.lstat(path) for path in paths],
+        "reading every file (open O_NOFOLLOW, fstat, read, close)": lambda: [
+            files.read_regular(path) for path in paths
+        ],
+        "records(), nothing cached, no index (reads, parses, writes the index)": cold,
+        "the index: read and checked (index.load)": lambda: index.load(directory, store.id_prefix, device),
+        "the index: written (index.store)": lambda: index.store(directory, store.id_prefix, device, loaded[0]),
+    }
+    print(f"\nWhat a first query's parts cost on {size:,} issues ({runs} runs, process CPU):\n")
+    print("| part | CPU p50 (ms) | per file (µs) |")
+    print("|---|---:|---:|")
+    for label, part in parts.items():
+        _, cpu = p50s(part, runs)
+        print(f"| {label} | {cpu:.1f} | {cpu * 1000 / size:.1f} |", flush=True)
 
 
 MIB = 1 << 20
@@ -233,7 +293,7 @@ def bench_hostile(root: Path, runs: int, size: int = 10_000) -> None:
 COMMENTER = textwrap.dedent(
     """
     import sys
-    from lorenz_local.store import RACY_WINDOW_NS, BoardStore
+    from lorenz_local.store import BoardStore
     store = BoardStore(sys.argv[1])
     print("ready", flush=True)
     sys.stdin.readline()
@@ -279,14 +339,17 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--dir", default=None, help="where to generate boards (default: a temp dir)")
-    parser.add_argument("--sections", default="queries,hostile,writes")
+    parser.add_argument("--sections", default="queries,parts,hostile,writes")
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
     sections = set(args.sections.split(","))
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}\n")
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+        os.environ["XDG_CACHE_HOME"] = os.path.join(tmp, "cache")  # the boards' indexes: never the user's
         if "queries" in sections:
             bench_queries(Path(tmp), sizes, args.runs)
+        if "parts" in sections:
+            bench_parts(Path(tmp), max(5, args.runs // 2))
         if "hostile" in sections:
             bench_hostile(Path(tmp), max(5, args.runs // 3))
         if "writes" in sections:

@@ -1,10 +1,10 @@
 """Process-wide caches that let an unchanged board be queried without re-reading it.
 
-:data:`CACHE` holds parsed files keyed by path and ``(inode, mtime_ns, size)`` (a malformed file
-with its error); an entry whose mtime was not safely older than its read is re-validated against
-its content digest first. :data:`SNAPSHOTS` holds per board the last full listing, reused while
-the directory's own signature is unchanged. Both are bounded (least recently used go first) and
-thread-safe.
+:data:`CACHE` holds parsed files keyed by path and ``(inode, mtime_ns, size, ctime_ns)`` (a
+malformed file with its error); an entry whose mtime or ctime was not safely older than its read is
+re-validated against its content digest first. :data:`SNAPSHOTS` holds per board the last full
+listing, reused while the directory's own signature is unchanged. Both are bounded (least recently
+used go first) and thread-safe.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 from typing import Any
 
 from attrs import frozen
@@ -20,9 +21,22 @@ from lorenz import Issue, normalize_issue
 
 from .board import BoardDocument
 
-__all__ = ["CACHE", "SNAPSHOTS", "BoardSnapshot", "CachedFile", "FileSignature", "ParseCache", "SnapshotCache"]
+__all__ = [
+    "CACHE",
+    "SNAPSHOTS",
+    "BoardSnapshot",
+    "CachedFile",
+    "FileRow",
+    "FileSignature",
+    "ParseCache",
+    "SnapshotCache",
+]
 
-FileSignature = tuple[int, int, int]
+#: ``(st_ino, st_mtime_ns, st_size, st_ctime_ns)`` of a file as ``lstat``/``fstat`` report it.
+FileSignature = tuple[int, int, int, int]
+#: One file of a listing: its signature, ``time.time_ns()`` just before it was read, and its query
+#: record or why it is left out.
+FileRow = tuple[FileSignature, int, dict[str, Any] | None, str | None]
 
 
 @frozen(kw_only=True)
@@ -78,14 +92,18 @@ class ParseCache:
 
 @frozen(kw_only=True)
 class BoardSnapshot:
-    """One full listing of a board: per file ``(signature, parsed)``, in id order."""
+    """One full listing of a board: per file its row, in id order."""
 
     directory: FileSignature
     #: ``time.monotonic()`` when every file was last stat'ed.
     validated_at: float
     #: False when the directory changed too recently for its signature to be trusted.
     trusted: bool
-    files: dict[str, tuple[FileSignature, CachedFile]]
+    files: dict[str, FileRow]
+    #: The rows the board's persisted index (:mod:`.index`) holds as this process last read or
+    #: wrote it (``None``: no valid index), and when it was written (or its write tried), in ns.
+    indexed: Mapping[str, FileRow] | None
+    indexed_ns: int
     records: tuple[dict[str, Any], ...]
     #: ``(id, error)`` of the files left out.
     skipped: tuple[tuple[str, str], ...]

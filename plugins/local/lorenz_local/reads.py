@@ -1,27 +1,31 @@
 """Reading one issue file for :class:`~.store.BoardStore`: the entry ``lstat``'ed (a symlink,
 FIFO or device is reported, never opened), read, parsed into its document and records, and kept in
 :data:`~.cache.CACHE` under the signature of what was read. A cached entry is trusted only once its
-mtime is older than its read by more than :data:`RACY_WINDOW_NS`. Errors name the issue, never the
-board's absolute path.
+mtime and ctime are older than its read by more than :data:`RACY_WINDOW_NS`. Errors name the issue,
+never the board's absolute path.
 """
 
 from __future__ import annotations
 
 import hashlib
+import operator
 import os
 import stat
 import time
+from collections.abc import Callable, Iterable
 
 from attrs import evolve
 
 from . import files
 from .board import BoardFormatError, decode_text, issue_record, parse_document, query_row
-from .cache import CACHE, CachedFile, FileSignature
+from .cache import CACHE, CachedFile, FileRow, FileSignature
 from .files import NotRegularFileError, file_kind, read_error
 
 __all__ = [
     "RACY_WINDOW_NS",
+    "current_row",
     "load",
+    "lstat_all",
     "lstat_issue",
     "not_regular",
     "read_bytes",
@@ -35,14 +39,46 @@ __all__ = [
 RACY_WINDOW_NS = 2_000_000_000
 
 
-def signature_of(st: os.stat_result) -> FileSignature:
-    return (st.st_ino, st.st_mtime_ns, st.st_size)
+#: ``signature_of(st)``, a :data:`~.cache.FileSignature`. With the ctime, which no one can set: an
+#: edit that puts the mtime back (``touch -d``, ``cp -p``) moves it. (An attrgetter: no Python
+#: frame for each of a board's 10,000 files.)
+signature_of: Callable[[os.stat_result], FileSignature] = operator.attrgetter(
+    "st_ino", "st_mtime_ns", "st_size", "st_ctime_ns"
+)
 
 
-def settled(signature: FileSignature, entry: CachedFile) -> bool:
-    """Whether ``entry`` can be trusted for a file of ``signature``: its mtime was older than the
-    read by more than the racy window, so an edit after the read would have moved the mtime."""
-    return signature[1] < entry.read_ns - RACY_WINDOW_NS
+def settled(signature: FileSignature, read_ns: int) -> bool:
+    """Whether what was read at ``read_ns`` can be trusted for a file of ``signature``: its mtime
+    and ctime were older than the read by more than the racy window, so an edit after the read
+    would have moved them."""
+    return max(signature[1], signature[3]) < read_ns - RACY_WINDOW_NS
+
+
+def lstat_all(paths: Iterable[str]) -> list[FileSignature] | None:
+    """The signatures of ``paths``' entries (symlinks not followed), or ``None`` if any cannot be
+    ``lstat``'ed (vanished since the listing, say: each is then looked at on its own)."""
+    try:
+        return list(map(signature_of, map(os.lstat, paths)))
+    except OSError:
+        return None
+
+
+def current_row(issue_id: str, path: str, regular: bool, known: FileRow | None) -> FileRow:
+    """The row of ``path`` now: ``known`` while its signature holds and it is settled, else the
+    file read (through :data:`~.cache.CACHE`). ``regular``: the listing's word on its type.
+    Raises a worded ``OSError``."""
+    if known is None and regular and path not in CACHE:
+        # Never read: no cached entry to check an lstat against, so it is read at once
+        # (open(2) refuses a symlink, fstat anything else swapped in since readdir).
+        signature, entry = read_entry(issue_id, path)
+        if signature is not None:
+            return (signature, entry.read_ns, entry.record, entry.error)
+    st = lstat_issue(issue_id, path)
+    signature = signature_of(st)
+    if known is not None and known[0] == signature and settled(signature, known[1]):
+        return known
+    entry = load(issue_id, path, st)
+    return (signature, entry.read_ns, entry.record, entry.error)
 
 
 def not_regular(issue_id: str, kind: str) -> BoardFormatError:
@@ -76,7 +112,7 @@ def load(issue_id: str, path: str, st: os.stat_result | None = None) -> CachedFi
         return CachedFile(error=str(not_regular(issue_id, file_kind(st.st_mode))))
     signature = signature_of(st)
     hit = CACHE.get(path, signature)
-    if hit is not None and settled(signature, hit):
+    if hit is not None and settled(signature, hit.read_ns):
         return hit
     return read_entry(issue_id, path, hit, signature)[1]
 

@@ -21,7 +21,7 @@ from attrs import frozen
 
 from lorenz import Issue
 
-from . import publish, reads
+from . import index, publish, reads
 from .board import (
     BoardDocument,
     check_storable,
@@ -31,7 +31,7 @@ from .board import (
     parse_document,
     render_document,
 )
-from .cache import CACHE, SNAPSHOTS, BoardSnapshot, CachedFile, FileSignature
+from .cache import CACHE, SNAPSHOTS, BoardSnapshot, CachedFile, FileRow, FileSignature
 from .files import file_kind, io_error, os_error_text, worded
 from .locks import LOCK_FILE_NAME, board_lock, file_lock, process_lock
 from .options import DEFAULT_ID_PREFIX, PREFIX_RULE, is_valid_prefix, json_text
@@ -92,6 +92,7 @@ class BoardStore:
         self.id_prefix = id_prefix
         self._dir = os.fspath(self.directory)
         self._id_pattern = re.compile(re.escape(id_prefix) + "[0-9]+", re.ASCII)
+        self._file_pattern = re.compile(re.escape(id_prefix) + r"[0-9]+\.md", re.ASCII)
         self._on_skip = on_skip
 
     # -- ids ---------------------------------------------------------------------------------------
@@ -120,17 +121,16 @@ class BoardStore:
         type as ``readdir`` reports it, an ``lstat`` only where the filesystem does not)."""
         try:
             with os.scandir(self._dir) as entries:
-                match = self._id_pattern.fullmatch
+                match = self._file_pattern.fullmatch
                 found = [
-                    (entry.name[:-3], entry.is_file(follow_symlinks=False))
-                    for entry in entries
-                    if entry.name.endswith(".md") and match(entry.name[:-3])
+                    (entry.name[:-3], entry.is_file(follow_symlinks=False)) for entry in entries if match(entry.name)
                 ]
         except FileNotFoundError:
             return []
         except OSError as exc:
             raise io_error("failed to read board directory", exc) from exc
-        found.sort(key=lambda item: self._number(item[0]))
+        start = len(self.id_prefix)
+        found.sort(key=lambda item: int(item[0][start:]))
         return found
 
     def _allocate(self) -> tuple[str, str]:
@@ -186,11 +186,13 @@ class BoardStore:
         """
         key = (self._dir, self.id_prefix)
         try:
-            directory = reads.signature_of(os.stat(self._dir))
+            directory_st = os.stat(self._dir)
         except FileNotFoundError:
             return [], []
         except OSError:
-            directory = (-1, -1, -1)  # issue_ids() below raises the board error
+            directory, device = (-1, -1, -1, -1), -1  # _listing() below raises the board error
+        else:
+            directory, device = reads.signature_of(directory_st), directory_st.st_dev
         snapshot = SNAPSHOTS.get(key)
         started = time.monotonic()
         if (
@@ -201,35 +203,36 @@ class BoardStore:
         ):
             return list(snapshot.records), [SkippedFile(*item) for item in snapshot.skipped]
         started_wall_ns = time.time_ns()
-        previous = snapshot.files if snapshot is not None else {}
-        files: dict[str, tuple[FileSignature, CachedFile]] = {}
+        if snapshot is not None:
+            previous, indexed, indexed_ns = snapshot.files, snapshot.indexed, snapshot.indexed_ns
+        else:  # a process's first listing of the board starts from its persisted index
+            loaded = index.load(self._dir, self.id_prefix, device)
+            previous, indexed_ns = loaded if loaded is not None else ({}, 0)
+            indexed = previous if loaded is not None else None
+        files: dict[str, FileRow] = {}
         records: list[dict[str, Any]] = []
         skipped: list[SkippedFile] = []
         base = self._dir + os.sep
-        for issue_id, regular in self._listing():
-            path = base + issue_id + ".md"
-            try:
-                known = previous.get(issue_id)
-                signature: FileSignature | None = None
-                if known is None and regular and path not in CACHE:
-                    # Never read: no cached entry to check an lstat against, so it is read at once
-                    # (open(2) refuses a symlink, fstat anything else swapped in since readdir).
-                    signature, entry = reads.read_entry(issue_id, path)
-                if signature is None:
-                    st = reads.lstat_issue(issue_id, path)
-                    signature = reads.signature_of(st)
-                    if known is not None and known[0] == signature and reads.settled(signature, known[1]):
-                        entry = known[1]
-                    else:
-                        entry = reads.load(issue_id, path, st)
-            except OSError as exc:  # vanished or unreadable since the listing
-                skipped.append(SkippedFile(issue_id, os_error_text(exc)))
-                continue
-            files[issue_id] = (signature, entry)
-            if entry.record is None:
-                skipped.append(SkippedFile(issue_id, entry.error or "unreadable"))
+        listing = self._listing()
+        paths = [base + issue_id + ".md" for issue_id, _ in listing]
+        # Known rows are checked against one lstat each, all at once: the common case of a listing.
+        lstats = reads.lstat_all(paths) if previous else None
+        signatures: Sequence[FileSignature | None] = lstats or [None] * len(paths)
+        for (issue_id, regular), path, signature in zip(listing, paths, signatures, strict=True):
+            known = previous.get(issue_id)
+            if known is not None and known[0] == signature and reads.settled(known[0], known[1]):
+                row = known
             else:
-                records.append(entry.record)
+                try:
+                    row = reads.current_row(issue_id, path, regular, known)
+                except OSError as exc:  # vanished or unreadable since the listing
+                    skipped.append(SkippedFile(issue_id, os_error_text(exc)))
+                    continue
+            files[issue_id] = row
+            if row[2] is None:
+                skipped.append(SkippedFile(issue_id, row[3] or "unreadable"))
+            else:
+                records.append(row[2])
         try:
             after = reads.signature_of(os.stat(self._dir))
         except OSError:
@@ -237,6 +240,8 @@ class BoardStore:
         # A directory changed within the last RACY_WINDOW_NS may change again within the same
         # timestamp tick without its signature moving: such a listing is re-validated next time.
         trusted = after == directory and directory[1] < started_wall_ns - reads.RACY_WINDOW_NS
+        if after == directory:  # a listing the directory changed under is not worth keeping
+            indexed, indexed_ns = index.refresh(self._dir, self.id_prefix, device, files, indexed, indexed_ns)
         SNAPSHOTS.put(
             key,
             BoardSnapshot(
@@ -244,6 +249,8 @@ class BoardStore:
                 validated_at=started,
                 trusted=trusted,
                 files=files,
+                indexed=indexed,
+                indexed_ns=indexed_ns,
                 records=tuple(records),
                 skipped=tuple((item.id, item.error) for item in skipped),
             ),
@@ -276,7 +283,7 @@ class BoardStore:
         except (ValueError, OSError):
             return None
         hit = CACHE.get(path, reads.signature_of(st)) if stat.S_ISREG(st.st_mode) else None
-        if hit is None or hit.document is None or not reads.settled(reads.signature_of(st), hit):
+        if hit is None or hit.document is None or not reads.settled(reads.signature_of(st), hit.read_ns):
             return None
         return document_content(str(issue_id), hit.document)
 

@@ -1,4 +1,5 @@
-"""Several processes on one board: no lost comment, no duplicate id, no torn file after SIGKILL."""
+"""Several processes on one board: no lost comment, no duplicate id, no torn file after SIGKILL, and
+a persisted query index that processes querying and writing at once never make answer wrongly."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from lorenz_local import index, reads
 from lorenz_local.board import parse_document
+from lorenz_local.cache import CACHE, SNAPSHOTS
 from lorenz_local.store import BoardStore
 
 pytestmark = pytest.mark.slow
@@ -41,6 +44,37 @@ CREATOR = textwrap.dedent(
     sys.stdin.readline()
     for index in range(count):
         print(store.create(f"c{worker}-{index}").id, flush=True)
+    """
+)
+STATUSER = textwrap.dedent(
+    """
+    import sys
+    from lorenz_local.store import BoardStore
+    board, worker, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    store = BoardStore(board)
+    print("ready", flush=True)
+    sys.stdin.readline()
+    for index in range(count):
+        store.update_status(f"BOARD-{int(worker) * 10 + index % 10 + 1}", f"S{worker}-{index}")
+    """
+)
+# Every query is a process's first (from the index), and the index is rewritten whenever rows
+# changed: the queriers race each other's index writes and the writers' renames.
+QUERIER = textwrap.dedent(
+    """
+    import sys
+    from lorenz_local import index, reads
+    from lorenz_local.cache import CACHE, SNAPSHOTS
+    from lorenz_local.store import BoardStore
+    index.REWRITE_INTERVAL_NS = 0
+    reads.RACY_WINDOW_NS = 50_000_000
+    store = BoardStore(sys.argv[1])
+    print("ready", flush=True)
+    sys.stdin.readline()
+    for _ in range(int(sys.argv[2])):
+        CACHE.clear()
+        SNAPSHOTS.clear()
+        assert len(store.records()[0]) == 20
     """
 )
 # Big comments make every write long, so a kill often lands in the middle of one.
@@ -96,6 +130,36 @@ def test_processes_never_lose_comments_or_mint_duplicate_ids(tmp_path: Path) -> 
     titles = [store.read(issue_id).title for issue_id in created]
     assert sorted(titles) == sorted(f"c{w}-{i}" for w in range(2) for i in range(25))
     assert [name for name in os.listdir(tmp_path) if name.endswith(".tmp")] == []
+
+
+def test_processes_writing_and_querying_leave_an_index_that_answers_right(
+    tmp_path: Path, index_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """2 processes changing statuses while 2 others query from (and rewrite) the index: afterwards
+    the index answers what reading every file answers, and every query saw the whole board."""
+    monkeypatch.setattr(reads, "RACY_WINDOW_NS", 50_000_000)
+    store = BoardStore(tmp_path)
+    for n in range(20):
+        store.create(f"issue {n}")
+    workers = [start(STATUSER, str(tmp_path), str(worker), "150") for worker in range(2)]
+    workers += [start(QUERIER, str(tmp_path), "60") for _ in range(2)]
+    for process in workers:
+        assert process.stdin is not None
+        process.stdin.write("go\n")
+        process.stdin.flush()
+    for process in workers:
+        process.communicate(timeout=120)
+        assert process.returncode == 0
+    CACHE.clear()
+    SNAPSHOTS.clear()
+    indexed = store.records()
+    assert index.load(str(tmp_path), "BOARD-", os.stat(tmp_path).st_dev) is not None
+    for path in index_cache.rglob("*.json"):
+        path.unlink()
+    CACHE.clear()
+    SNAPSHOTS.clear()
+    assert indexed == store.records()
+    assert [record["state"] for record in indexed[0]] == [f"S{w}-{140 + k}" for w in range(2) for k in range(10)]
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
