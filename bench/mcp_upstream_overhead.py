@@ -1,13 +1,16 @@
 """What serving an upstream MCP server through ``lorenz-mcp`` adds to a call of its tool (issue 40).
 
     .venv/bin/python bench/mcp_upstream_overhead.py [-n 500] [--rounds 5] [--mode legacy|auto]
+        [--against OTHER/.venv/bin/python]
 
 Starts a small stdio server on the SDK's ``MCPServer`` (one tool, ``add``) and calls it with the
 SDK client (``mcp.Client`` over stdio, sequential ``tools/call``) two ways: directly, and through
 ``lorenz serve --stdio`` mounting it as the ``mcp`` pack (the client's stdio to Lorenz, Lorenz's
 stdio to the same server). Each round does 50 warm-up calls, then ``-n`` timed ones per side, the
 sides interleaved; the figures are the medians over rounds of each round's p50, and their
-difference (the target is at most +0.5 ms).
+difference (the target is at most +0.5 ms). ``--against`` adds a third side, interleaved with the
+others: ``lorenz serve --stdio`` run by another interpreter (a baseline tree's venv, e.g. a worktree
+of ``main``), so a change and its baseline are measured in one run.
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--mode", default="legacy", help="the SDK client's mode (default legacy: 2025-11-25)")
+    parser.add_argument("--against", help="another tree's Python, whose lorenz serve is measured too (the baseline)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -69,28 +73,30 @@ def main() -> None:
         script.write_text(UPSTREAM, encoding="utf-8")
         front = f"tools:\n  mcp: {{command: [{sys.executable!r}, {str(script)!r}]}}\n"
         (root / "WORKFLOW.md").write_text(f"---\n{front}---\nBench.\n", encoding="utf-8")
+        serve = ["-m", "lorenz", "serve", "--stdio"]
         sides = {
-            "direct": (StdioServerParameters(command=sys.executable, args=[str(script)]), "add"),
-            "through lorenz-mcp": (
-                StdioServerParameters(
-                    command=sys.executable, args=["-m", "lorenz", "serve", "--stdio"], env=_env(), cwd=root
-                ),
-                "add",
-            ),
+            "direct": StdioServerParameters(command=sys.executable, args=[str(script)]),
+            "through lorenz-mcp": StdioServerParameters(command=sys.executable, args=serve, env=_env(), cwd=root),
         }
+        if args.against:
+            sides["through lorenz-mcp, baseline"] = StdioServerParameters(
+                command=args.against, args=serve, env=_env(), cwd=root
+            )
         p50s: dict[str, list[float]] = {side: [] for side in sides}
         for _ in range(args.rounds):
-            for side, (params, tool) in sides.items():
-                samples = anyio.run(_round, params, tool, args.n, args.mode)
+            for side, params in sides.items():
+                samples = anyio.run(_round, params, "add", args.n, args.mode)
                 p50s[side].append(statistics.median(samples) * 1000)
     load = os.getloadavg()[0]
-    direct, through = (statistics.median(p50s[side]) for side in sides)
+    direct, through, *baseline = (statistics.median(p50s[side]) for side in sides)
     print(f"{args.rounds} rounds of {args.n} sequential calls, client mode {args.mode}; load average {load:.1f}")
     print("| side | p50 (ms), median of rounds | rounds |")
     print("|---|---|---|")
     for side, values in p50s.items():
         print(f"| {side} | {statistics.median(values):.3f} | {', '.join(f'{v:.3f}' for v in values)} |")
     print(f"\nlorenz-mcp adds {through - direct:+.3f} ms per call (p50), {through / direct:.2f}x")
+    for before in baseline:
+        print(f"the baseline adds {before - direct:+.3f} ms per call (p50), {before / direct:.2f}x")
 
 
 if __name__ == "__main__":
