@@ -202,10 +202,16 @@ class Upstream:
                 sent.append(asyncio.run_coroutine_threadsafe(progress(done, total, message), caller))
 
         async def send(client: Any) -> Any:
+            from mcp_types import CallToolRequest, CallToolRequestParams, CallToolResult
+
             await self.watched.follow_level(client, self._asks.level())
             throttle = ProgressThrottle(forward, self._loop)
+            request = CallToolRequest(params=CallToolRequestParams(name=name, arguments=dict(arguments)))
             try:
-                return await client.call_tool(name, dict(arguments), progress_callback=throttle)
+                # Not ``client.call_tool``: it checks the structured result against the outputSchema
+                # in pure Python, and the host checks it again (the host's check is the one that
+                # answers, with jsonschema_rs).
+                return await client.session.send_request(request, CallToolResult, progress_callback=throttle)
             finally:
                 throttle.flush()
 
