@@ -215,16 +215,17 @@ class Upstream:
             finally:
                 throttle.flush()
 
-        with self._asks.calling(name, client_input, suspend, log, level) as declined:
+        with self._asks.calling(name, client_input, suspend, log, level) as call:
             result = await self._home.across(self._request(send))
-        if declined and result.is_error:  # the client learns why, whatever the upstream made of it
+        if call.declined and result.is_error:  # the client learns why, whatever the upstream made of it
             from mcp_types import TextContent
 
             said = " ".join(getattr(block, "text", "") for block in result.content)
-            notes = [TextContent(type="text", text=why) for why in dict.fromkeys(declined) if why not in said]
+            notes = [TextContent(type="text", text=why) for why in dict.fromkeys(call.declined) if why not in said]
             result = result.model_copy(update={"content": [*result.content, *notes]})
-        # The progress reported before the result reaches our caller before the result does.
-        await asyncio.gather(*(asyncio.wrap_future(one) for one in sent), return_exceptions=True)
+        # The progress and log messages sent before the result reach our caller before the result does.
+        relayed = (*sent, *call.relayed)
+        await asyncio.gather(*(asyncio.wrap_future(one) for one in relayed), return_exceptions=True)
         return result
 
     async def subscribe(self, uri: str) -> None:
