@@ -10,8 +10,9 @@ stdio to the same server). Each round does 50 warm-up calls, then ``-n`` timed o
 sides interleaved; the figures are the medians over rounds of each round's p50, and their
 difference (the target is at most +0.5 ms); and the CPU time the servers' processes (the upstream;
 ``lorenz serve`` and its upstream) spent per call, which the machine's load moves far less.
-``--against`` adds a third side, interleaved with the others: ``lorenz serve --stdio`` run by another interpreter (a baseline tree's venv, e.g. a worktree
-of ``main``), so a change and its baseline are measured in one run.
+``--against`` (repeatable) adds a side, interleaved with the others: ``lorenz serve --stdio`` run by
+another tree's interpreter (its venv; e.g. a worktree of ``main``), so a change and its baseline are
+measured in one run.
 """
 
 from __future__ import annotations
@@ -98,7 +99,12 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--mode", default="legacy", help="the SDK client's mode (default legacy: 2025-11-25)")
-    parser.add_argument("--against", help="another tree's Python, whose lorenz serve is measured too (the baseline)")
+    parser.add_argument(
+        "--against",
+        action="append",
+        default=[],
+        help="another tree's Python (.venv/bin/python), whose lorenz serve is measured too; repeatable",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -111,9 +117,10 @@ def main() -> None:
             "direct": StdioServerParameters(command=sys.executable, args=[str(script)]),
             "through lorenz-mcp": StdioServerParameters(command=sys.executable, args=serve, env=_env(), cwd=root),
         }
-        if args.against:
-            sides["through lorenz-mcp, baseline"] = StdioServerParameters(
-                command=args.against, args=serve, env=_env(), cwd=root
+        for other in args.against:
+            tree = Path(other).parents[2].name  # <tree>/.venv/bin/python
+            sides[f"through lorenz-mcp, {tree}"] = StdioServerParameters(
+                command=other, args=serve, env=_env(), cwd=root
             )
         p50s: dict[str, list[float]] = {side: [] for side in sides}
         cpus: dict[str, list[float]] = {side: [] for side in sides}
@@ -123,7 +130,7 @@ def main() -> None:
                 p50s[side].append(statistics.median(samples) * 1000)
                 cpus[side].append(cpu * 1000)
     load = os.getloadavg()[0]
-    direct, through, *baseline = (statistics.median(p50s[side]) for side in sides)
+    direct, through = (statistics.median(p50s[side]) for side in list(sides)[:2])
     print(f"{args.rounds} rounds of {args.n} sequential calls, client mode {args.mode}; load average {load:.1f}")
     print("| side | p50 (ms), median of rounds | rounds | servers' CPU per call (ms) |")
     print("|---|---|---|---|")
@@ -131,8 +138,9 @@ def main() -> None:
         rounds = ", ".join(f"{v:.3f}" for v in values)
         print(f"| {side} | {statistics.median(values):.3f} | {rounds} | {statistics.median(cpus[side]):.3f} |")
     print(f"\nlorenz-mcp adds {through - direct:+.3f} ms per call (p50), {through / direct:.2f}x")
-    for before in baseline:
-        print(f"the baseline adds {before - direct:+.3f} ms per call (p50), {before / direct:.2f}x")
+    for side in list(sides)[2:]:
+        before, tree = statistics.median(p50s[side]), side.removeprefix("through lorenz-mcp, ")
+        print(f"{tree} adds {before - direct:+.3f} ms per call (p50), {before / direct:.2f}x")
 
 
 if __name__ == "__main__":
