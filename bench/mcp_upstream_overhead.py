@@ -80,7 +80,18 @@ def _cpu_seconds(pids: list[int]) -> float:
 async def _round(params: StdioServerParameters, tool: str, n: int, mode: Any) -> tuple[list[float], float]:
     """Each timed call's latency, and the servers' CPU time per call."""
     samples: list[float] = []
-    async with mcp.Client(params, mode=mode) as client:
+    changed = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if getattr(getattr(message, "root", message), "method", None) == "notifications/tools/list_changed":
+            changed.set()
+
+    async with mcp.Client(params, mode=mode, message_handler=on_message) as client:
+        # A loaded machine may start the upstream after the mount's wait: it is listed once it answers.
+        with anyio.fail_after(120):
+            while tool not in {listed.name for listed in (await client.list_tools()).tools}:
+                await changed.wait()
+                changed = anyio.Event()
         for i in range(-50, n):
             if i == 0:
                 servers = _descendants()
