@@ -46,7 +46,7 @@ HEAVY_PLUGIN_MODULES = (
     "lorenz_local.files",
     "lorenz_mcp.upstream",
     "lorenz_mcp.errors",
-    "lorenz_mcp.loop_thread",
+    "lorenz_mcp.home",
     "lorenz_mcp.limits",
 )
 #: The tool modules of the packs the embedded default does not mount (issue 40): a plugin registers a

@@ -21,6 +21,7 @@ _EXPORTS: dict[str, str] = {
     "Caller": "lorenz.contracts",
     "ToolProvider": "lorenz.contracts",
     "PackInstance": "lorenz.contracts",
+    "serving_loop": "lorenz.contracts",
     "TrackerProvider": "lorenz.contracts",
     "TrackerContext": "lorenz.contracts",
     "RuntimeTrackerClient": "lorenz.contracts",
@@ -169,6 +170,7 @@ if TYPE_CHECKING:
     from .contracts import ToolSpec as ToolSpec
     from .contracts import TrackerContext as TrackerContext
     from .contracts import TrackerProvider as TrackerProvider
+    from .contracts import serving_loop as serving_loop
     from .extensions import CatalogProvider as CatalogProvider
     from .extensions import CatalogShaper as CatalogShaper
     from .extensions import Listing as Listing

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from attrs import field, frozen
@@ -15,6 +17,8 @@ from .settings.context import TrackerContext as TrackerContext
 from .settings.model import Settings
 
 if TYPE_CHECKING:
+    import asyncio
+
     import httpx
 
     from .client_input import ClientInput
@@ -29,6 +33,8 @@ __all__ = [
     "ProgressSink",
     "ResolveSecret",
     "send_progress",
+    "serving_loop",
+    "serving_on",
     "RuntimeTrackerClient",
     "ToolContext",
     "ToolProvider",
@@ -234,6 +240,33 @@ class PackInstance:
     settings: Settings
     tools_changed: Callable[[], None] = field(default=lambda: None)
     resource_updated: Callable[[str], None] = field(default=lambda uri: None)
+
+
+#: The loop :func:`serving_loop` names, set while a host that owns one mounts a workflow.
+_serving: ContextVar[asyncio.AbstractEventLoop | None] = ContextVar("lorenz_serving_loop", default=None)
+
+
+def serving_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop the host will serve this workflow's calls on, asked from a pack's hooks while
+    the host mounts it (``tool_specs``, ``resource_specs``, ``prompt_specs``), when that loop is the
+    host's own (``lorenz serve``, HTTP or ``--stdio``); ``None`` anywhere else (``lorenz call``, an
+    app another server's loop runs, a mount outside the host).
+
+    A pack keeping connections of its own may run them on it, so that its calls need not cross
+    between threads. While ``lorenz serve`` mounts at start the loop is not running yet (a pack that
+    must wait for it runs it with ``run_until_complete``); a reload mounts in a thread of its own,
+    while it runs."""
+    return _serving.get()
+
+
+@contextlib.contextmanager
+def serving_on(loop: asyncio.AbstractEventLoop | None) -> Iterator[None]:
+    """Within the block, :func:`serving_loop` is ``loop`` (the host, around mounting)."""
+    token = _serving.set(loop)
+    try:
+        yield
+    finally:
+        _serving.reset(token)
 
 
 @runtime_checkable

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import field, frozen
 
-from .contracts import ProgressSink, ToolContext, ToolProvider, ToolSpec, TrackerContext
+from .contracts import ProgressSink, ToolContext, ToolProvider, ToolSpec, TrackerContext, serving_on
 from .isolation.pool import IsolationPool
 from .mounting.inventory import Inventory, installed_tools, unsupported_failure
 from .mounting.model import Mounted
@@ -61,7 +61,9 @@ class Workspace:
     @functools.cached_property
     def mounted(self) -> Mounted:
         """The mounted packs and their tools (computed once), and the packs left out as broken."""
-        return mount(self.settings, self.discovery, self.isolation)
+        # Packs keeping connections (lorenz-mcp's upstreams) run them on the loop the host serves on.
+        with serving_on(self.isolation.home):
+            return mount(self.settings, self.discovery, self.isolation)
 
     def close(self) -> None:
         """Stop the isolated packs' processes (also done at interpreter exit)."""

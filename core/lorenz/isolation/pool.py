@@ -77,6 +77,11 @@ class IsolationPool:
         _pools.add(self)
 
     @property
+    def home(self) -> asyncio.AbstractEventLoop | None:
+        """The loop the host will serve on, when it gave the pool one (``lorenz serve``)."""
+        return self._home
+
+    @property
     def loop(self) -> asyncio.AbstractEventLoop:
         """The pool's home loop."""
         return self._home if self._home is not None else isolation_loop()

@@ -55,6 +55,8 @@ class _Call:
     level: str | None = None
     #: Why each of its requests was declined.
     declined: list[str] = field(factory=list)
+    #: Its log messages on their way to its client.
+    relayed: list[concurrent.futures.Future[None]] = field(factory=list)
 
 
 class Asks:
@@ -74,14 +76,15 @@ class Asks:
         suspend: Suspend | None = None,
         log: Log | None = None,
         level: str | None = None,
-    ) -> Iterator[list[str]]:
-        """While a call of ``tool`` is in flight (entered on the caller's loop): why each of the
-        upstream's requests meanwhile was declined. Its log messages go to ``log``."""
+    ) -> Iterator[_Call]:
+        """While a call of ``tool`` is in flight (entered on the caller's loop): the call, noting why
+        each of the upstream's requests meanwhile was declined, and its log messages relayed to
+        ``log`` (to be awaited before its result is handed on)."""
         key = next(self._ids)
         wanted = level if log is not None and level in LEVELS else None
         call = self._calls[key] = _Call(tool, client_input, asyncio.get_running_loop(), suspend, log, wanted)
         try:
-            yield call.declined
+            yield call
         finally:
             del self._calls[key]
 
@@ -111,7 +114,7 @@ class Asks:
             logger.debug("MCP server %s logged (%s) %s", self._describe, params.level, text)
             return
         if params.level in LEVELS and LEVELS.index(params.level) >= LEVELS.index(call.level):
-            asyncio.run_coroutine_threadsafe(call.log(params.level, text), call.loop)
+            call.relayed.append(asyncio.run_coroutine_threadsafe(call.log(params.level, text), call.loop))
 
     async def _sampling(self, context: Any, params: Any) -> Any:
         import mcp_types as types

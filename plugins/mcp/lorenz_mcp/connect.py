@@ -1,8 +1,9 @@
 """Opening one connection to an upstream MCP server: a stdio child (its stderr logged, its lines
 bounded) or Streamable HTTP (with retries of what is safe to retry), and the SDK client over it.
 
-Runs on the upstream's own loop (:mod:`.upstream` supervises); what the connection opens is
-entered on the caller's exit stack, so closing the stack ends the child or the HTTP session.
+Runs on the upstream's home loop (:mod:`.upstream` supervises; it may be the host's); what the
+connection opens is entered on the caller's exit stack, so closing the stack ends the child or the
+HTTP session.
 """
 
 from __future__ import annotations
@@ -107,6 +108,8 @@ async def connect(
 async def _confine(stack: contextlib.AsyncExitStack, options: McpOptions) -> tuple[SandboxedCommand, dict[str, str]]:
     """The sandbox ``options``' server runs under until ``stack`` closes, its runtime's preset
     granted, and the variables pointing the runtime at what the preset prepared."""
+    import anyio.to_thread
+
     from lorenz import Permissions, sandboxed_command  # only a sandboxed upstream
 
     from .presets import preset_for  # only a sandboxed upstream
@@ -125,4 +128,7 @@ async def _confine(stack: contextlib.AsyncExitStack, options: McpOptions) -> tup
     confined = await stack.enter_async_context(sandboxed)
     CONFINED[options.key] = confined
     stack.callback(CONFINED.pop, options.key, None)
-    return confined, preset.prepare(confined.sandbox.temp_dir) if preset is not None else {}
+    if preset is None:
+        return confined, {}
+    # Copying a package cache's index: in a thread, for this may be the loop the host serves on.
+    return confined, await anyio.to_thread.run_sync(preset.prepare, confined.sandbox.temp_dir)

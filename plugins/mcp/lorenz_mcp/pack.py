@@ -141,7 +141,7 @@ class McpPack:
 
         upstream = self._upstream(options, context.settings)
         try:
-            tools = upstream.tools()
+            tools = await upstream.callable_tools()
         except UpstreamError as exc:
             return tool_failure(str(exc), reason="upstream_unavailable", retryable=True)
         if not any(tool["name"] == name for tool in tools):

@@ -1,10 +1,13 @@
 """One upstream MCP server, supervised: connected (a stdio child in its own session, or Streamable
 HTTP), its tools listed, reconnected with back-off when it ends or breaks.
 
-Each upstream runs on an event loop of its own, in a thread (:mod:`.loop_thread`): ``tool_specs``
-is synchronous and may be asked from inside the host's loop, and callers come from any loop
-(``lorenz serve``'s, ``lorenz call``'s). Calls, progress and cancellation cross between the loops;
-nothing blocks the host's loop but the first listing, which is bounded by ``start_timeout_seconds``.
+Its connection runs on its *home* loop (:mod:`.home`): the loop ``lorenz serve`` serves on, when
+the pack is mounted by a host owning one, so that a call runs inline, with no crossing between
+threads; else an event loop of its own, in a thread (``lorenz call``). Callers come from any loop;
+a call from another loop than the home crosses over, and so do its progress and cancellation.
+``tool_specs`` is synchronous: at ``lorenz serve``'s start, before the host's loop serves, waiting
+for the first listing runs that loop; asked on the home loop itself, it does not wait. Nothing
+blocks the host's loop but that first listing, which is bounded by ``start_timeout_seconds``.
 """
 
 from __future__ import annotations
@@ -18,13 +21,13 @@ import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
-from lorenz import Backoff, redact_text
+from lorenz import Backoff, redact_text, serving_loop
 
 from .asks import Asks, Log, Suspend
 from .connect import connect
 from .errors import UpstreamError, describe, request_error
+from .home import HostLoop, LoopThread, running_loop, start
 from .limits import ProgressThrottle
-from .loop_thread import LoopThread
 from .offers import Offers, complete, list_offers, list_tools
 from .options import McpOptions, resolve_references
 from .watched import NotOffered, Watched
@@ -80,10 +83,13 @@ class Upstream:
         self._connected = asyncio.Event()
         self._broken = asyncio.Event()
         self._stopping = False
+        #: Set once its first start ended (listed or failed): for threads, and for the home loop.
         self._first = threading.Event()
-        self._home = LoopThread(f"lorenz-mcp {label}")
+        self._started = asyncio.Event()
+        host = serving_loop()
+        self._home = HostLoop(host) if host is not None and not host.is_closed() else LoopThread(f"lorenz-mcp {label}")
         self._loop = self._home.loop
-        self._supervisor = asyncio.run_coroutine_threadsafe(self._supervise(), self._loop)
+        self._supervisor = start(self._supervise(), self._loop)
 
     # -- what the pack asks ---------------------------------------------------------------------
 
@@ -91,6 +97,16 @@ class Upstream:
         """The upstream's tools (wire form), waiting for the first start up to its timeout;
         :class:`UpstreamError` when it has none to give."""
         self._first.wait(self.options.start_timeout_seconds + 1)
+        return self._available()
+
+    async def callable_tools(self) -> tuple[dict[str, Any], ...]:
+        """:meth:`tools` for a call: on the home loop, waiting for the first start lets it run."""
+        if not self._first.is_set() and running_loop() is self._loop:
+            await self._until_started(self.options.start_timeout_seconds + 1)
+            return self._available()
+        return self.tools()
+
+    def _available(self) -> tuple[dict[str, Any], ...]:
         tools = self._tools
         if tools is None:
             problem = self.error or self._describe(TimeoutError())
@@ -99,8 +115,20 @@ class Upstream:
 
     def _wait_first(self, wait: float) -> None:
         """Wait for the first listing until ``wait`` seconds after the upstream was started: every
-        hook a mount asks shares that one wait."""
-        self._first.wait(max(0.0, self._born + wait - time.monotonic()))
+        hook a mount asks shares that one wait. On the home loop itself it cannot wait (what it
+        waits for runs there); a host's loop not serving yet is run meanwhile."""
+        timeout = max(0.0, self._born + wait - time.monotonic())
+        loop, running = self._loop, running_loop()
+        if self._first.is_set() or running is loop:
+            return
+        if self._home.owned or loop.is_running():
+            self._first.wait(timeout)
+        elif running is None and not loop.is_closed():
+            loop.run_until_complete(self._until_started(timeout))
+
+    async def _until_started(self, seconds: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._started.wait(), seconds)
 
     def listed(self, wait: float) -> tuple[dict[str, Any], ...]:
         """The tools as listed now, waiting up to ``wait`` seconds after its start for the first
@@ -174,23 +202,30 @@ class Upstream:
                 sent.append(asyncio.run_coroutine_threadsafe(progress(done, total, message), caller))
 
         async def send(client: Any) -> Any:
+            from mcp_types import CallToolRequest, CallToolRequestParams, CallToolResult
+
             await self.watched.follow_level(client, self._asks.level())
             throttle = ProgressThrottle(forward, self._loop)
+            request = CallToolRequest(params=CallToolRequestParams(name=name, arguments=dict(arguments)))
             try:
-                return await client.call_tool(name, dict(arguments), progress_callback=throttle)
+                # Not ``client.call_tool``: it checks the structured result against the outputSchema
+                # in pure Python, and the host checks it again (the host's check is the one that
+                # answers, with jsonschema_rs).
+                return await client.session.send_request(request, CallToolResult, progress_callback=throttle)
             finally:
                 throttle.flush()
 
-        with self._asks.calling(name, client_input, suspend, log, level) as declined:
+        with self._asks.calling(name, client_input, suspend, log, level) as call:
             result = await self._home.across(self._request(send))
-        if declined and result.is_error:  # the client learns why, whatever the upstream made of it
+        if call.declined and result.is_error:  # the client learns why, whatever the upstream made of it
             from mcp_types import TextContent
 
             said = " ".join(getattr(block, "text", "") for block in result.content)
-            notes = [TextContent(type="text", text=why) for why in dict.fromkeys(declined) if why not in said]
+            notes = [TextContent(type="text", text=why) for why in dict.fromkeys(call.declined) if why not in said]
             result = result.model_copy(update={"content": [*result.content, *notes]})
-        # The progress reported before the result reaches our caller before the result does.
-        await asyncio.gather(*(asyncio.wrap_future(one) for one in sent), return_exceptions=True)
+        # The progress and log messages sent before the result reach our caller before the result does.
+        relayed = (*sent, *call.relayed)
+        await asyncio.gather(*(asyncio.wrap_future(one) for one in relayed), return_exceptions=True)
         return result
 
     async def subscribe(self, uri: str) -> None:
@@ -231,8 +266,10 @@ class Upstream:
         return await self._home.across(work)  # type: ignore[no-any-return]
 
     def close(self) -> None:
-        """Stop the upstream (its process ends) and the loop; waits a bounded time."""
-        if self._loop.is_closed():
+        """Stop the upstream (its process ends) and its own loop; waits a bounded time, except on
+        the home loop itself (the upstream then ends while it runs on)."""
+        loop, running = self._loop, running_loop()
+        if loop.is_closed():
             return
 
         def stop() -> None:
@@ -240,9 +277,13 @@ class Upstream:
             self._broken.set()
 
         with contextlib.suppress(RuntimeError):
-            self._loop.call_soon_threadsafe(stop)
+            loop.call_soon_threadsafe(stop)
         with contextlib.suppress(concurrent.futures.TimeoutError, concurrent.futures.CancelledError, Exception):
-            self._supervisor.result(_STOP_TIMEOUT)
+            if self._home.owned or (loop.is_running() and running is not loop):
+                self._supervisor.result(_STOP_TIMEOUT)
+            elif running is None:  # the host's loop, no longer (or not yet) serving: run it to the end
+                ended = asyncio.wrap_future(self._supervisor, loop=loop)
+                loop.run_until_complete(asyncio.wait_for(ended, _STOP_TIMEOUT))
         self._home.stop(_STOP_TIMEOUT)
 
     # -- on the upstream's loop -----------------------------------------------------------------
@@ -273,6 +314,7 @@ class Upstream:
                         self.list_error = None
                         await self.watched.restarted(client)
                         self._connected.set()
+                        self._started.set()
                         self._first.set()
                         self._notify()
                         await broken.wait()
@@ -288,6 +330,7 @@ class Upstream:
             finally:
                 self._connected.clear()
                 self._client = None
+                self._started.set()
                 self._first.set()
             if self._stopping:
                 return
