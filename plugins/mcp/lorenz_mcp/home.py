@@ -10,6 +10,7 @@ imported first by the thread starting it; stopping a thread waits a bounded time
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import contextvars
 import importlib
@@ -17,7 +18,7 @@ import threading
 from collections.abc import Coroutine
 from typing import Any
 
-__all__ = ["HostLoop", "LoopThread", "start"]
+__all__ = ["HostLoop", "LoopThread", "home_for", "start", "wait_ended"]
 
 #: What the upstream's thread imports, imported by the thread starting it first: two threads
 #: importing one package at once (the SDK's client pulls in its server) can deadlock on its locks.
@@ -87,6 +88,24 @@ class LoopThread:
         with contextlib.suppress(RuntimeError):
             self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(timeout)
+
+
+def home_for(host: asyncio.AbstractEventLoop | None, name: str) -> HostLoop | LoopThread:
+    """The host's loop (``lorenz.serving_loop()``) when it names an open one, else a thread ``name``."""
+    return HostLoop(host) if host is not None and not host.is_closed() else LoopThread(name)
+
+
+def wait_ended(home: HostLoop | LoopThread, work: concurrent.futures.Future[Any], timeout: float) -> None:
+    """Wait up to ``timeout`` seconds for ``work`` (a task on ``home``'s loop) to end, then stop
+    ``home``. Not on the home loop itself (the work then ends while the loop runs on); a host loop
+    no longer (or not yet) serving is run until then."""
+    loop, running = home.loop, running_loop()
+    with contextlib.suppress(concurrent.futures.TimeoutError, concurrent.futures.CancelledError, Exception):
+        if home.owned or (loop.is_running() and running is not loop):
+            work.result(timeout)
+        elif running is None:
+            loop.run_until_complete(asyncio.wait_for(asyncio.wrap_future(work, loop=loop), timeout))
+    home.stop(timeout)
 
 
 async def _cross(work: Coroutine[Any, Any, Any], loop: asyncio.AbstractEventLoop) -> Any:

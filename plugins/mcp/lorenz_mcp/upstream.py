@@ -1,13 +1,8 @@
 """One upstream MCP server, supervised: connected (a stdio child in its own session, or Streamable
-HTTP), its tools listed, reconnected with back-off when it ends or breaks.
-
-Its connection runs on its *home* loop (:mod:`.home`): the loop ``lorenz serve`` serves on, when
-the pack is mounted by a host owning one, so that a call runs inline, with no crossing between
-threads; else an event loop of its own, in a thread (``lorenz call``). Callers come from any loop;
-a call from another loop than the home crosses over, and so do its progress and cancellation.
-``tool_specs`` is synchronous: at ``lorenz serve``'s start, before the host's loop serves, waiting
-for the first listing runs that loop; asked on the home loop itself, it does not wait. Nothing
-blocks the host's loop but that first listing, which is bounded by ``start_timeout_seconds``.
+HTTP), its tools listed, reconnected with back-off when it ends or breaks. Its connection runs on
+its *home* loop (:mod:`.home`), the host's serving loop when there is one, and callers on any other
+loop cross over. Nothing blocks the host's loop but the first listing at ``lorenz serve``'s start,
+bounded by ``start_timeout_seconds``.
 """
 
 from __future__ import annotations
@@ -26,7 +21,7 @@ from lorenz import Backoff, redact_text, serving_loop
 from .asks import Asks, Log, Suspend
 from .connect import connect
 from .errors import UpstreamError, describe, request_error
-from .home import HostLoop, LoopThread, running_loop, start
+from .home import home_for, running_loop, start, wait_ended
 from .limits import ProgressThrottle
 from .offers import Offers, complete, list_offers, list_tools
 from .options import McpOptions, resolve_references
@@ -65,8 +60,7 @@ class Upstream:
         resolved = [v for v in (*self._env.values(), *self._headers.values()) if len(v) >= 3]
         self._secrets = (*secrets, *resolved, *(v.split(" ", 1)[-1] for v in resolved if " " in v))
         self._tools: tuple[dict[str, Any], ...] | None = None
-        #: The tools last handed to the host (``None``: never asked); a listing that differs is news.
-        self._reported: tuple[dict[str, Any], ...] | None = None
+        self._reported: tuple[dict[str, Any], ...] | None = None  # last handed to the host, if asked
         self._offers = Offers()
         #: Its calls in flight, to which its requests to the client are routed.
         self._asks = Asks(options.describe(), self._redact)
@@ -86,8 +80,7 @@ class Upstream:
         #: Set once its first start ended (listed or failed): for threads, and for the home loop.
         self._first = threading.Event()
         self._started = asyncio.Event()
-        host = serving_loop()
-        self._home = HostLoop(host) if host is not None and not host.is_closed() else LoopThread(f"lorenz-mcp {label}")
+        self._home = home_for(serving_loop(), f"lorenz-mcp {label}")
         self._loop = self._home.loop
         self._supervisor = start(self._supervise(), self._loop)
 
@@ -101,10 +94,10 @@ class Upstream:
 
     async def callable_tools(self) -> tuple[dict[str, Any], ...]:
         """:meth:`tools` for a call: on the home loop, waiting for the first start lets it run."""
-        if not self._first.is_set() and running_loop() is self._loop:
-            await self._until_started(self.options.start_timeout_seconds + 1)
-            return self._available()
-        return self.tools()
+        if self._first.is_set() or running_loop() is not self._loop:
+            return self.tools()
+        await self._until_started(self.options.start_timeout_seconds + 1)
+        return self._available()
 
     def _available(self) -> tuple[dict[str, Any], ...]:
         tools = self._tools
@@ -261,14 +254,13 @@ class Upstream:
     ) -> dict[str, Any]:
         """``completion/complete`` on the upstream, from any loop: the completion in wire form (no
         values when the upstream does not declare completions)."""
-
         work = self._request(lambda client: complete(client, ref, argument, context_arguments))
         return await self._home.across(work)  # type: ignore[no-any-return]
 
     def close(self) -> None:
         """Stop the upstream (its process ends) and its own loop; waits a bounded time, except on
         the home loop itself (the upstream then ends while it runs on)."""
-        loop, running = self._loop, running_loop()
+        loop = self._loop
         if loop.is_closed():
             return
 
@@ -278,13 +270,7 @@ class Upstream:
 
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(stop)
-        with contextlib.suppress(concurrent.futures.TimeoutError, concurrent.futures.CancelledError, Exception):
-            if self._home.owned or (loop.is_running() and running is not loop):
-                self._supervisor.result(_STOP_TIMEOUT)
-            elif running is None:  # the host's loop, no longer (or not yet) serving: run it to the end
-                ended = asyncio.wrap_future(self._supervisor, loop=loop)
-                loop.run_until_complete(asyncio.wait_for(ended, _STOP_TIMEOUT))
-        self._home.stop(_STOP_TIMEOUT)
+        wait_ended(self._home, self._supervisor, _STOP_TIMEOUT)
 
     # -- on the upstream's loop -----------------------------------------------------------------
 
