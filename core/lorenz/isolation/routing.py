@@ -80,20 +80,21 @@ def new_call(
     wants: Mapping[str, Any] | None = None,
 ) -> Call:
     """A call ready to submit (its frame encoded by the caller's thread). ``wants`` tells the pack's
-    process what the call's context offers: ``progress``, ``log``, the ``enabled`` tool names. The
-    process is told the ``timeout`` too (what its :func:`~lorenz.toolcall.execution.time_left` says)."""
+    process what the call's context offers: ``progress``, ``log``, the ``enabled`` tool names; what
+    is not offered (false or ``None``) is left out of the frame. The process is told the ``timeout``
+    too (what its :func:`~lorenz.toolcall.execution.time_left` says)."""
     request_id, nonce = next(_ids), secrets.token_hex(16)
-    call = {
-        "op": "call",
-        "id": request_id,
-        "nonce": nonce,
-        "tool": tool,
-        "arguments": arguments,
-        "timeout": timeout,
-        **(wants or {}),
-    }
+    call = {"op": "call", "id": request_id, "nonce": nonce, "tool": tool, "arguments": arguments, "timeout": timeout}
+    if wants:
+        call.update((key, value) for key, value in wants.items() if value is not None and value is not False)
     return Call(
-        id=request_id, nonce=nonce, tool=tool, frame=encode(call), timeout=timeout, deliver=deliver, notify=notify
+        id=request_id,
+        nonce=nonce,
+        tool=tool,
+        frame=encode(call, fast=True),
+        timeout=timeout,
+        deliver=deliver,
+        notify=notify,
     )
 
 
@@ -152,7 +153,11 @@ class CallRouter:
         call.process.send(encode({"op": "cancel", "id": call.id}))
 
     def _least_busy(self) -> ChildProcess | None:
-        alive = [process for process in self.slots if process is not None and process.alive]
+        slots = self.slots
+        if len(slots) == 1:  # server.pack_processes' default
+            only = slots[0]
+            return only if only is not None and only.alive else None
+        alive = [process for process in slots if process is not None and process.alive]
         return min(alive, key=lambda process: len(process.pending), default=None)
 
     def _send(self, process: ChildProcess, call: Call) -> None:

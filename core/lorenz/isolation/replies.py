@@ -1,0 +1,135 @@
+"""A pack's process's replies and events, read by hand: each call's way back without cattrs.
+
+The process is untrusted: every field is checked for its JSON type (a boolean is no integer), and
+a frame that is not a well-formed reply or event is refused naming the fields at fault, as
+:func:`~lorenz.isolation.protocol.structure` refuses the other messages.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lorenz.strict import json_type_name
+
+from .frames import ProtocolError
+from .protocol import Event, InputRound, Reply
+
+__all__ = ["read_event", "read_reply"]
+
+_NONE = type(None)
+_MISSING = object()
+
+#: Each field checked: its wire key, the types it may be, their JSON name, and whether it must be there.
+_Spec = tuple[tuple[str, tuple[type, ...], str, bool], ...]
+_REPLY: _Spec = (
+    ("id", (int,), "integer", True),
+    ("nonce", (str,), "string", True),
+    ("success", (bool,), "boolean", True),
+    ("error", (str, _NONE), "string", False),
+    ("text", (str, _NONE), "string", False),
+    ("content", (list, _NONE), "array", False),
+    ("denied", (str, _NONE), "string", False),
+    ("outcome", (str, _NONE), "string", False),
+    ("inputRequired", (dict, _NONE), "object", False),
+)
+_EVENT: _Spec = (
+    ("id", (int,), "integer", True),
+    ("nonce", (str,), "string", True),
+    ("done", (int, float), "number", False),
+    ("total", (int, float, _NONE), "number", False),
+    ("level", (str,), "string", False),
+    ("message", (str, _NONE), "string", False),
+)
+
+
+def _problems(frame: dict[str, Any], spec: _Spec) -> list[str]:
+    problems = []
+    for key, kinds, expected, required in spec:
+        value = frame.get(key, _MISSING)
+        if value is _MISSING:
+            if required:
+                problems.append(f"{key}: required field missing")
+        elif type(value) not in kinds:
+            problems.append(f"{key}: expected {expected}, got {json_type_name(value)}")
+    return problems
+
+
+def _refuse(what: str, problems: list[str]) -> ProtocolError:
+    return ProtocolError(f"a malformed {what} frame ({'; '.join(problems[:3])})")
+
+
+def _object(frame: Any) -> dict[str, Any]:
+    if not isinstance(frame, dict):
+        msg = f"a frame that is not an object but {type(frame).__name__}"
+        raise ProtocolError(msg)
+    return frame
+
+
+def _input_round(value: dict[str, Any]) -> InputRound | list[str]:
+    requests, state = value.get("requests"), value.get("state")
+    problems = []
+    if not isinstance(requests, dict):
+        problems.append(f"inputRequired.requests: expected object, got {json_type_name(requests)}")
+    else:
+        problems += [
+            f"inputRequired.requests.{name}: expected object, got {json_type_name(wire)}"
+            for name, wire in requests.items()
+            if not isinstance(wire, dict)
+        ]
+    if type(state) is not str:
+        problems.append(f"inputRequired.state: expected string, got {json_type_name(state)}")
+    return problems or InputRound(requests=requests, state=state)  # type: ignore[arg-type]
+
+
+def read_reply(frame: Any) -> Reply:
+    """``frame`` as a :class:`Reply`; raises :class:`ProtocolError` when it is not one."""
+    get = _object(frame).get
+    problems = _problems(frame, _REPLY)
+    if get("op") != "result":
+        problems.insert(0, f"op: expected 'result', got {get('op')!r}"[:200])
+    content = get("content")
+    if isinstance(content, list):
+        problems += [
+            f"content.{index}: expected object, got {json_type_name(block)}"
+            for index, block in enumerate(content)
+            if not isinstance(block, dict)
+        ]
+    asked = get("inputRequired")
+    round_ = _input_round(asked) if isinstance(asked, dict) else None
+    if isinstance(round_, list):
+        problems += round_
+    if problems:
+        raise _refuse("reply", problems)
+    return Reply(
+        op="result",
+        id=frame["id"],
+        nonce=frame["nonce"],
+        success=frame["success"],
+        result=get("result"),
+        error=get("error"),
+        text=get("text"),
+        content=content,
+        denied=get("denied"),
+        input_required=round_,  # type: ignore[arg-type]
+        outcome=get("outcome"),
+    )
+
+
+def read_event(frame: Any) -> Event:
+    """``frame`` (a ``progress`` or ``log`` frame) as an :class:`Event`; raises :class:`ProtocolError`
+    when it is not one."""
+    get = _object(frame).get
+    problems = _problems(frame, _EVENT)
+    op = get("op")
+    if op not in ("progress", "log"):
+        problems.insert(0, f"op: expected 'progress' or 'log', got {op!r}"[:200])
+    if problems:
+        raise _refuse("event", problems)
+    total = get("total")
+    try:
+        done, total = float(get("done", 0.0)), None if total is None else float(total)
+    except OverflowError:  # an integer past any float
+        raise _refuse("event", ["done or total: a number too large"]) from None
+    return Event(
+        op=op, id=frame["id"], nonce=frame["nonce"], done=done, total=total, level=get("level", "info"), message=get("message")
+    )
