@@ -17,40 +17,38 @@ from .protocol import Event, InputRound, Reply
 __all__ = ["read_event", "read_reply"]
 
 _NONE = type(None)
-_MISSING = object()
 
-#: Each field checked: its wire key, the types it may be, their JSON name, and whether it must be there.
-_Spec = tuple[tuple[str, tuple[type, ...], str, bool], ...]
-_REPLY: _Spec = (
-    ("id", (int,), "integer", True),
-    ("nonce", (str,), "string", True),
-    ("success", (bool,), "boolean", True),
-    ("error", (str, _NONE), "string", False),
-    ("text", (str, _NONE), "string", False),
-    ("content", (list, _NONE), "array", False),
-    ("denied", (str, _NONE), "string", False),
-    ("outcome", (str, _NONE), "string", False),
-    ("inputRequired", (dict, _NONE), "object", False),
-)
-_EVENT: _Spec = (
-    ("id", (int,), "integer", True),
-    ("nonce", (str,), "string", True),
-    ("done", (int, float), "number", False),
-    ("total", (int, float, _NONE), "number", False),
-    ("level", (str,), "string", False),
-    ("message", (str, _NONE), "string", False),
-)
+#: The fields checked (by wire key): the types each may be and their JSON name; and those required.
+_Spec = dict[str, tuple[tuple[type, ...], str]]
+_REPLY: _Spec = {
+    "id": ((int,), "integer"),
+    "nonce": ((str,), "string"),
+    "success": ((bool,), "boolean"),
+    "error": ((str, _NONE), "string"),
+    "text": ((str, _NONE), "string"),
+    "content": ((list, _NONE), "array"),
+    "denied": ((str, _NONE), "string"),
+    "outcome": ((str, _NONE), "string"),
+    "inputRequired": ((dict, _NONE), "object"),
+}
+_EVENT: _Spec = {
+    "id": ((int,), "integer"),
+    "nonce": ((str,), "string"),
+    "done": ((int, float), "number"),
+    "total": ((int, float, _NONE), "number"),
+    "level": ((str,), "string"),
+    "message": ((str, _NONE), "string"),
+}
+_EVENT_REQUIRED = ("id", "nonce")
+_REPLY_REQUIRED = ("id", "nonce", "success")
 
 
-def _problems(frame: dict[str, Any], spec: _Spec) -> list[str]:
-    problems = []
-    for key, kinds, expected, required in spec:
-        value = frame.get(key, _MISSING)
-        if value is _MISSING:
-            if required:
-                problems.append(f"{key}: required field missing")
-        elif type(value) not in kinds:
-            problems.append(f"{key}: expected {expected}, got {json_type_name(value)}")
+def _problems(frame: dict[str, Any], spec: _Spec, required: tuple[str, ...]) -> list[str]:
+    problems = [f"{key}: required field missing" for key in required if key not in frame]
+    for key, value in frame.items():
+        checked = spec.get(key)
+        if checked is not None and type(value) not in checked[0]:  # a bool is no integer here
+            problems.append(f"{key}: expected {checked[1]}, got {json_type_name(value)}")
     return problems
 
 
@@ -84,7 +82,7 @@ def _input_round(value: dict[str, Any]) -> InputRound | list[str]:
 def read_reply(frame: Any) -> Reply:
     """``frame`` as a :class:`Reply`; raises :class:`ProtocolError` when it is not one."""
     get = _object(frame).get
-    problems = _problems(frame, _REPLY)
+    problems = _problems(frame, _REPLY, _REPLY_REQUIRED)
     if get("op") != "result":
         problems.insert(0, f"op: expected 'result', got {get('op')!r}"[:200])
     content = get("content")
@@ -119,7 +117,7 @@ def read_event(frame: Any) -> Event:
     """``frame`` (a ``progress`` or ``log`` frame) as an :class:`Event`; raises :class:`ProtocolError`
     when it is not one."""
     get = _object(frame).get
-    problems = _problems(frame, _EVENT)
+    problems = _problems(frame, _EVENT, _EVENT_REQUIRED)
     op = get("op")
     if op not in ("progress", "log"):
         problems.insert(0, f"op: expected 'progress' or 'log', got {op!r}"[:200])

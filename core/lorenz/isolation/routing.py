@@ -11,6 +11,7 @@ import collections
 import contextlib
 import itertools
 import logging
+import math
 import secrets
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,7 @@ from attrs import define
 
 from lorenz.results import ToolResult, tool_failure
 from lorenz.toolcall.execution import CallOutcome
+from lorenz.toolcall.wire import json_survey
 
 from .process import ChildProcess
 from .protocol import Event, Reply, encode
@@ -87,11 +89,13 @@ def new_call(
     call = {"op": "call", "id": request_id, "nonce": nonce, "tool": tool, "arguments": arguments, "timeout": timeout}
     if wants:
         call.update((key, value) for key, value in wants.items() if value is not None and value is not False)
+    # The rest is the host's own plain data (names, flags, numbers): only what a caller passed is surveyed.
+    plain = json_survey(arguments, math.inf)[1] and json_survey(call.get("input"), math.inf)[1]
     return Call(
         id=request_id,
         nonce=nonce,
         tool=tool,
-        frame=encode(call, fast=True),
+        frame=encode(call, fast=True, plain=plain),
         timeout=timeout,
         deliver=deliver,
         notify=notify,

@@ -17,7 +17,13 @@ from lorenz.results import ToolResult, tool_failure, tool_success
 from lorenz.sandbox.policy import denial_message
 from lorenz.settings.model import Settings
 from lorenz.toolcall.eager import eager_task
-from lorenz.toolcall.execution import CallOutcome, ClientGone, ToolRunner, failure_from_exception
+from lorenz.toolcall.execution import (
+    AnswersByDeadline,
+    CallOutcome,
+    ClientGone,
+    ToolRunner,
+    failure_from_exception,
+)
 from lorenz.toolcall.pack_threads import HostExecutor, route_anyio_threads
 from lorenz.toolcall.wire import ResultTooLarge, json_survey
 
@@ -33,13 +39,14 @@ __all__ = ["serve"]
 
 #: Frames from the host are trusted; this only bounds a defect.
 _HOST_FRAME_LIMIT = 1024 * 1024 * 1024
-#: How long past the host's deadline for a call this process would answer it timed out itself.
+#: How long past the host's deadline for a call it may wait here for one of the pack's call slots.
 _HOST_DEADLINE_FIRST_SECONDS = 5.0
 
 
-class _MemoryGuard:
+class _MemoryGuard(AnswersByDeadline):
     """The pack, except that a ``MemoryError`` ends the process (the host restarts it) instead of
-    leaving a half-working interpreter behind."""
+    leaving a half-working interpreter behind. Its calls run in the task of their frame: the host
+    answers each by its deadline and kills this process then."""
 
     def __init__(self, pack: ToolProvider) -> None:
         self.name = pack.name
@@ -220,6 +227,7 @@ class _Calls(asyncio.Protocol):
                 frame.get("arguments"),
                 context,
                 # The host answers at the call's deadline and kills this process: never this first.
+                # (Only waiting for a slot is bounded here: the pack's own work is the host's to stop.)
                 time_limit=(timeout if isinstance(timeout, (int, float)) else server.tool_timeout_seconds)
                 + _HOST_DEADLINE_FIRST_SECONDS,
                 concurrency=concurrency if isinstance(concurrency, int) else server.pack_concurrency,
