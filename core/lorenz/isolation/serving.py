@@ -10,6 +10,8 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from attrs import evolve
+
 from lorenz.client_input import NONE, RETRY, ClientInput
 from lorenz.contracts import Caller, ToolContext, ToolSpec
 from lorenz.plugins.containment import PluginError
@@ -119,6 +121,8 @@ class _Calls(asyncio.Protocol):
         self._tasks: dict[int, asyncio.Task[None]] = {}
         #: The last ``enabled`` list a call was sent, and its set: the same for most calls.
         self._enabled: tuple[list[str], Callable[[str], bool]] | None = None
+        #: The context of a call without progress, log messages, client input or a caller.
+        self._plain: ToolContext | None = None
         self.finished = self._loop.create_future()
 
     def data_received(self, data: bytes) -> None:
@@ -150,6 +154,14 @@ class _Calls(asyncio.Protocol):
     def _call_context(self, request_id: int, nonce: str, frame: Mapping[str, Any]) -> ToolContext:
         """The context of one call: its progress and log messages go to the host as events, and
         ``is_enabled`` answers from the tools the host said this caller may call."""
+        get = frame.get
+        enabled = self._is_enabled(get("enabled"))
+        if not (get("progress") or get("log") or get("input") or get("caller")):
+            # Nothing of the call's own: one context serves every such call while the tools stay.
+            plain = self._plain
+            if plain is None or plain.enabled is not enabled:
+                plain = self._plain = evolve(self._context, enabled=enabled)
+            return plain
         out = self._out
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
@@ -159,7 +171,6 @@ class _Calls(asyncio.Protocol):
         async def log(level: str, message: str) -> None:
             out.write(encode({"op": "log", "id": request_id, "nonce": nonce, "level": level, "message": message}))
 
-        get = frame.get
         logs = bool(get("log"))
         level = get("logLevel")
         return ToolContext(
@@ -168,7 +179,7 @@ class _Calls(asyncio.Protocol):
             progress_sink=progress if get("progress") else None,
             log_sink=log if logs else None,
             log_level=level if logs and isinstance(level, str) else None,
-            enabled=self._is_enabled(get("enabled")),
+            enabled=enabled,
             client_input=_client_input(get("input")),
             caller=_caller(get("caller")),
         )
@@ -279,7 +290,7 @@ def _exception_handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any])
 
 def _caller(raw: Any) -> Caller | None:
     """The caller the host sent with the call (never its token: the host has none to send)."""
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, dict):  # a frame's JSON object
         return None
     text = {key: raw.get(key) if isinstance(raw.get(key), str) else None for key in ("subject", "client_id", "issuer")}
     scopes = raw.get("scopes")
@@ -289,7 +300,7 @@ def _caller(raw: Any) -> Caller | None:
 def _client_input(raw: Any) -> ClientInput | None:
     """How the call may ask its client: a round always ends the call here (its state unsealed: the
     host seals it, or asks the client itself) and comes back with the answers; or why it cannot."""
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, dict):  # a frame's JSON object
         return None
     if raw.get("mode") != RETRY:
         refusal = raw.get("refusal")
