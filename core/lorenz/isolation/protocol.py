@@ -5,8 +5,10 @@ one object with an ``op``. The host writes :class:`Launch`, then ``call``/``canc
 answers :class:`Ready` (or :class:`Failed`, or a :class:`Survey`), then one :class:`Reply` per
 call, matched by ``id`` and echoing the call's ``nonce``, and before it any :class:`Event` (progress,
 a log message for the client) the call's context sent. A ``call`` frame's ``kind`` is ``tool``
-(the default), ``resource``, ``prompt`` or ``completion``. The host trusts nothing a child sends:
-every frame is bounded in size and structured strictly (:data:`CONVERTER`), or the child is killed.
+(the default), ``resource``, ``prompt`` or ``completion``; a call or reply frame holds only the
+fields that are set. The host trusts nothing a child sends: every frame is bounded in size and
+structured strictly (:data:`CONVERTER`; replies and events, on each call's way back, by hand in
+:mod:`.replies`), or the child is killed.
 """
 
 from __future__ import annotations
@@ -238,7 +240,6 @@ def _converter() -> Any:
         ToolSpec: {"input_schema": "inputSchema", "output_schema": "outputSchema"},
         ResourceSpec: {"mime_type": "mimeType"},
         Ready: {"validates_arguments": "validatesArguments", "options_error": "optionsError"},
-        Reply: {"input_required": "inputRequired"},
         Launch: {"memory_mb": "memoryMb", "sys_path": "sysPath"},
         Source: {"entry_point": "entryPoint"},
     }

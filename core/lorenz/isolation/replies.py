@@ -129,5 +129,11 @@ def read_event(frame: Any) -> Event:
     except OverflowError:  # an integer past any float
         raise _refuse("event", ["done or total: a number too large"]) from None
     return Event(
-        op=op, id=frame["id"], nonce=frame["nonce"], done=done, total=total, level=get("level", "info"), message=get("message")
+        op=op,
+        id=frame["id"],
+        nonce=frame["nonce"],
+        done=done,
+        total=total,
+        level=get("level", "info"),
+        message=get("message"),
     )

@@ -219,9 +219,10 @@ class _Calls(asyncio.Protocol):
         if size > limit:
             result = tool_failure(f"{tool} returned {ResultTooLarge(limit)} (server.max_result_bytes): ask for less")
         reply = reply_result(request_id, nonce, result, denied=denied, outcome=outcome.kind)
-        # Plain data, and fields of the types a result declares: no need to survey the frame again.
+        # Plain data with fields of the types a result declares: no need to survey the whole frame.
         plain = plain and type(result.success) is bool and (result.error is None or type(result.error) is str)
-        self._out.write(encode(reply, fast=True, plain=plain and "content" not in reply and "inputRequired" not in reply))
+        plain = plain and "content" not in reply and "inputRequired" not in reply
+        self._out.write(encode(reply, fast=True, plain=plain))
 
     async def _outcome(self, request_id: int, nonce: str, tool: str, frame: Mapping[str, Any]) -> CallOutcome:
         """How the call ended: when the host cancelled it, once its work (threads included) has."""
