@@ -63,7 +63,7 @@ def _object(frame: Any) -> dict[str, Any]:
     return frame
 
 
-def _input_round(value: dict[str, Any]) -> InputRound | list[str]:
+def _round_problems(value: dict[str, Any]) -> list[str]:
     requests, state = value.get("requests"), value.get("state")
     problems = []
     if not isinstance(requests, dict):
@@ -76,7 +76,7 @@ def _input_round(value: dict[str, Any]) -> InputRound | list[str]:
         ]
     if type(state) is not str:
         problems.append(f"inputRequired.state: expected string, got {json_type_name(state)}")
-    return problems or InputRound(requests=requests, state=state)  # type: ignore[arg-type]
+    return problems
 
 
 def read_reply(frame: Any) -> Reply:
@@ -93,9 +93,8 @@ def read_reply(frame: Any) -> Reply:
             if not isinstance(block, dict)
         ]
     asked = get("inputRequired")
-    round_ = _input_round(asked) if isinstance(asked, dict) else None
-    if isinstance(round_, list):
-        problems += round_
+    if isinstance(asked, dict):
+        problems += _round_problems(asked)
     if problems:
         raise _refuse("reply", problems)
     return Reply(
@@ -108,7 +107,7 @@ def read_reply(frame: Any) -> Reply:
         text=get("text"),
         content=content,
         denied=get("denied"),
-        input_required=round_,  # type: ignore[arg-type]
+        input_required=None if asked is None else InputRound(requests=asked["requests"], state=asked["state"]),
         outcome=get("outcome"),
     )
 
@@ -119,7 +118,7 @@ def read_event(frame: Any) -> Event:
     get = _object(frame).get
     problems = _problems(frame, _EVENT, _EVENT_REQUIRED)
     op = get("op")
-    if op not in ("progress", "log"):
+    if op != "progress" and op != "log":
         problems.insert(0, f"op: expected 'progress' or 'log', got {op!r}"[:200])
     if problems:
         raise _refuse("event", problems)
@@ -129,7 +128,7 @@ def read_event(frame: Any) -> Event:
     except OverflowError:  # an integer past any float
         raise _refuse("event", ["done or total: a number too large"]) from None
     return Event(
-        op=op,
+        op="progress" if op == "progress" else "log",
         id=frame["id"],
         nonce=frame["nonce"],
         done=done,
