@@ -1,7 +1,8 @@
 """An isolated pack's process serving its calls: each call frame from the host runs as a task of
-its own (under a :class:`~lorenz.toolcall.execution.ToolRunner`, as in the host), its progress and
-log messages go back as events, and its reply when it ends. A call the host cancels is answered
-once the pack's work (its threads included) has ended, saying how it ended."""
+its own, the pack's code in it (under a :class:`~lorenz.toolcall.execution.ToolRunner`, as in the
+host: its slots and threads; its deadline is the host's, which kills this process then), its
+progress and log messages go back as events, and its reply when it ends. A call the host cancels
+is answered once the pack's work (its threads included) has ended, saying how it ended."""
 
 from __future__ import annotations
 
