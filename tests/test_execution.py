@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import threading
 import time
 from typing import Any
@@ -18,7 +19,14 @@ from hypothesis import strategies as st
 from lorenz import Settings, ToolContext, ToolResult, run_in_thread, tool_success
 from lorenz.host.ops.watchdog import LoopWatchdog
 from lorenz.toolcall.execution import ToolRunner, call_pack
-from lorenz.toolcall.wire import ResultTooLarge, encode_payload, lone_surrogate_path, refuse_unsafe_arguments
+from lorenz.toolcall.wire import (
+    ResultTooLarge,
+    compact_json,
+    encode_payload,
+    json_survey,
+    lone_surrogate_path,
+    refuse_unsafe_arguments,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -216,6 +224,17 @@ def test_result_text_is_the_pretty_json_of_the_payload_whichever_encoder_writes_
     payload, text = encode_payload({"value": value}, max_bytes=1 << 20)
     assert payload == {"value": value}
     assert text == json.dumps({"value": value}, indent=2, ensure_ascii=False)
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow])
+@given(_JSON_VALUES | st.sets(st.integers(), max_size=2) | st.just({"lone": "a\ud800"}))
+def test_compact_json_writes_plain_data_and_leaves_the_rest_to_the_json_module(value: Any) -> None:
+    """What an isolated pack's frames are written with: the same values as ``json.dumps``, for plain
+    data only (a set, a lone surrogate: ``None``, the json module's turn)."""
+    fast = compact_json(value)
+    assert (fast is not None) is (json_survey(value, math.inf)[1] and value != {"lone": "a\ud800"})
+    if fast is not None:
+        assert json.loads(fast) == json.loads(json.dumps(value, ensure_ascii=False))
 
 
 _EDGE_FLOATS = [0.0, -0.0, 1e-4, 9.999999999999999e-05, 1e16, 9999999999999998.0, 1e-5, 1e-7, 1e22, -2.5, 0.1]

@@ -16,17 +16,17 @@ from lorenz.isolation.plan import is_isolated, isolation_hint, pack_settings, pl
 from lorenz.isolation.protocol import (
     CONVERTER,
     Ready,
-    Reply,
     Source,
     encode,
     reply_result,
     structure,
 )
+from lorenz.isolation.replies import read_event, read_reply
 from lorenz.isolation.stand_ins import IsolatedPackStub
 from lorenz.isolation.survey import describe_exit
 from lorenz.plugins.model import Discovery, PluginInfo
 from lorenz.plugins.registry import ToolRegistry, TrackerRegistry
-from lorenz.results import FormattedResult
+from lorenz.results import FormattedResult, tool_failure, tool_success
 from lorenz.settings.model import ScopedToken, ServerSettings, Settings, TrackerSettings
 
 
@@ -48,9 +48,61 @@ def test_a_frame_that_is_not_json_is_refused() -> None:
         FrameReader(100).feed(HEADER.pack(3) + b"\xff{}")
 
 
-def test_what_json_cannot_hold_is_sent_as_the_mcp_wire_would_show_it() -> None:
-    frame = encode({"nan": math.nan, "set": {1}, "lone": "a\ud800b"})
-    assert json.loads(frame[HEADER.size :]) == {"nan": None, "set": "{1}", "lone": "a\ufffdb"}
+@pytest.mark.parametrize("fast", [False, True])
+def test_what_json_cannot_hold_is_sent_as_the_mcp_wire_would_show_it(fast: bool) -> None:
+    frame = encode({"nan": math.nan, "set": {1}, "lone": "a\ud800b", "big": 1e300}, fast=fast)
+    assert json.loads(frame[HEADER.size :]) == {"nan": None, "set": "{1}", "lone": "a\ufffdb", "big": 1e300}
+
+
+def test_a_fast_reader_reads_what_the_json_module_reads() -> None:
+    """Calls and replies are parsed by pydantic_core; what it refuses (nesting past 200, an escaped
+    lone surrogate) is still read as the json module reads it, and what neither reads is refused."""
+    deep = "[" * 300 + "]" * 300
+    bodies = [deep, '["a\\ud800b"]', '{"n": 12345678901234567890123, "f": 1.5e300, "s": "\u00e9"}']
+    reader = FrameReader(10_000, fast=True)
+    for body in bodies:
+        data = body.encode()
+        assert reader.feed(HEADER.pack(len(data)) + data) == [json.loads(body)]
+    both = b"".join(HEADER.pack(len(data)) + data for data in (body.encode() for body in bodies))
+    assert reader.feed(both[:7]) == [] and reader.feed(both[7:]) == [json.loads(body) for body in bodies]
+    with pytest.raises(ProtocolError, match="not JSON"):
+        reader.feed(HEADER.pack(3) + b"\xff{}")
+
+
+def test_a_reply_carries_only_what_is_set() -> None:
+    plain = encode(reply_result(5, "n", tool_success({"sum": 3}), outcome="success"), fast=True)
+    wire = json.loads(plain[HEADER.size :])
+    assert wire == {"op": "result", "id": 5, "nonce": "n", "success": True, "result": {"sum": 3}}
+    stopped = json.loads(encode(reply_result(6, "n", tool_failure("stopped"), outcome="cancelled"))[HEADER.size :])
+    assert (stopped["error"], stopped["outcome"]) == ("stopped", "cancelled")
+    reply = read_reply(stopped)
+    assert (reply.success, reply.error, reply.text, reply.outcome) == (False, "stopped", None, "cancelled")
+
+
+def test_a_malformed_reply_or_event_is_refused_naming_the_fields_at_fault() -> None:
+    with pytest.raises(ProtocolError) as caught:
+        read_reply({"op": "result", "id": True, "nonce": "n", "success": "yes", "content": [1]})
+    assert str(caught.value) == (
+        "a malformed reply frame (id: expected integer, got boolean; success: expected boolean, got string; "
+        "content.0: expected object, got integer)"
+    )
+    with pytest.raises(ProtocolError, match=r"\(nonce: required field missing\)"):
+        read_reply({"op": "result", "id": 1, "success": True})
+    with pytest.raises(ProtocolError, match=r"op: expected 'result', got 'ready'"):
+        read_reply({"op": "ready", "id": 1, "nonce": "n", "success": True})
+    asked = {"requests": {"confirm": 1}, "state": None}
+    with pytest.raises(ProtocolError) as caught:
+        read_reply({"op": "result", "id": 1, "nonce": "n", "success": True, "inputRequired": asked})
+    assert "inputRequired.requests.confirm: expected object, got integer" in str(caught.value)
+    assert "inputRequired.state: expected string, got null" in str(caught.value)
+    with pytest.raises(ProtocolError, match="not an object but list"):
+        read_reply([1, "n", True])
+    with pytest.raises(ProtocolError, match=r"\(done: expected number, got boolean; level: expected string"):
+        read_event({"op": "progress", "id": 1, "nonce": "n", "done": True, "level": 3})
+    with pytest.raises(ProtocolError, match="too large"):
+        read_event({"op": "progress", "id": 1, "nonce": "n", "done": 10**400})
+    event = read_event({"op": "progress", "id": 1, "nonce": "n", "done": 1, "total": 2})
+    assert (event.done, event.total, event.level, event.message) == (1.0, 2.0, "info", None)
 
 
 def test_a_malformed_message_from_a_child_names_the_fields_at_fault() -> None:
@@ -59,7 +111,7 @@ def test_a_malformed_message_from_a_child_names_the_fields_at_fault() -> None:
     assert "pid: expected integer, got string" in str(caught.value)
     assert "specs.0.name: expected string, got integer" in str(caught.value)
     with pytest.raises(ProtocolError, match="not an object but list"):
-        structure([], Reply)
+        structure([], Ready)
 
 
 def test_ready_round_trips_in_camel_case() -> None:
@@ -80,9 +132,7 @@ def test_ready_round_trips_in_camel_case() -> None:
 
 
 def test_a_reply_with_text_is_a_formatted_result() -> None:
-    reply = structure(
-        {"op": "result", "id": 3, "nonce": "n", "success": False, "error": "no", "text": "Error: no"}, Reply
-    )
+    reply = read_reply({"op": "result", "id": 3, "nonce": "n", "success": False, "error": "no", "text": "Error: no"})
     result = reply.to_result()
     assert isinstance(result, FormattedResult) and result.text == "Error: no" and result.error == "no"
 
@@ -92,10 +142,10 @@ def test_a_round_of_questions_crosses_as_a_reply_and_only_askable_ones() -> None
     sent = InputRequired(requests={"confirm": elicit}, state='{"v":1}')
     wire = json.loads(encode(reply_result(4, "n", sent))[HEADER.size :])
     assert wire["inputRequired"] == {"requests": {"confirm": elicit}, "state": '{"v":1}'}
-    result = structure(wire, Reply).to_result()
+    result = read_reply(wire).to_result()
     assert isinstance(result, InputRequired) and result.requests == {"confirm": elicit} and result.state == '{"v":1}'
     wire["inputRequired"]["requests"]["confirm"]["method"] = "tools/call"
-    refused = structure(wire, Reply).to_result()
+    refused = read_reply(wire).to_result()
     assert not isinstance(refused, InputRequired) and refused.success is False
     assert refused.error == "the pack asked the client something it cannot be asked: tools/call"
 

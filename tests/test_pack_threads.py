@@ -16,7 +16,7 @@ import pytest
 from lorenz import Settings, ToolContext, ToolResult, run_in_thread, tool_failure, tool_success
 from lorenz.calllog.writer import CallRecord
 from lorenz.host.ops.watchdog import size_thread_pools
-from lorenz.toolcall.execution import CallOutcome, ClientGone, ToolRunner
+from lorenz.toolcall.execution import AnswersByDeadline, CallOutcome, ClientGone, ToolRunner
 
 pytestmark = pytest.mark.anyio
 
@@ -78,9 +78,15 @@ async def test_hung_threads_keep_their_slots_until_they_end(how: str) -> None:
     assert (await _run(runner, pack, time_limit=5)).result.result == {"done": True}
 
 
-async def test_a_call_whose_client_left_is_reported_as_it_really_ended() -> None:
+class InCallersTask(Pack, AnswersByDeadline):
+    """A pack the runner runs in the caller's own task (as in an isolated pack's process)."""
+
+
+@pytest.mark.parametrize("kind", [Pack, InCallersTask])
+async def test_a_call_whose_client_left_is_reported_as_it_really_ended(kind: type[Pack]) -> None:
     """The client leaves while the pack's thread is writing: the write completes, and the call is
-    reported a success once it has, not ``cancelled``."""
+    reported a success once it has, not ``cancelled`` (whether the call ran in a task of its own or
+    in its caller's)."""
     started, gate, written = threading.Event(), threading.Event(), threading.Event()
 
     def write() -> None:
@@ -103,7 +109,7 @@ async def test_a_call_whose_client_left_is_reported_as_it_really_ended() -> None
             group.cancel_scope.cancel()
 
         group.start_soon(leave_once_writing)
-        await _run(runner, Pack("local", comments), time_limit=5, when_left=left)
+        await _run(runner, kind("local", comments), time_limit=5, when_left=left)
     assert left.following and reported == []  # not before the work has ended
     gate.set()
     with anyio.fail_after(5):

@@ -20,6 +20,7 @@ from . import reaper
 from .frames import MAX_CONTROL_FRAME_BYTES, FrameReader, ProtocolError, small_reads
 from .plan import Plan
 from .protocol import Event, Failed, Ready, Reply, encode, structure
+from .replies import read_event, read_reply
 from .survey import child_command
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ class ChildProcess:
         self.pending: dict[int, str] = {}
         #: Why the host killed it (a timeout, a protocol violation, stopping), if it did.
         self.kill_reason: str | None = None
-        self._frames = FrameReader(MAX_CONTROL_FRAME_BYTES)
+        self._frames = FrameReader(MAX_CONTROL_FRAME_BYTES, fast=True)
         self._stderr = StderrRelay(logger, self._stderr_name, plan.secrets, STDERR_LIMITS)
         self._stdin: asyncio.WriteTransport | None = None
         self._outputs: list[asyncio.BaseTransport] = []
@@ -165,13 +166,13 @@ class ChildProcess:
             self.ready.set_result(message)
             return
         if isinstance(frame, dict) and frame.get("op") in ("progress", "log"):
-            event = structure(frame, Event)
+            event = read_event(frame)
             expected = self.pending.get(event.id)
             # Only the call's own context knows its nonce; a stray event (its call answered) is dropped.
             if expected is not None and hmac.compare_digest(event.nonce.encode(), expected.encode()):
                 self._on_event(event)
             return
-        reply = structure(frame, Reply)
+        reply = read_reply(frame)
         nonce = self.pending.get(reply.id)
         if nonce is None or not hmac.compare_digest(reply.nonce.encode(), nonce.encode()):
             # Pack code forging another call's result (or answering one twice): never delivered.

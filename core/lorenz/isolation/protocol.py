@@ -5,8 +5,10 @@ one object with an ``op``. The host writes :class:`Launch`, then ``call``/``canc
 answers :class:`Ready` (or :class:`Failed`, or a :class:`Survey`), then one :class:`Reply` per
 call, matched by ``id`` and echoing the call's ``nonce``, and before it any :class:`Event` (progress,
 a log message for the client) the call's context sent. A ``call`` frame's ``kind`` is ``tool``
-(the default), ``resource``, ``prompt`` or ``completion``. The host trusts nothing a child sends:
-every frame is bounded in size and structured strictly (:data:`CONVERTER`), or the child is killed.
+(the default), ``resource``, ``prompt`` or ``completion``; a call or reply frame holds only the
+fields that are set. The host trusts nothing a child sends: every frame is bounded in size and
+structured strictly (:data:`CONVERTER`; replies and events, on each call's way back, by hand in
+:mod:`.replies`), or the child is killed.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from lorenz.results import FormattedResult, ToolResult, tool_failure
 from lorenz.sandbox.permissions import Permissions
 from lorenz.sandbox.policy import Sandbox
 from lorenz.strict import flatten_errors, make_strict_converter
-from lorenz.toolcall.wire import json_safe, scrub_surrogates
+from lorenz.toolcall.wire import compact_json, json_safe, scrub_surrogates
 
 from .frames import HEADER, ProtocolError
 
@@ -238,7 +240,6 @@ def _converter() -> Any:
         ToolSpec: {"input_schema": "inputSchema", "output_schema": "outputSchema"},
         ResourceSpec: {"mime_type": "mimeType"},
         Ready: {"validates_arguments": "validatesArguments", "options_error": "optionsError"},
-        Reply: {"input_required": "inputRequired"},
         Launch: {"memory_mb": "memoryMb", "sys_path": "sysPath"},
         Source: {"entry_point": "entryPoint"},
     }
@@ -253,16 +254,19 @@ def _converter() -> Any:
 CONVERTER = _converter()
 
 
-def encode(message: Any) -> bytes:
+def encode(message: Any, *, fast: bool = False, plain: bool | None = None) -> bytes:
     """One frame: an attrs message (unstructured) or a plain mapping, as length-prefixed JSON.
 
     What JSON cannot hold becomes its string form or null, and lone surrogates U+FFFD, as on the
-    MCP wire: a pack's odd result is sent, not lost."""
+    MCP wire: a pack's odd result is sent, not lost. ``fast``: a call or a reply, written by
+    pydantic_core when it is plain data (``plain``: known to be, or not; else surveyed)."""
     data = message if isinstance(message, Mapping) else CONVERTER.unstructure(message)
-    try:
-        body = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
-    except (TypeError, ValueError):
-        body = json.dumps(scrub_surrogates(json_safe(data)), ensure_ascii=False, separators=(",", ":")).encode()
+    body = compact_json(data, plain=plain) if fast else None
+    if body is None:
+        try:
+            body = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+        except (TypeError, ValueError):
+            body = json.dumps(scrub_surrogates(json_safe(data)), ensure_ascii=False, separators=(",", ":")).encode()
     return HEADER.pack(len(body)) + body
 
 
@@ -270,25 +274,26 @@ def reply_result(
     request_id: int, nonce: str, result: ToolResult, *, denied: str | None = None, outcome: str | None = None
 ) -> dict[str, Any]:
     """The ``result`` frame's content for one call (``denied``: the permission it was refused;
-    ``outcome``: how it ended)."""
+    ``outcome``: how it ended). Only what is set is sent: a reply is read as a :class:`Reply`
+    with the rest at its defaults, and ``outcome`` matters only when it is not the result's own."""
+    reply: dict[str, Any] = {"op": "result", "id": request_id, "nonce": nonce, "success": result.success}
+    if result.result is not None:
+        reply["result"] = result.result
+    if result.error is not None:
+        reply["error"] = result.error
     text = getattr(result, "text", None)
+    if isinstance(text, str):
+        reply["text"] = text
     content = getattr(result, "content", None)
-    extra: dict[str, Any] = {"denied": denied} if denied is not None else {}
-    if outcome is not None:
-        extra["outcome"] = outcome
+    if isinstance(content, tuple):
+        reply["content"] = list(content)
+    if denied is not None:
+        reply["denied"] = denied
+    if outcome is not None and outcome not in ("success", "failure"):
+        reply["outcome"] = outcome
     if isinstance(result, InputRequired):
-        extra["inputRequired"] = {"requests": dict(result.requests), "state": result.state}
-    return {
-        "op": "result",
-        "id": request_id,
-        "nonce": nonce,
-        "success": result.success,
-        "result": result.result,
-        "error": result.error,
-        "text": text if isinstance(text, str) else None,
-        "content": list(content) if isinstance(content, tuple) else None,
-        **extra,
-    }
+        reply["inputRequired"] = {"requests": dict(result.requests), "state": result.state}
+    return reply
 
 
 def structure(frame: Any, cls: type[M]) -> M:

@@ -55,15 +55,17 @@ class _Events:
 
     def __init__(self, context: ToolContext) -> None:
         self._context = context
-        self._queue: asyncio.Queue[Event] = asyncio.Queue(_MAX_QUEUED_EVENTS)
+        self._queue: asyncio.Queue[Event] | None = None  # with the first event: most calls send none
         self._pump: asyncio.Task[None] | None = None
 
     def notifier(self, loop: asyncio.AbstractEventLoop, home: bool) -> Callable[[Event], None]:
         def put(event: Event) -> None:
+            if self._queue is None:
+                self._queue = asyncio.Queue(_MAX_QUEUED_EVENTS)
             with contextlib.suppress(asyncio.QueueFull):
                 self._queue.put_nowait(event)
             if self._pump is None:
-                self._pump = loop.create_task(self._send())
+                self._pump = loop.create_task(self._send(self._queue))
 
         if home:
             return put
@@ -74,10 +76,10 @@ class _Events:
 
         return cross
 
-    async def _send(self) -> None:
+    async def _send(self, queue: asyncio.Queue[Event]) -> None:
         context = self._context
         while True:
-            event = await self._queue.get()
+            event = await queue.get()
             try:
                 message = None if event.message is None else event.message[:MAX_EVENT_MESSAGE_CHARS]
                 if event.op == "progress":
@@ -85,11 +87,11 @@ class _Events:
                 elif message is not None:
                     await context.log(event.level, message)
             finally:
-                self._queue.task_done()
+                queue.task_done()
 
     async def drain(self) -> None:
         """Wait (briefly) until every event queued so far is sent."""
-        if self._pump is None:
+        if self._pump is None or self._queue is None:
             return
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._queue.join(), _DRAIN_SECONDS)
@@ -120,6 +122,8 @@ class IsolatedPack(AnswersByDeadline):
         self._disabled = ready.disabled
         #: The loop the supervisor runs on.
         self._home = home
+        #: The tool names last listed for callers without a grant of their own, and of which tools.
+        self._names: tuple[object, list[str]] | None = None
 
     def tool_specs(self, settings: Settings) -> Sequence[ToolSpec]:
         """The tools the pack listed in its process, for the settings it was started with."""
@@ -202,12 +206,11 @@ class IsolatedPack(AnswersByDeadline):
                 loop.call_soon_threadsafe(resolve, outcome)
 
         events = _Events(context) if context.progress_sink is not None or context.log_sink is not None else None
-        names = getattr(context.enabled, "names", None)  # a process cannot ask the host back: it is told
         wants = {
             "progress": context.progress_sink is not None,
             "log": context.log_sink is not None,
             "logLevel": context.log_level if context.log_sink is not None else None,
-            "enabled": names() if callable(names) else None,
+            "enabled": self._enabled_names(context.enabled),
             "caller": attrs.asdict(context.caller) if context.caller is not None else None,
             "concurrency": context.settings.server.pack_concurrency,
             **extra,
@@ -236,6 +239,20 @@ class IsolatedPack(AnswersByDeadline):
         if events is not None:  # what the call sent before it answered reaches the client first
             await events.drain()
         return outcome.result
+
+    def _enabled_names(self, enabled: object) -> list[str] | None:
+        """The tools the caller may call (a process cannot ask the host back: it is told): the
+        same list for every caller without a grant of its own while the workflow's tools stay."""
+        names = getattr(enabled, "names", None)
+        if not callable(names):
+            return None
+        owners = getattr(enabled, "owners", None)
+        if owners is None or getattr(enabled, "allows", True) is not None:
+            listed: list[str] = names()
+            return listed
+        if self._names is None or self._names[0] is not owners:
+            self._names = (owners, names())
+        return self._names[1]
 
     def status(self) -> dict[str, Any]:
         return self.supervisor.status()

@@ -11,6 +11,7 @@ import collections
 import contextlib
 import itertools
 import logging
+import math
 import secrets
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,7 @@ from attrs import define
 
 from lorenz.results import ToolResult, tool_failure
 from lorenz.toolcall.execution import CallOutcome
+from lorenz.toolcall.wire import json_survey
 
 from .process import ChildProcess
 from .protocol import Event, Reply, encode
@@ -80,20 +82,23 @@ def new_call(
     wants: Mapping[str, Any] | None = None,
 ) -> Call:
     """A call ready to submit (its frame encoded by the caller's thread). ``wants`` tells the pack's
-    process what the call's context offers: ``progress``, ``log``, the ``enabled`` tool names. The
-    process is told the ``timeout`` too (what its :func:`~lorenz.toolcall.execution.time_left` says)."""
+    process what the call's context offers: ``progress``, ``log``, the ``enabled`` tool names; what
+    is not offered (false or ``None``) is left out of the frame. The process is told the ``timeout``
+    too (what its :func:`~lorenz.toolcall.execution.time_left` says)."""
     request_id, nonce = next(_ids), secrets.token_hex(16)
-    call = {
-        "op": "call",
-        "id": request_id,
-        "nonce": nonce,
-        "tool": tool,
-        "arguments": arguments,
-        "timeout": timeout,
-        **(wants or {}),
-    }
+    call = {"op": "call", "id": request_id, "nonce": nonce, "tool": tool, "arguments": arguments, "timeout": timeout}
+    if wants:
+        call.update((key, value) for key, value in wants.items() if value is not None and value is not False)
+    # The rest is the host's own plain data (names, flags, numbers): only what a caller passed is surveyed.
+    plain = json_survey(arguments, math.inf)[1] and json_survey(call.get("input"), math.inf)[1]
     return Call(
-        id=request_id, nonce=nonce, tool=tool, frame=encode(call), timeout=timeout, deliver=deliver, notify=notify
+        id=request_id,
+        nonce=nonce,
+        tool=tool,
+        frame=encode(call, fast=True, plain=plain),
+        timeout=timeout,
+        deliver=deliver,
+        notify=notify,
     )
 
 
@@ -152,7 +157,11 @@ class CallRouter:
         call.process.send(encode({"op": "cancel", "id": call.id}))
 
     def _least_busy(self) -> ChildProcess | None:
-        alive = [process for process in self.slots if process is not None and process.alive]
+        slots = self.slots
+        if len(slots) == 1:  # server.pack_processes' default
+            only = slots[0]
+            return only if only is not None and only.alive else None
+        alive = [process for process in slots if process is not None and process.alive]
         return min(alive, key=lambda process: len(process.pending), default=None)
 
     def _send(self, process: ChildProcess, call: Call) -> None:

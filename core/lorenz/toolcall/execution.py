@@ -59,9 +59,10 @@ class CallOutcome:
 
 
 class AnswersByDeadline:
-    """A pack the core runs in a process of its own (an isolated pack's proxy): a call is answered
-    by its deadline at the latest (the process is killed then), so the runner need not run it as a
-    task to abandon. A type, not a flag: a plugin's pack cannot opt out of being contained."""
+    """A pack the core runs in a process of its own (an isolated pack's proxy, and the pack inside
+    that process): a call is answered by its deadline at the latest (the host kills the process
+    then), so the runner need not run it as a task to abandon. A type, not a flag: a plugin's pack
+    cannot opt out of being contained."""
 
 
 @frozen
@@ -269,13 +270,13 @@ class ToolRunner:
         slot = CallSlot(lambda: slots.release_on_behalf_of(token))
         call = _PackCall(pack=pack_name, tool=name, owner=ThreadOwner(threads, slot), deadline=deadline, progress=sink)
         if isinstance(pack, AnswersByDeadline):  # the core's own: never an attribute a plugin could set
-            # An isolated pack answers by the deadline itself (its process is killed then) and
-            # cannot block this loop: no task of its own to abandon, one fewer loop turn per call.
+            # An isolated pack answers by the deadline itself (its process is killed then): no
+            # task of its own to abandon, one fewer loop turn per call (one task fewer in the process).
             current, owner = _CURRENT.set(call), CURRENT_OWNER.set(call.owner)
             try:
                 return await _call_pack(pack, name, arguments, context)
             except BaseException:
-                if when_left is not None and call.elsewhere:
+                if when_left is not None:  # told once the work elsewhere, or the call's threads, end
                     when_left.follow(None, call)
                 raise
             finally:
