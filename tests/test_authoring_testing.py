@@ -171,19 +171,18 @@ def test_pytest_plugin_is_opt_in_fixtures(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_plugin_entry_point_name_matches_the_module(tmp_path: Path) -> None:
-    """Registered as the ``pytest11`` entry point ``lorenz.testing``, the plugin coexists with ``-p lorenz.testing``."""
-    site = tmp_path / "site"
-    info = site / "lorenz_entry-0.1.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: lorenz-entry\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[pytest11]\nlorenz.testing = lorenz.testing\n")
-    (info / "RECORD").write_text("")
+def test_the_fixtures_come_however_the_plugin_is_named(tmp_path: Path) -> None:
+    """The ``pytest11`` entry point ``lorenz.testing`` (:mod:`lorenz.pytest_plugin`), alone or with
+    ``-p lorenz.testing``; and with entry points off, ``-p lorenz.testing`` or a conftest's
+    ``pytest_plugins = ["lorenz.testing"]`` (the module, which brings the plugin along)."""
     project = tmp_path / "proj"
     project.mkdir()
     (project / "test_uses_fixture.py").write_text("def test_x(lorenz_host):\n    assert callable(lorenz_host)\n")
-    env = {**os.environ, "PYTHONPATH": str(site)}
-    for extra in ([], ["-p", "lorenz.testing"]):
+    ways = [([], False), (["-p", "lorenz.testing"], False), (["-p", "lorenz.testing"], True), ([], True)]
+    for extra, no_autoload in ways:
+        conftest = 'pytest_plugins = ["lorenz.testing"]\n' if no_autoload and not extra else ""
+        (project / "conftest.py").write_text(conftest)
+        env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"} if no_autoload else dict(os.environ)
         result = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra, "--rootdir", str(project)],
             cwd=project,
@@ -192,4 +191,4 @@ def test_plugin_entry_point_name_matches_the_module(tmp_path: Path) -> None:
             text=True,
             timeout=120,
         )
-        assert result.returncode == 0, result.stdout + result.stderr
+        assert result.returncode == 0, (extra, no_autoload, result.stdout + result.stderr)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import pty
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,19 @@ ROOT = Path(__file__).resolve().parents[1]
 WEATHER = ROOT / "examples" / "weather"
 
 pytestmark = pytest.mark.slow
+
+
+#: A build backend: hatchling's, 1.5 s slower to build a wheel.
+SLOW_BACKEND = """
+import time
+from hatchling.build import *  # noqa: F403
+from hatchling.build import build_wheel as _build_wheel
+
+
+def build_wheel(*args, **kwargs):
+    time.sleep(1.5)
+    return _build_wheel(*args, **kwargs)
+"""
 
 
 def _environ(**env: str) -> dict[str, str]:
@@ -168,17 +182,24 @@ def test_install_says_what_pip_is_doing_on_a_terminal(venv: tuple[Path, Path], t
     """Issue 44: on a terminal, the progress line shows pip's latest line while it works (building a
     directory's wheel takes seconds), erased before the summary; a pipe gets none (the tests above)."""
     python, _ = venv
+    # Its wheel built by a backend that takes 1.5 s: past the line's 1 s, however fast (or cached) pip is.
+    project = tmp_path / "weather"
+    shutil.copytree(WEATHER, project, ignore=shutil.ignore_patterns("__pycache__", "build", "dist"))
+    (project / "slow_backend.py").write_text(SLOW_BACKEND, encoding="utf-8")
+    pyproject = (project / "pyproject.toml").read_text(encoding="utf-8")
+    slow = 'build-backend = "slow_backend"\nbackend-path = ["."]'
+    (project / "pyproject.toml").write_text(pyproject.replace('build-backend = "hatchling.build"', slow), "utf-8")
     controller, terminal = pty.openpty()
     try:
-        done = subprocess.run(
-            [str(python), "-m", "lorenz", "install", "-y", str(WEATHER)],
+        # Read while it runs: what is left unread when the terminal side closes may be dropped.
+        process = subprocess.Popen(
+            [str(python), "-m", "lorenz", "install", "-y", str(project)],
             cwd=tmp_path,
             env=_environ(),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=terminal,
             text=True,
-            timeout=120,
         )
         os.close(terminal)
         chunks = []
@@ -190,8 +211,10 @@ def test_install_says_what_pip_is_doing_on_a_terminal(venv: tuple[Path, Path], t
             if not chunk:
                 break
             chunks.append(chunk)
+        stdout, _ = process.communicate(timeout=120)
     finally:
         os.close(controller)
+    done = subprocess.CompletedProcess(process.args, process.returncode, stdout)
     screen = b"".join(chunks).decode("utf-8", "replace")
     assert done.returncode == 0, screen
     pip_line = r"\| pip install: (Processing|Building|Installing|Preparing|Successfully) .* \(\d+ s\)"

@@ -291,3 +291,19 @@ def test_a_typed_pack_defines_and_lists_its_tools_without_the_call_time_librarie
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["specs"] == 1
     assert sorted(name for name in HEAVY_LIBRARIES if name in report["modules"]) == []
+
+
+def test_the_pytest_plugin_loads_the_kit_only_for_a_test_that_asks() -> None:
+    """Every pytest run where Lorenz is installed loads its plugin (entry point ``lorenz.testing``):
+    that costs neither the test kit nor the host until a test asks for ``lorenz_host``."""
+    probe = (
+        "import json, sys\n"
+        "from importlib.metadata import entry_points\n"
+        "(plugin,) = [ep for ep in entry_points(group='pytest11') if ep.name == 'lorenz.testing']\n"
+        "plugin.load()\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    modules = set(json.loads(done.stdout))
+    assert "lorenz.pytest_plugin" in modules
+    assert not {name for name in modules if name.startswith(("lorenz.testing", "lorenz.host", "lorenz.cli", "uvicorn"))}

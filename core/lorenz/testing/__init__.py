@@ -1,4 +1,5 @@
-"""Test helpers for pack authors; a pytest plugin (entry point ``pytest11: lorenz.testing``).
+"""Test helpers for pack authors, and the fixtures of the pytest plugin ``lorenz.testing``
+(:mod:`lorenz.pytest_plugin`, which imports this module only when a test asks for a fixture).
 
 Opt-in: the plugin only adds fixtures, nothing runs unless a test asks for one. ``lorenz_host``
 (a factory of :class:`PackHost`: packs registered in-process, served by the real host) and
@@ -20,13 +21,20 @@ import httpx
 import pytest
 from attrs import frozen
 
+from lorenz.client_input import ASK, ClientInput
 from lorenz.contracts import ToolProvider, ToolSpec
 from lorenz.hookspecs import hookimpl
+from lorenz.host.grants import FULL
+from lorenz.host.http.loopback import LoopbackServer, serve_app_in_thread
+from lorenz.host.mcp.server import build_server
+from lorenz.host.mcp.state import HostState
+from lorenz.host.reload.live import LiveWorkspace
 from lorenz.issue import Issue, IssueStateType
 from lorenz.plugins.discovery import discover
 from lorenz.plugins.model import Discovery
 from lorenz.results import ToolResult
 from lorenz.settings.model import Settings
+from lorenz.workspace import Workspace
 
 from .kit import (
     check_pack_settings,
@@ -46,8 +54,6 @@ if TYPE_CHECKING:
     import mcp
     import mcp_types
 
-    from lorenz.host.http.loopback import LoopbackServer
-    from lorenz.workspace import Workspace
 
 __all__ = [
     "CallOutcome",
@@ -58,9 +64,7 @@ __all__ = [
     "ServedWorkflow",
     "assert_pack_contract",
     "check_pack_settings",
-    "fake_tracker",
     "lint_pack",
-    "lorenz_host",
     "loopback_server",
     "make_pack_host",
     "mounted_packs",
@@ -73,6 +77,10 @@ __all__ = [
     "run_tool",
     "validate_dispatch_config",
 ]
+
+#: Registered as a plugin by name (``pytest_plugins = ["lorenz.testing"]``, or ``-p`` where entry
+#: points do not load), this module brings the fixtures with it.
+pytest_plugins = ["lorenz.pytest_plugin"]
 
 FAKE_TRACKER_KIND = "lorenz-testing"
 
@@ -212,7 +220,6 @@ class PackHost:
         ``answers`` plays the client for a tool that asks for input: ``{"confirm": {"action": "accept",
         "content": {"confirm": True}}}`` (MCP result shapes, by request name; a name left out is
         cancelled). Each round asked is appended to :attr:`asked`. Without it the tool cannot ask."""
-        from lorenz.client_input import ASK, ClientInput  # the host on use: pytest imports this
 
         async def record(done: float, total: float | None, message: str | None) -> None:
             self.progress.append((done, total, message))
@@ -229,11 +236,6 @@ class PackHost:
 
     def server(self) -> mcp.server.Server[Any]:
         """The host's MCP server (the SDK's low-level ``Server``) over this workspace."""
-        from lorenz.host.grants import FULL  # the host on use: pytest imports this
-        from lorenz.host.mcp.server import build_server  # the host on use: pytest imports this
-        from lorenz.host.mcp.state import HostState  # the host on use: pytest imports this
-        from lorenz.host.reload.live import LiveWorkspace  # the host on use: pytest imports this
-
         state = HostState(LiveWorkspace(self.workspace, reload=False), local_grant=FULL)
         state.http = self._http()
         server = build_server(state)
@@ -284,8 +286,6 @@ def make_pack_host(
     (``{"weather": {"allow_writes": True}}``); ``tracker`` (default: a :class:`FakeTracker`)
     is the dispatch tracker. ``config`` replaces the generated workflow front matter entirely.
     """
-    from lorenz.workspace import Workspace  # the host on use: pytest imports this
-
     if tracker is None:
         tracker = FakeTracker()
     trackers = [tracker] if isinstance(tracker, FakeTracker) or not _registered_by(plugins, tracker) else []
@@ -337,31 +337,8 @@ def loopback_server(app: Any, *, start_timeout: float = 10.0) -> contextlib.Abst
     Raises ``RuntimeError`` when the server does not start within ``start_timeout`` seconds.
     Share one server per session with a fixture and reset the fake's state per test.
     """
-    from lorenz.host.http.loopback import serve_app_in_thread  # uvicorn loads only when a test serves an app
-
     return serve_app_in_thread(app, start_timeout=start_timeout, name="lorenz-testing-loopback")
-
-
-# -- fixtures -------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def fake_tracker() -> FakeTracker:
-    """A fresh :class:`FakeTracker` (kind ``lorenz-testing``); pass it to ``lorenz_host(tracker=...)``."""
-    return FakeTracker()
 
 
 #: The type of the ``lorenz_host`` fixture, for annotating tests.
 HostFactory = Callable[..., PackHost]
-
-
-@pytest.fixture
-def lorenz_host(tmp_path: Path) -> HostFactory:
-    """A factory: ``lorenz_host(*packs, plugins=(), options=None, tracker=None, transport=None)``
-    returns a :class:`PackHost` whose workflow lives in a temporary directory."""
-
-    def make(*packs: ToolProvider, **kwargs: Any) -> PackHost:
-        kwargs.setdefault("base_dir", tmp_path)
-        return make_pack_host(*packs, **kwargs)
-
-    return make
