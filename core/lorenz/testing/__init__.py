@@ -78,8 +78,9 @@ __all__ = [
     "validate_dispatch_config",
 ]
 
-#: Registered as a plugin by name (``pytest_plugins = ["lorenz.testing"]``, or ``-p`` where entry
-#: points do not load), this module brings the fixtures with it.
+#: pytest resolves ``-p lorenz.testing`` and ``pytest_plugins = ["lorenz.testing"]`` to the entry
+#: point of that name; where no distribution declares it (a source tree on ``PYTHONPATH``), it
+#: registers this module, which then brings the fixtures with it.
 pytest_plugins = ["lorenz.pytest_plugin"]
 
 FAKE_TRACKER_KIND = "lorenz-testing"
