@@ -17,6 +17,7 @@ from attrs import frozen
 from lorenz import PromptArgument, PromptSpec, ResourceSpec, ToolResult, tool_failure, tool_success
 
 __all__ = [
+    "LIST_CHANGED",
     "Offers",
     "complete",
     "failure",
@@ -32,6 +33,10 @@ __all__ = [
 _BEYOND_LEVEL_ONE = re.compile(r"\{(?![A-Za-z_][A-Za-z0-9_]*\})")
 _PAGES = 100
 
+#: The notifications that say an upstream's lists changed (it is listed again).
+LIST_CHANGED = frozenset(
+    {"notifications/tools/list_changed", "notifications/resources/list_changed", "notifications/prompts/list_changed"}
+)
 #: The JSON-RPC codes the host maps back: invalid params and resource not found.
 _INVALID_PARAMS = -32602
 _RESOURCE_NOT_FOUND = -32002

@@ -23,7 +23,7 @@ from .connect import connect
 from .errors import UpstreamError, describe, request_error
 from .home import home_for, running_loop, start, wait_ended
 from .limits import ProgressThrottle
-from .offers import Offers, complete, list_offers, list_tools
+from .offers import LIST_CHANGED, Offers, complete, list_offers, list_tools
 from .options import McpOptions, resolve_references
 from .watched import NotOffered, Watched
 
@@ -36,9 +36,6 @@ _BACKOFF = Backoff(0.1, 30.0)
 #: A connection that lasted this long resets the back-off.
 _STABLE_SECONDS = 60.0
 _STOP_TIMEOUT = 10.0
-_LIST_CHANGED = frozenset(
-    {"notifications/tools/list_changed", "notifications/resources/list_changed", "notifications/prompts/list_changed"}
-)
 
 Progress = Callable[[float, float | None, str | None], Coroutine[Any, Any, None]]
 
@@ -77,6 +74,7 @@ class Upstream:
         self._connected = asyncio.Event()
         self._broken = asyncio.Event()
         self._stopping = False
+        self._starting: Any = None  # the cancel scope of a start still waiting for its first listing
         #: Set once its first start ended (listed or failed): for threads, and for the home loop.
         self._first = threading.Event()
         self._started = asyncio.Event()
@@ -139,8 +137,7 @@ class Upstream:
         return offers
 
     def health(self) -> str | None:
-        """What is wrong now (not started yet, down and being restarted, its last listing failed),
-        or ``None``."""
+        """What is wrong now (not started, down and restarting, its last listing failed), or ``None``."""
         if self._client is not None:
             if self.list_error is not None:
                 return f"MCP server {self.options.describe()}: listing its tools failed: {self.list_error}"
@@ -159,9 +156,8 @@ class Upstream:
             listener()
 
     def _changed(self) -> bool:
-        tools_changed = self._reported is not None and (self._tools or ()) != self._reported
-        offers_changed = self._reported_offers is not None and self._offers != self._reported_offers
-        return tools_changed or offers_changed
+        tools = self._reported is not None and (self._tools or ()) != self._reported
+        return tools or (self._reported_offers is not None and self._offers != self._reported_offers)
 
     def _notify(self) -> None:
         if not self._changed():
@@ -267,6 +263,8 @@ class Upstream:
         def stop() -> None:
             self._stopping = True
             self._broken.set()
+            if self._starting is not None:  # a start hung on its listing ends now, not at its deadline
+                self._starting.cancel()
 
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(stop)
@@ -291,11 +289,12 @@ class Upstream:
                 # The deadline bounds the start only; the scope spans the connection, whose task
                 # groups must close inside every scope they were opened in.
                 with anyio.CancelScope(deadline=anyio.current_time() + self.options.start_timeout_seconds) as scope:
+                    self._starting = scope
                     async with contextlib.AsyncExitStack() as stack:
                         client = await self._connect(stack, broken)
                         tools = await list_tools(client)
                         offers = await self._list_offers(client)
-                        scope.deadline = float("inf")
+                        scope.deadline, self._starting = float("inf"), None
                         self._tools, self._offers, self.error, self._client = tools, offers, None, client
                         self.list_error = None
                         await self.watched.restarted(client)
@@ -308,12 +307,13 @@ class Upstream:
                             self.error = "it ended, or its connection broke"
                         self._connected.clear()
                         self._client = None
-                if scope.cancelled_caught:
+                if scope.cancelled_caught and not self._stopping:
                     raise TimeoutError
             except Exception as exc:
                 self.error = self._describe(exc)
                 logger.warning("pack %s: MCP server %s: %s", self.label, self.options.describe(), self.error)
             finally:
+                self._starting = None
                 self._connected.clear()
                 self._client = None
                 self._started.set()
@@ -343,7 +343,7 @@ class Upstream:
         async def on_message(message: Any) -> None:
             root = getattr(message, "root", message)
             method = getattr(root, "method", None)
-            if method in _LIST_CHANGED:
+            if method in LIST_CHANGED:
                 self._loop.create_task(self._relist())
             elif method == "notifications/resources/updated":
                 self.watched.updated(str(root.params.uri))

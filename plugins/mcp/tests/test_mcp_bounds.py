@@ -178,8 +178,8 @@ def test_mounting_waits_once_for_every_slow_upstream(
     monkeypatch.setattr(lorenz_mcp.pack, "MOUNT_WAIT_SECONDS", 1.0)
     gate = str(tmp_path / "never")
     entries = {
-        "one": {"env": {"LIST_GATE": gate}, "prefix": "one_"},
-        "two": {"env": {"LIST_GATE": gate, "WHICH": "two"}, "prefix": "two_"},
+        "one": {"env": {"LIST_GATE": gate}, "prefix": "one_", "start_timeout_seconds": 120},
+        "two": {"env": {"LIST_GATE": gate, "WHICH": "two"}, "prefix": "two_", "start_timeout_seconds": 120},
     }
     path = _workflow(tmp_path, script, entries)
     began = time.monotonic()
@@ -191,7 +191,11 @@ def test_mounting_waits_once_for_every_slow_upstream(
         # 1 s, per upstream: 8 s here. Now the two upstreams start together and share one wait.
         assert elapsed < 3.0, elapsed
     finally:
+        began = time.monotonic()
         _pack(workspace).close()
+    # Stopped while their starts hang on the listing: not at the starts' 120 s deadlines (nor at
+    # the 10 s a stop waits for each).
+    assert time.monotonic() - began < 10.0
 
 
 def test_an_upstream_still_starting_asks_the_host_for_no_remount(
