@@ -1,5 +1,5 @@
 """Developer sessions: ``nox -s tests``, ``nox -s lint``, ``nox -s typecheck``, ``nox -s fuzz``,
-``nox -s docs``, ``nox -s sandboxed``."""
+``nox -s docs``, ``nox -s sandboxed``, ``nox -s soak``."""
 
 import nox
 
@@ -50,6 +50,14 @@ def fuzz(session: nox.Session) -> None:
     session.install("-r", "requirements-dev.txt")
     session.env["LORENZ_HYPOTHESIS_PROFILE"] = "fuzz"
     session.run("python", "-m", "pytest", "-m", "fuzz", *session.posargs)
+
+
+@nox.session
+def soak(session: nox.Session) -> None:
+    """The concurrency tests at full size (``LORENZ_SOAK=1``): four workers writing one board."""
+    session.install("-r", "requirements-dev.txt")
+    session.env["LORENZ_SOAK"] = "1"
+    session.run("python", "-m", "pytest", "tests/test_host_workers.py", "-k", "lose_nothing", *session.posargs)
 
 
 @nox.session

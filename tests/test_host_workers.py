@@ -437,9 +437,14 @@ def test_a_worker_that_cannot_start_stops_the_server(tmp_path: Path) -> None:
     assert " at http://" not in err  # never announced as serving
 
 
+#: ``local_comment`` and ``local_create_issue`` calls of the four-worker test: ``nox -s soak``
+#: (``LORENZ_SOAK=1``) makes it 1,000 and 200 (each comment rewrites the one issue's file).
+COMMENTS, CREATES = (1000, 200) if os.environ.get("LORENZ_SOAK") else (250, 50)
+
+
 def test_four_workers_writing_one_local_board_lose_nothing(tmp_path: Path) -> None:
-    """`lorenz serve --workers 4` on a local board: 1,000 `local_comment` calls on one issue, 32 at a
-    time over HTTP (the kernel spreads the connections over the 4 workers), mixed with 200
+    """`lorenz serve --workers 4` on a local board: 250 `local_comment` calls on one issue, 32 at a
+    time over HTTP (the kernel spreads the connections over the 4 workers), mixed with 50
     `local_create_issue` calls: every comment is on the issue exactly once, every new issue has an
     id of its own, and each issue file parses."""
     (tmp_path / "WORKFLOW.md").write_text("---\ntracker:\n  kind: local\n---\n")
@@ -447,16 +452,16 @@ def test_four_workers_writing_one_local_board_lose_nothing(tmp_path: Path) -> No
     with lorenz_serve(tmp_path, "serve", "--port", "0", "--workers", "4", env=env) as server:
         [first] = structured(anyio.run(call_tools, server.base_url, [("local_create_issue", {"title": "Shared"})]))
         issue = first["issue"]["id"]
-        calls = [("local_comment", {"issueId": issue, "body": f"comment {index}"}) for index in range(1000)]
-        calls += [("local_create_issue", {"title": f"parallel {index}"}) for index in range(200)]
+        calls = [("local_comment", {"issueId": issue, "body": f"comment {index}"}) for index in range(COMMENTS)]
+        calls += [("local_create_issue", {"title": f"parallel {index}"}) for index in range(CREATES)]
         random.Random(16).shuffle(calls)
         answers = structured(anyio.run(lambda: call_tools(server.base_url, calls, concurrency=32)))
         [read] = structured(anyio.run(call_tools, server.base_url, [("local_read_issue", {"issueId": issue})]))
 
     created = [answer["issue"]["id"] for answer in answers if "issue" in answer]
-    assert len(created) == 200 and len(set(created)) == 200 and issue not in created
+    assert len(created) == CREATES and len(set(created)) == CREATES and issue not in created
     bodies = [line.split(" agent: ", 1)[1] for line in read["comments"]]
-    assert sorted(bodies) == sorted(f"comment {index}" for index in range(1000))
+    assert sorted(bodies) == sorted(f"comment {index}" for index in range(COMMENTS))
     for path in (tmp_path / ".lorenz" / "local").glob("*.md"):
         parse_document(path.read_text(), path.stem)
 
