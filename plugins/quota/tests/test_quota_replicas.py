@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,12 +13,13 @@ import mcp
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+from hammer import hammer
 from redis_server import redis_server
 
 from lorenz.testing import ServedWorkflow
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
-RATE, BURST = 10, 10  # to outrun the limit a call must take under 1/RATE s, as a loaded machine's still do
+RATE, BURST = 10, 10
 PING = """
 from lorenz import ToolSpec, hookimpl, tool_success
 
@@ -64,43 +64,6 @@ def workflow(directory: Path, redis_url: str) -> None:
     (directory / "WORKFLOW.md").write_text(f"---\ntools:\n  ping: {{}}\n{server}---\n", encoding="utf-8")
 
 
-async def hammer(urls: list[str]) -> tuple[int, int, float, float]:
-    """Calls spread over ``urls`` for 1.5 s, then on until one is refused (the bucket is empty
-    then: no token is left unclaimed): (accepted, refused, the fewest and the most R·t + B allows)."""
-    accepted = refused = 0
-    async with contextlib.AsyncExitStack() as stack:
-        clients = [await stack.enter_async_context(mcp.Client(url)) for url in urls]
-        first_sent = time.monotonic()  # the bucket refills while the first calls connect each worker to Redis
-        for client in clients:
-            accepted += not (await client.call_tool("ping", {})).is_error
-        started = previous_sent = time.monotonic()
-        lost = stalled(first_sent, started)
-        calls = 0
-        while True:
-            sent = time.monotonic()
-            result = await clients[calls % len(clients)].call_tool("ping", {})
-            received = time.monotonic()
-            lost += stalled(previous_sent, received)
-            previous_sent = sent
-            calls += 1
-            if result.is_error:
-                assert result.structured_content is not None
-                assert result.structured_content["error"]["retryAfter"] > 0
-                refused += 1
-            else:
-                accepted += 1
-            if (received - started >= 1.5 and result.is_error) or received - started >= 30:
-                break
-    # The bucket filled at the first call's decision (between first_sent and started) and was
-    # empty at the last one's (between sent and received).
-    return accepted, refused, RATE * (sent - started) + BURST - lost, RATE * (received - first_sent) + BURST
-
-
-def stalled(before: float, after: float) -> float:
-    """The tokens a full bucket could not hold while a stall of the loaded machine sent nothing."""
-    return max(0.0, after - before - BURST / RATE) * RATE
-
-
 @pytest.mark.parametrize("shape", ["two replicas", "two workers"])
 async def test_replicas_and_workers_share_one_redis(tmp_path: Path, redis_url: str, shape: str) -> None:
     workflow(tmp_path, redis_url)
@@ -109,9 +72,11 @@ async def test_replicas_and_workers_share_one_redis(tmp_path: Path, redis_url: s
         urls = [server.url for server in servers]
         if shape == "two workers":
             urls = urls * 4  # four connections: the kernel spreads them over both workers
-        accepted, refused, least, most = await hammer(urls)
+        async with contextlib.AsyncExitStack() as stack:
+            clients = [await stack.enter_async_context(mcp.Client(url)) for url in urls]
+            tally = await hammer(clients, RATE, BURST)
     finally:
         for server in servers:
             server.stop()
-    assert refused >= 1  # the calls outran the limit
-    assert least - 0.05 * least - 1 <= accepted <= most + 0.05 * most + 1
+    assert tally.refusals  # the calls outran the limit
+    assert tally.least - 0.05 * tally.least - 1 <= tally.accepted <= tally.most + 0.05 * tally.most + 1, tally
