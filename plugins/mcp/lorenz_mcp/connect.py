@@ -119,7 +119,7 @@ async def _confine(stack: contextlib.AsyncExitStack, options: McpOptions) -> tup
     preset = preset_for(options.command, os.environ)
     sandboxed = sandboxed_command(
         options.instance,
-        options.command,
+        preset.command if preset is not None and preset.command is not None else options.command,
         permissions,
         runtime=preset.read if preset is not None else (),
         preset=preset.name if preset is not None else None,

@@ -3,15 +3,16 @@ presets ``node`` (``node``, ``npx``, ``npm``), ``uv`` (``uvx``, ``uv``) and ``py
 interpreter, a venv's, or a program whose ``#!`` line names one). Each is a list of directories the
 server may read (and execute from), none writable, and what to prepare in its temporary directory.
 
-npm writes its cache even offline (an index entry, a lock beside the installed package), so npx
-gets a private cache in the temporary directory over the user's read-only one: the index copied,
-the content and installed packages linked. It runs offline: what it runs must be in the user's
-cache already (one unsandboxed ``npx -y <pkg>`` puts it there); a server cannot poison the cache
-unsandboxed runs trust.
+``npx -y <pkg>`` of a package an unsandboxed ``npx`` installed already runs that package's program
+with ``node``, as npx itself would, without npm: npm re-installs a tree it sees through links, and
+offline it cannot. Any other npm or npx command gets a private cache in the temporary directory
+over the user's read-only one (the index copied, the content and installed packages linked) and
+runs offline; a server cannot poison the cache unsandboxed runs trust.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Mapping, Sequence
@@ -26,11 +27,13 @@ _UV = frozenset({"uv", "uvx"})
 
 @frozen
 class Preset:
-    """A runtime's name, the directories it reads, and the user's npm cache to overlay (npx)."""
+    """A runtime's name, the directories it reads, the user's npm cache to overlay (npm, npx), and
+    the command to run in place of the one configured (an installed npx package's program)."""
 
     name: str
     read: tuple[str, ...]
     npm_cache: str | None = None
+    command: tuple[str, ...] | None = None
 
     def prepare(self, temp_dir: str) -> dict[str, str]:
         """Make what the runtime needs in ``temp_dir``; the environment variables pointing at it."""
@@ -85,7 +88,54 @@ def _node(program: str, command: Sequence[str], home: str, environ: Mapping[str,
     if os.path.basename(command[0]) not in ("npx", "npm"):
         return Preset("node", tuple(dict.fromkeys(read)))
     cache = environ.get("npm_config_cache") or os.path.join(home, ".npm")
-    return Preset("node", tuple(dict.fromkeys((*read, cache))), npm_cache=cache)
+    granted = tuple(dict.fromkeys((*read, cache)))
+    installed = _installed_npx(node, command, cache) if os.path.basename(command[0]) == "npx" else None
+    if installed is not None:
+        return Preset("node", granted, command=installed)
+    return Preset("node", granted, npm_cache=cache)
+
+
+def _installed_npx(node: str, command: Sequence[str], cache: str) -> tuple[str, ...] | None:
+    """``node <program> <args>`` for ``npx [-y|--yes] [--] <pkg> <args>`` when an earlier npx
+    installed ``<pkg>`` (a bare name, as written) in ``cache``; else ``None``."""
+    words = list(command[1:])
+    while words and words[0] in ("-y", "--yes", "--"):
+        words.pop(0)
+    if not words or words[0].startswith("-") or "@" in words[0][1:]:
+        return None  # another option, or a version npx would check against the registry
+    spec, args = words[0], words[1:]
+    trees = os.path.join(cache, "_npx")
+    for tree in sorted(os.listdir(trees)) if os.path.isdir(trees) else ():
+        root = os.path.join(trees, tree)
+        manifest = _json(os.path.join(root, "package.json")) or {}
+        npx = manifest.get("_npx")
+        if not isinstance(npx, dict) or npx.get("packages") != [spec]:
+            continue
+        package = os.path.join(root, "node_modules", *spec.split("/"))
+        program = _program(_json(os.path.join(package, "package.json")), spec)
+        if program is not None and os.path.isfile(os.path.join(package, program)):
+            return (node, os.path.realpath(os.path.join(package, program)), *args)
+    return None
+
+
+def _program(manifest: dict[str, object] | None, spec: str) -> str | None:
+    """The script a package's ``bin`` names: its only one, or the one named as the package is."""
+    bins = manifest.get("bin") if manifest is not None else None
+    if isinstance(bins, str):
+        return bins
+    if not isinstance(bins, dict):
+        return None
+    chosen = next(iter(bins.values())) if len(bins) == 1 else bins.get(spec.rpartition("/")[2])
+    return chosen if isinstance(chosen, str) else None
+
+
+def _json(path: str) -> dict[str, object] | None:
+    try:
+        with open(path, encoding="utf-8") as file:
+            loaded = json.load(file)
+    except (OSError, ValueError):
+        return None
+    return loaded if isinstance(loaded, dict) else None
 
 
 def _uv(program: str, home: str, environ: Mapping[str, str]) -> Preset:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -41,6 +43,26 @@ def test_npx_gets_a_private_cache_over_the_users(tmp_path: Path) -> None:
     assert os.readlink(private / "_cacache" / "content-v2") == str(cache / "_cacache" / "content-v2")
     assert not (private / "_npx" / "5b2d").is_symlink()  # npx locks in it: a directory of links
     assert os.readlink(private / "_npx" / "5b2d" / "node_modules") == str(cache / "_npx" / "5b2d" / "node_modules")
+
+
+def test_an_installed_npx_package_runs_its_program_with_node(tmp_path: Path) -> None:
+    """npm re-installs a tree it sees through links (and offline it cannot), so a package an
+    unsandboxed npx installed runs as npx would run it, without npm; a pinned version does not."""
+    cache = tmp_path / "npm"
+    tree = cache / "_npx" / "5b2d"
+    package = tree / "node_modules" / "@acme" / "server"
+    (package / "dist").mkdir(parents=True)
+    (package / "dist" / "index.js").write_text("// the server\n", encoding="utf-8")
+    (package / "package.json").write_text(json.dumps({"bin": {"acme-server": "dist/index.js"}}), encoding="utf-8")
+    (tree / "package.json").write_text(json.dumps({"_npx": {"packages": ["@acme/server"]}}), encoding="utf-8")
+    environ = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "npm_config_cache": str(cache)}
+    node = shutil.which("node", path=environ["PATH"]) or "npx"
+    preset = preset_for(["npx", "-y", "--", "@acme/server", "stdio", "--port", "1"], environ)
+    assert preset is not None and preset.npm_cache is None and str(cache) in preset.read
+    assert preset.command == (node, str(package / "dist" / "index.js"), "stdio", "--port", "1")
+    for other in (["npx", "-y", "@acme/server@2.0.0"], ["npx", "-y", "@acme/other"], ["npm", "exec", "@acme/server"]):
+        unknown = preset_for(other, environ)
+        assert unknown is not None and unknown.command is None and unknown.npm_cache == str(cache), other
 
 
 def test_an_unknown_program_gets_no_preset(tmp_path: Path) -> None:
