@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 LORENZ = Path(sys.executable).with_name("lorenz")
@@ -205,6 +206,7 @@ def test_mount_provider_mcp_validates_before_writing(project: Path) -> None:
 async def test_imported_servers_are_served_to_the_client_connect_wrote(project: Path) -> None:
     """The walk-through: import a client's two servers, connect Claude Code, and its entry reaches both."""
     import mcp
+    import mcp_types as types
     from mcp.client.stdio import StdioServerParameters
 
     server = {"command": sys.executable, "args": [str(project / "upstream.py")]}
@@ -216,7 +218,19 @@ async def test_imported_servers_are_served_to_the_client_connect_wrote(project: 
     env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
     env.update({"LORENZ_LOAD_PLUGINS": "lorenz-local,lorenz-mcp", "GREETING": "exported"})
     params = StdioServerParameters(command=entry["command"], args=entry["args"], env=env, cwd=project.parent)
-    async with mcp.Client(params) as client:
+    changed = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+
+    async with mcp.Client(params, mode="legacy", message_handler=on_message) as client:
+        # An upstream slower than the mount's 5 s wait (a loaded machine) is listed once it answers,
+        # and the host says the list changed.
+        with anyio.fail_after(120):
+            while not {"one_hello", "two_hello"} <= {tool.name for tool in (await client.list_tools()).tools}:
+                await changed.wait()
+                changed = anyio.Event()
         texts = []
         for tool in ("one_hello", "two_hello"):
             result = await client.call_tool(tool, {})

@@ -394,7 +394,10 @@ def test_pack_processes_runs_several_and_spreads_the_calls(
         assert len(set(pids)) == 3
 
         async def six() -> set[int]:
-            results = await asyncio.gather(*(_call(workspace, "acme_sleep", {"seconds": 0.3}) for _ in range(6)))
+            # One client made first: six made in turn could stagger the calls past a call's length.
+            async with httpx.AsyncClient() as http:
+                calls = (workspace.call("acme_sleep", {"seconds": 0.5}, http) for _ in range(6))
+                results = await asyncio.gather(*calls)
             return {result.result["pid"] for result in results}
 
         assert asyncio.run(six()) == set(pids)
