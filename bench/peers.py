@@ -2,7 +2,7 @@
 same machine, same clients, one run.
 
     .venv/bin/python bench/peers.py [-n 1000] [--rounds 3] [--seconds 10] [--connections 16]
-        [--block 100] [--servers floor,lorenz,mcpserver,fastmcp] [--fastmcp-venv DIR] [--fastmcp-version 4.1.6]
+        [--block 100] [--servers floor,work,lorenz,mcpserver,fastmcp] [--fastmcp-venv DIR] [--fastmcp-version 4.1.6]
         [--before TREE] [--switch-off NAME,...]
 
 Every server is its own process on 127.0.0.1 (uvicorn, log level warning, no access log, a listening
@@ -10,6 +10,9 @@ socket made with ``IPPROTO_TCP``) and answers ``local_read_issue {"issueId": "BO
 one-issue local board (20 comments, ~3.8 KB answered):
 
   floor      a bare Starlette JSON-RPC endpoint returning the same answer, built once at start
+  work       the floor doing the tool's work per call: it reads and parses the issue's file and
+             writes the pretty text, as ``mcpserver`` does, with no protocol models (what is left
+             of lorenz's figure over this one is the host: its checks, the SDK kernel, the record)
   lorenz     ``python -m lorenz serve --port 0`` in the board's directory (``lorenz-local``)
   mcpserver  the SDK's ``MCPServer`` with an equivalent tool that reads and parses the issue's file
              per call (stateless HTTP, JSON responses)
@@ -57,8 +60,13 @@ from typing_extensions import TypedDict  # pydantic (the peers) needs it on Pyth
 from workers_throughput import rss_mib, seed_board, worker_pids, wrk
 
 HERE = Path(__file__).resolve().parent
-SERVERS = ("floor", "lorenz", "mcpserver", "fastmcp")
-LABELS = {"floor": "floor (Starlette, canned)", "lorenz": "lorenz serve", "mcpserver": "SDK MCPServer"}
+SERVERS = ("floor", "work", "lorenz", "mcpserver", "fastmcp")
+LABELS = {
+    "floor": "floor (Starlette, canned)",
+    "work": "floor reading the issue per call",
+    "lorenz": "lorenz serve",
+    "mcpserver": "SDK MCPServer",
+}
 ERAS = ("2025-11-25", "2026-07-28")
 TOOL, ISSUE = "local_read_issue", "BOARD-1"
 WARMUP = 50
@@ -117,8 +125,9 @@ def read_issue(board: Path, issue_id: str) -> IssueAnswer:
 # -- servers (run in child processes) ---------------------------------------------------------
 
 
-def floor_app(board: Path) -> Any:
-    """The floor: parse the JSON-RPC request, answer the issue read once at start."""
+def floor_app(board: Path, *, per_call: bool = False) -> Any:
+    """The floor: parse the JSON-RPC request, answer the issue read once at start (``per_call``:
+    read, parse and render it for every call)."""
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import JSONResponse, Response
@@ -135,7 +144,12 @@ def floor_app(board: Path) -> Any:
             error = {"code": -32601, "message": "Method not found"}
             return JSONResponse({"jsonrpc": "2.0", "id": msg.get("id"), "error": error}, status_code=404)
         modern = "io.modelcontextprotocol/protocolVersion" in (params.get("_meta") or {})
-        answered = {**result, "resultType": "complete"} if modern else result
+        answered = result
+        if per_call:
+            read = read_issue(board, (params.get("arguments") or {}).get("issueId"))
+            answered = {"content": [{"type": "text", "text": json.dumps(read, indent=2)}], "isError": False}
+            answered["structuredContent"] = read
+        answered = {**answered, "resultType": "complete"} if modern else answered
         return JSONResponse({"jsonrpc": "2.0", "id": msg["id"], "result": answered})
 
     return Starlette(routes=[Route("/mcp", mcp, methods=["POST"])])
@@ -166,7 +180,7 @@ def serve(kind: str, board: Path) -> None:
 
     import uvicorn
 
-    app = floor_app(board) if kind == "floor" else peer_app(kind, board)
+    app = floor_app(board, per_call=kind == "work") if kind in ("floor", "work") else peer_app(kind, board)
     # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY on accepted sockets only when the listener says TCP
     # (a bare socket.socket() has proto 0, and Nagle + delayed ACK then cost ~40 ms per call).
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -488,7 +502,7 @@ def main() -> None:
     parser.add_argument(
         "--switch-off", default="", help="pieces to switch off, a server each (a+b: both in one; see bench/switch_off)"
     )
-    parser.add_argument("--serve", choices=["floor", "mcpserver", "fastmcp"], help=argparse.SUPPRESS)
+    parser.add_argument("--serve", choices=["floor", "work", "mcpserver", "fastmcp"], help=argparse.SUPPRESS)
     parser.add_argument("--board", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
