@@ -91,7 +91,7 @@ def test_lorenz_serve_supervises_isolated_packs_and_stops_them_on_sigterm(
         status for status in httpx.get(served.base + "/healthz").json()["isolatedPacks"] if status["pack"] == "acme"
     )
     assert acme_status["restarts"] == 1 and acme_status["state"] == "running"
-    assert f"pack acme [pid {first['acme'][0]}]: Fatal Python error: Segmentation fault" in served.stderr()
+    served.until_stderr(f"pack acme [pid {first['acme'][0]}]: Fatal Python error: Segmentation fault")
 
     served.process.send_signal(signal.SIGTERM)
     assert served.process.wait(timeout=20) == 0, served.stderr()

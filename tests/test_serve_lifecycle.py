@@ -331,9 +331,9 @@ def test_edit_with_reload_is_served(editable: tuple[Path, Path], tmp_path: Path,
         assert health["status"] == "ok", health
         if isolated:
             assert health["pid"] == pid_before["pid"], "the worker was replaced: restarting the pack's process does"
-            assert "the code of fresh changed: restarting its processes" in server.stderr()
+            server.until_stderr("the code of fresh changed: restarting its processes")
         else:
-            assert "a mounted pack's code changed: replacing the workers" in server.stderr()
+            server.until_stderr("a mounted pack's code changed: replacing the workers")
         assert "Traceback" not in server.stderr()
 
 

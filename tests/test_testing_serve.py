@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -33,3 +34,15 @@ def test_a_workflow_that_cannot_start_fails_at_once_saying_why(tmp_path: Path) -
     with pytest.raises(AssertionError, match="no URL printed:\n(?s:.*)no-such-tracker"):
         ServedWorkflow(directory, timeout=600)
     assert time.monotonic() - started < 300  # its exit ended the wait, not the timeout
+
+
+def test_until_stderr_waits_for_a_line_on_its_way_and_names_one_that_never_comes(tmp_path: Path) -> None:
+    """A line written after what a test saw arrives later through the pipe: waited for, not raced."""
+    script = "import sys, time\nprint('lorenz: serving at http://127.0.0.1:1/mcp', file=sys.stderr, flush=True)\n"
+    script += "time.sleep(0.5)\nprint('the late line', file=sys.stderr, flush=True)\n"
+    served = ServedWorkflow(tmp_path, command=[sys.executable, "-c", script])
+    assert "the late line" not in served.stderr()
+    assert "the late line" in served.until_stderr("the late line", timeout=60)
+    with pytest.raises(AssertionError, match="'never' never written:\n(?s:.*)the late line"):
+        served.until_stderr("never", timeout=60)  # the process ended: no waiting out the timeout
+    served.stop()

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -46,6 +47,7 @@ class ServedWorkflow:
         )
         #: Every stderr line so far.
         self.lines: list[str] = []
+        self._more = threading.Event()  # set at each line read
         #: ``http://127.0.0.1:<port>/mcp``
         self.url = ""
         ready = threading.Event()
@@ -56,6 +58,7 @@ class ServedWorkflow:
             assert self.process.stderr is not None
             for line in self.process.stderr:
                 self.lines.append(line)
+                self._more.set()
                 found = None if self.url else _SERVE_URL.search(line)
                 if found is not None:
                     self.url = found.group(1)
@@ -76,6 +79,18 @@ class ServedWorkflow:
     def stderr(self) -> str:
         """What the process wrote to stderr so far."""
         return "".join(self.lines)
+
+    def until_stderr(self, text: str, timeout: float = 30) -> str:
+        """Everything written to stderr so far, once it holds ``text``: a line the host wrote
+        before an answer a test just saw may still be on its way through the pipe. Raises
+        ``AssertionError`` with what it wrote when ``timeout`` seconds pass first."""
+        deadline = time.monotonic() + timeout
+        while text not in (written := self.stderr()):
+            if time.monotonic() > deadline or (self.process.poll() is not None and not self._reader.is_alive()):
+                raise AssertionError(f"{text!r} never written:\n{self.stderr()}")
+            self._more.wait(0.05)
+            self._more.clear()
+        return written
 
     def wait(self, timeout: float) -> int:
         """The exit code, once the process has ended and all of its stderr is read."""

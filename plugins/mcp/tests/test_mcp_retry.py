@@ -115,4 +115,4 @@ def test_idempotent_requests_are_retried_and_others_are_not(flaky: tuple[Flaky, 
     assert app.seen["tools/list"] >= 3
     assert app.seen["tools/call lookup"] == 3 and app.seen["resources/read"] == 3
     assert app.seen["tools/call append"] == 1
-    assert "answered 503 to tools/call lookup; retrying in 0 s" in served.stderr()
+    served.until_stderr("answered 503 to tools/call lookup; retrying in 0 s")

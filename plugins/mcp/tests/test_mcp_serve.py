@@ -139,7 +139,7 @@ def test_server_everything_over_stdio(
     assert len(restarted) == 1 and restarted != upstream
     assert "tok-123456" not in served.stderr()
     # Killed unasked, it is said with what it wrote last (server-everything says it is running).
-    assert "exited; its stderr ended with: " in served.stderr()
+    served.until_stderr("exited; its stderr ended with: ")
     records = _calls(served, tmp_path, 7)
     assert [r["tool"] for r in records][:2] == ["echo", "get-tiny-image"]
 
