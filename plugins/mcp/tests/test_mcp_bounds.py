@@ -329,36 +329,14 @@ def test_a_flooding_upstreams_stderr_is_bounded_and_its_drops_counted(stderr_log
     assert len(logged) + sum(int(note[1]) for note in notes if note is not None) == 5000
 
 
-#: A stdio upstream written by hand, listing ``ok``: it answers within the mount's 5 s however loaded
-#: the machine (the SDK's import alone can take longer then), so a check sees its tools.
-BY_HAND = """
-import json, sys
-print("hello from by-hand", file=sys.stderr, flush=True)
-for line in sys.stdin:
-    message = json.loads(line)
-    method, ident = message.get("method"), message.get("id")
-    if ident is None:
-        continue
-    if method == "initialize":
-        result = {
-            "protocolVersion": message["params"]["protocolVersion"],
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "by-hand", "version": "1"},
-        }
-    elif method == "tools/list":
-        result = {"tools": [{"name": "ok", "description": "d", "inputSchema": {"type": "object"}}]}
-    else:
-        result = {}
-    print(json.dumps({"jsonrpc": "2.0", "id": ident, "result": result}), flush=True)
-"""
-
-
 def test_lorenz_check_warns_of_a_dropped_upstream_tool_and_passes(tmp_path: Path) -> None:
     import subprocess
 
-    (tmp_path / "by_hand.py").write_text(BY_HAND, encoding="utf-8")
-    entries = {"first": {"prefix": "a_"}, "second": {"prefix": "b_", "rename": {"ok": "a_ok"}}}
-    _workflow(tmp_path, [sys.executable, str(tmp_path / "by_hand.py")], entries)
+    # Written by hand, it answers within the mount's 5 s however loaded the machine (the SDK's
+    # import alone can take longer then), so the check sees its tools.
+    by_hand = [sys.executable, str(Path(__file__).parent / "by_hand_upstream.py")]
+    entries = {"first": {"prefix": "a_"}, "second": {"prefix": "b_", "rename": {"sum": "a_sum"}}}
+    _workflow(tmp_path, by_hand, entries)
     env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
     checked = subprocess.run(
         [sys.executable, "-m", "lorenz", "check"],
@@ -370,7 +348,7 @@ def test_lorenz_check_warns_of_a_dropped_upstream_tool_and_passes(tmp_path: Path
         check=False,
     )
     assert checked.returncode == 0, checked.stderr
-    assert 'pack second: tool a_ok is also declared by the "first" pack' in checked.stderr
+    assert 'pack second: tool a_sum is also declared by the "first" pack' in checked.stderr
     assert "hello from" not in checked.stderr  # a server's ordinary stderr is not echoed by the CLI
 
 

@@ -15,44 +15,14 @@ from lorenz.testing import open_workspace
 
 pytestmark = pytest.mark.slow
 
-#: A server speaking JSON-RPC over stdio by hand: its one tool ``sum`` declares ``{"sum": integer}``
-#: and answers ``{"sum": "five"}`` when asked to add ``a`` to itself, else the right sum.
-UPSTREAM = """
-import json, sys
-
-TOOL = {
-    "name": "sum",
-    "inputSchema": {"type": "object", "properties": {"a": {"type": "integer"}}},
-    "outputSchema": {"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]},
-}
-for line in sys.stdin:
-    message = json.loads(line)
-    method, ident = message.get("method"), message.get("id")
-    if ident is None:
-        continue
-    if method == "initialize":
-        result = {
-            "protocolVersion": message["params"]["protocolVersion"],
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "by-hand", "version": "1"},
-        }
-    elif method == "tools/list":
-        result = {"tools": [TOOL]}
-    elif method == "tools/call":
-        a = message["params"]["arguments"]["a"]
-        total = "five" if a == 5 else a + a
-        result = {"content": [{"type": "text", "text": str(total)}], "structuredContent": {"sum": total}}
-    else:
-        result = {}
-    print(json.dumps({"jsonrpc": "2.0", "id": ident, "result": result}), flush=True)
-"""
+#: A server speaking JSON-RPC over stdio by hand (``by_hand_upstream.py``): its one tool ``sum``
+#: declares ``{"sum": integer}`` and answers ``{"sum": "five"}`` when asked to add ``a`` to itself.
+UPSTREAM = Path(__file__).parent / "by_hand_upstream.py"
 
 
 def test_a_result_not_matching_its_output_schema_fails_with_the_hosts_check(tmp_path: Path) -> None:
-    script = tmp_path / "upstream.py"
-    script.write_text(UPSTREAM, encoding="utf-8")
     workflow = tmp_path / "WORKFLOW.md"
-    workflow.write_text(f"---\ntools:\n  mcp: {{command: [{sys.executable!r}, {str(script)!r}]}}\n---\n", "utf-8")
+    workflow.write_text(f"---\ntools:\n  mcp: {{command: [{sys.executable!r}, {str(UPSTREAM)!r}]}}\n---\n", "utf-8")
     workspace = open_workspace(workflow, cwd=tmp_path, env={"LORENZ_LOAD_PLUGINS": "lorenz-mcp"})
 
     async def calls() -> tuple[object, ...]:
