@@ -289,3 +289,44 @@ def test_call_waits_for_a_server_slower_than_mounting(
     out = capsys.readouterr()
     assert status == 0, out.err
     assert attached and "hello slowly" in out.out
+
+
+def test_call_finds_a_server_that_listed_as_it_looked(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A server that lists its tools after mounting's wait, just as `lorenz call` asks whether any
+    pack is still starting, is found: the call once took "none starting" for "no such tool" and
+    answered with the mount made before the listing."""
+    import time
+
+    import lorenz_mcp.pack
+    from lorenz.mounting import lifecycle
+    from lorenz.testing import run_cli
+
+    (project / "gated.py").write_text(GATED, encoding="utf-8")
+    gate = project / "gate"
+    entry = {"provider": "mcp", "command": [sys.executable, str(project / "gated.py")]}
+    entry |= {"prefix": "one_", "env": {"LIST_GATE": str(gate), "GREETING": "just then"}}
+    (project / "WORKFLOW.md").write_text(f"---\ntools:\n  one: {json.dumps(entry)}\n---\n", encoding="utf-8")
+    monkeypatch.setattr(lorenz_mcp.pack, "MOUNT_WAIT_SECONDS", 0.2)
+    health, seen = lifecycle.pack_health, []
+
+    def listed_as_it_looks(packs: Any, settings: Any) -> Any:
+        seen.extend(packs)
+        gate.touch()
+        deadline = time.monotonic() + 60  # a bound on the server's start, not a timing assertion
+        while (found := health(packs, settings)) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return found  # none starting by now: its listing has landed
+
+    monkeypatch.setattr(lifecycle, "pack_health", listed_as_it_looks)
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("LORENZ_LOAD_PLUGINS", "lorenz-mcp")
+    try:
+        status = run_cli(["call", "one_hello"])
+    finally:
+        for pack in seen:
+            getattr(pack, "close", lambda: None)()
+    out = capsys.readouterr()
+    assert status == 0, out.err
+    assert seen and "hello just then" in out.out

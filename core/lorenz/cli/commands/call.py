@@ -114,18 +114,20 @@ def _once_listed(workspace: Workspace, tool: str) -> Workspace:
     from lorenz.mounting.lifecycle import attach_packs, pack_health
 
     settings, packs = workspace.settings, workspace.packs()
-    if workspace.mounted.pack_of(tool) is not None or not pack_health(packs, settings):
+    if workspace.mounted.pack_of(tool) is not None:
         return workspace
     changed = threading.Event()  # a pack says its tools changed: its server listed them
     # Left attached: detaching the last claim on a server stops it, and the call is about to use it.
     attach_packs(packs, settings, changed.set)
     deadline = time.monotonic() + STARTING_WAIT_SECONDS
-    while changed.wait(max(0.0, deadline - time.monotonic())):
+    while pack_health(packs, settings) and changed.wait(max(0.0, deadline - time.monotonic())):
         changed.clear()
         workspace = evolve(workspace)  # the same packs (their servers kept), mounted afresh
-        if workspace.mounted.pack_of(tool) is not None or not pack_health(packs, settings):
-            break
-    return workspace
+        if workspace.mounted.pack_of(tool) is not None:
+            return workspace
+    # All ready now (or out of time): mounted afresh once more, for a server that listed after the
+    # last mount, whether or not its news has come yet (a listing may land as readiness is checked).
+    return evolve(workspace)
 
 
 def _run_remote(args: argparse.Namespace, given: dict[str, dict[str, Any]]) -> int:
