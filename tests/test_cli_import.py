@@ -255,21 +255,41 @@ server.run("stdio")""",
 )
 
 
+def _gated_server(project: Path, greeting: str, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A workflow in ``project`` (made the current directory) mounting ``GATED`` as ``one``, greeting
+    with ``greeting``, with mounting's wait cut to 0.2 s; the file that opens its listing."""
+    import lorenz_mcp.pack
+
+    (project / "gated.py").write_text(GATED, encoding="utf-8")
+    gate = project / "gate"
+    entry = {"provider": "mcp", "command": [sys.executable, str(project / "gated.py")]}
+    entry |= {"prefix": "one_", "env": {"LIST_GATE": str(gate), "GREETING": greeting}}
+    (project / "WORKFLOW.md").write_text(f"---\ntools:\n  one: {json.dumps(entry)}\n---\n", encoding="utf-8")
+    monkeypatch.setattr(lorenz_mcp.pack, "MOUNT_WAIT_SECONDS", 0.2)
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("LORENZ_LOAD_PLUGINS", "lorenz-mcp")
+    return gate
+
+
+def _call_one_hello(packs: list[object]) -> int:
+    """``lorenz call one_hello`` in-process; then the upstreams of ``packs`` (filled meanwhile) stopped."""
+    from lorenz.testing import run_cli
+
+    try:
+        return run_cli(["call", "one_hello"])
+    finally:
+        for pack in packs:
+            getattr(pack, "close", lambda: None)()
+
+
 def test_call_waits_for_a_server_slower_than_mounting(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A server that lists its tools only after mounting's wait (a loaded machine, a cold npx) is
     waited for by `lorenz call` naming one of its tools, not reported as declaring nothing."""
-    import lorenz_mcp.pack
     from lorenz.mounting import lifecycle
-    from lorenz.testing import run_cli
 
-    (project / "gated.py").write_text(GATED, encoding="utf-8")
-    gate = project / "gate"
-    entry = {"provider": "mcp", "command": [sys.executable, str(project / "gated.py")]}
-    entry |= {"prefix": "one_", "env": {"LIST_GATE": str(gate), "GREETING": "slowly"}}
-    (project / "WORKFLOW.md").write_text(f"---\ntools:\n  one: {json.dumps(entry)}\n---\n", encoding="utf-8")
-    monkeypatch.setattr(lorenz_mcp.pack, "MOUNT_WAIT_SECONDS", 0.2)
+    gate = _gated_server(project, "slowly", monkeypatch)
     attached: list[object] = []
     attach = lifecycle.attach_packs
 
@@ -279,13 +299,7 @@ def test_call_waits_for_a_server_slower_than_mounting(
         gate.touch()  # only now: the call found the tool missing and a pack still starting
 
     monkeypatch.setattr(lifecycle, "attach_packs", attach_then_open_the_gate)
-    monkeypatch.chdir(project)
-    monkeypatch.setenv("LORENZ_LOAD_PLUGINS", "lorenz-mcp")
-    try:
-        status = run_cli(["call", "one_hello"])
-    finally:
-        for pack in attached:
-            getattr(pack, "close", lambda: None)()
+    status = _call_one_hello(attached)
     out = capsys.readouterr()
     assert status == 0, out.err
     assert attached and "hello slowly" in out.out
@@ -299,16 +313,9 @@ def test_call_finds_a_server_that_listed_as_it_looked(
     answered with the mount made before the listing."""
     import time
 
-    import lorenz_mcp.pack
     from lorenz.mounting import lifecycle
-    from lorenz.testing import run_cli
 
-    (project / "gated.py").write_text(GATED, encoding="utf-8")
-    gate = project / "gate"
-    entry = {"provider": "mcp", "command": [sys.executable, str(project / "gated.py")]}
-    entry |= {"prefix": "one_", "env": {"LIST_GATE": str(gate), "GREETING": "just then"}}
-    (project / "WORKFLOW.md").write_text(f"---\ntools:\n  one: {json.dumps(entry)}\n---\n", encoding="utf-8")
-    monkeypatch.setattr(lorenz_mcp.pack, "MOUNT_WAIT_SECONDS", 0.2)
+    gate = _gated_server(project, "just then", monkeypatch)
     health, seen = lifecycle.pack_health, []
 
     def listed_as_it_looks(packs: Any, settings: Any) -> Any:
@@ -320,13 +327,7 @@ def test_call_finds_a_server_that_listed_as_it_looked(
         return found  # none starting by now: its listing has landed
 
     monkeypatch.setattr(lifecycle, "pack_health", listed_as_it_looks)
-    monkeypatch.chdir(project)
-    monkeypatch.setenv("LORENZ_LOAD_PLUGINS", "lorenz-mcp")
-    try:
-        status = run_cli(["call", "one_hello"])
-    finally:
-        for pack in seen:
-            getattr(pack, "close", lambda: None)()
+    status = _call_one_hello(seen)
     out = capsys.readouterr()
     assert status == 0, out.err
     assert seen and "hello just then" in out.out
