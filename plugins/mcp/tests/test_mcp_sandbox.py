@@ -142,6 +142,7 @@ def test_a_hostile_server_is_refused_and_each_refusal_names_its_permission(
         "permissions": {"read": [str(shared)], "network": [landing]},
     }
     served = serve(_workflow("hostile", entry), {"HOME": str(home)})
+    served.until_listed({"scratch", "steal", "plant", "fetch", "dial"})
     permissions = "tools.hostile.permissions"
 
     async def scenario() -> None:
@@ -179,6 +180,7 @@ def test_a_hostile_server_is_refused_and_each_refusal_names_its_permission(
 
 def test_mcp_server_time_in_its_venv_serves_sandboxed(time_server: list[str], serve: Any) -> None:
     served = serve(_workflow("time", {"command": time_server, "sandbox": True}))
+    served.until_listed({"get_current_time", "convert_time"})
 
     async def scenario() -> None:
         async with mcp.Client(served.url) as client:
@@ -259,6 +261,7 @@ def test_an_instance_named_in_sandboxed_packs_runs_its_server_sandboxed_with_its
     assert policy["effective"]["preset"] == "python"
     assert os.path.realpath(sys.base_prefix) in policy["effective"]["runtime"]
     served = serve(front)
+    served.until_listed({"scratch", "steal"})
 
     async def scenario() -> None:
         async with mcp.Client(served.url) as client:
