@@ -8,6 +8,7 @@ import atexit
 import os
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,16 @@ from lorenz.workspace import open_workspace
 
 from .output import UsageError, paint
 
-__all__ = ["allow_list_note", "known_pack_hint", "load_plugin_modules", "open_for_command", "show_traceback", "warn"]
+__all__ = [
+    "STARTING_WAIT_SECONDS",
+    "allow_list_note",
+    "known_pack_hint",
+    "load_plugin_modules",
+    "open_for_command",
+    "show_traceback",
+    "until_started",
+    "warn",
+]
 
 
 def import_plugin(name: str) -> object:
@@ -100,6 +110,43 @@ def open_for_command(args: argparse.Namespace, workflow: str | None, *, listing:
             f"lorenz: no WORKFLOW.md in {Path.cwd()}; using the embedded default (local board at .lorenz/local)",
             file=sys.stderr,
         )
+    return workspace
+
+
+#: How long a command waits, beyond mounting's own wait, for packs still starting (an MCP server
+#: that has neither listed its tools nor failed yet) before it answers with what is mounted.
+STARTING_WAIT_SECONDS = 30.0
+
+
+def until_started(workspace: Any, enough: Callable[[Any], bool] = lambda workspace: False) -> Any:
+    """``workspace``, mounted again as its packs still starting start or fail, until none is (or
+    :data:`STARTING_WAIT_SECONDS` passed, or ``enough`` of the remounted workspace is true): a server
+    slower to start than mounting waits for (a cold ``npx``, a loaded machine) is not one without
+    tools. The packs are left attached: detaching the last claim on a server stops it, and the
+    command is about to use it."""
+    settings, packs = workspace.settings, workspace.packs()
+    if not any(callable(getattr(pack, "starting", None)) for pack in packs):
+        return workspace  # none can be starting: the mount is final
+    import threading
+    import time
+
+    from attrs import evolve
+
+    from lorenz.mounting.lifecycle import attach_packs, packs_starting
+
+    changed = threading.Event()  # a pack's tools changed since the mount, or its start ended
+    # Attached before anything is asked: a pack whose tools changed since the mount says so at
+    # once, so a listing that lands just as the packs are asked is not missed.
+    attach_packs(packs, settings, changed.set)
+    deadline = time.monotonic() + STARTING_WAIT_SECONDS
+    # Asked in this order: a pack that says it has started has told of its new tools by then.
+    while packs_starting(packs, settings) or changed.is_set():
+        if not changed.wait(max(0.0, deadline - time.monotonic())):
+            break
+        changed.clear()
+        workspace = evolve(workspace)  # the same packs (their servers kept), mounted afresh
+        if enough(workspace):
+            break
     return workspace
 
 

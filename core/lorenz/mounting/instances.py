@@ -182,6 +182,9 @@ class InstancePack:
         found = self._forward("health", instance)
         return self.reworded(str(found)) if found else None
 
+    def starting(self, instance: PackInstance) -> bool:
+        return bool(self._forward("starting", instance))
+
     def _forward(self, hook: str, instance: PackInstance) -> Any:
         """An optional lifecycle hook of the pack, with the instance's view of the settings."""
         method = getattr(self.inner, hook, None)

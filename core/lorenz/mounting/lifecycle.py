@@ -1,5 +1,6 @@
 """A served configuration's packs: attached when it is built, detached when it stops being served,
-and asked for their health while it is (the optional ``attach``/``detach``/``health`` members).
+and asked for their health while it is (the optional ``attach``/``detach``/``health``/``starting``
+members).
 
 Every call runs inside the plugin seam: a pack whose hook raises is logged, never a host failure.
 """
@@ -16,7 +17,7 @@ from lorenz.settings.model import Settings
 
 from .model import PackFailure
 
-__all__ = ["attach_packs", "detach_packs", "pack_health"]
+__all__ = ["attach_packs", "detach_packs", "pack_health", "packs_starting"]
 
 logger = logging.getLogger("lorenz.host")
 
@@ -80,3 +81,18 @@ def pack_health(packs: Sequence[ToolProvider], settings: Settings) -> list[PackF
         if problem:
             failures.append(PackFailure(pack=pack.name, error=redact_text(str(problem), settings.secrets)))
     return failures
+
+
+def packs_starting(packs: Sequence[ToolProvider], settings: Settings) -> list[str]:
+    """The mounted packs still starting (a server that has neither listed its tools nor failed)."""
+    starting = []
+    for pack, instance in zip(packs, _instances(packs, settings, lambda: None), strict=True):
+        method = getattr(pack, "starting", None)
+        if not callable(method):
+            continue
+        try:
+            if call_plugin(f"pack {pack.name}", "starting", method, instance):
+                starting.append(pack.name)
+        except PluginError as exc:
+            logger.warning("lorenz: %s", redact_text(str(exc), settings.secrets))
+    return starting

@@ -306,6 +306,11 @@ class McpPack:
         upstream = self._running.get(options.key) if options is not None else None
         return upstream.health() if upstream is not None else None
 
+    def starting(self, instance: PackInstance) -> bool:
+        options = self._options(instance.settings)
+        upstream = self._running.get(options.key) if options is not None else None
+        return upstream is not None and upstream.starting
+
     def close(self) -> None:
         """Stop every upstream."""
         with self._lock:

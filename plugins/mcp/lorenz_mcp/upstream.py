@@ -74,9 +74,11 @@ class Upstream:
         self._connected = asyncio.Event()
         self._broken = asyncio.Event()
         self._stopping = False
+        self._stopped = asyncio.Event()  # set on the upstream's loop as it is closed
         self._starting: Any = None  # the cancel scope of a start still waiting for its first listing
         #: Set once its first start ended (listed or failed): for threads, and for the home loop.
         self._first = threading.Event()
+        self._settled = False  # the first start ended and the listeners were told
         self._started = asyncio.Event()
         self._home = home_for(serving_loop(), f"lorenz-mcp {label}")
         self._loop = self._home.loop
@@ -147,6 +149,12 @@ class Upstream:
         again = " (being restarted)" if not self._stopping else ""
         return f"MCP server {self.options.describe()}: {self.error}{again}"
 
+    @property
+    def starting(self) -> bool:
+        """Its first start has not ended yet (neither listed nor failed), or the listeners have not
+        been told that it has."""
+        return not self._settled
+
     def listen(self, listener: Callable[[], None]) -> None:
         """Call ``listener`` whenever the lists change from what the host last listed, and at once
         if they have already: a first listing that came after the mount's wait, but before the
@@ -159,8 +167,10 @@ class Upstream:
         tools = self._reported is not None and (self._tools or ()) != self._reported
         return tools or (self._reported_offers is not None and self._offers != self._reported_offers)
 
-    def _notify(self) -> None:
-        if not self._changed():
+    def _notify(self, *, settled: bool = False) -> None:
+        """Tell the listeners the lists changed (or, ``settled``, that a first start failed: a
+        command waiting for it to start waits no more)."""
+        if not (settled or self._changed()):
             return
         for listener in list(self.listeners):
             try:
@@ -263,6 +273,7 @@ class Upstream:
         def stop() -> None:
             self._stopping = True
             self._broken.set()
+            self._stopped.set()
             if self._starting is not None:  # a start hung on its listing ends now, not at its deadline
                 self._starting.cancel()
 
@@ -302,6 +313,7 @@ class Upstream:
                         self._started.set()
                         self._first.set()
                         self._notify()
+                        self._settled = True
                         await broken.wait()
                         if not self._stopping:
                             self.error = "it ended, or its connection broke"
@@ -312,16 +324,22 @@ class Upstream:
             except Exception as exc:
                 self.error = self._describe(exc)
                 logger.warning("pack %s: MCP server %s: %s", self.label, self.options.describe(), self.error)
+                if not self._settled:
+                    self._notify(settled=True)
             finally:
                 self._starting = None
                 self._connected.clear()
                 self._client = None
                 self._started.set()
                 self._first.set()
+                self._settled = True
             if self._stopping:
                 return
             failures = 1 if self._loop.time() - began > _STABLE_SECONDS else failures + 1
-            await asyncio.sleep(_BACKOFF.delay(failures))
+            with contextlib.suppress(TimeoutError):  # a close ends the back-off, not the other way round
+                await asyncio.wait_for(self._stopped.wait(), _BACKOFF.delay(failures))
+            if self._stopping:
+                return
             self.restarts += 1
             logger.warning("pack %s: restarting MCP server %s", self.label, self.options.describe())
 

@@ -332,8 +332,8 @@ def test_a_flooding_upstreams_stderr_is_bounded_and_its_drops_counted(stderr_log
 def test_lorenz_check_warns_of_a_dropped_upstream_tool_and_passes(tmp_path: Path) -> None:
     import subprocess
 
-    # Written by hand, it answers within the mount's 5 s however loaded the machine (the SDK's
-    # import alone can take longer then), so the check sees its tools.
+    # Written by hand, it starts at once (the SDK's import alone takes seconds on a loaded machine,
+    # which the check would wait for).
     by_hand = [sys.executable, str(Path(__file__).parent / "by_hand_upstream.py")]
     entries = {"first": {"prefix": "a_"}, "second": {"prefix": "b_", "rename": {"sum": "a_sum"}}}
     _workflow(tmp_path, by_hand, entries)

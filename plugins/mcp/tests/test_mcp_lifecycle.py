@@ -274,11 +274,16 @@ def test_tools_listed_between_the_mount_and_the_attach_reach_the_host(
         pack.close()
 
 
-def test_lorenz_check_says_an_upstream_still_starting_is_not_final(time_server: list[str], tmp_path: Path) -> None:
+def test_lorenz_check_waits_for_an_upstream_starting_and_says_it_is_not_ready(
+    time_server: list[str], tmp_path: Path
+) -> None:
+    """An upstream still starting after mounting's wait is waited for, its start timeout included;
+    one that never answers is then reported not ready, why, and the check passes."""
     import subprocess
 
     never = [sys.executable, "-c", "import time; time.sleep(60)"]  # never answers initialize
-    entries = {"now": {"command": time_server, "prefix": "now_"}, "later": {"command": never, "prefix": "later_"}}
+    later = {"command": never, "prefix": "later_", "start_timeout_seconds": 8}  # beyond mounting's 5 s
+    entries = {"now": {"command": time_server, "prefix": "now_"}, "later": later}
     tools = "".join(f"  {key}: {_entry(entry)}\n" for key, entry in entries.items())
     (tmp_path / "WORKFLOW.md").write_text(f"---\ntools:\n{tools}---\n", encoding="utf-8")
     env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
@@ -294,5 +299,6 @@ def test_lorenz_check_says_an_upstream_still_starting_is_not_final(time_server: 
     assert checked.returncode == 0, checked.stderr
     report = json.loads(checked.stdout)
     assert [entry["pack"] for entry in report["notReady"]] == ["later"], report
-    assert "starting (no tools/list answer yet)" in report["notReady"][0]["error"]
+    assert "did not answer within 8 s (start_timeout_seconds)" in report["notReady"][0]["error"], report
+    assert set(report["tools"]) == {"now_get_current_time", "now_convert_time"}
     assert "pack later is not ready, so its tools may not all be counted" in checked.stderr

@@ -11,14 +11,13 @@ from typing import TYPE_CHECKING, Any
 from lorenz.cli.answers import Answerer, parse_answers
 from lorenz.cli.command import SERVER_ENV, WORKFLOW_ENV, Command, add_server, remote
 from lorenz.cli.output import Progress, UsageError, print_json, progress
-from lorenz.cli.workspace import open_for_command, warn
+from lorenz.cli.workspace import open_for_command, until_started, warn
 from lorenz.http import DEFAULT_TIMEOUT
 from lorenz.mounting.inventory import mount_hint
 from lorenz.settings.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from lorenz.contracts import ProgressSink
-    from lorenz.workspace import Workspace
 
 __all__ = ["COMMAND"]
 
@@ -84,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
     arguments = _parse_arguments(raw)
     workspace = open_for_command(args, workflow)
     with progress(f"running {tool}") as line:
-        workspace = _once_listed(workspace, tool.strip())
+        if workspace.mounted.pack_of(tool.strip()) is None:
+            workspace = until_started(workspace, lambda mounted: mounted.mounted.pack_of(tool.strip()) is not None)
         import asyncio  # ~20 ms: only the commands that run async work pay for it
 
         def answerer() -> Answerer:
@@ -95,39 +95,6 @@ def run(args: argparse.Namespace) -> int:
     if not result.success and workspace.mounted.pack_of(tool.strip()) is None:
         _unknown_tool(workspace, tool.strip())
     return 0 if result.success else 1
-
-
-#: How long ``lorenz call`` waits, beyond mounting's own wait, for a pack still starting (an MCP
-#: server that has not listed its tools yet) to list the tool it names.
-STARTING_WAIT_SECONDS = 15.0
-
-
-def _once_listed(workspace: Workspace, tool: str) -> Workspace:
-    """``workspace``, mounted again once a pack still starting lists ``tool`` (or all are ready, or
-    :data:`STARTING_WAIT_SECONDS` pass): a server slower to start than mounting waits for (a loaded
-    machine, a cold ``npx``) is not a tool that does not exist."""
-    import threading
-    import time
-
-    from attrs import evolve
-
-    from lorenz.mounting.lifecycle import attach_packs, pack_health
-
-    settings, packs = workspace.settings, workspace.packs()
-    if workspace.mounted.pack_of(tool) is not None:
-        return workspace
-    changed = threading.Event()  # a pack says its tools changed: its server listed them
-    # Left attached: detaching the last claim on a server stops it, and the call is about to use it.
-    attach_packs(packs, settings, changed.set)
-    deadline = time.monotonic() + STARTING_WAIT_SECONDS
-    while pack_health(packs, settings) and changed.wait(max(0.0, deadline - time.monotonic())):
-        changed.clear()
-        workspace = evolve(workspace)  # the same packs (their servers kept), mounted afresh
-        if workspace.mounted.pack_of(tool) is not None:
-            return workspace
-    # All ready now (or out of time): mounted afresh once more, for a server that listed after the
-    # last mount, whether or not its news has come yet (a listing may land as readiness is checked).
-    return evolve(workspace)
 
 
 def _run_remote(args: argparse.Namespace, given: dict[str, dict[str, Any]]) -> int:

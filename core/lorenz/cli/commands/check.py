@@ -6,8 +6,8 @@ import argparse
 from typing import Any
 
 from lorenz.cli.command import WORKFLOW_ENV, Command, add_json, add_workflow
-from lorenz.cli.output import UsageError, counted, json_object, print_json
-from lorenz.cli.workspace import open_for_command, warn
+from lorenz.cli.output import UsageError, counted, json_object, print_json, progress
+from lorenz.cli.workspace import open_for_command, until_started, warn
 from lorenz.client_input import serving_warnings
 from lorenz.host.refusals import audience_warning, http_refusal
 from lorenz.isolation.report import pack_policies
@@ -105,6 +105,8 @@ def _online(server: Any) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     workspace = open_for_command(args, args.workflow)
+    with progress("waiting for packs still starting"):
+        workspace = until_started(workspace)
     settings = workspace.settings
     where = settings.workflow_path or "embedded default"
     specs = workspace.tool_specs()
@@ -126,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
         warn(f"warning: {shown}: {warning}")
     for drop in workspace.mounted.dropped:  # an upstream's listing: served without it, not an error
         warn(f"warning: {shown}: pack {drop.pack}: {drop.error}")
-    unready = pack_health(workspace.packs(), settings)  # e.g. an upstream still starting: not final
+    unready = pack_health(workspace.packs(), settings)  # e.g. an upstream that failed, or still starting
     for failure in unready:
         warn(
             f"warning: {shown}: pack {failure.pack} is not ready, so its tools may not all be counted: {failure.error}"

@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lorenz.cli.command import SERVER_ENV, WORKFLOW_ENV, Command, add_json, add_server, add_workflow, remote
-from lorenz.cli.output import UsageError, json_object, print_json
-from lorenz.cli.workspace import open_for_command, warn
+from lorenz.cli.output import UsageError, json_object, print_json, progress
+from lorenz.cli.workspace import open_for_command, until_started, warn
 from lorenz.mounting.inventory import installed_tools, mount_instruction
 from lorenz.toolsearch.budget import fit
 from lorenz.toolsearch.cost import BYTES_PER_TOKEN, context_tokens
@@ -78,6 +78,8 @@ def run(args: argparse.Namespace) -> int:
     if args.server:
         return _run_remote(args)
     workspace = open_for_command(args, args.workflow, listing=args.all)
+    with progress("waiting for packs still starting"):
+        workspace = until_started(workspace)
     inventory = installed_tools(workspace.discovery, workspace.settings, workspace.mounted, unmounted=args.all)
     failures = [*workspace.mounted.failures, *workspace.mounted.dropped, *inventory.failures]
     code = 1 if workspace.mounted.failures else 0
