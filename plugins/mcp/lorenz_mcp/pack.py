@@ -266,7 +266,7 @@ class McpPack:
             claims = self._claims.setdefault(options.key, [])
             claims.append(instance.name)
             upstream.label = ", ".join(dict.fromkeys(claims))
-        upstream.listen(instance.tools_changed)
+        upstream.lists.listen(instance.tools_changed)
         upstream.watched.listeners.append(instance.resource_updated)
 
     def detach(self, instance: PackInstance) -> None:
@@ -279,8 +279,8 @@ class McpPack:
             claims = self._claims.get(options.key, [])
             if upstream is None or instance.name not in claims:
                 return
-            if instance.tools_changed in upstream.listeners:
-                upstream.listeners.remove(instance.tools_changed)
+            if instance.tools_changed in upstream.lists.listeners:
+                upstream.lists.listeners.remove(instance.tools_changed)
             if instance.resource_updated in upstream.watched.listeners:
                 upstream.watched.listeners.remove(instance.resource_updated)
             claims.remove(instance.name)

@@ -23,6 +23,7 @@ from .connect import connect
 from .errors import UpstreamError, describe, request_error
 from .home import home_for, running_loop, start, wait_ended
 from .limits import ProgressThrottle
+from .lists import Lists
 from .offers import LIST_CHANGED, Offers, complete, list_offers, list_tools
 from .options import McpOptions, resolve_references
 from .watched import NotOffered, Watched
@@ -56,14 +57,9 @@ class Upstream:
         self._headers = {key: resolve_references(value, environ) for key, value in options.headers.items()}
         resolved = [v for v in (*self._env.values(), *self._headers.values()) if len(v) >= 3]
         self._secrets = (*secrets, *resolved, *(v.split(" ", 1)[-1] for v in resolved if " " in v))
-        self._tools: tuple[dict[str, Any], ...] | None = None
-        self._reported: tuple[dict[str, Any], ...] | None = None  # last handed to the host, if asked
-        self._offers = Offers()
+        self.lists = Lists(lambda: self.label)
         #: Its calls in flight, to which its requests to the client are routed.
         self._asks = Asks(options.describe(), self._redact)
-        self._reported_offers: Offers | None = None
-        #: Called (from the upstream's loop) when its tools changed since the host last listed them.
-        self.listeners: list[Callable[[], None]] = []
         #: The resources the host watches and the log level its calls asked for.
         self.watched = Watched(lambda: self.label, self._describe)
         self.error: str | None = None
@@ -78,7 +74,6 @@ class Upstream:
         self._starting: Any = None  # the cancel scope of a start still waiting for its first listing
         #: Set once its first start ended (listed or failed): for threads, and for the home loop.
         self._first = threading.Event()
-        self._settled = False  # the first start ended and the listeners were told
         self._started = asyncio.Event()
         self._home = home_for(serving_loop(), f"lorenz-mcp {label}")
         self._loop = self._home.loop
@@ -100,7 +95,7 @@ class Upstream:
         return self._available()
 
     def _available(self) -> tuple[dict[str, Any], ...]:
-        tools = self._tools
+        tools = self.lists.tools
         if tools is None:
             problem = self.error or self._describe(TimeoutError())
             raise UpstreamError(f"MCP server {self.options.describe()}: {problem}")
@@ -128,15 +123,12 @@ class Upstream:
         listing; empty while there is none (:meth:`health` says why). What it returns is what the
         host serves."""
         self._wait_first(wait)
-        tools = self._tools or ()
-        self._reported = tools
-        return tools
+        return self.lists.report_tools()
 
     def offers(self, wait: float) -> Offers:
         """Its resources, templates and prompts as listed now (see :meth:`listed`)."""
         self._wait_first(wait)
-        offers = self._reported_offers = self._offers
-        return offers
+        return self.lists.report_offers()
 
     def health(self) -> str | None:
         """What is wrong now (not started, down and restarting, its last listing failed), or ``None``."""
@@ -153,30 +145,7 @@ class Upstream:
     def starting(self) -> bool:
         """Its first start has not ended yet (neither listed nor failed), or the listeners have not
         been told that it has."""
-        return not self._settled
-
-    def listen(self, listener: Callable[[], None]) -> None:
-        """Call ``listener`` whenever the lists change from what the host last listed, and at once
-        if they have already: a first listing that came after the mount's wait, but before the
-        host attached, would otherwise go unheard."""
-        self.listeners.append(listener)
-        if self._changed():
-            listener()
-
-    def _changed(self) -> bool:
-        tools = self._reported is not None and (self._tools or ()) != self._reported
-        return tools or (self._reported_offers is not None and self._offers != self._reported_offers)
-
-    def _notify(self, *, settled: bool = False) -> None:
-        """Tell the listeners the lists changed (or, ``settled``, that a first start failed: a
-        command waiting for it to start waits no more)."""
-        if not (settled or self._changed()):
-            return
-        for listener in list(self.listeners):
-            try:
-                listener()
-            except Exception as exc:  # the host's callback; it must not stop the supervisor
-                logger.warning("pack %s: telling the host about new tools failed: %s", self.label, exc)
+        return not self.lists.settled
 
     async def call(
         self,
@@ -306,14 +275,14 @@ class Upstream:
                         tools = await list_tools(client)
                         offers = await self._list_offers(client)
                         scope.deadline, self._starting = float("inf"), None
-                        self._tools, self._offers, self.error, self._client = tools, offers, None, client
+                        self.lists.tools, self.lists.offers, self.error, self._client = tools, offers, None, client
                         self.list_error = None
                         await self.watched.restarted(client)
                         self._connected.set()
                         self._started.set()
                         self._first.set()
-                        self._notify()
-                        self._settled = True
+                        self.lists.notify()
+                        self.lists.settled = True
                         await broken.wait()
                         if not self._stopping:
                             self.error = "it ended, or its connection broke"
@@ -324,15 +293,15 @@ class Upstream:
             except Exception as exc:
                 self.error = self._describe(exc)
                 logger.warning("pack %s: MCP server %s: %s", self.label, self.options.describe(), self.error)
-                if not self._settled:
-                    self._notify(settled=True)
+                if not self.lists.settled:
+                    self.lists.notify(settled=True)
             finally:
                 self._starting = None
                 self._connected.clear()
                 self._client = None
                 self._started.set()
                 self._first.set()
-                self._settled = True
+                self.lists.settled = True
             if self._stopping:
                 return
             failures = 1 if self._loop.time() - began > _STABLE_SECONDS else failures + 1
@@ -375,7 +344,7 @@ class Upstream:
             secrets=self._secrets,
             max_bytes=self.max_bytes,
             ended=ended,
-            idempotent=lambda: idempotent_tools(self._tools or ()),
+            idempotent=lambda: idempotent_tools(self.lists.tools or ()),
             on_message=on_message,
             callbacks=self._asks.callbacks(),
         )
@@ -388,10 +357,10 @@ class Upstream:
             return
         try:
             with anyio.fail_after(self.options.timeout_seconds):
-                self._tools = await list_tools(client)
-                self._offers = await self._list_offers(client)
+                self.lists.tools = await list_tools(client)
+                self.lists.offers = await self._list_offers(client)
             self.list_error = None
-            self._notify()
+            self.lists.notify()
             logger.warning("pack %s: MCP server %s changed its lists", self.label, self.options.describe())
         except Exception as exc:
             self.list_error = self._describe(exc)
