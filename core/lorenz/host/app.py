@@ -56,8 +56,8 @@ __all__ = ["RunningServer", "build_app", "serve_in_thread"]
 
 logger = logging.getLogger("lorenz.host")
 
-#: How often the lifespan task looks at WORKFLOW.md, to push ``tools/list_changed`` to sessions
-#: (requests also look, so a change is served at once either way).
+#: How often the lifespan task looks at WORKFLOW.md and the packs' news, to push
+#: ``tools/list_changed`` to sessions (requests also look, so a change is served at once either way).
 RELOAD_POLL_SECONDS = 0.5
 #: How long closing may take as the host stops (plugins' shutdown hooks, middleware and sinks
 #: closed, packs detached, isolated packs stopped), each step bounded on its own too.
@@ -121,7 +121,7 @@ def build_app(
             size_thread_pools(loop)
             watchdog = app.state.watchdog = LoopWatchdog(loop)
             watchdog.start()
-            if reload_poll_seconds is not None and live.reloads:
+            if reload_poll_seconds is not None:  # without reloads, for packs whose tools change
                 tg.start_soon(watch)
             stop_watching = live.watch_on(loop) if watch_workflow else None
             try:

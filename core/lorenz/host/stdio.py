@@ -28,9 +28,10 @@ __all__ = ["run_stdio"]
 
 
 async def serve_stdio(live: LiveWorkspace) -> None:
-    """Serve one client on stdin/stdout until it closes stdin; reloads are pushed to it."""
+    """Serve one client on stdin/stdout until it closes stdin; reloads, and packs whose tools
+    changed, are pushed to it."""
     # The client started this process: it may use every tool, as the operator who configured it.
-    state = HostState(live, list_changed=live.reloads, listen=live.reloads, local_grant=FULL)
+    state = HostState(live, list_changed=True, listen=True, local_grant=FULL)
     server = build_server(state)
     configure_server(server, live.env)
     gc.freeze()  # as settle_startup_heap, without a collection before the first answer
@@ -55,8 +56,7 @@ async def serve_stdio(live: LiveWorkspace) -> None:
     try:
         await state.lifespan.start()  # plugins' lorenz_startup, bounded: a failing one is logged
         async with checked_stdio_server() as (read_stream, write_stream), anyio.create_task_group() as tg:
-            if live.reloads:
-                tg.start_soon(watch)
+            tg.start_soon(watch)
             if threading.current_thread() is threading.main_thread():
                 tg.start_soon(stop_on_signal, tg.cancel_scope)
             await server.run(read_stream, write_stream, server.create_initialization_options())

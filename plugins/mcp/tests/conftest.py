@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -108,13 +108,16 @@ class Served(ServedWorkflow):
 
 @pytest.fixture
 def serve(tmp_path: Path) -> Iterator[Any]:
-    """``serve(front_matter, env=None)``: write WORKFLOW.md and start ``lorenz serve`` on it."""
+    """``serve(front_matter, env=None, args=())``: write WORKFLOW.md and start ``lorenz serve``
+    (with ``args``) on it."""
     started: list[Served] = []
 
-    def start(front_matter: str, env: Mapping[str, str] | None = None) -> Served:
+    def start(front_matter: str, env: Mapping[str, str] | None = None, args: Sequence[str] = ()) -> Served:
         (tmp_path / "WORKFLOW.md").write_text(f"---\n{front_matter}---\n", encoding="utf-8")
         base = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
-        served = Served(tmp_path, {**base, "LORENZ_LOAD_PLUGINS": "lorenz-mcp", **(env or {})}, timeout=120)
+        environ = {**base, "LORENZ_LOAD_PLUGINS": "lorenz-mcp", **(env or {})}
+        command = [sys.executable, "-m", "lorenz", "serve", "--port", "0", *args]
+        served = Served(tmp_path, environ, command, timeout=120)
         started.append(served)
         return served
 

@@ -147,11 +147,18 @@ def changing_upstream() -> Iterator[str]:
         yield f"{server.base_url}/mcp"
 
 
-def test_upstream_list_changed_remounts_and_reaches_clients(changing_upstream: str, serve: Any) -> None:
-    served = serve(
-        f"tools:\n  vendor: {_entry({'url': changing_upstream, 'prefix': 'v_'})}\nserver:\n  stateful: true\n"
-    )
+@pytest.mark.parametrize("args", [[], ["--no-reload"]])
+def test_upstream_list_changed_remounts_and_reaches_clients(
+    changing_upstream: str, serve: Any, args: list[str], tmp_path: Path
+) -> None:
+    """And with ``--no-reload`` too, which pins the first config: the upstream's news remounts it
+    as it stands, WORKFLOW.md edited meanwhile left unread."""
+    front = f"tools:\n  vendor: {_entry({'url': changing_upstream, 'prefix': 'v_'})}\nserver:\n  stateful: true\n"
+    served = serve(front, args=args)
     served.until_listed({"v_grow"})
+    if args:
+        workflow = tmp_path / "WORKFLOW.md"
+        workflow.write_text(workflow.read_text(encoding="utf-8").replace("v_", "w_"), encoding="utf-8")
     told = anyio.Event()
 
     async def on_message(message: Any) -> None:
@@ -167,6 +174,39 @@ def test_upstream_list_changed_remounts_and_reaches_clients(changing_upstream: s
             assert {tool.name for tool in (await client.list_tools()).tools} == {"v_grow", "v_extra"}
             extra = await client.call_tool("v_extra", {})
             assert extra.is_error is False and "extra here" in extra.content[0].text  # type: ignore[union-attr]
+
+    anyio.run(scenario)
+
+
+def test_upstream_list_changed_reaches_a_stdio_client_without_reloads(changing_upstream: str, tmp_path: Path) -> None:
+    """``lorenz serve --stdio --no-reload`` still tells its one client when an upstream's tools
+    change (it once watched nothing without reloads)."""
+    from mcp.client.stdio import StdioServerParameters
+
+    front = f"tools:\n  vendor: {_entry({'url': changing_upstream, 'prefix': 'v_'})}\n"
+    (tmp_path / "WORKFLOW.md").write_text(f"---\n{front}---\n", encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if not key.startswith("LORENZ_")}
+    command = ["-m", "lorenz", "serve", "--stdio", "--no-reload"]
+    env["LORENZ_LOAD_PLUGINS"] = "lorenz-mcp"
+    params = StdioServerParameters(command=sys.executable, args=command, env=env)
+    params.cwd = tmp_path
+    told = [anyio.Event()]
+
+    async def on_message(message: Any) -> None:
+        if getattr(getattr(message, "root", message), "method", None) == "notifications/tools/list_changed":
+            told[0].set()
+
+    async def until_listed(client: mcp.Client, want: set[str]) -> None:
+        with anyio.fail_after(60):  # a bound on the wait, not a timing assertion
+            while not want <= {tool.name for tool in (await client.list_tools()).tools}:
+                await told[0].wait()
+                told[0] = anyio.Event()
+
+    async def scenario() -> None:
+        async with mcp.Client(params, message_handler=on_message, mode="legacy") as client:
+            await until_listed(client, {"v_grow"})  # listed late on a loaded machine: told then too
+            assert (await client.call_tool("v_grow", {})).is_error is False
+            await until_listed(client, {"v_grow", "v_extra"})
 
     anyio.run(scenario)
 

@@ -30,7 +30,7 @@ from .edits import CodeEdits
 from .installed import InstalledWatch
 from .rediscover import Rediscovery, workflow_needs_rediscovery
 from .snapshot import Snapshot, request_snapshot
-from .workflow_watch import WorkflowWatch
+from .workflow_watch import WorkflowWatch, file_signature
 
 if TYPE_CHECKING:
     import asyncio
@@ -49,25 +49,11 @@ T = TypeVar("T")
 #: How many times one reload re-reads a file that keeps changing while it is being loaded.
 _RELOAD_ATTEMPTS = 3
 
-Signature = tuple[int, int, int, int]
-
 #: The ``server.*`` settings a process reads once, when it starts serving: a reload that changes
 #: one is said on ``/healthz`` (``settingsNeedRestart``) and in the log, and only a restart
 #: (``SIGHUP`` replaces ``--workers`` one at a time) applies it. Every other setting is read
 #: live, per request or per call, by every worker (docs/deploy.md has the table).
 RESTART_ONLY = ("host", "port", "mcp_port", "workers", "stateful", "json_response", "fast_path", "access_log")
-
-
-def _signature(path: Path | None) -> Signature | None:
-    """What identifies one version of the file: an atomic replace changes the inode, an edit
-    within one mtime tick that keeps the size still changes the ctime."""
-    if path is None:
-        return None
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return None
-    return (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
 class LiveWorkspace:
@@ -113,7 +99,7 @@ class LiveWorkspace:
         #: Every reload mounts through the first workspace's pool: a pack it keeps keeps its processes.
         self._isolation = workspace.isolation
         self._watched = self._watch_path(workspace)
-        self._signature = _signature(self._watched)
+        self._signature = file_signature(self._watched)
         #: Edits to the mounted packs' code (:mod:`.edits`); ``reload_code`` is set by ``--reload``.
         self.edits: CodeEdits | None = CodeEdits() if reload else None
         if self.edits is not None:
@@ -181,7 +167,7 @@ class LiveWorkspace:
         """Whether WORKFLOW.md changed since the last look (one ``stat``, no reload), or
         distributions were installed or removed (looked at once a second at most)."""
         if not self._reload:
-            return False
+            return self._remount  # a pack's tools changed: mounted again, WORKFLOW.md left unread
         if self._installed.changed():
             self._rediscover = True
         if self._rediscover or self._remount or (self.edits is not None and self.edits.pending()):
@@ -189,7 +175,7 @@ class LiveWorkspace:
         watch = self._kernel_watch
         if watch is not None and watch.vouches():
             return False
-        changed = _signature(self._watched) != self._signature
+        changed = file_signature(self._watched) != self._signature
         if watch is not None and not changed:
             watch.looked()
         return changed
@@ -244,6 +230,8 @@ class LiveWorkspace:
 
     def _check(self) -> bool:
         """:meth:`check`, under its lock."""
+        if not self._reload:
+            return self._remounted()
         discovery = None
         if self.edits is not None and self.edits.pending():
             self._discovery = self.edits.apply(
@@ -252,7 +240,7 @@ class LiveWorkspace:
             self._remount = True
         installs, self._rediscover = self._rediscover, False
         for _ in range(_RELOAD_ATTEMPTS):
-            signature = _signature(self._watched)
+            signature = file_signature(self._watched)
             # Asked again on each attempt: an edit made while loading may mount or isolate a pack
             # the discovery in hand left unimported.
             basis = self._snapshot.workspace.discovery if discovery is None else discovery
@@ -267,7 +255,7 @@ class LiveWorkspace:
                 return False
             self._remount = False
             snapshot, error = self._load(discovery)
-            if _signature(self._watched) == signature:
+            if file_signature(self._watched) == signature:
                 break
             if snapshot is not None:
                 snapshot.detach()
@@ -335,6 +323,13 @@ class LiveWorkspace:
                 discovery=discovery or self._discovery or self._snapshot.workspace.discovery,
                 isolation=self._isolation,
             )
+        except Exception as exc:
+            return None, exc
+        return self._built(workspace)
+
+    def _built(self, workspace: Workspace) -> tuple[Snapshot | None, Exception | None]:
+        """The snapshot serving ``workspace``, attached and prepared, or the error building it."""
+        try:
             snapshot = Snapshot.build(workspace, self._snapshot.generation + 1)
         except Exception as exc:
             return None, exc
@@ -346,6 +341,21 @@ class LiveWorkspace:
             snapshot.detach()
             return None, exc
         return snapshot, None
+
+    def _remounted(self) -> bool:
+        """Without reloads: the served config mounted again as it stands, when a pack's tools
+        changed (an upstream server listed late, or changed its list); WORKFLOW.md is not read."""
+        if not self._remount:
+            return False
+        self._remount = False
+        snapshot, error = self._built(evolve(self._snapshot.workspace))  # the same packs, mounted afresh
+        if snapshot is None:
+            why = redact_text(error_message(error), self._snapshot.settings.secrets)
+            logger.error("lorenz: mounting the served config again failed; still serving it as it was: %s", why)
+            return False
+        replaced, self._snapshot = self._snapshot, snapshot
+        replaced.detach()  # after the new one attached: what both mount keeps running
+        return True
 
     def remount(self) -> None:
         """Mount the workflow again at the next look, though WORKFLOW.md did not change (a pack's

@@ -4,7 +4,7 @@ A request is served with WORKFLOW.md as it is when the request is sent. The kern
 event before the editor's write returns; each request asks how many bytes of events are queued (one
 ``ioctl``) and reads them first, then stats the file only when a change was reported (and at least
 once a second anyway). Used only on a local filesystem, a path without symbolic links, and the loop
-that reads the watch; anywhere else a request stats the file as before.
+that reads the watch; anywhere else a request stats the file as before (:func:`file_signature`).
 """
 
 from __future__ import annotations
@@ -22,9 +22,24 @@ import time
 from pathlib import Path
 from typing import NoReturn
 
-__all__ = ["LOOK_ANYWAY_SECONDS", "WorkflowWatch"]
+__all__ = ["LOOK_ANYWAY_SECONDS", "Signature", "WorkflowWatch", "file_signature"]
 
 logger = logging.getLogger("lorenz.host")
+
+Signature = tuple[int, int, int, int]
+
+
+def file_signature(path: Path | None) -> Signature | None:
+    """What identifies one version of the file: an atomic replace changes the inode, an edit
+    within one mtime tick that keeps the size still changes the ctime."""
+    if path is None:
+        return None
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+
 
 #: However quiet the kernel is, a request stats the file at least this often.
 LOOK_ANYWAY_SECONDS = 1.0
