@@ -157,14 +157,14 @@ def test_every_edit_is_served_to_the_next_request(workflow: Path, monkeypatch: p
     """Under a real server, each edit (in place, or an atomic replace) is seen by the request sent
     right after it, and the requests between edits do not stat the file."""
     looks = 0
-    signature = reload._signature
+    signature = reload.file_signature
 
-    def counted(path: Path | None) -> reload.Signature | None:
+    def counted(path: Path | None) -> workflow_watch.Signature | None:
         nonlocal looks
         looks += 1
         return signature(path)
 
-    monkeypatch.setattr(reload, "_signature", counted)
+    monkeypatch.setattr(reload, "file_signature", counted)
     with serve_in_thread(cwd=workflow.parent, env={"LORENZ_LOAD_PLUGINS": "lorenz-local"}) as server:
         assert server.live.kernel_watched
         with httpx.Client(headers=HEADERS) as http:
