@@ -262,7 +262,9 @@ class Upstream:
         import anyio
 
         failures = 0
+        said: str | None = None  # the failure last logged as a warning: its repeats are logged as info
         while not self._stopping:
+            repeated = False
             broken = self._broken = asyncio.Event()
             began = self._loop.time()
             try:
@@ -283,6 +285,7 @@ class Upstream:
                         self._first.set()
                         self.lists.notify()
                         self.lists.settled = True
+                        said = None
                         await broken.wait()
                         if not self._stopping:
                             self.error = "it ended, or its connection broke"
@@ -292,7 +295,9 @@ class Upstream:
                     raise TimeoutError
             except Exception as exc:
                 self.error = self._describe(exc)
-                logger.warning("pack %s: MCP server %s: %s", self.label, self.options.describe(), self.error)
+                repeated, said = self.error == said, self.error
+                level = logging.INFO if repeated else logging.WARNING
+                logger.log(level, "pack %s: MCP server %s: %s", self.label, self.options.describe(), self.error)
                 if not self.lists.settled:
                     self.lists.notify(settled=True)
             finally:
@@ -310,7 +315,8 @@ class Upstream:
             if self._stopping:
                 return
             self.restarts += 1
-            logger.warning("pack %s: restarting MCP server %s", self.label, self.options.describe())
+            level = logging.INFO if repeated else logging.WARNING
+            logger.log(level, "pack %s: restarting MCP server %s", self.label, self.options.describe())
 
     async def _connect(self, stack: contextlib.AsyncExitStack, broken: asyncio.Event) -> Any:
         from .retry import idempotent_tools  # httpx2: only a remote upstream

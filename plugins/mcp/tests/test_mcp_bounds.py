@@ -370,3 +370,33 @@ def test_an_upstream_that_exits_says_what_it_wrote_last(stderr_log: pytest.LogCa
     assert done.wait(30)
     assert ended == [("step 4", "step 5", "step 6", "step 7", "token [REDACTED] refused")]
     assert {record.levelno for record in caplog.records} == {logging.INFO}
+
+
+def test_a_server_failing_the_same_way_warns_once(tmp_path: Path) -> None:
+    """A server that cannot start is restarted with back-off; the first failure and restart are
+    warnings, their repeats (the same error) information only, so a command's stderr or a log at
+    warning level says it once."""
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.INFO)
+    handler.emit = records.append  # type: ignore[method-assign]
+    logger = logging.getLogger("lorenz_mcp")
+    logger.addHandler(handler)
+    level, logger.level = logger.level, logging.INFO
+    path = _workflow(tmp_path, [str(tmp_path / "missing-server")], {"gone": {}})
+    workspace = open_workspace(path, env={"LORENZ_LOAD_PLUGINS": "lorenz-mcp"})
+    try:
+        pack = _pack(workspace)
+        assert workspace.mounted.specs == ()
+        deadline = time.monotonic() + 60  # a bound on the back-off, not a timing assertion
+        while max((up.restarts for up in pack._running.values()), default=0) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        workspace.close()
+        _pack(workspace).close()
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    said = [(record.levelno, record.getMessage()) for record in records if "pack gone" in record.getMessage()]
+    warned = [message for level_, message in said if level_ == logging.WARNING]
+    assert len(warned) == 2 and "cannot start" in warned[0] and "restarting" in warned[1], said
+    repeats = [message for level_, message in said if level_ == logging.INFO]
+    assert sum("cannot start" in message for message in repeats) >= 2, said
