@@ -263,6 +263,40 @@ async def test_the_keys_back_off_after_failures_and_recover(issuer: Any) -> None
         assert issuer.jwks_fetches == 5  # the stale fetch, and the fetch for the unknown kid before it
 
 
+async def test_metadata_naming_another_issuer_is_never_used() -> None:
+    """RFC 8414 §3.3, for the host's keys and for `lorenz check --online` alike: an issuer whose
+    metadata names another issuer gets no keys from the JWKS it points to."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    from lorenz.host.auth.keys import IssuerUnavailable, KeySet
+    from lorenz.host.auth.probe import ProbeError, probe_issuer
+    from lorenz.settings.model import OAuthSettings
+
+    fetched: list[str] = []
+
+    async def metadata(request: Request) -> JSONResponse:
+        return JSONResponse({"issuer": "https://other.example", "jwks_uri": f"{request.base_url}jwks"})
+
+    async def jwks(request: Request) -> JSONResponse:
+        fetched.append("jwks")
+        return JSONResponse({"keys": []})
+
+    app = Starlette(routes=[Route("/.well-known/oauth-authorization-server", metadata), Route("/jwks", jwks)])
+    with loopback_server(app) as server:
+        auth = OAuthSettings(issuer=server.base_url)
+        async with httpx.AsyncClient() as http:
+            with pytest.raises(IssuerUnavailable):
+                await KeySet(auth, lambda: http).find("rsa-1")
+            with pytest.raises(ProbeError) as caught:
+                await probe_issuer(auth, http)
+    where = f"{server.base_url}/.well-known/oauth-authorization-server"
+    assert str(caught.value) == f"server.auth.issuer: the metadata at {where} names the issuer 'https://other.example'"
+    assert fetched == []
+
+
 # -- 7. Unknown opaque tokens --------------------------------------------------------------------
 
 

@@ -34,7 +34,11 @@ __all__ = [
     "IssuerUnavailable",
     "KeySet",
     "backoff",
+    "discover_jwks_uri",
+    "fetch_failure",
+    "get_json",
     "metadata_urls",
+    "signing_keys",
 ]
 
 logger = logging.getLogger("lorenz.host")
@@ -74,16 +78,53 @@ def metadata_urls(issuer: str) -> list[str]:
     ]
 
 
-def _why(exc: Exception) -> str:
+def fetch_failure(exc: Exception) -> str:
+    """Why a GET of JSON failed, in a few words: ``HTTP 404``, ``ConnectError``, not JSON."""
     if isinstance(exc, httpx.HTTPStatusError):
-        return f"HTTP {exc.response.status_code} from {exc.request.url}"
-    return (str(exc) if isinstance(exc, ValueError) else "") or type(exc).__name__
+        return f"HTTP {exc.response.status_code}"
+    if isinstance(exc, httpx.HTTPError):
+        return type(exc).__name__
+    return "the answer is not JSON"
 
 
-async def _get_json(client: httpx.AsyncClient, url: str) -> Any:
+async def get_json(client: httpx.AsyncClient, url: str) -> Any:
+    """The JSON document at ``url`` (a GET, bounded by :data:`FETCH_TIMEOUT`)."""
     response = await client.get(url, timeout=FETCH_TIMEOUT, headers={"Accept": "application/json"})
     response.raise_for_status()
     return response.json()
+
+
+async def discover_jwks_uri(client: httpx.AsyncClient, issuer: str) -> tuple[str, str]:
+    """The metadata URL that answered (:func:`metadata_urls`, in order) and the ``jwks_uri`` it
+    names; ``ValueError`` saying what is wrong there, or where nothing answered."""
+    tried: list[str] = []
+    for url in metadata_urls(issuer):
+        try:
+            document = await get_json(client, url)
+        except (httpx.HTTPError, ValueError) as exc:
+            tried.append(f"{url} ({fetch_failure(exc)})")
+            continue
+        if not isinstance(document, dict):
+            tried.append(f"{url} (not a JSON object)")
+            continue
+        # RFC 8414 §3.3: metadata naming another issuer must not be used.
+        named = str(document.get("issuer", ""))
+        if named.rstrip("/") != issuer.rstrip("/"):
+            raise ValueError(f"the metadata at {url} names the issuer {named or '(none)'!r}")
+        uri = document.get("jwks_uri")
+        if not isinstance(uri, str) or not uri.startswith(("https://", "http://")):
+            raise ValueError(f"the metadata at {url} has no jwks_uri (set server.auth.jwks_uri)")
+        return url, uri
+    raise ValueError(f"no authorization server metadata at {' nor '.join(tried)}")
+
+
+def signing_keys(document: Any) -> list[Mapping[str, Any]]:
+    """The signing keys of a JWKS document (a key published for encryption never verifies a
+    token); ``ValueError`` when it has no ``keys`` list."""
+    keys = document.get("keys") if isinstance(document, dict) else None
+    if not isinstance(keys, list):
+        raise ValueError('no "keys" list')
+    return [key for key in keys if isinstance(key, dict) and key.get("use", "sig") == "sig"]
 
 
 class KeySet:
@@ -148,17 +189,17 @@ class KeySet:
             await asyncio.wait_for(asyncio.shield(self._fetching), KEY_WAIT)
 
     async def _fetch(self) -> None:
+        uri = self._jwks_uri
         try:
-            uri = self._jwks_uri or await self._discover()
-            document = await _get_json(self._client(), uri)
-            keys = document.get("keys") if isinstance(document, dict) else None
-            if not isinstance(keys, list):
-                raise ValueError('the document has no "keys" list')
+            if uri is None:
+                uri = (await discover_jwks_uri(self._client(), self._settings.issuer))[1]
+            keys = signing_keys(await get_json(self._client(), uri))
         except Exception as exc:  # whatever the issuer answers (or fails to), the host keeps serving
             self._failures += 1
             delay = backoff(self._failures)
             self._retry_at = self._clock() + delay
-            why = _why(exc)
+            http = isinstance(exc, httpx.HTTPError)
+            why = f"{uri}: {fetch_failure(exc)}" if http else (str(exc) or type(exc).__name__)
             logger.warning(
                 "lorenz: could not fetch the signing keys of %s (%s); next try in %g s",
                 self._settings.issuer,
@@ -166,27 +207,7 @@ class KeySet:
                 delay,
             )
         else:
-            self._jwks_uri = uri
-            # Signing keys only: a key published for encryption never verifies a token.
-            self._keys = [key for key in keys if isinstance(key, dict) and key.get("use", "sig") == "sig"]
+            self._jwks_uri, self._keys = uri, keys
             self._loaded_at, self._failures, self._retry_at = self._clock(), 0, 0.0
         finally:
             self._fetching = None
-
-    async def _discover(self) -> str:
-        issuer = self._settings.issuer
-        for url in metadata_urls(issuer):
-            try:
-                metadata = await _get_json(self._client(), url)
-            except (httpx.HTTPError, ValueError):
-                continue
-            if not isinstance(metadata, dict):
-                continue
-            # RFC 8414 §3.3: metadata naming another issuer must not be used.
-            if str(metadata.get("issuer", "")).rstrip("/") != issuer.rstrip("/"):
-                raise ValueError(f"the metadata at {url} names another issuer")
-            uri = metadata.get("jwks_uri")
-            if isinstance(uri, str) and uri.startswith(("https://", "http://")):
-                return uri
-            raise ValueError(f"the metadata at {url} has no jwks_uri")
-        raise ValueError("no authorization server metadata found (set server.auth.jwks_uri)")
