@@ -82,18 +82,19 @@ def run(args: argparse.Namespace) -> int:
     workflow, tool, raw = _split_call_args(args.values)
     arguments = _parse_arguments(raw)
     workspace = open_for_command(args, workflow)
+    name = tool.strip()
     with progress(f"running {tool}") as line:
-        if workspace.mounted.pack_of(tool.strip()) is None:
-            workspace = until_started(workspace, lambda mounted: mounted.mounted.pack_of(tool.strip()) is not None)
+        if workspace.mounted.pack_of(name) is None:  # a server still starting may list it yet
+            workspace = until_started(workspace, lambda remounted: remounted.mounted.pack_of(name) is not None)
         import asyncio  # ~20 ms: only the commands that run async work pay for it
 
         def answerer() -> Answerer:
-            return Answerer(tool.strip(), given, yes=args.yes, decline=args.decline, line=line)
+            return Answerer(name, given, yes=args.yes, decline=args.decline, line=line)
 
         result = asyncio.run(_call(workspace, tool, arguments, answerer, line))
     print_json(result.to_dict())
-    if not result.success and workspace.mounted.pack_of(tool.strip()) is None:
-        _unknown_tool(workspace, tool.strip())
+    if not result.success and workspace.mounted.pack_of(name) is None:
+        _unknown_tool(workspace, name)
     return 0 if result.success else 1
 
 
