@@ -231,9 +231,11 @@ def test_a_slow_upstream_does_not_hold_the_host_up(time_server: list[str], serve
             return {tool.name for tool in (await client.list_tools()).tools}
 
     assert anyio.run(names) == set()
+    assert " (later still starting: its tools follow)\n" in served.stderr()  # said as it starts serving
     gate.write_text("go")
     _until(lambda: anyio.run(names) == {"later_get_current_time", "later_convert_time"}, served.stderr)
     _until(lambda: _health(served)["status"] == "ok", lambda: json.dumps(_health(served)))
+    served.until_stderr(": 2 tools from 1 pack (a pack's tools changed)\n")  # not taken for an edit
 
 
 def _upstream_growing_a_bad_name() -> Any:

@@ -80,9 +80,14 @@ def announcer(live: LiveWorkspace, host: str, sock: socket.socket, note: str = "
     page = display_url(host, sock.getsockname()[1], "/")
 
     def announce() -> None:
+        from lorenz.mounting.lifecycle import packs_starting  # the packs' code: not in the supervisor
+
+        starting = packs_starting(snapshot.packs, snapshot.settings)
+        its = "its" if len(starting) == 1 else "their"
+        later = f" ({', '.join(starting)} still starting: {its} tools follow)" if starting else ""
         print(
             f"lorenz: serving {counted(len(snapshot.specs), 'tool')} from {counted(len(snapshot.packs), 'pack')}"
-            f" at {url}{note}\nlorenz: landing page {page}",
+            f" at {url}{note}{later}\nlorenz: landing page {page}",
             file=sys.stderr,
             flush=True,
         )

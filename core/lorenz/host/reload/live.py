@@ -232,8 +232,9 @@ class LiveWorkspace:
         """:meth:`check`, under its lock."""
         if not self._reload:
             return self._remounted()
-        discovery = None
+        discovery, edited = None, False
         if self.edits is not None and self.edits.pending():
+            edited = True
             self._discovery = self.edits.apply(
                 self._snapshot, self._discovery or self._snapshot.workspace.discovery, self._isolation
             )
@@ -251,7 +252,8 @@ class LiveWorkspace:
                 found = self._discover(always=isolation)
                 if found is not None:
                     discovery = self._discovery = found
-            if signature == self._signature and discovery is None and not self._remount:
+            packs_only = signature == self._signature and discovery is None and not edited  # a pack's tools changed
+            if packs_only and not self._remount:
                 return False
             self._remount = False
             snapshot, error = self._load(discovery)
@@ -279,17 +281,19 @@ class LiveWorkspace:
         self._warn_restart_only(snapshot)
         # The snapshot first: a request on the loop that sees the new signature (the file
         # unchanged since this load) must be served the new snapshot, not the one it replaces.
-        replaced, self._snapshot = self._snapshot, snapshot
-        self._signature = signature
-        self.last_error = None
+        where = "the embedded default" if snapshot.workspace.embedded_default else self._watched
+        replaced = self._serve(snapshot, f"reloaded {where}", packs_only)
+        self._signature, self.last_error = signature, None
         replaced.detach()  # after the new one attached: what both mount keeps running
-        logger.info(
-            "lorenz: reloaded %s: %s from %s",
-            "the embedded default" if snapshot.workspace.embedded_default else self._watched,
-            counted(len(snapshot.specs), "tool"),
-            counted(len(snapshot.packs), "pack"),
-        )
         return True
+
+    def _serve(self, snapshot: Snapshot, done: str, packs_only: bool) -> Snapshot:
+        """Serve ``snapshot`` from now on, and say so; the snapshot it replaces."""
+        replaced, self._snapshot = self._snapshot, snapshot
+        why = " (a pack's tools changed)" if packs_only else ""
+        tools, packs = counted(len(snapshot.specs), "tool"), counted(len(snapshot.packs), "pack")
+        logger.info("lorenz: %s: %s from %s%s", done, tools, packs, why)
+        return replaced
 
     def _discover(self, *, always: bool) -> Discovery | None:
         """Discovery run afresh, for an environment where distributions came or went (or, ``always``,
@@ -353,8 +357,7 @@ class LiveWorkspace:
             why = redact_text(error_message(error), self._snapshot.settings.secrets)
             logger.error("lorenz: mounting the served config again failed; still serving it as it was: %s", why)
             return False
-        replaced, self._snapshot = self._snapshot, snapshot
-        replaced.detach()  # after the new one attached: what both mount keeps running
+        self._serve(snapshot, "mounted the served config again", packs_only=True).detach()
         return True
 
     def remount(self) -> None:
