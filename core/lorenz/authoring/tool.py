@@ -62,6 +62,13 @@ def _client_log(sink: Any) -> ClientLog:
     return _client_log_class()(kit_logger(), sink)
 
 
+@functools.cache
+def _run_rounds() -> Callable[..., Awaitable[Any]]:
+    from .rounds import run_rounds  # the call-time modules: listing tools never loads them
+
+    return run_rounds
+
+
 @attrs.define(kw_only=True)
 class CallContext:
     """What a typed handler gets besides its arguments.
@@ -90,7 +97,7 @@ class CallContext:
     #: How this call may ask its client for input (the host's ``ToolContext.client_input``).
     client_input: ClientInput | None = field(default=None, repr=False)
     #: The client's answers to the rounds asked so far (``ctx.inputs.accepted("confirm", Confirm)``).
-    inputs: Inputs = field(factory=lambda: _inputs_module().Inputs())
+    inputs: Inputs = field(factory=inputs.Inputs)
     #: Who is calling (``ToolContext.caller``): subject, client id and scopes of a checked OAuth
     #: token; ``None`` when the host checked none (loopback, a static token, stdio, tests).
     caller: Caller | None = None
@@ -301,10 +308,8 @@ class Tool(Generic[In, Out]):
             return failure.to_result()
         except Exception as exc:  # a reader that broke its contract
             return unexpected_failure(self.name, exc, context.settings, doing="Reading the arguments")
-        from .rounds import run_rounds  # the call-time modules: listing tools never loads them
-
         try:
-            output = await run_rounds(self, context, args)
+            output = await _run_rounds()(self, context, args)
         except ToolFailure as failure:
             output = failure
         except Exception as exc:
@@ -342,7 +347,3 @@ def _omitting(data: dict[str, Any], omitting: tuple[str, ...]) -> dict[str, Any]
 
 def _title_from(name: str) -> str:
     return " ".join(part.capitalize() for part in re.split(r"[_.\-]+", name) if part)
-
-
-def _inputs_module() -> Any:
-    return inputs
