@@ -35,7 +35,6 @@ __all__ = [
 
 
 @functools.cache
-@functools.cache
 def kit_logger() -> logging.Logger:
     """The kit's logger (``lorenz.authoring``); :mod:`logging` loads with the first call, not the pack."""
     import logging
